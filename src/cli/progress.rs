@@ -1,0 +1,37 @@
+//! A progress bar on stderr, drawn from the engine's live counters by a separate thread so the
+//! data path never waits for the terminal.
+
+use indicatif::{ProgressBar, ProgressStyle};
+use iosurvey::engine::Progress;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Starts drawing; the returned function stops and clears the bar.
+pub fn watch(progress: Arc<Progress>) -> Box<dyn FnOnce()> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let bar = ProgressBar::new(0);
+    bar.set_style(ProgressStyle::with_template("{msg:>10} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec}").expect("valid template").progress_chars("=> "));
+    let thread = {
+        let (stop, bar) = (stop.clone(), bar.clone());
+        std::thread::spawn(move || {
+            let mut phase = String::new();
+            while !stop.load(Ordering::Relaxed) {
+                let (label, done, total) = progress.read();
+                if label != phase {
+                    bar.reset();
+                    phase = label.clone();
+                }
+                bar.set_message(label);
+                bar.set_length(total);
+                bar.set_position(done.min(total));
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
+    Box::new(move || {
+        stop.store(true, Ordering::Relaxed);
+        let _ = thread.join();
+        bar.finish_and_clear();
+    })
+}

@@ -1,0 +1,370 @@
+//! The data path: tasks move bytes through the POSIX backend while the engine times them.
+//!
+//! Every task runs the same loop on its own thread: meet the team at a barrier, open, transfer,
+//! optionally fsync, close, each step stamped on the run's monotonic clock. Errors never leave
+//! a phase early; the task records the error, raises the abort flag so the others stop after
+//! their current transfer, and meets them at the end of the phase, so nobody waits forever.
+
+pub mod cache;
+pub mod data;
+pub mod error;
+pub mod offsets;
+pub mod target;
+
+use crate::measure::TaskTiming;
+use crate::spec::{Op, Workload};
+use crate::team::local::LocalTeam;
+use crate::team::Member;
+use data::{check, fill_random, fill_verified, stamp_plain, AlignedBuf, Fault, Mismatch, Stamp};
+pub use error::EngineError;
+use offsets::{mix, OffsetMap, Visitor};
+use std::fs::File;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::io::IntoRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// A counter on its own cache line, so tasks updating theirs never contend.
+#[repr(align(128))]
+#[derive(Default)]
+struct Padded(AtomicU64);
+
+/// Live progress, read by whoever draws a progress bar.
+pub struct Progress {
+    done: Vec<Padded>,
+    phase: Mutex<String>,
+    phase_bytes: AtomicU64,
+}
+
+impl Progress {
+    /// Counters for `tasks` tasks.
+    pub fn new(tasks: usize) -> Arc<Self> {
+        Arc::new(Progress {
+            done: (0..tasks).map(|_| Padded::default()).collect(),
+            phase: Mutex::new(String::new()),
+            phase_bytes: AtomicU64::new(0),
+        })
+    }
+
+    /// (phase label, bytes done so far in it, bytes the phase will move at most).
+    pub fn read(&self) -> (String, u64, u64) {
+        let done = self.done.iter().map(|c| c.0.load(Relaxed)).sum();
+        (self.phase.lock().map(|s| s.clone()).unwrap_or_default(), done, self.phase_bytes.load(Relaxed))
+    }
+}
+
+/// Verification results of one phase.
+#[derive(Debug, Clone, Default)]
+pub struct VerifyTally {
+    /// Transfers checked.
+    pub checked: u64,
+    /// Transfers with at least one wrong byte.
+    pub bad: u64,
+    /// Of those, transfers written by another run.
+    pub stale: u64,
+    /// The first bad transfer seen.
+    pub first: Option<BadTransfer>,
+}
+
+impl VerifyTally {
+    fn add(&mut self, other: VerifyTally) {
+        self.checked += other.checked;
+        self.bad += other.bad;
+        self.stale += other.stale;
+        if self.first.is_none() {
+            self.first = other.first;
+        }
+    }
+}
+
+/// Where the first bad transfer was.
+#[derive(Debug, Clone)]
+pub struct BadTransfer {
+    /// The file.
+    pub path: PathBuf,
+    /// The first wrong byte.
+    pub mismatch: Mismatch,
+}
+
+/// One phase as the whole team ran it.
+#[derive(Debug, Clone)]
+pub struct PhaseOutcome {
+    /// Write or read.
+    pub op: Op,
+    /// 0-based iteration.
+    pub iteration: u32,
+    /// Every task's timings, in rank order.
+    pub tasks: Vec<TaskTiming>,
+    /// Verification, when asked for on a read.
+    pub verify: Option<VerifyTally>,
+    /// Whether the page cache was dropped just before this phase.
+    pub caches_dropped: bool,
+}
+
+/// What a run's execution produced: the phases that ran, and the error that stopped it.
+#[derive(Debug)]
+pub struct Execution {
+    /// Completed (or, for the last one on error, partial) phases.
+    pub phases: Vec<PhaseOutcome>,
+    /// The first error of any task, if one failed.
+    pub error: Option<EngineError>,
+}
+
+/// Everything a task needs, shared read-only (except the atomics) by the team.
+struct Context<'a> {
+    w: &'a Workload,
+    map: OffsetMap,
+    files: &'a [PathBuf],
+    token: u64,
+    drop_caches: bool,
+    epoch: Instant,
+    abort: AtomicBool,
+    first_done: AtomicBool,
+    snapshot: Mutex<Vec<u64>>,
+    progress: Arc<Progress>,
+}
+
+impl Context<'_> {
+    fn now(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+}
+
+/// Runs the workload's phases on `files` with a local team of `w.tasks` threads.
+/// `token` marks this run's data for verification; `drop_caches` is whether dropping is
+/// both asked for and allowed.
+pub fn execute(w: &Workload, files: &[PathBuf], token: u64, drop_caches: bool, progress: Arc<Progress>) -> Execution {
+    let ctx = Context {
+        w,
+        map: OffsetMap::new(w),
+        files,
+        token,
+        drop_caches,
+        epoch: Instant::now(),
+        abort: AtomicBool::new(false),
+        first_done: AtomicBool::new(false),
+        snapshot: Mutex::new(vec![0; w.tasks]),
+        progress,
+    };
+    let results: Vec<Option<Execution>> = std::thread::scope(|s| {
+        let handles: Vec<_> = LocalTeam::members(w.tasks)
+            .into_iter()
+            .map(|m| {
+                let ctx = &ctx;
+                s.spawn(move || run_task(ctx, m))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("task thread panicked")).collect()
+    });
+    results.into_iter().flatten().next().expect("the lead task reports")
+}
+
+struct Buffers {
+    write: AlignedBuf,
+    read: AlignedBuf,
+    scratch: Vec<u8>,
+}
+
+struct TaskReport {
+    timing: TaskTiming,
+    verify: VerifyTally,
+    error: Option<EngineError>,
+}
+
+fn run_task<M: Member>(ctx: &Context, m: M) -> Option<Execution> {
+    let w = ctx.w;
+    let size = w.transfer as usize;
+    let mut bufs = Buffers {
+        write: AlignedBuf::new(size),
+        read: AlignedBuf::new(size),
+        scratch: if w.verify { vec![0; size] } else { Vec::new() },
+    };
+    // Generated before any clock starts: plain writes only stamp their offset into it.
+    fill_random(bufs.write.as_mut_slice(), mix(w.seed ^ ctx.token, m.rank() as u64));
+    let mut out = Execution { phases: Vec::new(), error: None };
+    'run: for iteration in 0..w.iterations {
+        for &op in &w.ops {
+            let caches_dropped = ctx.drop_caches && drop_on_lead(&m);
+            if m.rank() == 0 {
+                *ctx.progress.phase.lock().expect("progress") = format!("{} {}/{}", op.name(), iteration + 1, w.iterations);
+                ctx.progress.phase_bytes.store(w.bytes_per_phase(), Relaxed);
+            }
+            m.barrier();
+            let (mut timing, verify, error) = run_phase(ctx, &m, op, &mut bufs);
+            m.barrier();
+            timing.bytes_at_first_finish = ctx.snapshot.lock().expect("snapshot")[m.rank()];
+            let failed = m.max(error.is_some() as u64) > 0;
+            if let Some(reports) = m.gather(TaskReport { timing, verify, error }) {
+                let mut tally = VerifyTally::default();
+                let mut tasks = Vec::with_capacity(reports.len());
+                for r in reports {
+                    tasks.push(r.timing);
+                    tally.add(r.verify);
+                    out.error = out.error.or(r.error);
+                }
+                let verify = (w.verify && op == Op::Read).then_some(tally);
+                out.phases.push(PhaseOutcome { op, iteration, tasks, verify, caches_dropped });
+                ctx.first_done.store(false, Relaxed);
+                for c in &ctx.progress.done {
+                    c.0.store(0, Relaxed);
+                }
+            }
+            if failed {
+                break 'run;
+            }
+        }
+    }
+    (m.rank() == 0).then_some(out)
+}
+
+/// Drops the page cache once, on the lead task, between two barriers.
+fn drop_on_lead<M: Member>(m: &M) -> bool {
+    m.barrier();
+    let ok = m.rank() == 0 && cache::drop_caches().is_ok();
+    m.max(ok as u64) > 0
+}
+
+fn run_phase<M: Member>(ctx: &Context, m: &M, op: Op, bufs: &mut Buffers) -> (TaskTiming, VerifyTally, Option<EngineError>) {
+    let w = ctx.w;
+    let rank = m.rank();
+    // With --reorder a task reads the data of its neighbour, so it cannot hit its own writes.
+    let source = if op == Op::Read && w.reorder { (rank + 1) % m.size() } else { rank };
+    let path = &ctx.files[ctx.map.file_of(source)];
+    let visitor = ctx.map.visitor(source);
+    let deadline = w.stonewall_secs.map(|s| Instant::now() + Duration::from_secs_f64(s));
+    let mut t = TaskTiming { task: rank as u32, node: m.node() as u32, ..TaskTiming::default() };
+    let mut tally = VerifyTally::default();
+    let mut error = None;
+    let mut done = 0;
+    t.open_start = ctx.now();
+    let file = open(path, op, w.direct).map_err(|e| error = Some(EngineError::io("open", path, None, e))).ok();
+    t.xfer_start = ctx.now();
+    let io = IoSite { ctx, path, op, source: source as u64, visitor: &visitor, counter: &ctx.progress.done[rank].0 };
+    if let Some(f) = &file {
+        done = io.transfers(f, 0, ctx.map.per_task(), deadline, bufs, &mut tally, &mut error);
+    }
+    if w.wear_out {
+        // Every task takes part in this reduction, failed or not, so nobody waits for ever.
+        let goal = m.max(done);
+        if let (Some(f), None) = (&file, &error) {
+            done = io.transfers(f, done, goal, None, bufs, &mut tally, &mut error);
+        }
+    }
+    t.xfer_end = ctx.now();
+    if let (Some(f), None, true) = (&file, &error, op == Op::Write && w.fsync) {
+        if let Err(e) = f.sync_all() {
+            error = Some(EngineError::io("fsync", path, None, e));
+        }
+    }
+    t.sync_end = ctx.now();
+    if let Some(f) = file {
+        // std's File ignores close errors; network file systems report write-back errors here.
+        // SAFETY: into_raw_fd gives up ownership, so the descriptor is closed exactly once.
+        if unsafe { libc::close(f.into_raw_fd()) } != 0 && error.is_none() {
+            error = Some(EngineError::io("close", path, None, std::io::Error::last_os_error()));
+        }
+    }
+    t.close_end = ctx.now();
+    t.ops = done;
+    t.bytes = done * w.transfer;
+    if error.is_some() {
+        ctx.abort.store(true, Relaxed);
+    }
+    if ctx.first_done.compare_exchange(false, true, Relaxed, Relaxed).is_ok() {
+        // The first task to finish reads everyone's progress at that moment.
+        let mut snap = ctx.snapshot.lock().expect("snapshot");
+        for (s, c) in snap.iter_mut().zip(&ctx.progress.done) {
+            *s = c.0.load(Relaxed);
+        }
+    }
+    (t, tally, error)
+}
+
+fn open(path: &Path, op: Op, direct: bool) -> std::io::Result<File> {
+    let mut o = std::fs::OpenOptions::new();
+    match op {
+        Op::Write => o.write(true).create(true),
+        Op::Read => o.read(true),
+    };
+    o.mode(0o644).custom_flags(if direct { libc::O_DIRECT } else { 0 }).open(path)
+}
+
+/// One task's view of a phase's transfers.
+struct IoSite<'a> {
+    ctx: &'a Context<'a>,
+    path: &'a Path,
+    op: Op,
+    source: u64,
+    visitor: &'a Visitor<'a>,
+    counter: &'a AtomicU64,
+}
+
+impl IoSite<'_> {
+    /// Makes transfers `from..to` in pattern order until done, a failure, the abort flag or
+    /// the deadline; returns how many transfers are complete.
+    #[allow(clippy::too_many_arguments)]
+    fn transfers(&self, f: &File, from: u64, to: u64, deadline: Option<Instant>, bufs: &mut Buffers, tally: &mut VerifyTally, error: &mut Option<EngineError>) -> u64 {
+        let w = self.ctx.w;
+        let mut i = from;
+        while i < to {
+            let offset = self.visitor.offset(i);
+            let result = match self.op {
+                Op::Write => self.write_one(f, offset, bufs),
+                Op::Read => self.read_one(f, offset, bufs, tally),
+            };
+            if let Err(e) = result {
+                *error = Some(e);
+                break;
+            }
+            i += 1;
+            self.counter.store(i * w.transfer, Relaxed);
+            if self.ctx.abort.load(Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+        }
+        i
+    }
+
+    fn write_one(&self, f: &File, offset: u64, bufs: &mut Buffers) -> Result<(), EngineError> {
+        let buf = bufs.write.as_mut_slice();
+        if self.ctx.w.verify {
+            fill_verified(buf, Stamp { token: self.ctx.token, task: self.source, offset });
+        } else {
+            stamp_plain(buf, offset);
+        }
+        f.write_all_at(buf, offset).map_err(|e| EngineError::io("write", self.path, Some(offset), e))?;
+        if self.ctx.w.fsync_each {
+            f.sync_all().map_err(|e| EngineError::io("fsync", self.path, Some(offset), e))?;
+        }
+        Ok(())
+    }
+
+    fn read_one(&self, f: &File, offset: u64, bufs: &mut Buffers, tally: &mut VerifyTally) -> Result<(), EngineError> {
+        let buf = bufs.read.as_mut_slice();
+        let mut got = 0;
+        while got < buf.len() {
+            match f.read_at(&mut buf[got..], offset + got as u64) {
+                Ok(0) => {
+                    return Err(EngineError::ShortRead { path: self.path.to_path_buf(), offset, got, want: buf.len() });
+                }
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(EngineError::io("read", self.path, Some(offset), e)),
+            }
+        }
+        if self.ctx.w.verify {
+            tally.checked += 1;
+            let stamp = Stamp { token: self.ctx.token, task: self.source, offset };
+            if let Some(mismatch) = check(buf, stamp, &mut bufs.scratch) {
+                tally.bad += 1;
+                tally.stale += (mismatch.fault == Fault::Stale) as u64;
+                if tally.first.is_none() {
+                    tally.first = Some(BadTransfer { path: self.path.to_path_buf(), mismatch });
+                }
+            }
+        }
+        Ok(())
+    }
+}

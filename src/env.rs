@@ -1,0 +1,157 @@
+//! Facts about the host and the target: what a reader needs to repeat or doubt a result.
+
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::path::Path;
+
+/// Where a run ran.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    /// Host name.
+    pub host: String,
+    /// Kernel release (uname -r).
+    pub kernel: String,
+    /// CPU model name.
+    pub cpu_model: String,
+    /// Logical CPUs.
+    pub cpu_count: usize,
+    /// Physical memory in bytes.
+    pub ram_bytes: u64,
+    /// Target directory, absolute.
+    pub target: String,
+    /// File system type of the mount holding the target (ext4, xfs, tmpfs, fuse.glusterfs...).
+    pub fs_type: String,
+    /// Mount source (device or server:volume).
+    pub mount_source: String,
+    /// Mount point.
+    pub mount_point: String,
+    /// Mount options, per mount and per super block.
+    pub mount_options: String,
+    /// Block device under the mount, when there is one (e.g. "vda", "loop3").
+    pub block_device: Option<String>,
+    /// iosurvey version.
+    pub tool_version: String,
+}
+
+/// File systems whose data lives in memory: every read is a memory read.
+pub fn is_memory_fs(fs_type: &str) -> bool {
+    matches!(fs_type, "tmpfs" | "ramfs" | "devtmpfs")
+}
+
+/// Reads the facts for a target directory; unknown facts are left empty, never guessed.
+pub fn collect(target: &Path) -> Environment {
+    let target = fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
+    let mut env = Environment {
+        host: uname_field(|u| &u.nodename),
+        kernel: uname_field(|u| &u.release),
+        cpu_model: cpu_model(),
+        cpu_count: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        ram_bytes: ram_bytes(),
+        target: target.display().to_string(),
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        ..Environment::default()
+    };
+    if let Some(m) = fs::read_to_string("/proc/self/mountinfo").ok().and_then(|t| mount_of(&t, &target.to_string_lossy())) {
+        env.block_device = block_device(&m.dev);
+        env.fs_type = m.fs_type;
+        env.mount_source = m.source;
+        env.mount_point = m.point;
+        env.mount_options = m.options;
+    }
+    env
+}
+
+fn uname_field(pick: impl Fn(&libc::utsname) -> &[libc::c_char; 65]) -> String {
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: u is a properly sized out-parameter.
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return String::new();
+    }
+    let bytes: Vec<u8> = pick(&u).iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+fn cpu_model() -> String {
+    fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| t.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split_once(':')).map(|(_, v)| v.trim().to_string()))
+        .unwrap_or_default()
+}
+
+/// Physical memory from /proc/meminfo, in bytes.
+pub fn ram_bytes() -> u64 {
+    fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| t.lines().find(|l| l.starts_with("MemTotal:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|k| k.parse::<u64>().ok()))
+        .map_or(0, |kib| kib * 1024)
+}
+
+#[derive(Debug, PartialEq)]
+struct Mount {
+    dev: String,
+    point: String,
+    options: String,
+    fs_type: String,
+    source: String,
+}
+
+/// The mountinfo entry whose mount point is the longest prefix of `path`.
+fn mount_of(mountinfo: &str, path: &str) -> Option<Mount> {
+    mountinfo
+        .lines()
+        .filter_map(|line| {
+            let (left, right) = line.split_once(" - ")?;
+            let l: Vec<&str> = left.split_whitespace().collect();
+            let r: Vec<&str> = right.split_whitespace().collect();
+            let point = unescape(l.get(4)?);
+            Some(Mount {
+                dev: l.get(2)?.to_string(),
+                options: format!("{} {}", l.get(5)?, r.get(2).unwrap_or(&"")).trim().to_string(),
+                fs_type: r.first()?.to_string(),
+                source: r.get(1).unwrap_or(&"").to_string(),
+                point,
+            })
+        })
+        .filter(|m| path == m.point || m.point == "/" || path.starts_with(&format!("{}/", m.point)))
+        .max_by_key(|m| m.point.len())
+}
+
+/// mountinfo escapes blanks as octal (\040).
+fn unescape(s: &str) -> String {
+    s.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+}
+
+fn block_device(dev: &str) -> Option<String> {
+    let link = fs::read_link(format!("/sys/dev/block/{dev}")).ok()?;
+    Some(link.file_name()?.to_string_lossy().into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INFO: &str = "\
+22 1 254:0 / / rw,relatime - ext4 /dev/vda rw
+30 22 0:25 / /dev/shm rw,nosuid - tmpfs tmpfs rw,size=1024k
+31 22 7:3 / /mnt/my\\040disk rw - xfs /dev/loop3 rw,attr2
+";
+
+    #[test]
+    fn finds_the_deepest_mount_holding_a_path() {
+        let m = mount_of(INFO, "/dev/shm/x/y").unwrap();
+        assert_eq!((m.fs_type.as_str(), m.point.as_str()), ("tmpfs", "/dev/shm"));
+        assert_eq!(m.options, "rw,nosuid rw,size=1024k");
+        assert_eq!(mount_of(INFO, "/home/u").unwrap().fs_type, "ext4");
+        assert_eq!(mount_of(INFO, "/dev/shmx").unwrap().fs_type, "ext4");
+        let d = mount_of(INFO, "/mnt/my disk/a").unwrap();
+        assert_eq!((d.source.as_str(), d.dev.as_str()), ("/dev/loop3", "7:3"));
+    }
+
+    #[test]
+    fn collects_this_host() {
+        let env = collect(Path::new("/"));
+        assert!(!env.kernel.is_empty() && env.cpu_count >= 1 && env.ram_bytes > 0);
+        assert!(!env.fs_type.is_empty());
+        assert!(is_memory_fs("tmpfs") && !is_memory_fs("ext4"));
+    }
+}

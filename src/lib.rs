@@ -1,0 +1,18 @@
+//! iosurvey: measures storage the way HPC storage people do (IOR, mdtest, IOzone, fio), keeps
+//! every result with its context in an embedded store, and reports what it found.
+//!
+//! Data flows one way: `spec` -> `plan` -> `engine` (per task, through `team`) -> `measure`
+//! and `record` (team-wide figures) -> `store` -> `report`. See docs/architecture.md.
+#![deny(missing_docs)]
+
+pub mod engine;
+pub mod env;
+pub mod measure;
+pub mod plan;
+pub mod record;
+pub mod report;
+pub mod runner;
+pub mod spec;
+pub mod store;
+pub mod team;
+pub mod units;

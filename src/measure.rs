@@ -1,0 +1,184 @@
+//! Per-task measurements and the rules that turn them into team-wide figures.
+//!
+//! Times are nanoseconds on one monotonic clock shared by the team (the run's epoch). The
+//! rules follow IOR's definitions; docs/methodology.md states them with examples.
+
+use crate::units::rate;
+use serde::{Deserialize, Serialize};
+
+/// What one task measured in one phase.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskTiming {
+    /// Task index in the team.
+    pub task: u32,
+    /// Node the task ran on.
+    pub node: u32,
+    /// Bytes moved.
+    pub bytes: u64,
+    /// I/O calls completed.
+    pub ops: u64,
+    /// Just before open.
+    pub open_start: u64,
+    /// After open, before the first transfer.
+    pub xfer_start: u64,
+    /// After the last transfer.
+    pub xfer_end: u64,
+    /// After the end-of-phase fsync (equal to `xfer_end` without one).
+    pub sync_end: u64,
+    /// After close: the task's end.
+    pub close_end: u64,
+    /// Bytes this task had moved when the first task of the team finished.
+    pub bytes_at_first_finish: u64,
+}
+
+/// Team-wide figures of one phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseFigures {
+    /// Bytes moved by all tasks.
+    pub bytes: u64,
+    /// I/O calls made by all tasks.
+    pub ops: u64,
+    /// Latest end minus earliest start (open, fsync and close inside).
+    pub window_ns: u64,
+    /// bytes / window: the headline bandwidth (IOR's definition).
+    pub bandwidth: Option<f64>,
+    /// bytes / (latest transfer end - earliest transfer start): without open, fsync, close.
+    pub transfer_rate: Option<f64>,
+    /// ops / window.
+    pub iops: Option<f64>,
+    /// Slowest task's own rate: its bytes over its own open-to-close time.
+    pub task_min: Option<f64>,
+    /// Fastest task's own rate.
+    pub task_max: Option<f64>,
+    /// Bytes all tasks had moved when the first finished, over the time from the earliest
+    /// start to that moment (the stonewall view: the rate while every task was still busy).
+    pub first_finish_rate: Option<f64>,
+}
+
+/// Applies the aggregation rules to one phase's task timings.
+pub fn aggregate(tasks: &[TaskTiming]) -> PhaseFigures {
+    let bytes = tasks.iter().map(|t| t.bytes).sum();
+    let ops = tasks.iter().map(|t| t.ops).sum();
+    // The window opens when the first task starts opening and closes when the last task has
+    // closed: slow opens and closes are part of what the user waits for.
+    let start = tasks.iter().map(|t| t.open_start).min().unwrap_or(0);
+    let end = tasks.iter().map(|t| t.close_end).max().unwrap_or(0);
+    let window_ns = end.saturating_sub(start);
+    let xfer_start = tasks.iter().map(|t| t.xfer_start).min().unwrap_or(0);
+    let xfer_end = tasks.iter().map(|t| t.xfer_end).max().unwrap_or(0);
+    let own = |t: &TaskTiming| rate(t.bytes, t.close_end.saturating_sub(t.open_start));
+    let own_rates: Vec<f64> = tasks.iter().filter_map(own).collect();
+    let first_end = tasks.iter().map(|t| t.close_end).min().unwrap_or(0);
+    let at_first: u64 = tasks.iter().map(|t| t.bytes_at_first_finish).sum();
+    PhaseFigures {
+        bytes,
+        ops,
+        window_ns,
+        bandwidth: rate(bytes, window_ns),
+        transfer_rate: rate(bytes, xfer_end.saturating_sub(xfer_start)),
+        iops: rate(ops, window_ns),
+        task_min: own_rates.iter().copied().reduce(f64::min),
+        task_max: own_rates.iter().copied().reduce(f64::max),
+        first_finish_rate: rate(at_first, first_end.saturating_sub(start)),
+    }
+}
+
+/// Summary of one figure over the iterations of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    /// Smallest value.
+    pub min: f64,
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Largest value.
+    pub max: f64,
+    /// Sample standard deviation (n - 1); missing for a single value.
+    pub stddev: Option<f64>,
+    /// Number of values.
+    pub n: usize,
+}
+
+/// min, mean, max and sample standard deviation; `None` for no values.
+pub fn spread(values: &[f64]) -> Option<Spread> {
+    let n = values.len();
+    if n == 0 {
+        return None;
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let stddev = (n > 1).then(|| {
+        let ss: f64 = values.iter().map(|v| (v - mean).powi(2)).sum();
+        (ss / (n - 1) as f64).sqrt()
+    });
+    Some(Spread {
+        min: values.iter().copied().fold(f64::INFINITY, f64::min),
+        mean,
+        max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        stddev,
+        n,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn close(a: Option<f64>, b: f64) {
+        let a = a.expect("a figure");
+        assert!((a - b).abs() <= 1e-9 * b.abs(), "{a} != {b}");
+    }
+
+    fn task(task: u32, bytes: u64, times_ms: [u64; 5], at_first: u64) -> TaskTiming {
+        let [open_start, xfer_start, xfer_end, sync_end, close_end] = times_ms.map(|t| t * MS);
+        TaskTiming {
+            task,
+            node: 0,
+            bytes,
+            ops: bytes / 100,
+            open_start,
+            xfer_start,
+            xfer_end,
+            sync_end,
+            close_end,
+            bytes_at_first_finish: at_first,
+        }
+    }
+
+    #[test]
+    fn bandwidth_spans_earliest_open_to_latest_close() {
+        // Task 0: 0..1000 ms moving 1000 bytes; task 1: 200..2000 ms moving 3000 bytes.
+        let tasks = [
+            task(0, 1000, [0, 100, 900, 950, 1000], 1000),
+            task(1, 3000, [200, 300, 1800, 1900, 2000], 1200),
+        ];
+        let f = aggregate(&tasks);
+        assert_eq!(f.bytes, 4000);
+        assert_eq!(f.ops, 40);
+        assert_eq!(f.window_ns, 2000 * MS);
+        close(f.bandwidth, 2000.0); // 4000 B / 2 s
+        close(f.iops, 20.0); // 40 ops / 2 s
+        // Transfers ran from 100 ms to 1800 ms.
+        close(f.transfer_rate, 4000.0 / 1.7);
+        // Own rates: 1000 B / 1 s and 3000 B / 1.8 s.
+        close(f.task_min, 1000.0);
+        close(f.task_max, 3000.0 / 1.8);
+        // When task 0 finished at 1 s, the team had moved 1000 + 1200 bytes.
+        close(f.first_finish_rate, 2200.0);
+    }
+
+    #[test]
+    fn empty_windows_give_missing_figures_not_zero() {
+        let f = aggregate(&[task(0, 0, [5, 5, 5, 5, 5], 0)]);
+        assert_eq!((f.bandwidth, f.iops, f.task_min), (None, None, None));
+    }
+
+    #[test]
+    fn spread_uses_the_sample_standard_deviation() {
+        let s = spread(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).unwrap();
+        assert_eq!((s.min, s.mean, s.max, s.n), (2.0, 5.0, 9.0, 8));
+        assert!((s.stddev.unwrap() - (32.0f64 / 7.0).sqrt()).abs() < 1e-12);
+        assert_eq!(spread(&[3.0]).unwrap().stddev, None);
+        assert!(spread(&[]).is_none());
+    }
+}

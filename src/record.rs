@@ -1,0 +1,239 @@
+//! The result record: one run with its context and every measurement, the contract between
+//! aggregation, the store and the reports. Team-wide figures are always recomputed from the
+//! per-task timings by [`crate::measure::aggregate`], so the two can never disagree.
+
+use crate::engine::{Execution, PhaseOutcome};
+use crate::env::{is_memory_fs, Environment};
+use crate::measure::{aggregate, spread, PhaseFigures, Spread, TaskTiming};
+use crate::spec::{Op, Workload};
+use serde::{Deserialize, Serialize};
+
+/// Whether a run completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Every phase ran and every check passed.
+    Ok,
+    /// An error stopped it, or verification found bad data.
+    Failed,
+}
+
+impl Status {
+    /// Name in the store.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+/// Verification outcome of a read phase.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VerifySummary {
+    /// Transfers checked.
+    pub checked: u64,
+    /// Transfers with a wrong byte.
+    pub bad: u64,
+    /// Of those, written by another run.
+    pub stale: u64,
+    /// The first bad byte: path, offset, expected and found.
+    pub first: Option<String>,
+}
+
+/// One phase of one iteration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseRecord {
+    /// Write or read.
+    pub op: Op,
+    /// 0-based iteration.
+    pub iteration: u32,
+    /// Team-wide figures, from `tasks`.
+    pub figures: PhaseFigures,
+    /// Why this read may have been served from memory, if it may.
+    pub possibly_cached: Option<String>,
+    /// Whether the page cache was dropped just before.
+    pub caches_dropped: bool,
+    /// Verification, for verified reads.
+    pub verify: Option<VerifySummary>,
+    /// Per-task timings.
+    pub tasks: Vec<TaskTiming>,
+}
+
+/// One run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Store id, once saved.
+    pub id: Option<i64>,
+    /// The survey it belongs to, if any.
+    pub survey_id: Option<i64>,
+    /// Name within a survey ("seq-file-per-task").
+    pub name: Option<String>,
+    /// Start, seconds since the Unix epoch.
+    pub started: i64,
+    /// Ok or failed.
+    pub status: Status,
+    /// The error that failed it.
+    pub error: Option<String>,
+    /// The command line that asked for it.
+    pub command_line: String,
+    /// The full workload.
+    pub workload: Workload,
+    /// Host and target facts.
+    pub env: Environment,
+    /// Every phase that ran, in order.
+    pub phases: Vec<PhaseRecord>,
+    /// Things the reader should know (caches not dropped, ...).
+    pub warnings: Vec<String>,
+}
+
+/// Figures of one op over all iterations.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OpSummary {
+    /// Write or read.
+    pub op: Op,
+    /// Bandwidth over iterations, bytes/s.
+    pub bandwidth: Option<Spread>,
+    /// IOPS over iterations.
+    pub iops: Option<Spread>,
+    /// Cache reason if any iteration may have been served from memory.
+    pub possibly_cached: Option<String>,
+}
+
+/// Why a read phase may have come from memory rather than storage.
+pub fn cache_flag(op: Op, w: &Workload, env: &Environment, dropped: bool, bytes: u64) -> Option<String> {
+    if op != Op::Read {
+        return None;
+    }
+    if is_memory_fs(&env.fs_type) {
+        return Some(format!("target is {}, a memory file system", env.fs_type));
+    }
+    if w.direct || dropped {
+        return None;
+    }
+    // Data larger than RAM cannot all sit in the page cache; anything smaller might.
+    (env.ram_bytes == 0 || bytes < env.ram_bytes).then(|| "read without --direct or --drop-caches, data smaller than RAM".to_string())
+}
+
+impl PhaseRecord {
+    /// Aggregates one executed phase.
+    pub fn from_outcome(p: PhaseOutcome, w: &Workload, env: &Environment) -> Self {
+        let figures = aggregate(&p.tasks);
+        PhaseRecord {
+            possibly_cached: cache_flag(p.op, w, env, p.caches_dropped, figures.bytes),
+            op: p.op,
+            iteration: p.iteration,
+            figures,
+            caches_dropped: p.caches_dropped,
+            verify: p.verify.map(|v| VerifySummary {
+                checked: v.checked,
+                bad: v.bad,
+                stale: v.stale,
+                first: v.first.map(|b| {
+                    format!(
+                        "{} offset {}: expected 0x{:02x}, found 0x{:02x} ({:?})",
+                        b.path.display(),
+                        b.mismatch.offset,
+                        b.mismatch.expected,
+                        b.mismatch.found,
+                        b.mismatch.fault
+                    )
+                    .to_lowercase()
+                }),
+            }),
+            tasks: p.tasks,
+        }
+    }
+}
+
+impl RunRecord {
+    /// Builds the record of an execution; the status follows its error and verification.
+    pub fn assemble(w: Workload, env: Environment, exec: Execution, command_line: String, started: i64, error_text: Option<String>) -> Self {
+        let phases: Vec<PhaseRecord> = exec.phases.into_iter().map(|p| PhaseRecord::from_outcome(p, &w, &env)).collect();
+        let error = error_text.or_else(|| verify_error(&phases));
+        RunRecord {
+            id: None,
+            survey_id: None,
+            name: None,
+            started,
+            status: if error.is_some() { Status::Failed } else { Status::Ok },
+            error,
+            command_line,
+            workload: w,
+            env,
+            phases,
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Per-op figures over iterations, in the order ops first ran.
+    pub fn summaries(&self) -> Vec<OpSummary> {
+        let mut ops: Vec<Op> = Vec::new();
+        for p in &self.phases {
+            if !ops.contains(&p.op) {
+                ops.push(p.op);
+            }
+        }
+        ops.into_iter()
+            .map(|op| {
+                let of_op: Vec<&PhaseRecord> = self.phases.iter().filter(|p| p.op == op).collect();
+                let bw: Vec<f64> = of_op.iter().filter_map(|p| p.figures.bandwidth).collect();
+                let iops: Vec<f64> = of_op.iter().filter_map(|p| p.figures.iops).collect();
+                OpSummary {
+                    op,
+                    bandwidth: spread(&bw),
+                    iops: spread(&iops),
+                    possibly_cached: of_op.iter().find_map(|p| p.possibly_cached.clone()),
+                }
+            })
+            .collect()
+    }
+
+    /// Bad transfers found by verification, over all phases.
+    pub fn bad_transfers(&self) -> u64 {
+        self.phases.iter().filter_map(|p| p.verify.as_ref()).map(|v| v.bad).sum()
+    }
+}
+
+fn verify_error(phases: &[PhaseRecord]) -> Option<String> {
+    let bad: u64 = phases.iter().filter_map(|p| p.verify.as_ref()).map(|v| v.bad).sum();
+    let checked: u64 = phases.iter().filter_map(|p| p.verify.as_ref()).map(|v| v.checked).sum();
+    let stale: u64 = phases.iter().filter_map(|p| p.verify.as_ref()).map(|v| v.stale).sum();
+    let first = phases.iter().filter_map(|p| p.verify.as_ref()?.first.clone()).next()?;
+    let stale_note = if stale > 0 { format!(", {stale} written by another run (stale)") } else { String::new() };
+    (bad > 0).then(|| format!("verification failed: {bad} of {checked} transfers bad{stale_note}; first at {first}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_are_flagged_unless_caches_were_defeated() {
+        let w = Workload::default();
+        let disk = Environment { fs_type: "ext4".into(), ram_bytes: 1000, ..Environment::default() };
+        let shm = Environment { fs_type: "tmpfs".into(), ..disk.clone() };
+        assert!(cache_flag(Op::Read, &w, &disk, false, 10).is_some());
+        assert!(cache_flag(Op::Read, &w, &disk, true, 10).is_none());
+        assert!(cache_flag(Op::Read, &w, &disk, false, 5000).is_none(), "larger than RAM");
+        assert!(cache_flag(Op::Write, &w, &disk, false, 10).is_none());
+        let direct = Workload { direct: true, ..w.clone() };
+        assert!(cache_flag(Op::Read, &direct, &disk, false, 10).is_none());
+        assert!(cache_flag(Op::Read, &direct, &shm, true, 10).unwrap().contains("tmpfs"));
+    }
+
+    #[test]
+    fn summaries_spread_over_iterations() {
+        let w = Workload::default();
+        let env = Environment::default();
+        let t = |bytes, end| TaskTiming { bytes, ops: 1, close_end: end, xfer_end: end, ..TaskTiming::default() };
+        let phase = |op, iteration, bytes| PhaseOutcome { op, iteration, tasks: vec![t(bytes, 1_000_000_000)], verify: None, caches_dropped: false };
+        let exec = Execution { phases: vec![phase(Op::Write, 0, 100), phase(Op::Read, 0, 100), phase(Op::Write, 1, 300)], error: None };
+        let r = RunRecord::assemble(w, env, exec, "x".into(), 0, None);
+        let s = r.summaries();
+        assert_eq!(s.len(), 2);
+        let write = s[0].bandwidth.unwrap();
+        assert_eq!((s[0].op, write.min, write.mean, write.max, write.n), (Op::Write, 100.0, 200.0, 300.0, 2));
+        assert_eq!(r.status, Status::Ok);
+    }
+}

@@ -1,0 +1,161 @@
+//! Text renderings of stored records: one run, the list of runs, a survey's characterization.
+//! Every rate is labelled with its unit; a figure that may come from a cache says so.
+
+use crate::measure::Spread;
+use crate::record::{RunRecord, Status};
+use crate::spec::Op;
+use crate::store::RunRow;
+use crate::units::{format_size, gb_per_s, mib_per_s, secs};
+use std::fmt::Write;
+
+fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map_or_else(|| "-".to_string(), f)
+}
+
+fn mib(v: Option<f64>) -> String {
+    opt(v, |b| format!("{:.1}", mib_per_s(b)))
+}
+
+/// The full text of one run: context, a line per phase, the spread over iterations.
+pub fn run_text(r: &RunRecord) -> String {
+    let mut s = String::new();
+    let id = r.id.map_or("unsaved".to_string(), |i| i.to_string());
+    let _ = writeln!(s, "run {id}: {}", r.workload.label());
+    let e = &r.env;
+    let _ = writeln!(
+        s,
+        "target {} ({} on {}{}), host {}, kernel {}, {} CPUs, {} RAM",
+        e.target,
+        e.fs_type,
+        e.mount_source,
+        e.block_device.as_deref().map(|d| format!(" [{d}]")).unwrap_or_default(),
+        e.host,
+        e.kernel,
+        e.cpu_count,
+        format_size(e.ram_bytes)
+    );
+    let w = &r.workload;
+    let mut options = Vec::new();
+    for (on, name) in [(w.direct, "direct"), (w.fsync, "fsync"), (w.fsync_each, "fsync-each"), (w.verify, "verify"), (w.reorder, "reorder"), (w.drop_caches, "drop-caches")] {
+        if on {
+            options.push(name.to_string());
+        }
+    }
+    if let Some(sw) = w.stonewall_secs {
+        options.push(format!("stonewall {sw}s{}", if w.wear_out { " + wear-out" } else { "" }));
+    }
+    if !options.is_empty() {
+        let _ = writeln!(s, "options: {}", options.join(", "));
+    }
+    let _ = writeln!(
+        s,
+        "\n{:<6} {:>4} {:>12} {:>8} {:>12} {:>12} {:>12} {:>12} {:>12} {:>9}  notes",
+        "phase", "iter", "MiB/s", "GB/s", "IOPS", "xfer MiB/s", "task min", "task max", "1st-done", "time s"
+    );
+    for p in &r.phases {
+        let f = &p.figures;
+        let mut notes = Vec::new();
+        if let Some(c) = &p.possibly_cached {
+            notes.push(format!("possibly cached: {c}"));
+        }
+        if let Some(v) = &p.verify {
+            notes.push(if v.bad == 0 { format!("verified {} transfers", v.checked) } else { format!("{} of {} transfers BAD", v.bad, v.checked) });
+        }
+        let _ = writeln!(
+            s,
+            "{:<6} {:>4} {:>12} {:>8} {:>12} {:>12} {:>12} {:>12} {:>12} {:>9.3}  {}",
+            p.op.name(),
+            p.iteration + 1,
+            mib(f.bandwidth),
+            opt(f.bandwidth, |b| format!("{:.2}", gb_per_s(b))),
+            opt(f.iops, |v| format!("{v:.0}")),
+            mib(f.transfer_rate),
+            mib(f.task_min),
+            mib(f.task_max),
+            mib(f.first_finish_rate),
+            secs(f.window_ns),
+            notes.join("; ")
+        );
+    }
+    if w.iterations > 1 {
+        let _ = writeln!(s, "\nover {} iterations (MiB/s): min / mean / max / stddev", w.iterations);
+        for sum in r.summaries() {
+            if let Some(b) = sum.bandwidth {
+                let _ = writeln!(s, "{:<6} {}", sum.op.name(), spread_text(&b, mib_per_s));
+            }
+        }
+    }
+    for warning in &r.warnings {
+        let _ = writeln!(s, "warning: {warning}");
+    }
+    if r.status == Status::Failed {
+        let _ = writeln!(s, "FAILED: {}", r.error.as_deref().unwrap_or("unknown error"));
+    }
+    s
+}
+
+fn spread_text(sp: &Spread, scale: impl Fn(f64) -> f64) -> String {
+    format!(
+        "{:.1} / {:.1} / {:.1} / {}",
+        scale(sp.min),
+        scale(sp.mean),
+        scale(sp.max),
+        sp.stddev.map_or("-".to_string(), |d| format!("{:.1}", scale(d)))
+    )
+}
+
+/// `iosurvey ls`: a line per stored run.
+pub fn list_text(rows: &[RunRow]) -> String {
+    let mut s = format!("{:>5} {:>6} {:<7} {:<10} {:<34} {}\n", "id", "survey", "status", "fs", "best MiB/s", "workload");
+    for r in rows {
+        let best: Vec<String> = r.best.iter().map(|(op, bw)| format!("{op}={}", mib(*bw))).collect();
+        let _ = writeln!(
+            s,
+            "{:>5} {:>6} {:<7} {:<10} {:<34} {}",
+            r.id,
+            r.survey_id.map_or("-".into(), |i| i.to_string()),
+            r.status,
+            r.fs_type,
+            best.join(" "),
+            r.label
+        );
+    }
+    s
+}
+
+/// Mean bandwidth (or IOPS) of an op over a run's iterations.
+fn mean_of(r: &RunRecord, op: Op, iops: bool) -> Option<f64> {
+    let sum = r.summaries().into_iter().find(|s| s.op == op)?;
+    (if iops { sum.iops } else { sum.bandwidth }).map(|s| s.mean)
+}
+
+/// The compact characterization printed at the end of a survey.
+pub fn survey_text(survey_id: i64, runs: &[RunRecord]) -> String {
+    let mut s = String::new();
+    let target = runs.first().map(|r| format!("{} ({})", r.env.target, r.env.fs_type)).unwrap_or_default();
+    let _ = writeln!(s, "survey {survey_id} of {target}");
+    let _ = writeln!(s, "{:<20} {:>16} {:>16}  notes", "workload", "write", "read");
+    for r in runs {
+        let random = r.workload.pattern != crate::spec::Pattern::Sequential;
+        let cell = |op| {
+            mean_of(r, op, random).map_or("-".to_string(), |v| if random { format!("{v:.0} IOPS") } else { format!("{:.1} MiB/s", mib_per_s(v)) })
+        };
+        let mut notes: Vec<String> = r.summaries().into_iter().filter_map(|x| x.possibly_cached.map(|c| format!("read possibly cached: {c}"))).collect();
+        if r.workload.direct {
+            notes.push("O_DIRECT".into());
+        }
+        if r.status == Status::Failed {
+            notes.push(format!("FAILED: {}", r.error.as_deref().unwrap_or("")));
+        }
+        let _ = writeln!(s, "{:<20} {:>16} {:>16}  {}", r.name.as_deref().unwrap_or("-"), cell(Op::Write), cell(Op::Read), notes.join("; "));
+    }
+    let by_name = |n: &str| runs.iter().find(|r| r.name.as_deref() == Some(n));
+    if let (Some(fpt), Some(shared)) = (by_name("seq-file-per-task"), by_name("seq-shared")) {
+        for op in [Op::Write, Op::Read] {
+            if let (Some(a), Some(b)) = (mean_of(fpt, op, false), mean_of(shared, op, false)) {
+                let _ = writeln!(s, "N-to-1 {} is {:.0}% of N-to-N", op.name(), 100.0 * b / a);
+            }
+        }
+    }
+    s
+}

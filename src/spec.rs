@@ -1,0 +1,388 @@
+//! Typed workloads: what to do, checked before anything touches the storage.
+//!
+//! A [`Workload`] is the whole description of a run's I/O. [`Workload::validate`] refuses
+//! combinations that cannot be run with one line saying what, why and what to do.
+
+use crate::units::format_size;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+use thiserror::Error;
+
+/// Who shares files: one file per task (N-to-N) or one file for the whole team (N-to-1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Access {
+    /// N-to-N: every task its own file.
+    FilePerTask,
+    /// N-to-1: all tasks in one file.
+    Shared,
+}
+
+/// How a shared file is divided among tasks (ignored for file per task).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layout {
+    /// Each task owns one contiguous block per segment (IOR's default).
+    Segmented,
+    /// Transfers of all tasks interleave: task t owns every n-th transfer.
+    Strided,
+}
+
+/// The order in which a task visits its own transfers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pattern {
+    /// In increasing offset order.
+    Sequential,
+    /// Every transfer exactly once, in a seeded random order.
+    Random,
+    /// As many transfers as `Random`, at random slots drawn with replacement (may repeat).
+    RandomOverlap,
+    /// In decreasing offset order.
+    Backward,
+    /// Transfer 0, k, 2k, ... then 1, k+1, ...: every transfer once, k apart.
+    Stride(u64),
+}
+
+impl FromStr for Pattern {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let hint = "expected sequential, random, random-overlap, backward or stride:K";
+        match s {
+            "sequential" | "seq" => Ok(Pattern::Sequential),
+            "random" => Ok(Pattern::Random),
+            "random-overlap" => Ok(Pattern::RandomOverlap),
+            "backward" => Ok(Pattern::Backward),
+            _ => {
+                let k = s
+                    .strip_prefix("stride:")
+                    .or_else(|| s.strip_prefix("strided:"))
+                    .ok_or_else(|| format!("unknown pattern '{s}' ({hint})"))?;
+                let k: u64 = k.parse().map_err(|_| format!("bad stride in '{s}' ({hint})"))?;
+                Ok(Pattern::Stride(k))
+            }
+        }
+    }
+}
+
+impl fmt::Display for Pattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Pattern::Sequential => f.write_str("sequential"),
+            Pattern::Random => f.write_str("random"),
+            Pattern::RandomOverlap => f.write_str("random-overlap"),
+            Pattern::Backward => f.write_str("backward"),
+            Pattern::Stride(k) => write!(f, "stride:{k}"),
+        }
+    }
+}
+
+/// One phase kind; a workload lists them in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Op {
+    /// Write every transfer.
+    Write,
+    /// Read every transfer.
+    Read,
+}
+
+impl Op {
+    /// The name used in output and in the store.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Write => "write",
+            Op::Read => "read",
+        }
+    }
+}
+
+/// Everything that decides the bytes moved and the way they move.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Workload {
+    /// N-to-N or N-to-1.
+    pub access: Access,
+    /// Division of a shared file.
+    pub layout: Layout,
+    /// Order of transfers within a task.
+    pub pattern: Pattern,
+    /// Phases, in order, per iteration.
+    pub ops: Vec<Op>,
+    /// Bytes per I/O call.
+    pub transfer: u64,
+    /// Bytes per task per segment.
+    pub block: u64,
+    /// Number of segments (IOR -s).
+    pub segments: u64,
+    /// Tasks (threads) in the team.
+    pub tasks: usize,
+    /// How many times the list of ops repeats.
+    pub iterations: u32,
+    /// O_DIRECT with aligned buffers.
+    pub direct: bool,
+    /// fsync at the end of each write phase, inside the timed window.
+    pub fsync: bool,
+    /// fsync after every write.
+    pub fsync_each: bool,
+    /// Stamp and check every byte.
+    pub verify: bool,
+    /// Seed for random orders and data.
+    pub seed: u64,
+    /// Stop every task this many seconds after the phase started.
+    pub stonewall_secs: Option<f64>,
+    /// After the stonewall, every task goes on to the count the fastest reached.
+    pub wear_out: bool,
+    /// sync and drop the page cache before every phase (root only).
+    pub drop_caches: bool,
+    /// Each task reads what another task wrote.
+    pub reorder: bool,
+}
+
+impl Default for Workload {
+    fn default() -> Self {
+        Workload {
+            access: Access::FilePerTask,
+            layout: Layout::Segmented,
+            pattern: Pattern::Sequential,
+            ops: vec![Op::Write, Op::Read],
+            transfer: 1 << 20,
+            block: 1 << 30,
+            segments: 1,
+            tasks: 1,
+            iterations: 1,
+            direct: false,
+            fsync: false,
+            fsync_each: false,
+            verify: false,
+            seed: 1,
+            stonewall_secs: None,
+            wear_out: false,
+            drop_caches: false,
+            reorder: false,
+        }
+    }
+}
+
+/// A workload that cannot run as given.
+#[derive(Debug, Error, PartialEq)]
+pub enum SpecError {
+    /// A count that must be positive is zero.
+    #[error("{what} is zero (hint: give {what} a positive value)")]
+    Zero {
+        /// The option.
+        what: &'static str,
+    },
+    /// Transfer larger than the block it is cut from.
+    #[error("transfer size {transfer} is larger than block size {block} (hint: make --block at least --transfer)")]
+    TransferLargerThanBlock {
+        /// Transfer, formatted.
+        transfer: String,
+        /// Block, formatted.
+        block: String,
+    },
+    /// Block is not a whole number of transfers.
+    #[error("block size {block} bytes is not a multiple of transfer size {transfer} bytes (hint: use --block {suggest})")]
+    BlockNotMultiple {
+        /// Block in bytes.
+        block: u64,
+        /// Transfer in bytes.
+        transfer: u64,
+        /// Nearest valid block.
+        suggest: u64,
+    },
+    /// --total cannot be split evenly.
+    #[error("total {total} bytes cannot be split into {parts} equal blocks of whole {transfer}-byte transfers (hint: pick a --total that is a multiple of {step})")]
+    TotalNotDivisible {
+        /// Total requested.
+        total: u64,
+        /// tasks x segments.
+        parts: u64,
+        /// Transfer in bytes.
+        transfer: u64,
+        /// tasks x segments x transfer.
+        step: u64,
+    },
+    /// Verification needs room for the header.
+    #[error("--verify needs transfers of at least {min} bytes, got {transfer} (hint: raise --transfer)")]
+    VerifyTooSmall {
+        /// Smallest transfer that holds the header.
+        min: u64,
+        /// The transfer given.
+        transfer: u64,
+    },
+    /// Random-overlap writes leave some slots unwritten, so reads of them cannot be checked.
+    #[error("--verify cannot check --pattern random-overlap: some transfers are never written (hint: use --pattern random)")]
+    VerifyOverlap,
+    /// Wear-out without a stonewall.
+    #[error("--wear-out only makes sense with --stonewall (hint: add --stonewall SECONDS)")]
+    WearOutAlone,
+    /// A stonewall that is not a positive number of seconds.
+    #[error("stonewall of {0} seconds is not positive (hint: give a number of seconds above 0)")]
+    BadStonewall(f64),
+    /// fsync on a run with no writes.
+    #[error("--fsync and --fsync-each apply to write phases, and --op has none (hint: add write to --op or drop the fsync option)")]
+    FsyncWithoutWrite,
+}
+
+/// Smallest transfer that carries a whole verification header.
+pub const VERIFY_HEADER: u64 = 32;
+
+impl Workload {
+    /// Sets `block` so that `total` bytes are spread evenly over tasks and segments.
+    pub fn set_total(&mut self, total: u64) -> Result<(), SpecError> {
+        let parts = self.tasks.max(1) as u64 * self.segments.max(1);
+        let step = parts * self.transfer.max(1);
+        if total == 0 || total % step != 0 {
+            return Err(SpecError::TotalNotDivisible {
+                total,
+                parts,
+                transfer: self.transfer,
+                step,
+            });
+        }
+        self.block = total / parts;
+        Ok(())
+    }
+
+    /// Checks every rule a run depends on; the engine may assume them.
+    pub fn validate(&self) -> Result<(), SpecError> {
+        for (what, v) in [
+            ("--transfer", self.transfer),
+            ("--block", self.block),
+            ("--segments", self.segments),
+            ("--tasks", self.tasks as u64),
+            ("--iterations", self.iterations as u64),
+            ("--op", self.ops.len() as u64),
+        ] {
+            if v == 0 {
+                return Err(SpecError::Zero { what });
+            }
+        }
+        if let Pattern::Stride(0) = self.pattern {
+            return Err(SpecError::Zero { what: "the stride" });
+        }
+        if self.transfer > self.block {
+            return Err(SpecError::TransferLargerThanBlock {
+                transfer: format_size(self.transfer),
+                block: format_size(self.block),
+            });
+        }
+        if self.block % self.transfer != 0 {
+            return Err(SpecError::BlockNotMultiple {
+                block: self.block,
+                transfer: self.transfer,
+                suggest: (self.block / self.transfer).max(1) * self.transfer,
+            });
+        }
+        if self.verify && self.transfer < VERIFY_HEADER {
+            return Err(SpecError::VerifyTooSmall {
+                min: VERIFY_HEADER,
+                transfer: self.transfer,
+            });
+        }
+        if self.verify && self.pattern == Pattern::RandomOverlap {
+            return Err(SpecError::VerifyOverlap);
+        }
+        match self.stonewall_secs {
+            Some(s) if !(s > 0.0 && s.is_finite()) => return Err(SpecError::BadStonewall(s)),
+            None if self.wear_out => return Err(SpecError::WearOutAlone),
+            _ => {}
+        }
+        if (self.fsync || self.fsync_each) && !self.ops.contains(&Op::Write) {
+            return Err(SpecError::FsyncWithoutWrite);
+        }
+        Ok(())
+    }
+
+    /// Transfers one task makes in one phase.
+    pub fn transfers_per_task(&self) -> u64 {
+        self.segments * (self.block / self.transfer)
+    }
+
+    /// Bytes the whole team moves in one phase.
+    pub fn bytes_per_phase(&self) -> u64 {
+        self.transfers_per_task() * self.transfer * self.tasks as u64
+    }
+
+    /// A short human label: "file-per-task sequential 1 MiB x 2 GiB, 4 tasks".
+    pub fn label(&self) -> String {
+        let access = match (self.access, self.layout) {
+            (Access::FilePerTask, _) => "file-per-task",
+            (Access::Shared, Layout::Segmented) => "shared segmented",
+            (Access::Shared, Layout::Strided) => "shared strided",
+        };
+        format!(
+            "{access} {} {} transfers, {} per task, {} task{}",
+            self.pattern,
+            format_size(self.transfer),
+            format_size(self.block * self.segments),
+            self.tasks,
+            if self.tasks == 1 { "" } else { "s" }
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok() -> Workload {
+        Workload {
+            transfer: 4096,
+            block: 8192,
+            tasks: 2,
+            ..Workload::default()
+        }
+    }
+
+    #[test]
+    fn accepts_a_plain_workload() {
+        assert_eq!(ok().validate(), Ok(()));
+        assert_eq!(ok().bytes_per_phase(), 16384);
+    }
+
+    #[test]
+    fn refuses_transfer_larger_than_block() {
+        let w = Workload { block: 1024, ..ok() };
+        assert!(matches!(w.validate(), Err(SpecError::TransferLargerThanBlock { .. })));
+    }
+
+    #[test]
+    fn refuses_block_not_multiple_and_suggests_one() {
+        let w = Workload { block: 10000, ..ok() };
+        assert_eq!(
+            w.validate(),
+            Err(SpecError::BlockNotMultiple { block: 10000, transfer: 4096, suggest: 8192 })
+        );
+    }
+
+    #[test]
+    fn total_is_split_evenly_or_refused() {
+        let mut w = Workload { tasks: 4, segments: 2, ..ok() };
+        w.set_total(4096 * 8 * 3).unwrap();
+        assert_eq!(w.block, 4096 * 3);
+        assert_eq!(w.bytes_per_phase(), 4096 * 8 * 3);
+        assert!(matches!(w.set_total(4096 * 7), Err(SpecError::TotalNotDivisible { .. })));
+    }
+
+    #[test]
+    fn refuses_contradictions() {
+        assert_eq!(Workload { tasks: 0, ..ok() }.validate(), Err(SpecError::Zero { what: "--tasks" }));
+        let v = Workload { verify: true, pattern: Pattern::RandomOverlap, ..ok() };
+        assert_eq!(v.validate(), Err(SpecError::VerifyOverlap));
+        assert_eq!(Workload { wear_out: true, ..ok() }.validate(), Err(SpecError::WearOutAlone));
+        let f = Workload { fsync: true, ops: vec![Op::Read], ..ok() };
+        assert_eq!(f.validate(), Err(SpecError::FsyncWithoutWrite));
+        let s = Workload { stonewall_secs: Some(-1.0), ..ok() };
+        assert_eq!(s.validate(), Err(SpecError::BadStonewall(-1.0)));
+    }
+
+    #[test]
+    fn parses_patterns() {
+        assert_eq!("random".parse(), Ok(Pattern::Random));
+        assert_eq!("stride:4".parse(), Ok(Pattern::Stride(4)));
+        assert!("zigzag".parse::<Pattern>().is_err());
+        assert_eq!(Pattern::Stride(3).to_string(), "stride:3");
+    }
+}

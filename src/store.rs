@@ -1,0 +1,454 @@
+//! The embedded result store: SQLite through rusqlite, one transaction per run.
+//!
+//! The schema version is SQLite's `user_version`; [`MIGRATIONS`] lists the steps from an empty
+//! file to the current schema, applied in order when a store is opened. A run is written in
+//! one transaction, so the store holds whole runs (ok or failed) and never half of one.
+
+use crate::env::Environment;
+use crate::measure::{aggregate, TaskTiming};
+use crate::record::{PhaseRecord, RunRecord, Status, VerifySummary};
+use crate::spec::Op;
+use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use std::path::{Path, PathBuf};
+use thiserror::Error;
+
+/// Schema steps; entry i takes a store from version i to version i + 1.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE surveys (
+    id INTEGER PRIMARY KEY,
+    started INTEGER NOT NULL,
+    target TEXT NOT NULL,
+    command_line TEXT NOT NULL
+);
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    survey_id INTEGER REFERENCES surveys(id),
+    name TEXT,
+    started INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+    error TEXT,
+    command_line TEXT NOT NULL,
+    label TEXT NOT NULL,
+    spec_json TEXT NOT NULL,
+    warnings_json TEXT NOT NULL,
+    host TEXT, kernel TEXT, cpu_model TEXT, cpu_count INTEGER, ram_bytes INTEGER,
+    target TEXT, fs_type TEXT, mount_source TEXT, mount_point TEXT, mount_options TEXT,
+    block_device TEXT, tool_version TEXT
+);
+CREATE TABLE phases (
+    id INTEGER PRIMARY KEY,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    seq INTEGER NOT NULL,
+    op TEXT NOT NULL,
+    iteration INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    ops INTEGER NOT NULL,
+    window_ns INTEGER NOT NULL,
+    bandwidth REAL, transfer_rate REAL, iops REAL, task_min REAL, task_max REAL,
+    first_finish_rate REAL,
+    possibly_cached TEXT,
+    caches_dropped INTEGER NOT NULL,
+    verify_checked INTEGER, verify_bad INTEGER, verify_stale INTEGER, verify_first TEXT
+);
+CREATE TABLE tasks (
+    phase_id INTEGER NOT NULL REFERENCES phases(id),
+    task INTEGER NOT NULL,
+    node INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    ops INTEGER NOT NULL,
+    open_start INTEGER NOT NULL,
+    xfer_start INTEGER NOT NULL,
+    xfer_end INTEGER NOT NULL,
+    sync_end INTEGER NOT NULL,
+    close_end INTEGER NOT NULL,
+    bytes_at_first_finish INTEGER NOT NULL,
+    PRIMARY KEY (phase_id, task)
+);
+CREATE INDEX runs_by_survey ON runs(survey_id);
+"#];
+
+/// A store failure.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    /// SQLite refused.
+    #[error("result store {path}: {source}")]
+    Sqlite {
+        /// The database file.
+        path: PathBuf,
+        /// SQLite's reason.
+        source: rusqlite::Error,
+    },
+    /// Made by a newer iosurvey.
+    #[error("result store {path} has schema version {found}, newer than this iosurvey knows ({known})")]
+    TooNew {
+        /// The database file.
+        path: PathBuf,
+        /// Its version.
+        found: i64,
+        /// Ours.
+        known: i64,
+    },
+    /// No such run.
+    #[error("no run with id {0} in the store")]
+    NoRun(i64),
+    /// A stored value that cannot be read back.
+    #[error("run {0} in the store is damaged: {1}")]
+    Damaged(i64, String),
+}
+
+impl StoreError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> &'static str {
+        match self {
+            StoreError::Sqlite { .. } => "check that the --db path is writable and is an iosurvey store",
+            StoreError::TooNew { .. } => "use a newer iosurvey, or another --db",
+            StoreError::NoRun(_) => "list the stored runs with 'iosurvey ls'",
+            StoreError::Damaged(..) => "the row was altered outside iosurvey; re-run the workload",
+        }
+    }
+}
+
+/// A line of `iosurvey ls`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunRow {
+    /// Run id.
+    pub id: i64,
+    /// Survey id.
+    pub survey_id: Option<i64>,
+    /// Start, Unix seconds.
+    pub started: i64,
+    /// ok or failed.
+    pub status: String,
+    /// Workload label.
+    pub label: String,
+    /// Target directory.
+    pub target: String,
+    /// File system type.
+    pub fs_type: String,
+    /// Best bandwidth of each op, "write=1234.5 read=2345.6" (MiB/s).
+    pub best: Vec<(String, Option<f64>)>,
+}
+
+/// An open store.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating if needed) and migrates the store at `path`.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let wrap = |source| StoreError::Sqlite { path: path.to_path_buf(), source };
+        let mut conn = Connection::open(path).map_err(wrap)?;
+        conn.pragma_update(None, "foreign_keys", true).map_err(wrap)?;
+        let found: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(wrap)?;
+        let known = MIGRATIONS.len() as i64;
+        if found > known {
+            return Err(StoreError::TooNew { path: path.to_path_buf(), found, known });
+        }
+        for (version, step) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+            let tx = conn.transaction().map_err(wrap)?;
+            tx.execute_batch(step).map_err(wrap)?;
+            tx.pragma_update(None, "user_version", version as i64 + 1).map_err(wrap)?;
+            tx.commit().map_err(wrap)?;
+        }
+        Ok(Store { conn, path: path.to_path_buf() })
+    }
+
+    fn wrap(&self, source: rusqlite::Error) -> StoreError {
+        StoreError::Sqlite { path: self.path.clone(), source }
+    }
+
+    /// The schema version of the open store.
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        self.conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| self.wrap(e))
+    }
+
+    /// Starts a survey and returns its id.
+    pub fn begin_survey(&self, started: i64, target: &str, command_line: &str) -> Result<i64, StoreError> {
+        self.conn
+            .execute("INSERT INTO surveys (started, target, command_line) VALUES (?1, ?2, ?3)", params![started, target, command_line])
+            .map_err(|e| self.wrap(e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Writes a whole run in one transaction and returns its id.
+    pub fn save(&mut self, r: &RunRecord) -> Result<i64, StoreError> {
+        let tx = self.conn.transaction().map_err(|e| StoreError::Sqlite { path: self.path.clone(), source: e })?;
+        let id = write_run(&tx, r).and_then(|id| tx.commit().map(|_| id));
+        id.map_err(|e| self.wrap(e))
+    }
+
+    /// Every run, newest last.
+    pub fn list(&self) -> Result<Vec<RunRow>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, survey_id, started, status, label, target, fs_type FROM runs ORDER BY id")
+            .map_err(|e| self.wrap(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(RunRow {
+                    id: r.get(0)?,
+                    survey_id: r.get(1)?,
+                    started: r.get(2)?,
+                    status: r.get(3)?,
+                    label: r.get(4)?,
+                    target: r.get::<_, Option<String>>(5)?.unwrap_or_default(),
+                    fs_type: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
+                    best: Vec::new(),
+                })
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.wrap(e))?;
+        let mut best = self
+            .conn
+            .prepare("SELECT op, MAX(bandwidth) FROM phases WHERE run_id = ?1 GROUP BY op ORDER BY MIN(seq)")
+            .map_err(|e| self.wrap(e))?;
+        rows.into_iter()
+            .map(|mut row| {
+                row.best = best
+                    .query_map([row.id], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .and_then(|b| b.collect())
+                    .map_err(|e| self.wrap(e))?;
+                Ok(row)
+            })
+            .collect()
+    }
+
+    /// Ids of the runs of a survey, in order.
+    pub fn survey_runs(&self, survey_id: i64) -> Result<Vec<i64>, StoreError> {
+        let mut stmt = self.conn.prepare("SELECT id FROM runs WHERE survey_id = ?1 ORDER BY id").map_err(|e| self.wrap(e))?;
+        let ids = stmt.query_map([survey_id], |r| r.get(0)).and_then(|ids| ids.collect()).map_err(|e| self.wrap(e))?;
+        Ok(ids)
+    }
+
+    /// Reads a whole run back.
+    pub fn load(&self, id: i64) -> Result<RunRecord, StoreError> {
+        let head = self
+            .conn
+            .query_row(
+                "SELECT survey_id, name, started, status, error, command_line, spec_json, warnings_json,
+                        host, kernel, cpu_model, cpu_count, ram_bytes, target, fs_type, mount_source,
+                        mount_point, mount_options, block_device, tool_version FROM runs WHERE id = ?1",
+                [id],
+                |r| {
+                    let text = |i| r.get::<_, Option<String>>(i).map(Option::unwrap_or_default);
+                    let env = Environment {
+                        host: text(8)?,
+                        kernel: text(9)?,
+                        cpu_model: text(10)?,
+                        cpu_count: r.get::<_, Option<i64>>(11)?.unwrap_or(0) as usize,
+                        ram_bytes: r.get::<_, Option<i64>>(12)?.unwrap_or(0) as u64,
+                        target: text(13)?,
+                        fs_type: text(14)?,
+                        mount_source: text(15)?,
+                        mount_point: text(16)?,
+                        mount_options: text(17)?,
+                        block_device: r.get(18)?,
+                        tool_version: text(19)?,
+                    };
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get::<_, String>(3)?, r.get(4)?, r.get(5)?, r.get::<_, String>(6)?, r.get::<_, String>(7)?, env))
+                },
+            )
+            .optional()
+            .map_err(|e| self.wrap(e))?
+            .ok_or(StoreError::NoRun(id))?;
+        let (survey_id, name, started, status, error, command_line, spec_json, warnings_json, env) = head;
+        let damaged = |what: &str, e: serde_json::Error| StoreError::Damaged(id, format!("{what}: {e}"));
+        let workload = serde_json::from_str(&spec_json).map_err(|e| damaged("spec", e))?;
+        let warnings = serde_json::from_str(&warnings_json).map_err(|e| damaged("warnings", e))?;
+        let status = match status.as_str() {
+            "ok" => Status::Ok,
+            _ => Status::Failed,
+        };
+        Ok(RunRecord {
+            id: Some(id),
+            survey_id,
+            name,
+            started,
+            status,
+            error,
+            command_line,
+            workload,
+            env,
+            phases: self.load_phases(id)?,
+            warnings,
+        })
+    }
+
+    fn load_phases(&self, run_id: i64) -> Result<Vec<PhaseRecord>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id, op, iteration, possibly_cached, caches_dropped, verify_checked, verify_bad,
+                        verify_stale, verify_first FROM phases WHERE run_id = ?1 ORDER BY seq",
+            )
+            .map_err(|e| self.wrap(e))?;
+        let heads = stmt
+            .query_map([run_id], |r| {
+                let verify = r.get::<_, Option<i64>>(5)?.map(|checked| -> rusqlite::Result<VerifySummary> {
+                    Ok(VerifySummary {
+                        checked: checked as u64,
+                        bad: r.get::<_, i64>(6)? as u64,
+                        stale: r.get::<_, i64>(7)? as u64,
+                        first: r.get(8)?,
+                    })
+                });
+                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, u32>(2)?, r.get(3)?, r.get(4)?, verify.transpose()?))
+            })
+            .and_then(|h| h.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.wrap(e))?;
+        let mut tasks_stmt = self
+            .conn
+            .prepare(
+                "SELECT task, node, bytes, ops, open_start, xfer_start, xfer_end, sync_end, close_end,
+                        bytes_at_first_finish FROM tasks WHERE phase_id = ?1 ORDER BY task",
+            )
+            .map_err(|e| self.wrap(e))?;
+        heads
+            .into_iter()
+            .map(|(phase_id, op, iteration, possibly_cached, caches_dropped, verify)| {
+                let tasks: Vec<TaskTiming> = tasks_stmt
+                    .query_map([phase_id], |r| {
+                        let n = |i| r.get::<_, i64>(i).map(|v| v as u64);
+                        Ok(TaskTiming {
+                            task: r.get(0)?,
+                            node: r.get(1)?,
+                            bytes: n(2)?,
+                            ops: n(3)?,
+                            open_start: n(4)?,
+                            xfer_start: n(5)?,
+                            xfer_end: n(6)?,
+                            sync_end: n(7)?,
+                            close_end: n(8)?,
+                            bytes_at_first_finish: n(9)?,
+                        })
+                    })
+                    .and_then(|t| t.collect())
+                    .map_err(|e| self.wrap(e))?;
+                let op = match op.as_str() {
+                    "write" => Op::Write,
+                    "read" => Op::Read,
+                    other => return Err(StoreError::Damaged(run_id, format!("unknown op {other}"))),
+                };
+                Ok(PhaseRecord { op, iteration, figures: aggregate(&tasks), possibly_cached, caches_dropped, verify, tasks })
+            })
+            .collect()
+    }
+}
+
+fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
+    let spec = serde_json::to_string(&r.workload).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    let warnings = serde_json::to_string(&r.warnings).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    let e = &r.env;
+    tx.execute(
+        "INSERT INTO runs (survey_id, name, started, status, error, command_line, label, spec_json, warnings_json,
+            host, kernel, cpu_model, cpu_count, ram_bytes, target, fs_type, mount_source, mount_point,
+            mount_options, block_device, tool_version)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+        params![
+            r.survey_id, r.name, r.started, r.status.name(), r.error, r.command_line, r.workload.label(), spec, warnings,
+            e.host, e.kernel, e.cpu_model, e.cpu_count as i64, e.ram_bytes as i64, e.target, e.fs_type, e.mount_source,
+            e.mount_point, e.mount_options, e.block_device, e.tool_version
+        ],
+    )?;
+    let run_id = tx.last_insert_rowid();
+    let mut phase_stmt = tx.prepare(
+        "INSERT INTO phases (run_id, seq, op, iteration, bytes, ops, window_ns, bandwidth, transfer_rate, iops,
+            task_min, task_max, first_finish_rate, possibly_cached, caches_dropped, verify_checked, verify_bad,
+            verify_stale, verify_first)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+    )?;
+    let mut task_stmt = tx.prepare(
+        "INSERT INTO tasks (phase_id, task, node, bytes, ops, open_start, xfer_start, xfer_end, sync_end, close_end,
+            bytes_at_first_finish) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+    )?;
+    for (seq, p) in r.phases.iter().enumerate() {
+        let f = &p.figures;
+        let v = p.verify.as_ref();
+        phase_stmt.execute(params![
+            run_id, seq as i64, p.op.name(), p.iteration, f.bytes as i64, f.ops as i64, f.window_ns as i64,
+            f.bandwidth, f.transfer_rate, f.iops, f.task_min, f.task_max, f.first_finish_rate, p.possibly_cached,
+            p.caches_dropped, v.map(|v| v.checked as i64), v.map(|v| v.bad as i64), v.map(|v| v.stale as i64),
+            v.and_then(|v| v.first.clone())
+        ])?;
+        let phase_id = tx.last_insert_rowid();
+        for t in &p.tasks {
+            task_stmt.execute(params![
+                phase_id, t.task, t.node, t.bytes as i64, t.ops as i64, t.open_start as i64, t.xfer_start as i64,
+                t.xfer_end as i64, t.sync_end as i64, t.close_end as i64, t.bytes_at_first_finish as i64
+            ])?;
+        }
+    }
+    Ok(run_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Execution, PhaseOutcome, VerifyTally};
+    use crate::spec::Workload;
+
+    fn sample(error: Option<String>) -> RunRecord {
+        let t = |task, bytes| TaskTiming { task, bytes, ops: 2, open_start: 5, xfer_start: 6, xfer_end: 90, sync_end: 95, close_end: 100, bytes_at_first_finish: bytes / 2, node: 0 };
+        let phases = vec![
+            PhaseOutcome { op: Op::Write, iteration: 0, tasks: vec![t(0, 4096), t(1, 8192)], verify: None, caches_dropped: false },
+            PhaseOutcome { op: Op::Read, iteration: 0, tasks: vec![t(0, 4096), t(1, 4096)], verify: Some(VerifyTally { checked: 2, ..VerifyTally::default() }), caches_dropped: true },
+        ];
+        let env = Environment { host: "h".into(), fs_type: "ext4".into(), block_device: Some("vda".into()), ram_bytes: 1 << 30, ..Environment::default() };
+        let mut r = RunRecord::assemble(Workload { verify: true, ..Workload::default() }, env, Execution { phases, error: None }, "iosurvey run".into(), 1234, error);
+        r.warnings.push("a warning".into());
+        r
+    }
+
+    #[test]
+    fn a_run_survives_the_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let mut store = Store::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), MIGRATIONS.len() as i64);
+        let run = sample(None);
+        let id = store.save(&run).unwrap();
+        drop(store);
+        let store = Store::open(&path).unwrap();
+        let back = store.load(id).unwrap();
+        assert_eq!(back, RunRecord { id: Some(id), ..run });
+        let rows = store.list().unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].best[0].0, "write");
+        assert!(matches!(store.load(99), Err(StoreError::NoRun(99))));
+    }
+
+    #[test]
+    fn a_failed_run_is_stored_whole_and_marked() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("s.db")).unwrap();
+        let id = store.save(&sample(Some("write failed: No space left on device".into()))).unwrap();
+        let back = store.load(id).unwrap();
+        assert_eq!(back.status, Status::Failed);
+        assert!(back.error.unwrap().contains("No space"));
+        assert_eq!(back.phases.len(), 2);
+        assert_eq!(store.list().unwrap()[0].status, "failed");
+    }
+
+    #[test]
+    fn an_interrupted_save_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("s.db")).unwrap();
+        // A trigger makes the second task row fail, half way through the run's writes.
+        store.conn.execute_batch("CREATE TRIGGER boom BEFORE INSERT ON tasks WHEN NEW.task = 1 BEGIN SELECT RAISE(ABORT, 'disk gone'); END;").unwrap();
+        assert!(store.save(&sample(None)).is_err());
+        for table in ["runs", "phases", "tasks"] {
+            let n: i64 = store.conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0)).unwrap();
+            assert_eq!(n, 0, "{table} keeps half a run");
+        }
+    }
+
+    #[test]
+    fn a_newer_store_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        Connection::open(&path).unwrap().pragma_update(None, "user_version", 99).unwrap();
+        assert!(matches!(Store::open(&path), Err(StoreError::TooNew { found: 99, .. })));
+    }
+}

@@ -1,0 +1,123 @@
+//! Sizes, durations and rates: parsing what users type and printing what papers print.
+//!
+//! Inside iosurvey everything is bytes and nanoseconds. Size suffixes are powers of two, as in
+//! IOR ("1m" is 1 MiB); rates are printed both as MiB/s (2^20) and GB/s (10^9), always labelled.
+
+use thiserror::Error;
+
+/// One kibibyte.
+pub const KIB: u64 = 1 << 10;
+/// One mebibyte.
+pub const MIB: u64 = 1 << 20;
+/// One gibibyte.
+pub const GIB: u64 = 1 << 30;
+/// One tebibyte.
+pub const TIB: u64 = 1 << 40;
+
+/// A size string that could not be understood.
+#[derive(Debug, Error, PartialEq, Eq)]
+#[error("invalid size '{text}': {why} (hint: use a byte count such as 47008 or a number with k, m, g or t, e.g. 4k, 1m, 2g)")]
+pub struct SizeError {
+    /// What the user typed.
+    pub text: String,
+    /// Why it was refused.
+    pub why: &'static str,
+}
+
+/// Parses "47008", "4k", "1m", "2g", "1t" (also "4KiB", "1MiB", "4K") into bytes.
+pub fn parse_size(text: &str) -> Result<u64, SizeError> {
+    let err = |why| SizeError { text: text.to_string(), why };
+    let t = text.trim();
+    let digits_end = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    if digits_end == 0 {
+        return Err(err("it must start with a number"));
+    }
+    let number: u64 = t[..digits_end].parse().map_err(|_| err("the number is too large"))?;
+    let suffix = t[digits_end..].to_ascii_lowercase();
+    let scale = match suffix.as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => KIB,
+        "m" | "mb" | "mib" => MIB,
+        "g" | "gb" | "gib" => GIB,
+        "t" | "tb" | "tib" => TIB,
+        _ => return Err(err("unknown unit suffix")),
+    };
+    number.checked_mul(scale).ok_or_else(|| err("the size does not fit in 64 bits"))
+}
+
+/// Prints a byte count the short way IOR users read it: "1 MiB", "47008 B", "2 GiB", "1.5 GiB".
+pub fn format_size(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 4] = [(TIB, "TiB"), (GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")];
+    for (scale, name) in UNITS {
+        if bytes >= scale {
+            if bytes % scale == 0 {
+                return format!("{} {name}", bytes / scale);
+            }
+            return format!("{:.2} {name}", bytes as f64 / scale as f64);
+        }
+    }
+    format!("{bytes} B")
+}
+
+/// Bytes per second from a byte count and a duration in nanoseconds; `None` for an empty window.
+pub fn rate(bytes: u64, nanos: u64) -> Option<f64> {
+    (nanos > 0).then(|| bytes as f64 * 1e9 / nanos as f64)
+}
+
+/// Bytes per second as MiB/s (2^20 bytes).
+pub fn mib_per_s(bytes_per_s: f64) -> f64 {
+    bytes_per_s / MIB as f64
+}
+
+/// Bytes per second as GB/s (10^9 bytes), the unit most vendor papers use.
+pub fn gb_per_s(bytes_per_s: f64) -> f64 {
+    bytes_per_s / 1e9
+}
+
+/// "1234.5 MiB/s (1.29 GB/s)": both units, labelled.
+pub fn format_rate(bytes_per_s: f64) -> String {
+    format!("{:.1} MiB/s ({:.2} GB/s)", mib_per_s(bytes_per_s), gb_per_s(bytes_per_s))
+}
+
+/// Seconds as a float from nanoseconds, for printing only.
+pub fn secs(nanos: u64) -> f64 {
+    nanos as f64 / 1e9
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_plain_and_suffixed_sizes() {
+        assert_eq!(parse_size("47008"), Ok(47008));
+        assert_eq!(parse_size("4k"), Ok(4096));
+        assert_eq!(parse_size("1m"), Ok(1 << 20));
+        assert_eq!(parse_size("2g"), Ok(2 << 30));
+        assert_eq!(parse_size("1t"), Ok(1 << 40));
+        assert_eq!(parse_size("4KiB"), Ok(4096));
+        assert_eq!(parse_size("8M"), Ok(8 << 20));
+    }
+
+    #[test]
+    fn refuses_bad_sizes_with_a_reason() {
+        assert_eq!(parse_size("1q").unwrap_err().why, "unknown unit suffix");
+        assert_eq!(parse_size("m").unwrap_err().why, "it must start with a number");
+        assert_eq!(parse_size("").unwrap_err().why, "it must start with a number");
+        assert!(parse_size("99999999999t").is_err());
+        let msg = parse_size("1q").unwrap_err().to_string();
+        assert!(msg.contains("'1q'") && msg.contains("hint"), "{msg}");
+    }
+
+    #[test]
+    fn formats_sizes_and_rates() {
+        assert_eq!(format_size(47008), "45.91 KiB");
+        assert_eq!(format_size(100), "100 B");
+        assert_eq!(format_size(2 << 30), "2 GiB");
+        assert_eq!(rate(1 << 20, 1_000_000_000), Some(1048576.0));
+        assert_eq!(rate(5, 0), None);
+        assert_eq!(mib_per_s(2.0 * MIB as f64), 2.0);
+        assert_eq!(gb_per_s(3e9), 3.0);
+        assert_eq!(format_rate(1e9), "953.7 MiB/s (1.00 GB/s)");
+    }
+}
