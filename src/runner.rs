@@ -106,7 +106,7 @@ impl Runner<'_> {
         let started = now_unix();
         let progress = Progress::new(w.tasks);
         let stop = self.watch.map(|watch| watch(progress.clone()));
-        let exec = engine::execute(w, &files, run_token(), drop_caches, progress);
+        let exec = engine::execute(w, &files, w.signature.unwrap_or_else(run_token), drop_caches, progress);
         if let Some(stop) = stop {
             stop();
         }
@@ -121,7 +121,14 @@ impl Runner<'_> {
         match record.status {
             Status::Ok => Ok(record),
             Status::Failed => {
-                let hint = hint.unwrap_or_else(|| "the storage returned other bytes than were written; check the file system and its devices".into());
+                let stale = record.phases.iter().filter_map(|p| p.verify.as_ref()).any(|v| v.stale > 0);
+                let hint = hint.unwrap_or_else(|| {
+                    if stale {
+                        "the files hold another run's data: write them in the same run (--op write,read)".into()
+                    } else {
+                        "the storage returned other bytes than were written; check the file system and its devices".into()
+                    }
+                });
                 Err(RunError::Failed { id, record: Box::new(record), hint })
             }
         }

@@ -129,6 +129,9 @@ pub struct Workload {
     pub verify: bool,
     /// Seed for random orders and data.
     pub seed: u64,
+    /// Fixed data signature for verification (IOR -G); by default each run draws its own, so
+    /// that data left by another run is recognised as stale.
+    pub signature: Option<u64>,
     /// Stop every task this many seconds after the phase started.
     pub stonewall_secs: Option<f64>,
     /// After the stonewall, every task goes on to the count the fastest reached.
@@ -156,6 +159,7 @@ impl Default for Workload {
             fsync_each: false,
             verify: false,
             seed: 1,
+            signature: None,
             stonewall_secs: None,
             wear_out: false,
             drop_caches: false,

@@ -127,6 +127,10 @@ struct RunArgs {
     /// Seed for random orders.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Stamp verified data with this signature instead of a fresh one per run, so that a later
+    /// run given the same signature can check it (IOR -G).
+    #[arg(long)]
+    signature: Option<u64>,
     /// Stop every task this many seconds into a phase.
     #[arg(long, value_name = "SECONDS")]
     stonewall: Option<f64>,
@@ -164,13 +168,13 @@ struct SurveyArgs {
     /// Directory in which to make the survey's scratch directory (default: the current one).
     dir: Option<PathBuf>,
     /// Bytes each sequential workload moves per phase.
-    #[arg(long, value_parser = size, default_value = "1g")]
+    #[arg(long, value_parser = size, default_value = "4g")]
     size: u64,
     /// Tasks (default: the number of CPUs).
     #[arg(long)]
     tasks: Option<usize>,
     /// Seconds each random 4 KiB phase runs.
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 8.0)]
     random_secs: f64,
     #[command(flatten)]
     target: TargetArgs,
@@ -269,6 +273,7 @@ fn workload(a: &RunArgs) -> Result<Workload, Failure> {
         fsync_each: a.fsync_each,
         verify: a.verify,
         seed: a.seed,
+        signature: a.signature,
         stonewall_secs: a.stonewall,
         wear_out: a.wear_out,
         drop_caches: a.drop_caches,

@@ -141,7 +141,7 @@ impl Target {
     /// if nothing of iosurvey's is left in them. Returns what could not be removed.
     pub fn cleanup(self) -> Vec<String> {
         let mut problems = Vec::new();
-        if self.keep {
+        if self.keep || (self.created.is_empty() && !self.created_dir) {
             return problems;
         }
         for p in &self.created {

@@ -1,0 +1,380 @@
+//! End-to-end tests of the `iosurvey` binary on real temporary file systems.
+//!
+//! Tests that need root (mounting a small tmpfs, running as another user, dropping caches)
+//! check first and say on stderr what they skipped.
+
+use serde_json::Value;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn iosurvey(args: &[&str]) -> Out {
+    let out = Command::new(env!("CARGO_BIN_EXE_iosurvey")).args(args).output().expect("start iosurvey");
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A scratch directory for data and a store beside it (not inside: the target must be empty).
+struct Bed {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+    db: String,
+}
+
+impl Bed {
+    fn new() -> Bed {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("target");
+        fs::create_dir(&dir).unwrap();
+        let db = tmp.path().join("store.db").display().to_string();
+        Bed { _tmp: tmp, dir, db }
+    }
+
+    /// Runs `iosurvey run --dir <dir> --db <db> -q` with more arguments.
+    fn run(&self, args: &[&str]) -> Out {
+        let dir = self.dir.display().to_string();
+        let mut all = vec!["run", "--dir", dir.as_str(), "--db", self.db.as_str(), "-q"];
+        all.extend_from_slice(args);
+        iosurvey(&all)
+    }
+
+    fn runs(&self) -> Vec<Value> {
+        if !Path::new(&self.db).exists() {
+            return Vec::new();
+        }
+        let out = iosurvey(&["ls", "--json", "--db", &self.db]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        serde_json::from_str::<Value>(&out.stdout).unwrap().as_array().unwrap().clone()
+    }
+
+    fn show(&self, id: i64) -> Value {
+        let out = iosurvey(&["show", &id.to_string(), "--json", "--db", &self.db]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        serde_json::from_str(&out.stdout).unwrap()
+    }
+
+    fn last_run(&self) -> Value {
+        let id = self.runs().last().expect("a stored run")["id"].as_i64().unwrap();
+        self.show(id)
+    }
+
+    fn entries(&self) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(&self.dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn word(data: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(data[at..at + 8].try_into().unwrap())
+}
+
+const MAGIC: u64 = 0x696f_7375_7276_6579;
+
+/// Reads every transfer header of a verified file: (writer task, offset) per slot.
+fn headers(path: &Path, transfer: usize, signature: u64) -> Vec<(u64, u64)> {
+    let data = fs::read(path).unwrap();
+    assert_eq!(data.len() % transfer, 0, "{} has a partial transfer", path.display());
+    (0..data.len() / transfer)
+        .map(|k| {
+            let at = k * transfer;
+            assert_eq!(word(&data, at), MAGIC, "slot {k} of {} was never written", path.display());
+            assert_eq!(word(&data, at + 8), signature);
+            (word(&data, at + 16), word(&data, at + 24))
+        })
+        .collect()
+}
+
+fn assert_one_line_error(out: &Out, code: i32, needles: &[&str]) {
+    assert_eq!(out.code, code, "stdout: {}\nstderr: {}", out.stdout, out.stderr);
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one line expected: {}", out.stderr);
+    assert!(lines[0].starts_with("iosurvey: error: ") && lines[0].contains("(hint: "), "{}", lines[0]);
+    for n in needles {
+        assert!(lines[0].contains(n), "'{n}' missing from: {}", lines[0]);
+    }
+}
+
+#[test]
+fn shared_file_layouts_put_each_task_exactly_where_ior_would() {
+    for layout in ["segmented", "strided"] {
+        let bed = Bed::new();
+        let out = bed.run(&["--access", "shared", "--layout", layout, "--transfer", "4k", "--block", "12k", "--segments", "2", "--tasks", "3", "--op", "write", "--verify", "--signature", "9", "--keep"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let slots = headers(&bed.dir.join("iosurvey.shared"), 4096, 9);
+        assert_eq!(slots.len(), 18, "2 segments x 3 tasks x 3 transfers");
+        for (k, &(task, offset)) in slots.iter().enumerate() {
+            let at = k as u64 * 4096;
+            let owner = match layout {
+                "segmented" => (at % (36 * 1024)) / (12 * 1024),
+                _ => k as u64 % 3,
+            };
+            assert_eq!((task, offset), (owner, at), "{layout} slot {k}");
+        }
+    }
+}
+
+#[test]
+fn file_per_task_gives_each_task_its_own_contiguous_file() {
+    let bed = Bed::new();
+    let out = bed.run(&["--transfer", "4k", "--block", "8k", "--segments", "2", "--tasks", "3", "--op", "write", "--verify", "--signature", "3", "--keep"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for task in 0..3u64 {
+        let slots = headers(&bed.dir.join(format!("iosurvey.{task:06}")), 4096, 3);
+        assert_eq!(slots, (0..4).map(|k| (task, k * 4096)).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn every_pattern_writes_every_transfer_exactly_once_and_reads_back_verified() {
+    for pattern in ["random", "backward", "stride:3", "sequential"] {
+        let bed = Bed::new();
+        let out = bed.run(&["--access", "shared", "--pattern", pattern, "--transfer", "4k", "--block", "40k", "--segments", "3", "--tasks", "3", "--verify", "--signature", "4", "--keep"]);
+        assert_eq!(out.code, 0, "{pattern}: {}", out.stderr);
+        let slots = headers(&bed.dir.join("iosurvey.shared"), 4096, 4);
+        // 90 slots all written with the right header, by 90 write calls: each exactly once.
+        assert_eq!(slots.len(), 90);
+        let run = bed.last_run();
+        assert_eq!(run["phases"][0]["figures"]["ops"], 90, "{pattern}");
+        assert_eq!(run["phases"][1]["verify"]["checked"], 90);
+        assert_eq!(run["phases"][1]["verify"]["bad"], 0);
+    }
+}
+
+#[test]
+fn verification_finds_a_flipped_byte_and_names_where() {
+    let bed = Bed::new();
+    let out = bed.run(&["--transfer", "4k", "--block", "64k", "--op", "write", "--verify", "--signature", "5", "--keep"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let file = bed.dir.join("iosurvey.000000");
+    let mut data = fs::read(&file).unwrap();
+    data[20000] ^= 0x40;
+    fs::write(&file, &data).unwrap();
+    let out = bed.run(&["--transfer", "4k", "--block", "64k", "--op", "read", "--verify", "--signature", "5"]);
+    assert_one_line_error(&out, 3, &["1 of 16 transfers bad", "offset 20000", "expected 0x", "found 0x", "iosurvey.000000"]);
+    let run = bed.last_run();
+    assert_eq!(run["status"], "failed");
+    assert_eq!(run["phases"][0]["verify"]["bad"], 1);
+    assert!(file.exists(), "the read run did not create the file, so it must not remove it");
+}
+
+#[test]
+fn verification_recognises_data_of_an_earlier_run_as_stale() {
+    let bed = Bed::new();
+    assert_eq!(bed.run(&["--transfer", "4k", "--block", "32k", "--op", "write", "--verify", "--keep"]).code, 0);
+    let out = bed.run(&["--transfer", "4k", "--block", "32k", "--op", "read", "--verify"]);
+    assert_one_line_error(&out, 3, &["8 of 8 transfers bad", "8 written by another run (stale)"]);
+}
+
+#[test]
+fn direct_io_runs_random_and_verified() {
+    let bed = Bed::new();
+    let out = bed.run(&["--pattern", "random", "--transfer", "4k", "--block", "1m", "--tasks", "2", "--direct", "--verify"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = bed.last_run();
+    assert_eq!(run["workload"]["direct"], true);
+    assert_eq!(run["phases"][1]["verify"]["checked"], 512);
+    assert_eq!(run["phases"][1]["possibly_cached"], Value::Null, "direct reads bypass the page cache");
+    assert!(bed.entries().is_empty(), "files removed: {:?}", bed.entries());
+}
+
+#[test]
+fn reorder_reads_the_neighbours_data_and_verifies() {
+    for access in ["file-per-task", "shared"] {
+        let bed = Bed::new();
+        let out = bed.run(&["--access", access, "--transfer", "4k", "--block", "64k", "--tasks", "3", "--reorder", "--verify"]);
+        assert_eq!(out.code, 0, "{access}: {}", out.stderr);
+        assert_eq!(bed.last_run()["phases"][1]["verify"]["checked"], 48);
+    }
+}
+
+#[test]
+fn bad_input_gets_one_line_exit_2_and_stores_nothing() {
+    let bed = Bed::new();
+    let cases: [(&[&str], &[&str]); 5] = [
+        (&["--transfer", "1q"], &["'1q'"]),
+        (&["--transfer", "2m", "--block", "1m"], &["larger than block"]),
+        (&["--transfer", "3k", "--block", "10k"], &["not a multiple", "--block 9216"]),
+        (&["--transfer", "1000", "--block", "3000", "--direct"], &["multiple of"]),
+        (&["--block", "100t"], &["needs 100 TiB", "free"]),
+    ];
+    for (args, needles) in cases {
+        assert_one_line_error(&bed.run(args), 2, needles);
+    }
+    assert!(bed.runs().is_empty());
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+}
+
+#[test]
+fn targets_that_are_missing_root_or_foreign_are_refused() {
+    let bed = Bed::new();
+    let db = bed.db.clone();
+    let missing = bed.dir.join("nope").display().to_string();
+    assert_one_line_error(&iosurvey(&["run", "--dir", &missing, "--db", &db]), 2, &["does not exist"]);
+    assert_one_line_error(&iosurvey(&["run", "--dir", "/", "--db", &db]), 2, &["root directory"]);
+    fs::write(bed.dir.join("precious.dat"), b"keep me").unwrap();
+    assert_one_line_error(&bed.run(&["--block", "1m"]), 2, &["did not create", "precious.dat", "--force"]);
+    let out = bed.run(&["--block", "1m", "--tasks", "2", "--force"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(bed.entries(), vec!["precious.dat"], "only iosurvey's own files are removed");
+    assert_eq!(fs::read(bed.dir.join("precious.dat")).unwrap(), b"keep me");
+}
+
+/// Mounts a tmpfs with the given options on a fresh directory; unmounted on drop.
+struct Tmpfs {
+    bed: Bed,
+}
+
+impl Tmpfs {
+    fn mount(options: &str) -> Option<Tmpfs> {
+        if !is_root() {
+            eprintln!("skipped: mounting a tmpfs needs root");
+            return None;
+        }
+        let bed = Bed::new();
+        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", options, "tmpfs"]).arg(&bed.dir).status().is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped: mount -t tmpfs failed here");
+            return None;
+        }
+        Some(Tmpfs { bed })
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.bed.dir).status();
+    }
+}
+
+#[test]
+fn enospc_mid_write_fails_the_run_stores_it_failed_and_cleans_up() {
+    let Some(fs) = Tmpfs::mount("size=4m") else { return };
+    let bed = &fs.bed;
+    let out = bed.run(&["--block", "16m", "--tasks", "2", "--no-space-check"]);
+    assert_one_line_error(&out, 1, &["No space left on device", "iosurvey.00000", "free space"]);
+    let runs = bed.runs();
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["status"], "failed");
+    let run = bed.last_run();
+    assert!(run["error"].as_str().unwrap().contains("No space left"));
+    assert_eq!(run["phases"].as_array().unwrap().len(), 1, "the write phase, partial; no read after it");
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+}
+
+#[test]
+fn a_read_only_directory_is_refused_before_the_run() {
+    let Some(fs) = Tmpfs::mount("ro,size=1m") else { return };
+    let out = fs.bed.run(&["--block", "1m"]);
+    assert_one_line_error(&out, 2, &["Read-only file system", "read-only"]);
+    assert!(fs.bed.runs().is_empty());
+}
+
+#[test]
+fn permission_denied_is_one_line_and_stores_nothing() {
+    if !is_root() || Command::new("setpriv").arg("--version").output().is_err() {
+        eprintln!("skipped: running as another user needs root and setpriv");
+        return;
+    }
+    let bed = Bed::new();
+    // The store must be writable by the unprivileged user; the target must not be.
+    let store_dir = bed._tmp.path().join("open");
+    fs::create_dir(&store_dir).unwrap();
+    Command::new("chmod").args(["0777"]).arg(&store_dir).status().unwrap();
+    Command::new("chmod").args(["0755"]).arg(bed._tmp.path()).status().unwrap();
+    let db = store_dir.join("s.db").display().to_string();
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", env!("CARGO_BIN_EXE_iosurvey"), "run", "--dir"])
+        .arg(&bed.dir)
+        .args(["--block", "1m", "--db", &db])
+        .output()
+        .unwrap();
+    let out = Out { code: out.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&out.stdout).into(), stderr: String::from_utf8_lossy(&out.stderr).into() };
+    if out.stderr.contains("Permission denied") && out.stderr.contains("store") {
+        eprintln!("skipped: the unprivileged user cannot reach the test's store here");
+        return;
+    }
+    assert_one_line_error(&out, 2, &["Permission denied", "permissions"]);
+    assert!(bed.entries().is_empty());
+}
+
+#[test]
+fn a_run_round_trips_through_the_store_and_its_json_file() {
+    let bed = Bed::new();
+    let json = bed._tmp.path().join("run.json");
+    let out = bed.run(&["--transfer", "64k", "--block", "1m", "--tasks", "2", "--iterations", "3", "--fsync", "--json", json.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.starts_with("run "), "quiet prints the id only: {}", out.stdout);
+    let from_file: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+    let stored = bed.last_run();
+    assert_eq!(from_file, stored);
+    assert_eq!(stored["phases"].as_array().unwrap().len(), 6);
+    assert_eq!(stored["env"]["fs_type"].as_str().map(str::is_empty), Some(false));
+    assert!(stored["command_line"].as_str().unwrap().contains("--iterations 3"));
+    for p in stored["phases"].as_array().unwrap() {
+        assert_eq!(p["figures"]["bytes"], 2 * 1024 * 1024);
+        assert_eq!(p["tasks"].as_array().unwrap().len(), 2);
+    }
+    let text = iosurvey(&["show", &stored["id"].to_string(), "--db", &bed.db]);
+    assert!(text.stdout.contains("over 3 iterations") && text.stdout.contains("MiB/s"), "{}", text.stdout);
+    assert!(out.stderr.is_empty(), "no progress bar when stderr is not a terminal: {}", out.stderr);
+}
+
+#[test]
+fn stonewall_stops_early_and_wear_out_evens_the_tasks() {
+    let bed = Bed::new();
+    let out = bed.run(&["--op", "write", "--transfer", "4k", "--block", "2g", "--tasks", "2", "--stonewall", "0.2", "--wear-out", "--no-space-check"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = bed.last_run();
+    let tasks = run["phases"][0]["tasks"].as_array().unwrap();
+    let ops: Vec<u64> = tasks.iter().map(|t| t["ops"].as_u64().unwrap()).collect();
+    assert!(ops[0] < 2 * 262144, "stopped before the end: {ops:?}");
+    assert_eq!(ops[0], ops[1], "wear-out brings every task to the same count");
+}
+
+#[test]
+fn dropping_caches_clears_the_cache_flag_on_a_disk() {
+    let bed = Bed::new();
+    let out = bed.run(&["--transfer", "1m", "--block", "8m", "--drop-caches"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = bed.last_run();
+    let read = &run["phases"][1];
+    if !is_root() {
+        assert_eq!(read["caches_dropped"], false);
+        assert!(run["warnings"][0].as_str().unwrap().contains("root"));
+        assert!(read["possibly_cached"].is_string());
+        return;
+    }
+    assert_eq!(read["caches_dropped"], true);
+    let memory_fs = ["tmpfs", "ramfs"].contains(&run["env"]["fs_type"].as_str().unwrap());
+    assert_eq!(read["possibly_cached"].is_string(), memory_fs, "{read}");
+}
+
+#[test]
+fn survey_runs_the_battery_stores_it_and_leaves_nothing_behind() {
+    let bed = Bed::new();
+    let dir = bed.dir.display().to_string();
+    let out = iosurvey(&["survey", &dir, "--size", "32m", "--random-secs", "0.2", "--db", &bed.db, "-q"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for needle in ["seq-file-per-task", "random-4k", "IOPS", "seq-shared", "N-to-1 write is", "% of N-to-N"] {
+        assert!(out.stdout.contains(needle), "'{needle}' missing:\n{}", out.stdout);
+    }
+    let runs = bed.runs();
+    assert_eq!(runs.len(), 3);
+    assert!(runs.iter().all(|r| r["survey_id"] == runs[0]["survey_id"] && r["status"] == "ok"));
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+}
