@@ -51,7 +51,9 @@ pub fn collect(target: &Path) -> Environment {
         tool_version: env!("CARGO_PKG_VERSION").to_string(),
         ..Environment::default()
     };
-    if let Some(m) = fs::read_to_string("/proc/self/mountinfo").ok().and_then(|t| mount_of(&t, &target.to_string_lossy())) {
+    if let Some(m) =
+        fs::read_to_string("/proc/self/mountinfo").ok().and_then(|t| mount_of(&t, &target.to_string_lossy()))
+    {
         env.block_device = block_device(&m.dev);
         env.fs_type = m.fs_type;
         env.mount_source = m.source;
@@ -74,7 +76,12 @@ fn uname_field(pick: impl Fn(&libc::utsname) -> &[libc::c_char; 65]) -> String {
 fn cpu_model() -> String {
     fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|t| t.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split_once(':')).map(|(_, v)| v.trim().to_string()))
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
         .unwrap_or_default()
 }
 
@@ -82,7 +89,12 @@ fn cpu_model() -> String {
 pub fn ram_bytes() -> u64 {
     fs::read_to_string("/proc/meminfo")
         .ok()
-        .and_then(|t| t.lines().find(|l| l.starts_with("MemTotal:")).and_then(|l| l.split_whitespace().nth(1)).and_then(|k| k.parse::<u64>().ok()))
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|k| k.parse::<u64>().ok())
+        })
         .map_or(0, |kib| kib * 1024)
 }
 

@@ -148,17 +148,14 @@ mod tests {
     #[test]
     fn bandwidth_spans_earliest_open_to_latest_close() {
         // Task 0: 0..1000 ms moving 1000 bytes; task 1: 200..2000 ms moving 3000 bytes.
-        let tasks = [
-            task(0, 1000, [0, 100, 900, 950, 1000], 1000),
-            task(1, 3000, [200, 300, 1800, 1900, 2000], 1200),
-        ];
+        let tasks = [task(0, 1000, [0, 100, 900, 950, 1000], 1000), task(1, 3000, [200, 300, 1800, 1900, 2000], 1200)];
         let f = aggregate(&tasks);
         assert_eq!(f.bytes, 4000);
         assert_eq!(f.ops, 40);
         assert_eq!(f.window_ns, 2000 * MS);
         close(f.bandwidth, 2000.0); // 4000 B / 2 s
         close(f.iops, 20.0); // 40 ops / 2 s
-        // Transfers ran from 100 ms to 1800 ms.
+                             // Transfers ran from 100 ms to 1800 ms.
         close(f.transfer_rate, 4000.0 / 1.7);
         // Own rates: 1000 B / 1 s and 3000 B / 1.8 s.
         close(f.task_min, 1000.0);

@@ -66,7 +66,8 @@ mod tests {
 
     #[test]
     fn battery_reuses_the_sequential_files_for_random_io() {
-        let items = survey(SurveyShape { size: 3 * MIB * 1024, tasks: 3, direct: true, drop_caches: false, random_secs: 5.0 });
+        let items =
+            survey(SurveyShape { size: 3 * MIB * 1024, tasks: 3, direct: true, drop_caches: false, random_secs: 5.0 });
         let names: Vec<_> = items.iter().map(|i| i.name).collect();
         assert_eq!(names, ["seq-file-per-task", "random-4k", "seq-shared"]);
         let (seq, rnd) = (&items[0].workload, &items[1].workload);

@@ -112,7 +112,8 @@ pub fn cache_flag(op: Op, w: &Workload, env: &Environment, dropped: bool, bytes:
         return None;
     }
     // Data larger than RAM cannot all sit in the page cache; anything smaller might.
-    (env.ram_bytes == 0 || bytes < env.ram_bytes).then(|| "read without --direct or --drop-caches, data smaller than RAM".to_string())
+    (env.ram_bytes == 0 || bytes < env.ram_bytes)
+        .then(|| "read without --direct or --drop-caches, data smaller than RAM".to_string())
 }
 
 impl PhaseRecord {
@@ -148,8 +149,16 @@ impl PhaseRecord {
 
 impl RunRecord {
     /// Builds the record of an execution; the status follows its error and verification.
-    pub fn assemble(w: Workload, env: Environment, exec: Execution, command_line: String, started: i64, error_text: Option<String>) -> Self {
-        let phases: Vec<PhaseRecord> = exec.phases.into_iter().map(|p| PhaseRecord::from_outcome(p, &w, &env)).collect();
+    pub fn assemble(
+        w: Workload,
+        env: Environment,
+        exec: Execution,
+        command_line: String,
+        started: i64,
+        error_text: Option<String>,
+    ) -> Self {
+        let phases: Vec<PhaseRecord> =
+            exec.phases.into_iter().map(|p| PhaseRecord::from_outcome(p, &w, &env)).collect();
         let error = error_text.or_else(|| verify_error(&phases));
         RunRecord {
             id: None,
@@ -227,8 +236,17 @@ mod tests {
         let w = Workload::default();
         let env = Environment::default();
         let t = |bytes, end| TaskTiming { bytes, ops: 1, close_end: end, xfer_end: end, ..TaskTiming::default() };
-        let phase = |op, iteration, bytes| PhaseOutcome { op, iteration, tasks: vec![t(bytes, 1_000_000_000)], verify: None, caches_dropped: false };
-        let exec = Execution { phases: vec![phase(Op::Write, 0, 100), phase(Op::Read, 0, 100), phase(Op::Write, 1, 300)], error: None };
+        let phase = |op, iteration, bytes| PhaseOutcome {
+            op,
+            iteration,
+            tasks: vec![t(bytes, 1_000_000_000)],
+            verify: None,
+            caches_dropped: false,
+        };
+        let exec = Execution {
+            phases: vec![phase(Op::Write, 0, 100), phase(Op::Read, 0, 100), phase(Op::Write, 1, 300)],
+            error: None,
+        };
         let r = RunRecord::assemble(w, env, exec, "x".into(), 0, None);
         let s = r.summaries();
         assert_eq!(s.len(), 2);

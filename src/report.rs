@@ -36,7 +36,14 @@ pub fn run_text(r: &RunRecord) -> String {
     );
     let w = &r.workload;
     let mut options = Vec::new();
-    for (on, name) in [(w.direct, "direct"), (w.fsync, "fsync"), (w.fsync_each, "fsync-each"), (w.verify, "verify"), (w.reorder, "reorder"), (w.drop_caches, "drop-caches")] {
+    for (on, name) in [
+        (w.direct, "direct"),
+        (w.fsync, "fsync"),
+        (w.fsync_each, "fsync-each"),
+        (w.verify, "verify"),
+        (w.reorder, "reorder"),
+        (w.drop_caches, "drop-caches"),
+    ] {
         if on {
             options.push(name.to_string());
         }
@@ -59,7 +66,11 @@ pub fn run_text(r: &RunRecord) -> String {
             notes.push(format!("possibly cached: {c}"));
         }
         if let Some(v) = &p.verify {
-            notes.push(if v.bad == 0 { format!("verified {} transfers", v.checked) } else { format!("{} of {} transfers BAD", v.bad, v.checked) });
+            notes.push(if v.bad == 0 {
+                format!("verified {} transfers", v.checked)
+            } else {
+                format!("{} of {} transfers BAD", v.bad, v.checked)
+            });
         }
         let _ = writeln!(
             s,
@@ -106,7 +117,8 @@ fn spread_text(sp: &Spread, scale: impl Fn(f64) -> f64) -> String {
 
 /// `iosurvey ls`: a line per stored run.
 pub fn list_text(rows: &[RunRow]) -> String {
-    let mut s = format!("{:>5} {:>6} {:<7} {:<10} {:<34} {}\n", "id", "survey", "status", "fs", "best MiB/s", "workload");
+    let mut s =
+        format!("{:>5} {:>6} {:<7} {:<10} {:<34} {}\n", "id", "survey", "status", "fs", "best MiB/s", "workload");
     for r in rows {
         let best: Vec<String> = r.best.iter().map(|(op, bw)| format!("{op}={}", mib(*bw))).collect();
         let _ = writeln!(
@@ -138,16 +150,33 @@ pub fn survey_text(survey_id: i64, runs: &[RunRecord]) -> String {
     for r in runs {
         let random = r.workload.pattern != crate::spec::Pattern::Sequential;
         let cell = |op| {
-            mean_of(r, op, random).map_or("-".to_string(), |v| if random { format!("{v:.0} IOPS") } else { format!("{:.1} MiB/s", mib_per_s(v)) })
+            mean_of(r, op, random).map_or("-".to_string(), |v| {
+                if random {
+                    format!("{v:.0} IOPS")
+                } else {
+                    format!("{:.1} MiB/s", mib_per_s(v))
+                }
+            })
         };
-        let mut notes: Vec<String> = r.summaries().into_iter().filter_map(|x| x.possibly_cached.map(|c| format!("read possibly cached: {c}"))).collect();
+        let mut notes: Vec<String> = r
+            .summaries()
+            .into_iter()
+            .filter_map(|x| x.possibly_cached.map(|c| format!("read possibly cached: {c}")))
+            .collect();
         if r.workload.direct {
             notes.push("O_DIRECT".into());
         }
         if r.status == Status::Failed {
             notes.push(format!("FAILED: {}", r.error.as_deref().unwrap_or("")));
         }
-        let _ = writeln!(s, "{:<20} {:>16} {:>16}  {}", r.name.as_deref().unwrap_or("-"), cell(Op::Write), cell(Op::Read), notes.join("; "));
+        let _ = writeln!(
+            s,
+            "{:<20} {:>16} {:>16}  {}",
+            r.name.as_deref().unwrap_or("-"),
+            cell(Op::Write),
+            cell(Op::Read),
+            notes.join("; ")
+        );
     }
     let by_name = |n: &str| runs.iter().find(|r| r.name.as_deref() == Some(n));
     if let (Some(fpt), Some(shared)) = (by_name("seq-file-per-task"), by_name("seq-shared")) {

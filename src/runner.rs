@@ -57,6 +57,9 @@ impl RunError {
     }
 }
 
+/// Watches a run's live progress; returns the function that stops watching.
+pub type Watch = dyn Fn(Arc<Progress>) -> Box<dyn FnOnce()>;
+
 /// Settings shared by every run of one command.
 pub struct Runner<'a> {
     /// Where records go.
@@ -66,7 +69,7 @@ pub struct Runner<'a> {
     /// Refuse runs that need more space than is free.
     pub space_check: bool,
     /// Called with the live progress of each run; returns a function that stops watching.
-    pub watch: Option<&'a dyn Fn(Arc<Progress>) -> Box<dyn FnOnce()>>,
+    pub watch: Option<&'a Watch>,
 }
 
 fn now_unix() -> i64 {
@@ -82,7 +85,13 @@ fn run_token() -> u64 {
 impl Runner<'_> {
     /// Runs `w` in `target`. The files it creates stay registered in the target for clean-up
     /// by its owner, so that a survey can reuse them across runs.
-    pub fn run(&mut self, target: &mut Target, w: &Workload, name: Option<&str>, survey_id: Option<i64>) -> Result<RunRecord, RunError> {
+    pub fn run(
+        &mut self,
+        target: &mut Target,
+        w: &Workload,
+        name: Option<&str>,
+        survey_id: Option<i64>,
+    ) -> Result<RunRecord, RunError> {
         w.validate()?;
         let env: Environment = env::collect(target.dir());
         let files = target.data_files(w.access == Access::Shared, engine::offsets::OffsetMap::new(w).files());
@@ -90,18 +99,26 @@ impl Runner<'_> {
         if w.direct {
             let align = target.direct_alignment().map_err(RunError::Refused)?;
             if w.transfer % align != 0 {
-                return Err(RunError::Refused(EngineError::DirectMisaligned { dir: target.dir().to_path_buf(), align, transfer: w.transfer }));
+                return Err(RunError::Refused(EngineError::DirectMisaligned {
+                    dir: target.dir().to_path_buf(),
+                    align,
+                    transfer: w.transfer,
+                }));
             }
         }
         if w.ops.contains(&Op::Write) {
             if self.space_check {
-                target.check_space(&files, engine::offsets::OffsetMap::new(w).file_size()).map_err(RunError::Refused)?;
+                target
+                    .check_space(&files, engine::offsets::OffsetMap::new(w).file_size())
+                    .map_err(RunError::Refused)?;
             }
             target.claim(&files).map_err(RunError::Refused)?;
         }
         let drop_caches = w.drop_caches && cache::can_drop();
         if w.drop_caches && !drop_caches {
-            warnings.push("--drop-caches needs root: the page cache was not dropped, reads may come from memory".to_string());
+            warnings.push(
+                "--drop-caches needs root: the page cache was not dropped, reads may come from memory".to_string(),
+            );
         }
         let started = now_unix();
         let progress = Progress::new(w.tasks);
@@ -126,7 +143,8 @@ impl Runner<'_> {
                     if stale {
                         "the files hold another run's data: write them in the same run (--op write,read)".into()
                     } else {
-                        "the storage returned other bytes than were written; check the file system and its devices".into()
+                        "the storage returned other bytes than were written; check the file system and its devices"
+                            .into()
                     }
                 });
                 Err(RunError::Failed { id, record: Box::new(record), hint })

@@ -186,7 +186,9 @@ pub enum SpecError {
         block: String,
     },
     /// Block is not a whole number of transfers.
-    #[error("block size {block} bytes is not a multiple of transfer size {transfer} bytes (hint: use --block {suggest})")]
+    #[error(
+        "block size {block} bytes is not a multiple of transfer size {transfer} bytes (hint: use --block {suggest})"
+    )]
     BlockNotMultiple {
         /// Block in bytes.
         block: u64,
@@ -216,7 +218,9 @@ pub enum SpecError {
         transfer: u64,
     },
     /// Random-overlap writes leave some slots unwritten, so reads of them cannot be checked.
-    #[error("--verify cannot check --pattern random-overlap: some transfers are never written (hint: use --pattern random)")]
+    #[error(
+        "--verify cannot check --pattern random-overlap: some transfers are never written (hint: use --pattern random)"
+    )]
     VerifyOverlap,
     /// Wear-out without a stonewall.
     #[error("--wear-out only makes sense with --stonewall (hint: add --stonewall SECONDS)")]
@@ -238,12 +242,7 @@ impl Workload {
         let parts = self.tasks.max(1) as u64 * self.segments.max(1);
         let step = parts * self.transfer.max(1);
         if total == 0 || total % step != 0 {
-            return Err(SpecError::TotalNotDivisible {
-                total,
-                parts,
-                transfer: self.transfer,
-                step,
-            });
+            return Err(SpecError::TotalNotDivisible { total, parts, transfer: self.transfer, step });
         }
         self.block = total / parts;
         Ok(())
@@ -280,10 +279,7 @@ impl Workload {
             });
         }
         if self.verify && self.transfer < VERIFY_HEADER {
-            return Err(SpecError::VerifyTooSmall {
-                min: VERIFY_HEADER,
-                transfer: self.transfer,
-            });
+            return Err(SpecError::VerifyTooSmall { min: VERIFY_HEADER, transfer: self.transfer });
         }
         if self.verify && self.pattern == Pattern::RandomOverlap {
             return Err(SpecError::VerifyOverlap);
@@ -332,12 +328,7 @@ mod tests {
     use super::*;
 
     fn ok() -> Workload {
-        Workload {
-            transfer: 4096,
-            block: 8192,
-            tasks: 2,
-            ..Workload::default()
-        }
+        Workload { transfer: 4096, block: 8192, tasks: 2, ..Workload::default() }
     }
 
     #[test]
@@ -355,10 +346,7 @@ mod tests {
     #[test]
     fn refuses_block_not_multiple_and_suggests_one() {
         let w = Workload { block: 10000, ..ok() };
-        assert_eq!(
-            w.validate(),
-            Err(SpecError::BlockNotMultiple { block: 10000, transfer: 4096, suggest: 8192 })
-        );
+        assert_eq!(w.validate(), Err(SpecError::BlockNotMultiple { block: 10000, transfer: 4096, suggest: 8192 }));
     }
 
     #[test]

@@ -167,7 +167,10 @@ impl Store {
     /// Starts a survey and returns its id.
     pub fn begin_survey(&self, started: i64, target: &str, command_line: &str) -> Result<i64, StoreError> {
         self.conn
-            .execute("INSERT INTO surveys (started, target, command_line) VALUES (?1, ?2, ?3)", params![started, target, command_line])
+            .execute(
+                "INSERT INTO surveys (started, target, command_line) VALUES (?1, ?2, ?3)",
+                params![started, target, command_line],
+            )
             .map_err(|e| self.wrap(e))?;
         Ok(self.conn.last_insert_rowid())
     }
@@ -217,7 +220,8 @@ impl Store {
 
     /// Ids of the runs of a survey, in order.
     pub fn survey_runs(&self, survey_id: i64) -> Result<Vec<i64>, StoreError> {
-        let mut stmt = self.conn.prepare("SELECT id FROM runs WHERE survey_id = ?1 ORDER BY id").map_err(|e| self.wrap(e))?;
+        let mut stmt =
+            self.conn.prepare("SELECT id FROM runs WHERE survey_id = ?1 ORDER BY id").map_err(|e| self.wrap(e))?;
         let ids = stmt.query_map([survey_id], |r| r.get(0)).and_then(|ids| ids.collect()).map_err(|e| self.wrap(e))?;
         Ok(ids)
     }
@@ -247,7 +251,17 @@ impl Store {
                         block_device: r.get(18)?,
                         tool_version: text(19)?,
                     };
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get::<_, String>(3)?, r.get(4)?, r.get(5)?, r.get::<_, String>(6)?, r.get::<_, String>(7)?, env))
+                    Ok((
+                        r.get(0)?,
+                        r.get(1)?,
+                        r.get(2)?,
+                        r.get::<_, String>(3)?,
+                        r.get(4)?,
+                        r.get(5)?,
+                        r.get::<_, String>(6)?,
+                        r.get::<_, String>(7)?,
+                        env,
+                    ))
                 },
             )
             .optional()
@@ -294,7 +308,14 @@ impl Store {
                         first: r.get(8)?,
                     })
                 });
-                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, u32>(2)?, r.get(3)?, r.get(4)?, verify.transpose()?))
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, u32>(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    verify.transpose()?,
+                ))
             })
             .and_then(|h| h.collect::<Result<Vec<_>, _>>())
             .map_err(|e| self.wrap(e))?;
@@ -331,7 +352,15 @@ impl Store {
                     "read" => Op::Read,
                     other => return Err(StoreError::Damaged(run_id, format!("unknown op {other}"))),
                 };
-                Ok(PhaseRecord { op, iteration, figures: aggregate(&tasks), possibly_cached, caches_dropped, verify, tasks })
+                Ok(PhaseRecord {
+                    op,
+                    iteration,
+                    figures: aggregate(&tasks),
+                    possibly_cached,
+                    caches_dropped,
+                    verify,
+                    tasks,
+                })
             })
             .collect()
     }
@@ -339,7 +368,8 @@ impl Store {
 
 fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
     let spec = serde_json::to_string(&r.workload).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
-    let warnings = serde_json::to_string(&r.warnings).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    let warnings =
+        serde_json::to_string(&r.warnings).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
     let e = &r.env;
     tx.execute(
         "INSERT INTO runs (survey_id, name, started, status, error, command_line, label, spec_json, warnings_json,
@@ -347,9 +377,27 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
             mount_options, block_device, tool_version)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
         params![
-            r.survey_id, r.name, r.started, r.status.name(), r.error, r.command_line, r.workload.label(), spec, warnings,
-            e.host, e.kernel, e.cpu_model, e.cpu_count as i64, e.ram_bytes as i64, e.target, e.fs_type, e.mount_source,
-            e.mount_point, e.mount_options, e.block_device, e.tool_version
+            r.survey_id,
+            r.name,
+            r.started,
+            r.status.name(),
+            r.error,
+            r.command_line,
+            r.workload.label(),
+            spec,
+            warnings,
+            e.host,
+            e.kernel,
+            e.cpu_model,
+            e.cpu_count as i64,
+            e.ram_bytes as i64,
+            e.target,
+            e.fs_type,
+            e.mount_source,
+            e.mount_point,
+            e.mount_options,
+            e.block_device,
+            e.tool_version
         ],
     )?;
     let run_id = tx.last_insert_rowid();
@@ -367,16 +415,40 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
         let f = &p.figures;
         let v = p.verify.as_ref();
         phase_stmt.execute(params![
-            run_id, seq as i64, p.op.name(), p.iteration, f.bytes as i64, f.ops as i64, f.window_ns as i64,
-            f.bandwidth, f.transfer_rate, f.iops, f.task_min, f.task_max, f.first_finish_rate, p.possibly_cached,
-            p.caches_dropped, v.map(|v| v.checked as i64), v.map(|v| v.bad as i64), v.map(|v| v.stale as i64),
+            run_id,
+            seq as i64,
+            p.op.name(),
+            p.iteration,
+            f.bytes as i64,
+            f.ops as i64,
+            f.window_ns as i64,
+            f.bandwidth,
+            f.transfer_rate,
+            f.iops,
+            f.task_min,
+            f.task_max,
+            f.first_finish_rate,
+            p.possibly_cached,
+            p.caches_dropped,
+            v.map(|v| v.checked as i64),
+            v.map(|v| v.bad as i64),
+            v.map(|v| v.stale as i64),
             v.and_then(|v| v.first.clone())
         ])?;
         let phase_id = tx.last_insert_rowid();
         for t in &p.tasks {
             task_stmt.execute(params![
-                phase_id, t.task, t.node, t.bytes as i64, t.ops as i64, t.open_start as i64, t.xfer_start as i64,
-                t.xfer_end as i64, t.sync_end as i64, t.close_end as i64, t.bytes_at_first_finish as i64
+                phase_id,
+                t.task,
+                t.node,
+                t.bytes as i64,
+                t.ops as i64,
+                t.open_start as i64,
+                t.xfer_start as i64,
+                t.xfer_end as i64,
+                t.sync_end as i64,
+                t.close_end as i64,
+                t.bytes_at_first_finish as i64
             ])?;
         }
     }
@@ -390,13 +462,49 @@ mod tests {
     use crate::spec::Workload;
 
     fn sample(error: Option<String>) -> RunRecord {
-        let t = |task, bytes| TaskTiming { task, bytes, ops: 2, open_start: 5, xfer_start: 6, xfer_end: 90, sync_end: 95, close_end: 100, bytes_at_first_finish: bytes / 2, node: 0 };
+        let t = |task, bytes| TaskTiming {
+            task,
+            bytes,
+            ops: 2,
+            open_start: 5,
+            xfer_start: 6,
+            xfer_end: 90,
+            sync_end: 95,
+            close_end: 100,
+            bytes_at_first_finish: bytes / 2,
+            node: 0,
+        };
         let phases = vec![
-            PhaseOutcome { op: Op::Write, iteration: 0, tasks: vec![t(0, 4096), t(1, 8192)], verify: None, caches_dropped: false },
-            PhaseOutcome { op: Op::Read, iteration: 0, tasks: vec![t(0, 4096), t(1, 4096)], verify: Some(VerifyTally { checked: 2, ..VerifyTally::default() }), caches_dropped: true },
+            PhaseOutcome {
+                op: Op::Write,
+                iteration: 0,
+                tasks: vec![t(0, 4096), t(1, 8192)],
+                verify: None,
+                caches_dropped: false,
+            },
+            PhaseOutcome {
+                op: Op::Read,
+                iteration: 0,
+                tasks: vec![t(0, 4096), t(1, 4096)],
+                verify: Some(VerifyTally { checked: 2, ..VerifyTally::default() }),
+                caches_dropped: true,
+            },
         ];
-        let env = Environment { host: "h".into(), fs_type: "ext4".into(), block_device: Some("vda".into()), ram_bytes: 1 << 30, ..Environment::default() };
-        let mut r = RunRecord::assemble(Workload { verify: true, ..Workload::default() }, env, Execution { phases, error: None }, "iosurvey run".into(), 1234, error);
+        let env = Environment {
+            host: "h".into(),
+            fs_type: "ext4".into(),
+            block_device: Some("vda".into()),
+            ram_bytes: 1 << 30,
+            ..Environment::default()
+        };
+        let mut r = RunRecord::assemble(
+            Workload { verify: true, ..Workload::default() },
+            env,
+            Execution { phases, error: None },
+            "iosurvey run".into(),
+            1234,
+            error,
+        );
         r.warnings.push("a warning".into());
         r
     }

@@ -68,7 +68,8 @@ impl Bed {
     }
 
     fn entries(&self) -> Vec<String> {
-        let mut names: Vec<String> = fs::read_dir(&self.dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        let mut names: Vec<String> =
+            fs::read_dir(&self.dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         names.sort();
         names
     }
@@ -113,7 +114,26 @@ fn assert_one_line_error(out: &Out, code: i32, needles: &[&str]) {
 fn shared_file_layouts_put_each_task_exactly_where_ior_would() {
     for layout in ["segmented", "strided"] {
         let bed = Bed::new();
-        let out = bed.run(&["--access", "shared", "--layout", layout, "--transfer", "4k", "--block", "12k", "--segments", "2", "--tasks", "3", "--op", "write", "--verify", "--signature", "9", "--keep"]);
+        let out = bed.run(&[
+            "--access",
+            "shared",
+            "--layout",
+            layout,
+            "--transfer",
+            "4k",
+            "--block",
+            "12k",
+            "--segments",
+            "2",
+            "--tasks",
+            "3",
+            "--op",
+            "write",
+            "--verify",
+            "--signature",
+            "9",
+            "--keep",
+        ]);
         assert_eq!(out.code, 0, "{}", out.stderr);
         let slots = headers(&bed.dir.join("iosurvey.shared"), 4096, 9);
         assert_eq!(slots.len(), 18, "2 segments x 3 tasks x 3 transfers");
@@ -131,7 +151,22 @@ fn shared_file_layouts_put_each_task_exactly_where_ior_would() {
 #[test]
 fn file_per_task_gives_each_task_its_own_contiguous_file() {
     let bed = Bed::new();
-    let out = bed.run(&["--transfer", "4k", "--block", "8k", "--segments", "2", "--tasks", "3", "--op", "write", "--verify", "--signature", "3", "--keep"]);
+    let out = bed.run(&[
+        "--transfer",
+        "4k",
+        "--block",
+        "8k",
+        "--segments",
+        "2",
+        "--tasks",
+        "3",
+        "--op",
+        "write",
+        "--verify",
+        "--signature",
+        "3",
+        "--keep",
+    ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     for task in 0..3u64 {
         let slots = headers(&bed.dir.join(format!("iosurvey.{task:06}")), 4096, 3);
@@ -143,7 +178,24 @@ fn file_per_task_gives_each_task_its_own_contiguous_file() {
 fn every_pattern_writes_every_transfer_exactly_once_and_reads_back_verified() {
     for pattern in ["random", "backward", "stride:3", "sequential"] {
         let bed = Bed::new();
-        let out = bed.run(&["--access", "shared", "--pattern", pattern, "--transfer", "4k", "--block", "40k", "--segments", "3", "--tasks", "3", "--verify", "--signature", "4", "--keep"]);
+        let out = bed.run(&[
+            "--access",
+            "shared",
+            "--pattern",
+            pattern,
+            "--transfer",
+            "4k",
+            "--block",
+            "40k",
+            "--segments",
+            "3",
+            "--tasks",
+            "3",
+            "--verify",
+            "--signature",
+            "4",
+            "--keep",
+        ]);
         assert_eq!(out.code, 0, "{pattern}: {}", out.stderr);
         let slots = headers(&bed.dir.join("iosurvey.shared"), 4096, 4);
         // 90 slots all written with the right header, by 90 write calls: each exactly once.
@@ -158,14 +210,19 @@ fn every_pattern_writes_every_transfer_exactly_once_and_reads_back_verified() {
 #[test]
 fn verification_finds_a_flipped_byte_and_names_where() {
     let bed = Bed::new();
-    let out = bed.run(&["--transfer", "4k", "--block", "64k", "--op", "write", "--verify", "--signature", "5", "--keep"]);
+    let out =
+        bed.run(&["--transfer", "4k", "--block", "64k", "--op", "write", "--verify", "--signature", "5", "--keep"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let file = bed.dir.join("iosurvey.000000");
     let mut data = fs::read(&file).unwrap();
     data[20000] ^= 0x40;
     fs::write(&file, &data).unwrap();
     let out = bed.run(&["--transfer", "4k", "--block", "64k", "--op", "read", "--verify", "--signature", "5"]);
-    assert_one_line_error(&out, 3, &["1 of 16 transfers bad", "offset 20000", "expected 0x", "found 0x", "iosurvey.000000"]);
+    assert_one_line_error(
+        &out,
+        3,
+        &["1 of 16 transfers bad", "offset 20000", "expected 0x", "found 0x", "iosurvey.000000"],
+    );
     let run = bed.last_run();
     assert_eq!(run["status"], "failed");
     assert_eq!(run["phases"][0]["verify"]["bad"], 1);
@@ -183,7 +240,8 @@ fn verification_recognises_data_of_an_earlier_run_as_stale() {
 #[test]
 fn direct_io_runs_random_and_verified() {
     let bed = Bed::new();
-    let out = bed.run(&["--pattern", "random", "--transfer", "4k", "--block", "1m", "--tasks", "2", "--direct", "--verify"]);
+    let out =
+        bed.run(&["--pattern", "random", "--transfer", "4k", "--block", "1m", "--tasks", "2", "--direct", "--verify"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let run = bed.last_run();
     assert_eq!(run["workload"]["direct"], true);
@@ -196,7 +254,18 @@ fn direct_io_runs_random_and_verified() {
 fn reorder_reads_the_neighbours_data_and_verifies() {
     for access in ["file-per-task", "shared"] {
         let bed = Bed::new();
-        let out = bed.run(&["--access", access, "--transfer", "4k", "--block", "64k", "--tasks", "3", "--reorder", "--verify"]);
+        let out = bed.run(&[
+            "--access",
+            access,
+            "--transfer",
+            "4k",
+            "--block",
+            "64k",
+            "--tasks",
+            "3",
+            "--reorder",
+            "--verify",
+        ]);
         assert_eq!(out.code, 0, "{access}: {}", out.stderr);
         assert_eq!(bed.last_run()["phases"][1]["verify"]["checked"], 48);
     }
@@ -246,7 +315,11 @@ impl Tmpfs {
             return None;
         }
         let bed = Bed::new();
-        let ok = Command::new("mount").args(["-t", "tmpfs", "-o", options, "tmpfs"]).arg(&bed.dir).status().is_ok_and(|s| s.success());
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
+            .arg(&bed.dir)
+            .status()
+            .is_ok_and(|s| s.success());
         if !ok {
             eprintln!("skipped: mount -t tmpfs failed here");
             return None;
@@ -303,7 +376,11 @@ fn permission_denied_is_one_line_and_stores_nothing() {
         .args(["--block", "1m", "--db", &db])
         .output()
         .unwrap();
-    let out = Out { code: out.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&out.stdout).into(), stderr: String::from_utf8_lossy(&out.stderr).into() };
+    let out = Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into(),
+        stderr: String::from_utf8_lossy(&out.stderr).into(),
+    };
     if out.stderr.contains("Permission denied") && out.stderr.contains("store") {
         eprintln!("skipped: the unprivileged user cannot reach the test's store here");
         return;
@@ -316,7 +393,19 @@ fn permission_denied_is_one_line_and_stores_nothing() {
 fn a_run_round_trips_through_the_store_and_its_json_file() {
     let bed = Bed::new();
     let json = bed._tmp.path().join("run.json");
-    let out = bed.run(&["--transfer", "64k", "--block", "1m", "--tasks", "2", "--iterations", "3", "--fsync", "--json", json.to_str().unwrap()]);
+    let out = bed.run(&[
+        "--transfer",
+        "64k",
+        "--block",
+        "1m",
+        "--tasks",
+        "2",
+        "--iterations",
+        "3",
+        "--fsync",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.starts_with("run "), "quiet prints the id only: {}", out.stdout);
     let from_file: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
@@ -337,7 +426,20 @@ fn a_run_round_trips_through_the_store_and_its_json_file() {
 #[test]
 fn stonewall_stops_early_and_wear_out_evens_the_tasks() {
     let bed = Bed::new();
-    let out = bed.run(&["--op", "write", "--transfer", "4k", "--block", "2g", "--tasks", "2", "--stonewall", "0.2", "--wear-out", "--no-space-check"]);
+    let out = bed.run(&[
+        "--op",
+        "write",
+        "--transfer",
+        "4k",
+        "--block",
+        "2g",
+        "--tasks",
+        "2",
+        "--stonewall",
+        "0.2",
+        "--wear-out",
+        "--no-space-check",
+    ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let run = bed.last_run();
     let tasks = run["phases"][0]["tasks"].as_array().unwrap();

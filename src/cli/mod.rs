@@ -4,17 +4,16 @@ mod progress;
 
 use clap::{Args, Parser, Subcommand};
 use iosurvey::engine::target::Target;
-use iosurvey::engine::{cache, EngineError, Progress};
+use iosurvey::engine::{cache, EngineError};
 use iosurvey::plan::{self, SurveyShape};
 use iosurvey::record::RunRecord;
 use iosurvey::report;
-use iosurvey::runner::{RunError, Runner};
+use iosurvey::runner::{RunError, Runner, Watch};
 use iosurvey::spec::{Access, Layout, Op, Pattern, SpecError, Workload};
 use iosurvey::store::Store;
 use iosurvey::units::parse_size;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -213,7 +212,11 @@ pub fn main() -> i32 {
         Err(e) => {
             let text = e.to_string();
             let first = text.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
-            let line = if first.contains("(hint:") { first.to_string() } else { format!("{first} (hint: see 'iosurvey --help')") };
+            let line = if first.contains("(hint:") {
+                first.to_string()
+            } else {
+                format!("{first} (hint: see 'iosurvey --help')")
+            };
             eprintln!("iosurvey: error: {line}");
             return 2;
         }
@@ -253,8 +256,9 @@ fn command_line() -> String {
     std::env::args().collect::<Vec<_>>().join(" ")
 }
 
-fn watcher(cli: &Cli) -> Option<&'static dyn Fn(Arc<Progress>) -> Box<dyn FnOnce()>> {
-    (!cli.quiet && std::io::stderr().is_terminal()).then_some(&progress::watch as &dyn Fn(Arc<Progress>) -> Box<dyn FnOnce()>)
+fn watcher(cli: &Cli) -> Option<&'static Watch> {
+    (!cli.quiet && std::io::stderr().is_terminal())
+        .then_some(&progress::watch as &Watch)
 }
 
 fn workload(a: &RunArgs) -> Result<Workload, Failure> {
@@ -292,13 +296,15 @@ fn spec_failure(e: SpecError) -> Failure {
 }
 
 fn write_json(path: &Path, record: &RunRecord) -> Result<(), Failure> {
-    std::fs::write(path, to_json(record)?).map_err(|e| Failure::new(format!("cannot write {}: {e}", path.display()), "pick a writable --json path", 1))
+    std::fs::write(path, to_json(record)?)
+        .map_err(|e| Failure::new(format!("cannot write {}: {e}", path.display()), "pick a writable --json path", 1))
 }
 
 fn run(cli: &Cli, a: &RunArgs, store: &mut Store) -> Result<(), Failure> {
     let w = workload(a)?;
     let mut target = Target::open(&a.dir, a.target.force, a.target.keep).map_err(refused)?;
-    let mut runner = Runner { store, command_line: command_line(), space_check: !a.target.no_space_check, watch: watcher(cli) };
+    let mut runner =
+        Runner { store, command_line: command_line(), space_check: !a.target.no_space_check, watch: watcher(cli) };
     let result = runner.run(&mut target, &w, None, None);
     let leftovers = target.cleanup();
     for l in &leftovers {
@@ -325,7 +331,9 @@ fn run(cli: &Cli, a: &RunArgs, store: &mut Store) -> Result<(), Failure> {
 fn survey(cli: &Cli, a: &SurveyArgs, store: &mut Store) -> Result<(), Failure> {
     let parent = match &a.dir {
         Some(d) => d.clone(),
-        None => std::env::current_dir().map_err(|e| Failure::new(format!("cannot read the current directory: {e}"), "cd to a directory that exists", 2))?,
+        None => std::env::current_dir().map_err(|e| {
+            Failure::new(format!("cannot read the current directory: {e}"), "cd to a directory that exists", 2)
+        })?,
     };
     let name = format!("iosurvey-survey-{}", std::process::id());
     let mut target = Target::create(&parent, &name, a.target.keep).map_err(refused)?;
@@ -338,8 +346,12 @@ fn survey(cli: &Cli, a: &SurveyArgs, store: &mut Store) -> Result<(), Failure> {
         random_secs: a.random_secs,
     };
     let items = plan::survey(shape);
-    let mut runner = Runner { store, command_line: command_line(), space_check: !a.target.no_space_check, watch: watcher(cli) };
-    let survey_id = runner.store.begin_survey(now(), &target.dir().display().to_string(), &runner.command_line).map_err(|e| Failure::new(&e, e.hint(), 4))?;
+    let mut runner =
+        Runner { store, command_line: command_line(), space_check: !a.target.no_space_check, watch: watcher(cli) };
+    let survey_id = runner
+        .store
+        .begin_survey(now(), &target.dir().display().to_string(), &runner.command_line)
+        .map_err(|e| Failure::new(&e, e.hint(), 4))?;
     let mut records = Vec::new();
     let mut failure = None;
     for item in &items {

@@ -11,7 +11,11 @@ use std::time::Duration;
 pub fn watch(progress: Arc<Progress>) -> Box<dyn FnOnce()> {
     let stop = Arc::new(AtomicBool::new(false));
     let bar = ProgressBar::new(0);
-    bar.set_style(ProgressStyle::with_template("{msg:>10} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec}").expect("valid template").progress_chars("=> "));
+    bar.set_style(
+        ProgressStyle::with_template("{msg:>10} [{bar:30}] {bytes}/{total_bytes} {binary_bytes_per_sec}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
     let thread = {
         let (stop, bar) = (stop.clone(), bar.clone());
         std::thread::spawn(move || {

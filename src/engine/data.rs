@@ -145,12 +145,7 @@ pub fn check(buf: &[u8], stamp: Stamp, scratch: &mut [u8]) -> Option<Mismatch> {
     } else {
         Fault::Corrupt
     };
-    Some(Mismatch {
-        fault,
-        offset: stamp.offset + pos as u64,
-        expected: scratch[pos],
-        found: buf[pos],
-    })
+    Some(Mismatch { fault, offset: stamp.offset + pos as u64, expected: scratch[pos], found: buf[pos] })
 }
 
 fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {

@@ -188,7 +188,8 @@ fn run_task<M: Member>(ctx: &Context, m: M) -> Option<Execution> {
         for &op in &w.ops {
             let caches_dropped = ctx.drop_caches && drop_on_lead(&m);
             if m.rank() == 0 {
-                *ctx.progress.phase.lock().expect("progress") = format!("{} {}/{}", op.name(), iteration + 1, w.iterations);
+                *ctx.progress.phase.lock().expect("progress") =
+                    format!("{} {}/{}", op.name(), iteration + 1, w.iterations);
                 ctx.progress.phase_bytes.store(w.bytes_per_phase(), Relaxed);
             }
             m.barrier();
@@ -226,7 +227,12 @@ fn drop_on_lead<M: Member>(m: &M) -> bool {
     m.max(ok as u64) > 0
 }
 
-fn run_phase<M: Member>(ctx: &Context, m: &M, op: Op, bufs: &mut Buffers) -> (TaskTiming, VerifyTally, Option<EngineError>) {
+fn run_phase<M: Member>(
+    ctx: &Context,
+    m: &M,
+    op: Op,
+    bufs: &mut Buffers,
+) -> (TaskTiming, VerifyTally, Option<EngineError>) {
     let w = ctx.w;
     let rank = m.rank();
     // With --reorder a task reads the data of its neighbour, so it cannot hit its own writes.
@@ -305,7 +311,16 @@ impl IoSite<'_> {
     /// Makes transfers `from..to` in pattern order until done, a failure, the abort flag or
     /// the deadline; returns how many transfers are complete.
     #[allow(clippy::too_many_arguments)]
-    fn transfers(&self, f: &File, from: u64, to: u64, deadline: Option<Instant>, bufs: &mut Buffers, tally: &mut VerifyTally, error: &mut Option<EngineError>) -> u64 {
+    fn transfers(
+        &self,
+        f: &File,
+        from: u64,
+        to: u64,
+        deadline: Option<Instant>,
+        bufs: &mut Buffers,
+        tally: &mut VerifyTally,
+        error: &mut Option<EngineError>,
+    ) -> u64 {
         let w = self.ctx.w;
         let mut i = from;
         while i < to {

@@ -266,9 +266,8 @@ mod tests {
     #[test]
     fn random_overlap_stays_in_the_tasks_slots() {
         let m = map(Access::Shared, Layout::Segmented, Pattern::RandomOverlap, 50);
-        let seq: BTreeSet<u64> = offsets(&map(Access::Shared, Layout::Segmented, Pattern::Sequential, 50), 1)
-            .into_iter()
-            .collect();
+        let seq: BTreeSet<u64> =
+            offsets(&map(Access::Shared, Layout::Segmented, Pattern::Sequential, 50), 1).into_iter().collect();
         let got = offsets(&m, 1);
         assert_eq!(got.len(), 150);
         assert!(got.iter().all(|o| seq.contains(o)));

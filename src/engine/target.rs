@@ -58,7 +58,11 @@ impl Target {
         }
         if !foreign.is_empty() && !force {
             foreign.sort();
-            return Err(EngineError::NotEmpty { dir: dir.to_path_buf(), count: foreign.len(), first: foreign[0].clone() });
+            return Err(EngineError::NotEmpty {
+                dir: dir.to_path_buf(),
+                count: foreign.len(),
+                first: foreign[0].clone(),
+            });
         }
         Ok(Target { dir: dir.to_path_buf(), created_dir: false, created: Vec::new(), keep })
     }
@@ -113,7 +117,11 @@ impl Target {
         let need: u64 = paths.iter().map(|p| file_size.saturating_sub(existing(p))).sum();
         let free = free_bytes(&self.dir)?;
         if need > free {
-            return Err(EngineError::NoSpace { dir: self.dir.clone(), need: format_size(need), free: format_size(free) });
+            return Err(EngineError::NoSpace {
+                dir: self.dir.clone(),
+                need: format_size(need),
+                free: format_size(free),
+            });
         }
         Ok(())
     }
@@ -121,14 +129,12 @@ impl Target {
     /// Checks that the file system takes O_DIRECT and returns its offset alignment.
     pub fn direct_alignment(&self) -> Result<u64, EngineError> {
         let probe = self.dir.join(".iosurvey-probe");
-        let file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(&probe);
+        let file = fs::OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_DIRECT).open(&probe);
         let file = match file {
             Ok(f) => f,
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return Err(EngineError::DirectRefused(self.dir.clone())),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+                return Err(EngineError::DirectRefused(self.dir.clone()))
+            }
             Err(e) => return Err(EngineError::io("open", &probe, None, e)),
         };
         drop(file);
@@ -151,12 +157,14 @@ impl Target {
                 }
             }
         }
-        let left: BTreeSet<String> = read_manifest(&self.dir)
-            .into_iter()
-            .filter(|n| self.dir.join(n).exists())
-            .collect();
+        let left: BTreeSet<String> =
+            read_manifest(&self.dir).into_iter().filter(|n| self.dir.join(n).exists()).collect();
         let manifest = self.dir.join(MANIFEST);
-        let result = if left.is_empty() { fs::remove_file(&manifest) } else { self.write_manifest(&left).map_err(io::Error::other) };
+        let result = if left.is_empty() {
+            fs::remove_file(&manifest)
+        } else {
+            self.write_manifest(&left).map_err(io::Error::other)
+        };
         if let Err(e) = result {
             if e.kind() != io::ErrorKind::NotFound {
                 problems.push(format!("{}: {e}", manifest.display()));
@@ -193,7 +201,8 @@ fn dio_offset_align(path: &Path) -> Option<u64> {
     let mut st: libc::statx = unsafe { std::mem::zeroed() };
     // SAFETY: c is a valid path, st a properly sized out-parameter.
     let rc = unsafe { libc::statx(libc::AT_FDCWD, c.as_ptr(), 0, STATX_DIOALIGN, &mut st) };
-    (rc == 0 && st.stx_mask & STATX_DIOALIGN != 0 && st.stx_dio_offset_align > 0).then_some(st.stx_dio_offset_align as u64)
+    (rc == 0 && st.stx_mask & STATX_DIOALIGN != 0 && st.stx_dio_offset_align > 0)
+        .then_some(st.stx_dio_offset_align as u64)
 }
 
 #[cfg(test)]

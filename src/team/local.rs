@@ -29,9 +29,7 @@ impl LocalTeam {
     /// Handles for `size` tasks; hand one to each thread.
     pub fn members(size: usize) -> Vec<LocalMember> {
         let shared = Shared::new(size);
-        (0..size)
-            .map(|rank| LocalMember { rank, size, shared: shared.clone() })
-            .collect()
+        (0..size).map(|rank| LocalMember { rank, size, shared: shared.clone() }).collect()
     }
 }
 
@@ -44,7 +42,11 @@ pub struct LocalMember {
 
 impl LocalMember {
     /// Puts a value in this member's slot, waits for all, and lets `read` look at every slot.
-    fn exchange<T: Send + 'static, R>(&self, value: T, read: impl FnOnce(&mut [Option<Box<dyn Any + Send>>]) -> R) -> R {
+    fn exchange<T: Send + 'static, R>(
+        &self,
+        value: T,
+        read: impl FnOnce(&mut [Option<Box<dyn Any + Send>>]) -> R,
+    ) -> R {
         self.shared.slots.lock().expect("team slots")[self.rank] = Some(Box::new(value));
         self.shared.barrier.wait();
         let out = read(&mut self.shared.slots.lock().expect("team slots"));
@@ -55,10 +57,7 @@ impl LocalMember {
 
     fn all_u64(&self, value: u64) -> Vec<u64> {
         self.exchange(value, |slots| {
-            slots
-                .iter()
-                .map(|s| *s.as_ref().and_then(|b| b.downcast_ref::<u64>()).expect("u64 slot"))
-                .collect()
+            slots.iter().map(|s| *s.as_ref().and_then(|b| b.downcast_ref::<u64>()).expect("u64 slot")).collect()
         })
     }
 }
@@ -86,10 +85,7 @@ impl Member for LocalMember {
         let lead = self.rank == 0;
         self.exchange(value, |slots| {
             lead.then(|| {
-                slots
-                    .iter_mut()
-                    .map(|s| *s.take().expect("slot filled").downcast::<T>().expect("same type"))
-                    .collect()
+                slots.iter_mut().map(|s| *s.take().expect("slot filled").downcast::<T>().expect("same type")).collect()
             })
         })
     }
