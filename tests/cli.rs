@@ -39,11 +39,11 @@ impl Bed {
         Bed { _tmp: tmp, dir, db }
     }
 
-    /// Runs `iosurvey run --dir <dir> --db <db> -q` with more arguments.
-    fn run(&self, args: &[&str]) -> Out {
+    /// Runs `iosurvey run --dir <dir> --db <db> -q` with more arguments, split at blanks.
+    fn run(&self, args: &str) -> Out {
         let dir = self.dir.display().to_string();
         let mut all = vec!["run", "--dir", dir.as_str(), "--db", self.db.as_str(), "-q"];
-        all.extend_from_slice(args);
+        all.extend(args.split_whitespace());
         iosurvey(&all)
     }
 
@@ -114,26 +114,7 @@ fn assert_one_line_error(out: &Out, code: i32, needles: &[&str]) {
 fn shared_file_layouts_put_each_task_exactly_where_ior_would() {
     for layout in ["segmented", "strided"] {
         let bed = Bed::new();
-        let out = bed.run(&[
-            "--access",
-            "shared",
-            "--layout",
-            layout,
-            "--transfer",
-            "4k",
-            "--block",
-            "12k",
-            "--segments",
-            "2",
-            "--tasks",
-            "3",
-            "--op",
-            "write",
-            "--verify",
-            "--signature",
-            "9",
-            "--keep",
-        ]);
+        let out = bed.run(&format!("--access shared --layout {layout} --transfer 4k --block 12k --segments 2 --tasks 3 --op write --verify --signature 9 --keep"));
         assert_eq!(out.code, 0, "{}", out.stderr);
         let slots = headers(&bed.dir.join("iosurvey.shared"), 4096, 9);
         assert_eq!(slots.len(), 18, "2 segments x 3 tasks x 3 transfers");
@@ -151,22 +132,7 @@ fn shared_file_layouts_put_each_task_exactly_where_ior_would() {
 #[test]
 fn file_per_task_gives_each_task_its_own_contiguous_file() {
     let bed = Bed::new();
-    let out = bed.run(&[
-        "--transfer",
-        "4k",
-        "--block",
-        "8k",
-        "--segments",
-        "2",
-        "--tasks",
-        "3",
-        "--op",
-        "write",
-        "--verify",
-        "--signature",
-        "3",
-        "--keep",
-    ]);
+    let out = bed.run("--transfer 4k --block 8k --segments 2 --tasks 3 --op write --verify --signature 3 --keep");
     assert_eq!(out.code, 0, "{}", out.stderr);
     for task in 0..3u64 {
         let slots = headers(&bed.dir.join(format!("iosurvey.{task:06}")), 4096, 3);
@@ -178,24 +144,7 @@ fn file_per_task_gives_each_task_its_own_contiguous_file() {
 fn every_pattern_writes_every_transfer_exactly_once_and_reads_back_verified() {
     for pattern in ["random", "backward", "stride:3", "sequential"] {
         let bed = Bed::new();
-        let out = bed.run(&[
-            "--access",
-            "shared",
-            "--pattern",
-            pattern,
-            "--transfer",
-            "4k",
-            "--block",
-            "40k",
-            "--segments",
-            "3",
-            "--tasks",
-            "3",
-            "--verify",
-            "--signature",
-            "4",
-            "--keep",
-        ]);
+        let out = bed.run(&format!("--access shared --pattern {pattern} --transfer 4k --block 40k --segments 3 --tasks 3 --verify --signature 4 --keep"));
         assert_eq!(out.code, 0, "{pattern}: {}", out.stderr);
         let slots = headers(&bed.dir.join("iosurvey.shared"), 4096, 4);
         // 90 slots all written with the right header, by 90 write calls: each exactly once.
@@ -210,14 +159,13 @@ fn every_pattern_writes_every_transfer_exactly_once_and_reads_back_verified() {
 #[test]
 fn verification_finds_a_flipped_byte_and_names_where() {
     let bed = Bed::new();
-    let out =
-        bed.run(&["--transfer", "4k", "--block", "64k", "--op", "write", "--verify", "--signature", "5", "--keep"]);
+    let out = bed.run("--transfer 4k --block 64k --op write --verify --signature 5 --keep");
     assert_eq!(out.code, 0, "{}", out.stderr);
     let file = bed.dir.join("iosurvey.000000");
     let mut data = fs::read(&file).unwrap();
     data[20000] ^= 0x40;
     fs::write(&file, &data).unwrap();
-    let out = bed.run(&["--transfer", "4k", "--block", "64k", "--op", "read", "--verify", "--signature", "5"]);
+    let out = bed.run("--transfer 4k --block 64k --op read --verify --signature 5");
     assert_one_line_error(
         &out,
         3,
@@ -232,16 +180,15 @@ fn verification_finds_a_flipped_byte_and_names_where() {
 #[test]
 fn verification_recognises_data_of_an_earlier_run_as_stale() {
     let bed = Bed::new();
-    assert_eq!(bed.run(&["--transfer", "4k", "--block", "32k", "--op", "write", "--verify", "--keep"]).code, 0);
-    let out = bed.run(&["--transfer", "4k", "--block", "32k", "--op", "read", "--verify"]);
+    assert_eq!(bed.run("--transfer 4k --block 32k --op write --verify --keep").code, 0);
+    let out = bed.run("--transfer 4k --block 32k --op read --verify");
     assert_one_line_error(&out, 3, &["8 of 8 transfers bad", "8 written by another run (stale)"]);
 }
 
 #[test]
 fn direct_io_runs_random_and_verified() {
     let bed = Bed::new();
-    let out =
-        bed.run(&["--pattern", "random", "--transfer", "4k", "--block", "1m", "--tasks", "2", "--direct", "--verify"]);
+    let out = bed.run("--pattern random --transfer 4k --block 1m --tasks 2 --direct --verify");
     assert_eq!(out.code, 0, "{}", out.stderr);
     let run = bed.last_run();
     assert_eq!(run["workload"]["direct"], true);
@@ -254,18 +201,7 @@ fn direct_io_runs_random_and_verified() {
 fn reorder_reads_the_neighbours_data_and_verifies() {
     for access in ["file-per-task", "shared"] {
         let bed = Bed::new();
-        let out = bed.run(&[
-            "--access",
-            access,
-            "--transfer",
-            "4k",
-            "--block",
-            "64k",
-            "--tasks",
-            "3",
-            "--reorder",
-            "--verify",
-        ]);
+        let out = bed.run(&format!("--access {access} --transfer 4k --block 64k --tasks 3 --reorder --verify"));
         assert_eq!(out.code, 0, "{access}: {}", out.stderr);
         assert_eq!(bed.last_run()["phases"][1]["verify"]["checked"], 48);
     }
@@ -274,12 +210,12 @@ fn reorder_reads_the_neighbours_data_and_verifies() {
 #[test]
 fn bad_input_gets_one_line_exit_2_and_stores_nothing() {
     let bed = Bed::new();
-    let cases: [(&[&str], &[&str]); 5] = [
-        (&["--transfer", "1q"], &["'1q'"]),
-        (&["--transfer", "2m", "--block", "1m"], &["larger than block"]),
-        (&["--transfer", "3k", "--block", "10k"], &["not a multiple", "--block 9216"]),
-        (&["--transfer", "1000", "--block", "3000", "--direct"], &["multiple of"]),
-        (&["--block", "100t"], &["needs 100 TiB", "free"]),
+    let cases: [(&str, &[&str]); 5] = [
+        ("--transfer 1q", &["'1q'"]),
+        ("--transfer 2m --block 1m", &["larger than block"]),
+        ("--transfer 3k --block 10k", &["not a multiple", "--block 9216"]),
+        ("--transfer 1000 --block 3000 --direct", &["multiple of"]),
+        ("--block 100t", &["needs 100 TiB", "free"]),
     ];
     for (args, needles) in cases {
         assert_one_line_error(&bed.run(args), 2, needles);
@@ -296,8 +232,8 @@ fn targets_that_are_missing_root_or_foreign_are_refused() {
     assert_one_line_error(&iosurvey(&["run", "--dir", &missing, "--db", &db]), 2, &["does not exist"]);
     assert_one_line_error(&iosurvey(&["run", "--dir", "/", "--db", &db]), 2, &["root directory"]);
     fs::write(bed.dir.join("precious.dat"), b"keep me").unwrap();
-    assert_one_line_error(&bed.run(&["--block", "1m"]), 2, &["did not create", "precious.dat", "--force"]);
-    let out = bed.run(&["--block", "1m", "--tasks", "2", "--force"]);
+    assert_one_line_error(&bed.run("--block 1m"), 2, &["did not create", "precious.dat", "--force"]);
+    let out = bed.run("--block 1m --tasks 2 --force");
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(bed.entries(), vec!["precious.dat"], "only iosurvey's own files are removed");
     assert_eq!(fs::read(bed.dir.join("precious.dat")).unwrap(), b"keep me");
@@ -338,7 +274,7 @@ impl Drop for Tmpfs {
 fn enospc_mid_write_fails_the_run_stores_it_failed_and_cleans_up() {
     let Some(fs) = Tmpfs::mount("size=4m") else { return };
     let bed = &fs.bed;
-    let out = bed.run(&["--block", "16m", "--tasks", "2", "--no-space-check"]);
+    let out = bed.run("--block 16m --tasks 2 --no-space-check");
     assert_one_line_error(&out, 1, &["No space left on device", "iosurvey.00000", "free space"]);
     let runs = bed.runs();
     assert_eq!(runs.len(), 1);
@@ -352,7 +288,7 @@ fn enospc_mid_write_fails_the_run_stores_it_failed_and_cleans_up() {
 #[test]
 fn a_read_only_directory_is_refused_before_the_run() {
     let Some(fs) = Tmpfs::mount("ro,size=1m") else { return };
-    let out = fs.bed.run(&["--block", "1m"]);
+    let out = fs.bed.run("--block 1m");
     assert_one_line_error(&out, 2, &["Read-only file system", "read-only"]);
     assert!(fs.bed.runs().is_empty());
 }
@@ -393,19 +329,8 @@ fn permission_denied_is_one_line_and_stores_nothing() {
 fn a_run_round_trips_through_the_store_and_its_json_file() {
     let bed = Bed::new();
     let json = bed._tmp.path().join("run.json");
-    let out = bed.run(&[
-        "--transfer",
-        "64k",
-        "--block",
-        "1m",
-        "--tasks",
-        "2",
-        "--iterations",
-        "3",
-        "--fsync",
-        "--json",
-        json.to_str().unwrap(),
-    ]);
+    let out = bed
+        .run(&format!("--transfer 64k --block 1m --tasks 2 --iterations 3 --fsync --json {}", json.to_str().unwrap()));
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.starts_with("run "), "quiet prints the id only: {}", out.stdout);
     let from_file: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
@@ -426,20 +351,7 @@ fn a_run_round_trips_through_the_store_and_its_json_file() {
 #[test]
 fn stonewall_stops_early_and_wear_out_evens_the_tasks() {
     let bed = Bed::new();
-    let out = bed.run(&[
-        "--op",
-        "write",
-        "--transfer",
-        "4k",
-        "--block",
-        "2g",
-        "--tasks",
-        "2",
-        "--stonewall",
-        "0.2",
-        "--wear-out",
-        "--no-space-check",
-    ]);
+    let out = bed.run("--op write --transfer 4k --block 2g --tasks 2 --stonewall 0.2 --wear-out --no-space-check");
     assert_eq!(out.code, 0, "{}", out.stderr);
     let run = bed.last_run();
     let tasks = run["phases"][0]["tasks"].as_array().unwrap();
@@ -451,7 +363,7 @@ fn stonewall_stops_early_and_wear_out_evens_the_tasks() {
 #[test]
 fn dropping_caches_clears_the_cache_flag_on_a_disk() {
     let bed = Bed::new();
-    let out = bed.run(&["--transfer", "1m", "--block", "8m", "--drop-caches"]);
+    let out = bed.run("--transfer 1m --block 8m --drop-caches");
     assert_eq!(out.code, 0, "{}", out.stderr);
     let run = bed.last_run();
     let read = &run["phases"][1];

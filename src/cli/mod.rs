@@ -257,8 +257,7 @@ fn command_line() -> String {
 }
 
 fn watcher(cli: &Cli) -> Option<&'static Watch> {
-    (!cli.quiet && std::io::stderr().is_terminal())
-        .then_some(&progress::watch as &Watch)
+    (!cli.quiet && std::io::stderr().is_terminal()).then_some(&progress::watch as &Watch)
 }
 
 fn workload(a: &RunArgs) -> Result<Workload, Failure> {
