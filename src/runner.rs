@@ -32,6 +32,8 @@ pub enum RunError {
         record: Box<RunRecord>,
         /// What the user can do.
         hint: String,
+        /// Exit code: 1 for an error, 3 for bad data, 130 for an interrupt.
+        code: i32,
     },
 }
 
@@ -49,8 +51,7 @@ impl RunError {
     /// The documented exit code (README.md, "Exit codes").
     pub fn exit_code(&self) -> i32 {
         match self {
-            RunError::Failed { record, .. } if record.bad_transfers() > 0 => 3,
-            RunError::Failed { .. } => 1,
+            RunError::Failed { code, .. } => *code,
             RunError::Spec(_) | RunError::Refused(_) => 2,
             RunError::Store(_) => 4,
         }
@@ -128,6 +129,7 @@ impl Runner<'_> {
             stop();
         }
         let hint = exec.error.as_ref().map(EngineError::hint);
+        let interrupted = matches!(exec.error, Some(EngineError::Interrupted));
         let error = exec.error.as_ref().map(|e| e.to_string());
         let mut record = RunRecord::assemble(w.clone(), env, exec, self.command_line.clone(), started, error);
         record.name = name.map(str::to_string);
@@ -147,7 +149,14 @@ impl Runner<'_> {
                             .into()
                     }
                 });
-                Err(RunError::Failed { id, record: Box::new(record), hint })
+                let code = if interrupted {
+                    130
+                } else if record.bad_transfers() > 0 {
+                    3
+                } else {
+                    1
+                };
+                Err(RunError::Failed { id, record: Box::new(record), hint, code })
             }
         }
     }

@@ -361,6 +361,21 @@ fn stonewall_stops_early_and_wear_out_evens_the_tasks() {
 }
 
 #[test]
+fn reads_after_a_stonewalled_write_cover_only_what_was_written() {
+    let bed = Bed::new();
+    let out = bed.run("--pattern random --transfer 4k --block 2g --tasks 2 --stonewall 0.2 --verify --no-space-check");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = bed.last_run();
+    let ops = |phase: usize| -> Vec<u64> {
+        run["phases"][phase]["tasks"].as_array().unwrap().iter().map(|t| t["ops"].as_u64().unwrap()).collect()
+    };
+    let (written, read) = (ops(0), ops(1));
+    let least = *written.iter().min().unwrap();
+    assert!(read.iter().all(|&r| r <= least), "written {written:?}, read {read:?}");
+    assert_eq!(run["phases"][1]["verify"]["bad"], 0);
+}
+
+#[test]
 fn dropping_caches_clears_the_cache_flag_on_a_disk() {
     let bed = Bed::new();
     let out = bed.run("--transfer 1m --block 8m --drop-caches");
@@ -390,5 +405,31 @@ fn survey_runs_the_battery_stores_it_and_leaves_nothing_behind() {
     let runs = bed.runs();
     assert_eq!(runs.len(), 3);
     assert!(runs.iter().all(|r| r["survey_id"] == runs[0]["survey_id"] && r["status"] == "ok"));
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+}
+
+#[test]
+fn an_interrupt_stops_the_run_stores_it_failed_and_cleans_up() {
+    let bed = Bed::new();
+    let child = Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .args(["run", "--dir", bed.dir.to_str().unwrap(), "--db", &bed.db, "-q", "--transfer", "4k", "--block", "4g"])
+        .args(["--tasks", "2", "--fsync-each", "--no-space-check"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the run has started writing, then interrupt it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !bed.dir.join("iosurvey.000001").exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let run = bed.last_run();
+    assert_eq!(run["status"], "failed");
     assert!(bed.entries().is_empty(), "{:?}", bed.entries());
 }

@@ -4,7 +4,7 @@ mod progress;
 
 use clap::{Args, Parser, Subcommand};
 use iosurvey::engine::target::Target;
-use iosurvey::engine::{cache, EngineError};
+use iosurvey::engine::{cache, EngineError, INTERRUPTED};
 use iosurvey::plan::{self, SurveyShape};
 use iosurvey::record::RunRecord;
 use iosurvey::report;
@@ -221,12 +221,28 @@ pub fn main() -> i32 {
             return 2;
         }
     };
+    catch_interrupts();
     match dispatch(&cli) {
         Ok(()) => 0,
         Err(f) => {
             eprintln!("iosurvey: error: {}", f.line);
             f.code
         }
+    }
+}
+
+extern "C" fn on_signal(signal: libc::c_int) {
+    INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed);
+    // A second signal ends the process at once.
+    // SAFETY: signal() is async-signal-safe.
+    unsafe { libc::signal(signal, libc::SIG_DFL) };
+}
+
+/// Ctrl-C and SIGTERM stop the run cleanly: stored as failed, files removed.
+fn catch_interrupts() {
+    for signal in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: on_signal only stores to an atomic and resets the handler.
+        unsafe { libc::signal(signal, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t) };
     }
 }
 
@@ -354,14 +370,17 @@ fn survey(cli: &Cli, a: &SurveyArgs, store: &mut Store) -> Result<(), Failure> {
     let mut records = Vec::new();
     let mut failure = None;
     for item in &items {
+        if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
         if !cli.quiet {
             eprintln!("iosurvey: {} ({})", item.name, item.workload.label());
         }
         match runner.run(&mut target, &item.workload, Some(item.name), Some(survey_id)) {
             Ok(r) => records.push(r),
-            Err(RunError::Failed { id, record, hint }) => {
+            Err(RunError::Failed { id, record, hint, code }) => {
                 records.push(*record.clone());
-                failure = Some(RunError::Failed { id, record, hint });
+                failure = Some(RunError::Failed { id, record, hint, code });
                 break;
             }
             Err(e) => {

@@ -32,6 +32,9 @@ pub enum EngineError {
         /// Bytes asked for.
         want: usize,
     },
+    /// A signal asked the run to stop.
+    #[error("interrupted by a signal")]
+    Interrupted,
     /// The target directory is not there.
     #[error("target directory {0} does not exist")]
     MissingDir(PathBuf),
@@ -89,6 +92,7 @@ impl EngineError {
                 Some(libc::EIO) => "the device reported an I/O error; look at dmesg".into(),
                 _ => "check the target file system and retry".into(),
             },
+            EngineError::Interrupted => "the run is stored as failed and its files removed; run it again".into(),
             EngineError::ShortRead { .. } => "read what was written: match --block, --segments and --tasks to the write run, or add write to --op".into(),
             EngineError::MissingDir(_) => "create the directory first, or give an existing one with --dir".into(),
             EngineError::NotADir(_) => "give a directory with --dir".into(),

@@ -26,6 +26,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// Set from a signal handler (SIGINT, SIGTERM): every task stops after its current transfer
+/// and the run ends as failed, stored and cleaned up, instead of dying half way.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
 /// A counter on its own cache line, so tasks updating theirs never contend.
 #[repr(align(128))]
 #[derive(Default)]
@@ -184,6 +188,8 @@ fn run_task<M: Member>(ctx: &Context, m: M) -> Option<Execution> {
     // Generated before any clock starts: plain writes only stamp their offset into it.
     fill_random(bufs.write.as_mut_slice(), mix(w.seed ^ ctx.token, m.rank() as u64));
     let mut out = Execution { phases: Vec::new(), error: None };
+    // After a stonewalled write, reads cover only what every task managed to write.
+    let mut written = ctx.map.per_task();
     'run: for iteration in 0..w.iterations {
         for &op in &w.ops {
             let caches_dropped = ctx.drop_caches && drop_on_lead(&m);
@@ -193,8 +199,12 @@ fn run_task<M: Member>(ctx: &Context, m: M) -> Option<Execution> {
                 ctx.progress.phase_bytes.store(w.bytes_per_phase(), Relaxed);
             }
             m.barrier();
-            let (mut timing, verify, error) = run_phase(ctx, &m, op, &mut bufs);
+            let limit = if op == Op::Read { written } else { ctx.map.per_task() };
+            let (mut timing, verify, error) = run_phase(ctx, &m, op, limit, &mut bufs);
             m.barrier();
+            if op == Op::Write && w.stonewall_secs.is_some() {
+                written = m.min(timing.ops);
+            }
             timing.bytes_at_first_finish = ctx.snapshot.lock().expect("snapshot")[m.rank()];
             let failed = m.max(error.is_some() as u64) > 0;
             if let Some(reports) = m.gather(TaskReport { timing, verify, error }) {
@@ -231,6 +241,7 @@ fn run_phase<M: Member>(
     ctx: &Context,
     m: &M,
     op: Op,
+    limit: u64,
     bufs: &mut Buffers,
 ) -> (TaskTiming, VerifyTally, Option<EngineError>) {
     let w = ctx.w;
@@ -249,7 +260,7 @@ fn run_phase<M: Member>(
     t.xfer_start = ctx.now();
     let io = IoSite { ctx, path, op, source: source as u64, visitor: &visitor, counter: &ctx.progress.done[rank].0 };
     if let Some(f) = &file {
-        done = io.transfers(f, 0, ctx.map.per_task(), deadline, bufs, &mut tally, &mut error);
+        done = io.transfers(f, 0, limit, deadline, bufs, &mut tally, &mut error);
     }
     if w.wear_out {
         // Every task takes part in this reduction, failed or not, so nobody waits for ever.
@@ -336,6 +347,10 @@ impl IoSite<'_> {
             i += 1;
             self.counter.store(i * w.transfer, Relaxed);
             if self.ctx.abort.load(Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+            if INTERRUPTED.load(Relaxed) {
+                *error = Some(EngineError::Interrupted);
                 break;
             }
         }

@@ -78,6 +78,9 @@ impl Member for LocalMember {
     fn max(&self, value: u64) -> u64 {
         self.all_u64(value).into_iter().max().unwrap_or(value)
     }
+    fn min(&self, value: u64) -> u64 {
+        self.all_u64(value).into_iter().min().unwrap_or(value)
+    }
     fn sum(&self, value: u64) -> u64 {
         self.all_u64(value).into_iter().sum()
     }
@@ -127,10 +130,10 @@ mod tests {
     fn reductions_and_gather_see_every_member() {
         let out = on_team(5, |m| {
             let r = m.rank() as u64;
-            (m.max(r * 10), m.sum(r + 1), m.gather(format!("t{r}")), m.max(100 - r))
+            (m.max(r * 10), m.sum(r + 1), m.gather(format!("t{r}")), m.min(100 - r))
         });
-        for (i, (max, sum, gathered, max2)) in out.into_iter().enumerate() {
-            assert_eq!((max, sum, max2), (40, 15, 100));
+        for (i, (max, sum, gathered, min)) in out.into_iter().enumerate() {
+            assert_eq!((max, sum, min), (40, 15, 96));
             if i == 0 {
                 assert_eq!(gathered.unwrap(), vec!["t0", "t1", "t2", "t3", "t4"]);
             } else {

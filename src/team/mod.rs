@@ -20,6 +20,8 @@ pub trait Member: Send {
     fn barrier(&self);
     /// Every member gets the largest of the values the members gave.
     fn max(&self, value: u64) -> u64;
+    /// Every member gets the smallest of the values the members gave.
+    fn min(&self, value: u64) -> u64;
     /// Every member gets the sum of the values the members gave.
     fn sum(&self, value: u64) -> u64;
     /// The leader gets every member's value, in rank order; the others get `None`.
