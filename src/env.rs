@@ -42,7 +42,7 @@ pub fn is_memory_fs(fs_type: &str) -> bool {
 pub fn collect(target: &Path) -> Environment {
     let target = fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
     let mut env = Environment {
-        host: uname_field(|u| &u.nodename),
+        host: hostname(),
         kernel: uname_field(|u| &u.release),
         cpu_model: cpu_model(),
         cpu_count: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
@@ -61,6 +61,11 @@ pub fn collect(target: &Path) -> Environment {
         env.mount_options = m.options;
     }
     env
+}
+
+/// This machine's host name (uname's node name).
+pub fn hostname() -> String {
+    uname_field(|u| &u.nodename)
 }
 
 fn uname_field(pick: impl Fn(&libc::utsname) -> &[libc::c_char; 65]) -> String {

@@ -60,9 +60,63 @@ pub fn survey(shape: SurveyShape) -> Vec<SurveyItem> {
     ]
 }
 
+/// Parses a list of counts: "1,2,4,8", a doubling range "1..64:x2", a stepped range
+/// "2..8:+2", or a plain range "1..4" (step 1). Counts are positive and returned in order.
+pub fn parse_counts(text: &str) -> Result<Vec<usize>, String> {
+    let bad = |why: &str| format!("invalid count list '{text}': {why} (hint: use 1,2,4,8 or 1..64:x2 or 2..8:+2)");
+    let mut out = Vec::new();
+    for part in text.split(',') {
+        let part = part.trim();
+        let number = |s: &str| s.parse::<usize>().ok().filter(|&n| n > 0).ok_or_else(|| bad(&format!("'{s}' is not a positive number")));
+        let Some((from, rest)) = part.split_once("..") else {
+            out.push(number(part)?);
+            continue;
+        };
+        let (to, step) = rest.split_once(':').unwrap_or((rest, "+1"));
+        let (from, to) = (number(from)?, number(to)?);
+        if from > to {
+            return Err(bad("a range must go up"));
+        }
+        let mut n = from;
+        match (step.strip_prefix('x'), step.strip_prefix('+')) {
+            (Some(f), _) => {
+                let f = number(f)?;
+                if f < 2 {
+                    return Err(bad("a factor must be at least 2"));
+                }
+                while n <= to {
+                    out.push(n);
+                    n *= f;
+                }
+            }
+            (_, Some(s)) => {
+                let s = number(s)?;
+                while n <= to {
+                    out.push(n);
+                    n += s;
+                }
+            }
+            _ => return Err(bad(&format!("unknown step '{step}'"))),
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_count_lists_and_ranges() {
+        assert_eq!(parse_counts("1,2,4,8"), Ok(vec![1, 2, 4, 8]));
+        assert_eq!(parse_counts("1..64:x2"), Ok(vec![1, 2, 4, 8, 16, 32, 64]));
+        assert_eq!(parse_counts("1..10:x3"), Ok(vec![1, 3, 9]));
+        assert_eq!(parse_counts("2..8:+2"), Ok(vec![2, 4, 6, 8]));
+        assert_eq!(parse_counts("1..3,6"), Ok(vec![1, 2, 3, 6]));
+        for bad in ["0", "1..x", "4..2", "1..8:x1", "1..8:/2", ""] {
+            assert!(parse_counts(bad).unwrap_err().contains("hint"), "{bad}");
+        }
+    }
 
     #[test]
     fn battery_reuses_the_sequential_files_for_random_io() {

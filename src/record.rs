@@ -85,6 +85,29 @@ pub struct RunRecord {
     pub phases: Vec<PhaseRecord>,
     /// Things the reader should know (caches not dropped, ...).
     pub warnings: Vec<String>,
+    /// The sweep it is a point of, if any.
+    pub sweep_id: Option<i64>,
+    /// Host name of each node, by node index.
+    pub hosts: Vec<String>,
+    /// Worst-case error of the clock alignment across nodes, nanoseconds (0 on one node).
+    pub clock_uncertainty_ns: u64,
+    /// Whether `--reorder` made every read cross to another node.
+    pub reorder_crosses_nodes: bool,
+    /// What the user can do about the failure (not stored: advice, not a result).
+    #[serde(skip)]
+    pub failure_hint: Option<String>,
+    /// Whether a signal stopped the run (not stored; the error text says it).
+    #[serde(skip)]
+    pub interrupted: bool,
+}
+
+/// Where a run ran: the team's hosts and clock.
+#[derive(Debug, Clone, Default)]
+pub struct TeamFacts {
+    /// Host name of each node.
+    pub hosts: Vec<String>,
+    /// Clock alignment error, nanoseconds.
+    pub clock_uncertainty_ns: u64,
 }
 
 /// Figures of one op over all iterations.
@@ -100,15 +123,16 @@ pub struct OpSummary {
     pub possibly_cached: Option<String>,
 }
 
-/// Why a read phase may have come from memory rather than storage.
-pub fn cache_flag(op: Op, w: &Workload, env: &Environment, dropped: bool, bytes: u64) -> Option<String> {
+/// Why a read phase may have come from memory rather than storage. `elsewhere` is whether
+/// every task read data written on another node (whose page cache it cannot hit).
+pub fn cache_flag(op: Op, w: &Workload, env: &Environment, dropped: bool, elsewhere: bool, bytes: u64) -> Option<String> {
     if op != Op::Read {
         return None;
     }
     if is_memory_fs(&env.fs_type) {
         return Some(format!("target is {}, a memory file system", env.fs_type));
     }
-    if w.direct || dropped {
+    if w.direct || dropped || elsewhere {
         return None;
     }
     // Data larger than RAM cannot all sit in the page cache; anything smaller might.
@@ -118,10 +142,10 @@ pub fn cache_flag(op: Op, w: &Workload, env: &Environment, dropped: bool, bytes:
 
 impl PhaseRecord {
     /// Aggregates one executed phase.
-    pub fn from_outcome(p: PhaseOutcome, w: &Workload, env: &Environment) -> Self {
+    pub fn from_outcome(p: PhaseOutcome, w: &Workload, env: &Environment, elsewhere: bool) -> Self {
         let figures = aggregate(&p.tasks);
         PhaseRecord {
-            possibly_cached: cache_flag(p.op, w, env, p.caches_dropped, figures.bytes),
+            possibly_cached: cache_flag(p.op, w, env, p.caches_dropped, elsewhere, figures.bytes),
             op: p.op,
             iteration: p.iteration,
             figures,
@@ -148,18 +172,25 @@ impl PhaseRecord {
 }
 
 impl RunRecord {
-    /// Builds the record of an execution; the status follows its error and verification.
+    /// Builds the record of an execution; the status follows its failure and verification.
     pub fn assemble(
         w: Workload,
         env: Environment,
         exec: Execution,
         command_line: String,
         started: i64,
-        error_text: Option<String>,
+        team: TeamFacts,
     ) -> Self {
+        let elsewhere = exec.reorder_crosses_nodes;
+        let failure_hint = exec.failure.as_ref().map(|f| f.hint.clone());
+        let interrupted = exec.failure.as_ref().is_some_and(|f| f.interrupted);
         let phases: Vec<PhaseRecord> =
-            exec.phases.into_iter().map(|p| PhaseRecord::from_outcome(p, &w, &env)).collect();
-        let error = error_text.or_else(|| verify_error(&phases));
+            exec.phases.into_iter().map(|p| PhaseRecord::from_outcome(p, &w, &env, elsewhere)).collect();
+        let failure = exec.failure.map(|f| {
+            let host = team.hosts.get(f.node as usize).map_or("?", String::as_str);
+            format!("task {} on {host}: {}", f.task, f.message)
+        });
+        let error = failure.or_else(|| verify_error(&phases));
         RunRecord {
             id: None,
             survey_id: None,
@@ -172,6 +203,12 @@ impl RunRecord {
             env,
             phases,
             warnings: Vec::new(),
+            sweep_id: None,
+            hosts: team.hosts,
+            clock_uncertainty_ns: team.clock_uncertainty_ns,
+            reorder_crosses_nodes: elsewhere,
+            failure_hint,
+            interrupted,
         }
     }
 
@@ -194,6 +231,20 @@ impl RunRecord {
                     iops: spread(&iops),
                     possibly_cached: of_op.iter().find_map(|p| p.possibly_cached.clone()),
                 }
+            })
+            .collect()
+    }
+
+    /// Team-wide figures of each node's tasks in one phase, by node index.
+    pub fn per_node(phase: &PhaseRecord) -> Vec<(u32, PhaseFigures)> {
+        let mut nodes: Vec<u32> = phase.tasks.iter().map(|t| t.node).collect();
+        nodes.sort_unstable();
+        nodes.dedup();
+        nodes
+            .into_iter()
+            .map(|n| {
+                let tasks: Vec<TaskTiming> = phase.tasks.iter().filter(|t| t.node == n).copied().collect();
+                (n, aggregate(&tasks))
             })
             .collect()
     }
@@ -222,13 +273,14 @@ mod tests {
         let w = Workload::default();
         let disk = Environment { fs_type: "ext4".into(), ram_bytes: 1000, ..Environment::default() };
         let shm = Environment { fs_type: "tmpfs".into(), ..disk.clone() };
-        assert!(cache_flag(Op::Read, &w, &disk, false, 10).is_some());
-        assert!(cache_flag(Op::Read, &w, &disk, true, 10).is_none());
-        assert!(cache_flag(Op::Read, &w, &disk, false, 5000).is_none(), "larger than RAM");
-        assert!(cache_flag(Op::Write, &w, &disk, false, 10).is_none());
+        assert!(cache_flag(Op::Read, &w, &disk, false, false, 10).is_some());
+        assert!(cache_flag(Op::Read, &w, &disk, true, false, 10).is_none());
+        assert!(cache_flag(Op::Read, &w, &disk, false, true, 10).is_none(), "read on another node");
+        assert!(cache_flag(Op::Read, &w, &disk, false, false, 5000).is_none(), "larger than RAM");
+        assert!(cache_flag(Op::Write, &w, &disk, false, false, 10).is_none());
         let direct = Workload { direct: true, ..w.clone() };
-        assert!(cache_flag(Op::Read, &direct, &disk, false, 10).is_none());
-        assert!(cache_flag(Op::Read, &direct, &shm, true, 10).unwrap().contains("tmpfs"));
+        assert!(cache_flag(Op::Read, &direct, &disk, false, false, 10).is_none());
+        assert!(cache_flag(Op::Read, &direct, &shm, true, true, 10).unwrap().contains("tmpfs"));
     }
 
     #[test]
@@ -245,9 +297,10 @@ mod tests {
         };
         let exec = Execution {
             phases: vec![phase(Op::Write, 0, 100), phase(Op::Read, 0, 100), phase(Op::Write, 1, 300)],
-            error: None,
+            failure: None,
+            reorder_crosses_nodes: false,
         };
-        let r = RunRecord::assemble(w, env, exec, "x".into(), 0, None);
+        let r = RunRecord::assemble(w, env, exec, "x".into(), 0, TeamFacts::default());
         let s = r.summaries();
         assert_eq!(s.len(), 2);
         let write = s[0].bandwidth.unwrap();

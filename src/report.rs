@@ -88,6 +88,19 @@ pub fn run_text(r: &RunRecord) -> String {
             notes.join("; ")
         );
     }
+    if r.hosts.len() > 1 {
+        let _ = writeln!(s, "\nper node (MiB/s), {} nodes, clock uncertainty {} us:", r.hosts.len(), r.clock_uncertainty_ns / 1000);
+        for p in &r.phases {
+            let cells: Vec<String> = RunRecord::per_node(p)
+                .into_iter()
+                .map(|(n, f)| format!("{}={}", r.hosts.get(n as usize).map_or("?", String::as_str), mib(f.bandwidth)))
+                .collect();
+            let _ = writeln!(s, "{:<6} {:>4}  {}", p.op.name(), p.iteration + 1, cells.join(" "));
+        }
+    }
+    if w.reorder {
+        let _ = writeln!(s, "reorder: {}", if r.reorder_crosses_nodes { "every task read data written on another node" } else { "tasks read a neighbour's data on the same node (the page cache is shared)" });
+    }
     if w.iterations > 1 {
         let _ = writeln!(s, "\nover {} iterations (MiB/s): min / mean / max / stddev", w.iterations);
         for sum in r.summaries() {
@@ -113,6 +126,32 @@ fn spread_text(sp: &Spread, scale: impl Fn(f64) -> f64) -> String {
         scale(sp.max),
         sp.stddev.map_or("-".to_string(), |d| format!("{:.1}", scale(d)))
     )
+}
+
+/// A sweep: one line per point, team size against write and read (IOPS for random work).
+pub fn sweep_text(sweep_id: Option<i64>, runs: &[RunRecord]) -> String {
+    let mut s = String::new();
+    let first = runs.first().map(|r| r.workload.label()).unwrap_or_default();
+    let _ = writeln!(s, "sweep {} over clients: {first}", sweep_id.map_or("-".into(), |i| i.to_string()));
+    let random = runs.first().is_some_and(|r| r.workload.pattern != crate::spec::Pattern::Sequential);
+    let unit = if random { "IOPS" } else { "MiB/s" };
+    let _ = writeln!(s, "{:>8} {:>6} {:>14} {:>14}  notes", "clients", "run", format!("write {unit}"), format!("read {unit}"));
+    for r in runs {
+        let cell = |op| {
+            mean_of(r, op, random).map_or("-".to_string(), |v| if random { format!("{v:.0}") } else { format!("{:.1}", mib_per_s(v)) })
+        };
+        let notes: Vec<String> = r.summaries().into_iter().filter_map(|x| x.possibly_cached.map(|c| format!("read possibly cached: {c}"))).collect();
+        let _ = writeln!(
+            s,
+            "{:>8} {:>6} {:>14} {:>14}  {}",
+            r.workload.tasks,
+            r.id.map_or("-".into(), |i| i.to_string()),
+            cell(Op::Write),
+            cell(Op::Read),
+            if r.status == Status::Failed { format!("FAILED: {}", r.error.as_deref().unwrap_or("")) } else { notes.join("; ") }
+        );
+    }
+    s
 }
 
 /// `iosurvey ls`: a line per stored run.

@@ -1,12 +1,17 @@
-//! Drives one run from a workload to a stored record: checks the target, executes the phases,
-//! aggregates, and writes the record (ok or failed) in one transaction.
+//! Drives one run from a workload to a stored record: the lead process checks the target,
+//! every process executes its tasks, and the lead aggregates and writes the record (ok or
+//! failed) in one transaction. Decisions only the lead can take reach the other processes
+//! through [`Team::share`], so every process takes the same path and nobody waits for ever.
 
-use crate::engine::target::Target;
-use crate::engine::{self, cache, offsets::mix, EngineError, Progress};
-use crate::env::{self, Environment};
-use crate::record::{RunRecord, Status};
+use crate::engine::target::{data_files, Target};
+use crate::engine::{self, cache, offsets::mix, offsets::OffsetMap, EngineError, Progress};
+use crate::env;
+use crate::record::{RunRecord, Status, TeamFacts};
 use crate::spec::{Access, Op, SpecError, Workload};
 use crate::store::{Store, StoreError};
+use crate::team::{share_value, Team};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 use thiserror::Error;
@@ -35,6 +40,12 @@ pub enum RunError {
         /// Exit code: 1 for an error, 3 for bad data, 130 for an interrupt.
         code: i32,
     },
+    /// On a process other than the lead: the run failed, and the lead reports why.
+    #[error("the run failed; the lead process reports why")]
+    Peer {
+        /// The lead's exit code.
+        code: i32,
+    },
 }
 
 impl RunError {
@@ -45,13 +56,14 @@ impl RunError {
             RunError::Refused(e) => e.hint(),
             RunError::Store(e) => e.hint().into(),
             RunError::Failed { hint, .. } => hint.clone(),
+            RunError::Peer { .. } => "see the lead process's message".into(),
         }
     }
 
     /// The documented exit code (README.md, "Exit codes").
     pub fn exit_code(&self) -> i32 {
         match self {
-            RunError::Failed { code, .. } => *code,
+            RunError::Failed { code, .. } | RunError::Peer { code } => *code,
             RunError::Spec(_) | RunError::Refused(_) => 2,
             RunError::Store(_) => 4,
         }
@@ -61,10 +73,35 @@ impl RunError {
 /// Watches a run's live progress; returns the function that stops watching.
 pub type Watch = dyn Fn(Arc<Progress>) -> Box<dyn FnOnce()>;
 
-/// Settings shared by every run of one command.
-pub struct Runner<'a> {
+/// What only the lead process holds.
+pub struct Lead<'a> {
     /// Where records go.
     pub store: &'a mut Store,
+    /// The target directory, its manifest and clean-up.
+    pub target: &'a mut Target,
+}
+
+/// How a run is filed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Filing<'a> {
+    /// Name within a survey.
+    pub name: Option<&'a str>,
+    /// Survey id.
+    pub survey_id: Option<i64>,
+    /// Sweep id.
+    pub sweep_id: Option<i64>,
+}
+
+/// Settings shared by every run of one command.
+pub struct Runner<'a, T: Team> {
+    /// Who runs.
+    pub team: &'a T,
+    /// Tasks (threads) in each process.
+    pub threads: usize,
+    /// The target directory, at the same path on every node.
+    pub dir: PathBuf,
+    /// The lead process's store and target; `None` on the other processes.
+    pub lead: Option<Lead<'a>>,
     /// The command line, stored with each run.
     pub command_line: String,
     /// Refuse runs that need more space than is free.
@@ -83,81 +120,118 @@ fn run_token() -> u64 {
     mix(nanos, std::process::id() as u64)
 }
 
-impl Runner<'_> {
-    /// Runs `w` in `target`. The files it creates stay registered in the target for clean-up
-    /// by its owner, so that a survey can reuse them across runs.
-    pub fn run(
-        &mut self,
-        target: &mut Target,
-        w: &Workload,
-        name: Option<&str>,
-        survey_id: Option<i64>,
-    ) -> Result<RunRecord, RunError> {
+/// The lead's decision before a run.
+#[derive(Serialize, Deserialize)]
+enum Verdict {
+    Go { token: u64, drop_caches: bool },
+    Refused,
+}
+
+/// The lead's result after a run: the exit code every process returns (0 for success).
+#[derive(Serialize, Deserialize)]
+struct Outcome {
+    code: i32,
+}
+
+
+impl<T: Team> Runner<'_, T> {
+    /// Tasks in the whole team.
+    pub fn team_size(&self) -> usize {
+        self.team.processes() * self.threads
+    }
+
+    /// Runs `w` (with `w.tasks` up to the team size). The files it creates stay registered in
+    /// the target for clean-up by its owner, so that a survey can reuse them across runs.
+    /// The lead gets the record; the other processes get `None`.
+    pub fn run(&mut self, w: &Workload, filing: Filing) -> Result<Option<RunRecord>, RunError> {
         w.validate()?;
-        let env: Environment = env::collect(target.dir());
-        let files = target.data_files(w.access == Access::Shared, engine::offsets::OffsetMap::new(w).files());
+        let map = OffsetMap::new(w);
+        let files = data_files(&self.dir, w.access == Access::Shared, map.files());
         let mut warnings = Vec::new();
-        if w.direct {
-            let align = target.direct_alignment().map_err(RunError::Refused)?;
-            if w.transfer % align != 0 {
-                return Err(RunError::Refused(EngineError::DirectMisaligned {
-                    dir: target.dir().to_path_buf(),
-                    align,
-                    transfer: w.transfer,
-                }));
+        let mut refusal = None;
+        let verdict = self.lead.as_mut().map(|lead| match preflight(lead.target, w, &files, self.space_check) {
+            Ok(()) => {
+                let drop_caches = w.drop_caches && cache::can_drop();
+                if w.drop_caches && !drop_caches {
+                    warnings.push("--drop-caches needs root: the page cache was not dropped, reads may come from memory".into());
+                }
+                Verdict::Go { token: w.signature.unwrap_or_else(run_token), drop_caches }
             }
-        }
-        if w.ops.contains(&Op::Write) {
-            if self.space_check {
-                target
-                    .check_space(&files, engine::offsets::OffsetMap::new(w).file_size())
-                    .map_err(RunError::Refused)?;
+            Err(e) => {
+                refusal = Some(e);
+                Verdict::Refused
             }
-            target.claim(&files).map_err(RunError::Refused)?;
-        }
-        let drop_caches = w.drop_caches && cache::can_drop();
-        if w.drop_caches && !drop_caches {
-            warnings.push(
-                "--drop-caches needs root: the page cache was not dropped, reads may come from memory".to_string(),
-            );
-        }
+        });
+        let (token, drop_caches) = match share_value(self.team, verdict.as_ref()) {
+            Verdict::Go { token, drop_caches } => (token, drop_caches),
+            Verdict::Refused => return Err(refusal.map_or(RunError::Peer { code: 2 }, RunError::Refused)),
+        };
         let started = now_unix();
-        let progress = Progress::new(w.tasks);
-        let stop = self.watch.map(|watch| watch(progress.clone()));
-        let exec = engine::execute(w, &files, w.signature.unwrap_or_else(run_token), drop_caches, progress);
+        let progress = Progress::new(self.threads);
+        let stop = self.lead.as_ref().and(self.watch).map(|watch| watch(progress.clone()));
+        let exec = engine::execute(self.team, self.threads, w, &files, token, drop_caches, progress);
         if let Some(stop) = stop {
             stop();
         }
-        let hint = exec.error.as_ref().map(EngineError::hint);
-        let interrupted = matches!(exec.error, Some(EngineError::Interrupted));
-        let error = exec.error.as_ref().map(|e| e.to_string());
-        let mut record = RunRecord::assemble(w.clone(), env, exec, self.command_line.clone(), started, error);
-        record.name = name.map(str::to_string);
-        record.survey_id = survey_id;
-        record.warnings = warnings;
-        let id = self.store.save(&record)?;
-        record.id = Some(id);
-        match record.status {
-            Status::Ok => Ok(record),
-            Status::Failed => {
-                let stale = record.phases.iter().filter_map(|p| p.verify.as_ref()).any(|v| v.stale > 0);
-                let hint = hint.unwrap_or_else(|| {
-                    if stale {
-                        "the files hold another run's data: write them in the same run (--op write,read)".into()
-                    } else {
-                        "the storage returned other bytes than were written; check the file system and its devices"
-                            .into()
-                    }
-                });
-                let code = if interrupted {
-                    130
-                } else if record.bad_transfers() > 0 {
-                    3
-                } else {
-                    1
-                };
-                Err(RunError::Failed { id, record: Box::new(record), hint, code })
+        let facts = TeamFacts { hosts: self.team.hosts(), clock_uncertainty_ns: self.team.clock_uncertainty() };
+        let command_line = self.command_line.clone();
+        let result = match (self.lead.as_mut(), exec) {
+            (Some(lead), Some(exec)) => {
+                let record = RunRecord::assemble(w.clone(), env::collect(lead.target.dir()), exec, command_line, started, facts);
+                Some(file(lead, record, warnings, filing))
             }
+            _ => None,
+        };
+        let outcome = result.as_ref().map(|r| Outcome { code: r.as_ref().err().map_or(0, RunError::exit_code) });
+        let code = share_value(self.team, outcome.as_ref()).code;
+        match result {
+            Some(r) => r.map(Some),
+            None if code == 0 => Ok(None),
+            None => Err(RunError::Peer { code }),
         }
     }
+}
+
+/// On the lead: stores the record and decides success.
+fn file(lead: &mut Lead, mut record: RunRecord, warnings: Vec<String>, filing: Filing) -> Result<RunRecord, RunError> {
+    record.name = filing.name.map(str::to_string);
+    record.survey_id = filing.survey_id;
+    record.sweep_id = filing.sweep_id;
+    record.warnings = warnings;
+    let id = lead.store.save(&record)?;
+    record.id = Some(id);
+    if record.status == Status::Ok {
+        return Ok(record);
+    }
+    let stale = record.phases.iter().filter_map(|p| p.verify.as_ref()).any(|v| v.stale > 0);
+    let hint = match &record.failure_hint {
+        Some(h) => h.clone(),
+        None if stale => "the files hold another run's data: write them in the same run (--op write,read)".into(),
+        None => "the storage returned other bytes than were written; check the file system and its devices".into(),
+    };
+    let code = if record.interrupted {
+        130
+    } else if record.bad_transfers() > 0 {
+        3
+    } else {
+        1
+    };
+    Err(RunError::Failed { id, record: Box::new(record), hint, code })
+}
+
+/// The lead's checks of the target before a run.
+fn preflight(target: &mut Target, w: &Workload, files: &[PathBuf], space_check: bool) -> Result<(), EngineError> {
+    if w.direct {
+        let align = target.direct_alignment()?;
+        if w.transfer % align != 0 {
+            return Err(EngineError::DirectMisaligned { dir: target.dir().to_path_buf(), align, transfer: w.transfer });
+        }
+    }
+    if w.ops.contains(&Op::Write) {
+        if space_check {
+            target.check_space(files, OffsetMap::new(w).file_size())?;
+        }
+        target.claim(files)?;
+    }
+    Ok(())
 }

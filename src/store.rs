@@ -65,6 +65,23 @@ CREATE TABLE tasks (
     PRIMARY KEY (phase_id, task)
 );
 CREATE INDEX runs_by_survey ON runs(survey_id);
+"#, r#"
+CREATE TABLE sweeps (
+    id INTEGER PRIMARY KEY,
+    started INTEGER NOT NULL,
+    parameter TEXT NOT NULL,
+    command_line TEXT NOT NULL
+);
+ALTER TABLE runs ADD COLUMN sweep_id INTEGER REFERENCES sweeps(id);
+ALTER TABLE runs ADD COLUMN clock_uncertainty_ns INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN reorder_crosses_nodes INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE nodes (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    node INTEGER NOT NULL,
+    host TEXT NOT NULL,
+    PRIMARY KEY (run_id, node)
+);
+CREATE INDEX runs_by_sweep ON runs(sweep_id);
 "#];
 
 /// A store failure.
@@ -175,6 +192,17 @@ impl Store {
         Ok(self.conn.last_insert_rowid())
     }
 
+    /// Starts a sweep over `parameter` and returns its id.
+    pub fn begin_sweep(&self, started: i64, parameter: &str, command_line: &str) -> Result<i64, StoreError> {
+        self.conn
+            .execute(
+                "INSERT INTO sweeps (started, parameter, command_line) VALUES (?1, ?2, ?3)",
+                params![started, parameter, command_line],
+            )
+            .map_err(|e| self.wrap(e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
     /// Writes a whole run in one transaction and returns its id.
     pub fn save(&mut self, r: &RunRecord) -> Result<i64, StoreError> {
         let tx = self.conn.transaction().map_err(|e| StoreError::Sqlite { path: self.path.clone(), source: e })?;
@@ -233,7 +261,8 @@ impl Store {
             .query_row(
                 "SELECT survey_id, name, started, status, error, command_line, spec_json, warnings_json,
                         host, kernel, cpu_model, cpu_count, ram_bytes, target, fs_type, mount_source,
-                        mount_point, mount_options, block_device, tool_version FROM runs WHERE id = ?1",
+                        mount_point, mount_options, block_device, tool_version, sweep_id, clock_uncertainty_ns,
+                        reorder_crosses_nodes FROM runs WHERE id = ?1",
                 [id],
                 |r| {
                     let text = |i| r.get::<_, Option<String>>(i).map(Option::unwrap_or_default);
@@ -251,7 +280,9 @@ impl Store {
                         block_device: r.get(18)?,
                         tool_version: text(19)?,
                     };
+                    let team = (r.get::<_, Option<i64>>(20)?, r.get::<_, i64>(21)? as u64, r.get::<_, bool>(22)?);
                     Ok((
+                        team,
                         r.get(0)?,
                         r.get(1)?,
                         r.get(2)?,
@@ -267,7 +298,7 @@ impl Store {
             .optional()
             .map_err(|e| self.wrap(e))?
             .ok_or(StoreError::NoRun(id))?;
-        let (survey_id, name, started, status, error, command_line, spec_json, warnings_json, env) = head;
+        let ((sweep_id, clock_uncertainty_ns, reorder_crosses_nodes), survey_id, name, started, status, error, command_line, spec_json, warnings_json, env) = head;
         let damaged = |what: &str, e: serde_json::Error| StoreError::Damaged(id, format!("{what}: {e}"));
         let workload = serde_json::from_str(&spec_json).map_err(|e| damaged("spec", e))?;
         let warnings = serde_json::from_str(&warnings_json).map_err(|e| damaged("warnings", e))?;
@@ -287,7 +318,19 @@ impl Store {
             env,
             phases: self.load_phases(id)?,
             warnings,
+            sweep_id,
+            hosts: self.load_hosts(id)?,
+            clock_uncertainty_ns,
+            reorder_crosses_nodes,
+            failure_hint: None,
+            interrupted: false,
         })
+    }
+
+    fn load_hosts(&self, run_id: i64) -> Result<Vec<String>, StoreError> {
+        let mut stmt = self.conn.prepare("SELECT host FROM nodes WHERE run_id = ?1 ORDER BY node").map_err(|e| self.wrap(e))?;
+        let hosts = stmt.query_map([run_id], |r| r.get(0)).and_then(|h| h.collect()).map_err(|e| self.wrap(e))?;
+        Ok(hosts)
     }
 
     fn load_phases(&self, run_id: i64) -> Result<Vec<PhaseRecord>, StoreError> {
@@ -374,8 +417,9 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
     tx.execute(
         "INSERT INTO runs (survey_id, name, started, status, error, command_line, label, spec_json, warnings_json,
             host, kernel, cpu_model, cpu_count, ram_bytes, target, fs_type, mount_source, mount_point,
-            mount_options, block_device, tool_version)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+            mount_options, block_device, tool_version, sweep_id, clock_uncertainty_ns, reorder_crosses_nodes)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
+                 ?22, ?23, ?24)",
         params![
             r.survey_id,
             r.name,
@@ -397,10 +441,16 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
             e.mount_point,
             e.mount_options,
             e.block_device,
-            e.tool_version
+            e.tool_version,
+            r.sweep_id,
+            r.clock_uncertainty_ns as i64,
+            r.reorder_crosses_nodes
         ],
     )?;
     let run_id = tx.last_insert_rowid();
+    for (node, host) in r.hosts.iter().enumerate() {
+        tx.execute("INSERT INTO nodes (run_id, node, host) VALUES (?1, ?2, ?3)", params![run_id, node as i64, host])?;
+    }
     let mut phase_stmt = tx.prepare(
         "INSERT INTO phases (run_id, seq, op, iteration, bytes, ops, window_ns, bandwidth, transfer_rate, iops,
             task_min, task_max, first_finish_rate, possibly_cached, caches_dropped, verify_checked, verify_bad,
@@ -458,10 +508,10 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{Execution, PhaseOutcome, VerifyTally};
+    use crate::engine::{Execution, PhaseOutcome, TaskFailure, VerifyTally};
     use crate::spec::Workload;
 
-    fn sample(error: Option<String>) -> RunRecord {
+    fn sample(failure: Option<TaskFailure>) -> RunRecord {
         let t = |task, bytes| TaskTiming {
             task,
             bytes,
@@ -500,10 +550,10 @@ mod tests {
         let mut r = RunRecord::assemble(
             Workload { verify: true, ..Workload::default() },
             env,
-            Execution { phases, error: None },
+            Execution { phases, failure, reorder_crosses_nodes: true },
             "iosurvey run".into(),
             1234,
-            error,
+            crate::record::TeamFacts { hosts: vec!["n1".into(), "n2".into()], clock_uncertainty_ns: 42 },
         );
         r.warnings.push("a warning".into());
         r
@@ -531,10 +581,16 @@ mod tests {
     fn a_failed_run_is_stored_whole_and_marked() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("s.db")).unwrap();
-        let id = store.save(&sample(Some("write failed: No space left on device".into()))).unwrap();
+        let id = store.save(&sample(Some(TaskFailure {
+            task: 1,
+            node: 1,
+            message: "write failed: No space left on device".into(),
+            hint: "free space".into(),
+            interrupted: false,
+        }))).unwrap();
         let back = store.load(id).unwrap();
         assert_eq!(back.status, Status::Failed);
-        assert!(back.error.unwrap().contains("No space"));
+        assert_eq!(back.error.unwrap(), "task 1 on n2: write failed: No space left on device");
         assert_eq!(back.phases.len(), 2);
         assert_eq!(store.list().unwrap()[0].status, "failed");
     }

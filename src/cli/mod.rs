@@ -1,19 +1,15 @@
 //! The command line: parsing, dispatch, printing, exit codes. Thin: the work is in the library.
 
+mod commands;
 mod progress;
 
 use clap::{Args, Parser, Subcommand};
-use iosurvey::engine::target::Target;
-use iosurvey::engine::{cache, EngineError, INTERRUPTED};
-use iosurvey::plan::{self, SurveyShape};
-use iosurvey::record::RunRecord;
-use iosurvey::report;
-use iosurvey::runner::{RunError, Runner, Watch};
-use iosurvey::spec::{Access, Layout, Op, Pattern, SpecError, Workload};
-use iosurvey::store::Store;
+use iosurvey::engine::{EngineError, INTERRUPTED};
+use iosurvey::runner::RunError;
+use iosurvey::spec::{Access, Layout, Op, Pattern, SpecError};
+use iosurvey::store::StoreError;
 use iosurvey::units::parse_size;
-use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
 Examples:
@@ -105,7 +101,7 @@ struct RunArgs {
     /// Aggregate bytes, split evenly over tasks (replaces --block).
     #[arg(long, value_parser = size, conflicts_with = "block")]
     total: Option<u64>,
-    /// Tasks (threads).
+    /// Tasks (threads) in each process; under MPI the team is ranks x tasks.
     #[arg(long, short = 'n', default_value_t = 1)]
     tasks: usize,
     /// Repetitions of the op list.
@@ -144,6 +140,10 @@ struct RunArgs {
     reorder: bool,
     #[command(flatten)]
     target: TargetArgs,
+    /// Sweep the number of active tasks inside one launch: "1,2,4,8", "1..64:x2", "2..8:+2";
+    /// active tasks are taken round-robin over nodes, the others wait.
+    #[arg(long, value_name = "LIST")]
+    clients: Option<String>,
     /// Also write the run record as JSON to FILE.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -179,26 +179,49 @@ struct SurveyArgs {
     target: TargetArgs,
 }
 
-/// An error for the user: one line, and an exit code.
-struct Failure {
-    line: String,
+/// An error for the user: one line (none on processes other than the lead), and an exit code.
+pub struct Failure {
+    line: Option<String>,
     code: i32,
 }
 
 impl Failure {
     fn new(what: impl std::fmt::Display, hint: impl std::fmt::Display, code: i32) -> Self {
-        Failure { line: format!("{what} (hint: {hint})"), code }
+        Failure { line: Some(format!("{what} (hint: {hint})")), code }
+    }
+
+    /// A failure the lead process reports; this one stays silent.
+    fn silent(code: i32) -> Self {
+        Failure { line: None, code }
     }
 }
 
 impl From<RunError> for Failure {
     fn from(e: RunError) -> Self {
-        Failure::new(&e, e.hint(), e.exit_code())
+        match e {
+            RunError::Peer { code } => Failure::silent(code),
+            e => Failure::new(&e, e.hint(), e.exit_code()),
+        }
     }
 }
 
-fn refused(e: EngineError) -> Failure {
-    Failure::new(&e, e.hint(), 2)
+impl From<SpecError> for Failure {
+    /// Spec errors carry their own hint.
+    fn from(e: SpecError) -> Self {
+        Failure { line: Some(e.to_string()), code: 2 }
+    }
+}
+
+impl From<EngineError> for Failure {
+    fn from(e: EngineError) -> Self {
+        Failure::new(&e, e.hint(), 2)
+    }
+}
+
+impl From<StoreError> for Failure {
+    fn from(e: StoreError) -> Self {
+        Failure::new(&e, e.hint(), 4)
+    }
 }
 
 /// Parses the command line, runs it, and returns the process exit code.
@@ -222,13 +245,30 @@ pub fn main() -> i32 {
         }
     };
     catch_interrupts();
-    match dispatch(&cli) {
+    let result = with_team(|team| commands::dispatch(&cli, team));
+    match result {
         Ok(()) => 0,
         Err(f) => {
-            eprintln!("iosurvey: error: {}", f.line);
+            if let Some(line) = f.line {
+                eprintln!("iosurvey: error: {line}");
+            }
             f.code
         }
     }
+}
+
+/// Runs `f` with the team of this build: MPI ranks x threads, or threads of this process.
+#[cfg(feature = "mpi")]
+fn with_team(f: impl FnOnce(&iosurvey::team::mpi::MpiTeam) -> Result<(), Failure>) -> Result<(), Failure> {
+    let team = iosurvey::team::mpi::MpiTeam::init()
+        .map_err(|e| Failure::new(e, "check the MPI installation and launcher", 1))?;
+    f(&team)
+}
+
+/// Runs `f` with the team of this build: MPI ranks x threads, or threads of this process.
+#[cfg(not(feature = "mpi"))]
+fn with_team(f: impl FnOnce(&iosurvey::team::local::LocalTeam) -> Result<(), Failure>) -> Result<(), Failure> {
+    f(&iosurvey::team::local::LocalTeam)
 }
 
 extern "C" fn on_signal(signal: libc::c_int) {
@@ -244,163 +284,4 @@ fn catch_interrupts() {
         // SAFETY: on_signal only stores to an atomic and resets the handler.
         unsafe { libc::signal(signal, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t) };
     }
-}
-
-fn dispatch(cli: &Cli) -> Result<(), Failure> {
-    let open_store = || Store::open(&cli.db).map_err(|e| Failure::new(&e, e.hint(), 4));
-    match &cli.command {
-        Command::Run(args) => run(cli, args, &mut open_store()?),
-        Command::Survey(args) => survey(cli, args, &mut open_store()?),
-        Command::Ls { json } => {
-            let rows = open_store()?.list().map_err(|e| Failure::new(&e, e.hint(), 4))?;
-            print!("{}", if *json { to_json(&rows)? } else { report::list_text(&rows) });
-            Ok(())
-        }
-        Command::Show { id, json } => {
-            let record = open_store()?.load(*id).map_err(|e| Failure::new(&e, e.hint(), 4))?;
-            print!("{}", if *json { to_json(&record)? } else { report::run_text(&record) });
-            Ok(())
-        }
-    }
-}
-
-fn to_json<T: serde::Serialize>(v: &T) -> Result<String, Failure> {
-    serde_json::to_string_pretty(v).map(|s| s + "\n").map_err(|e| Failure::new(e, "report this as a bug", 1))
-}
-
-fn command_line() -> String {
-    std::env::args().collect::<Vec<_>>().join(" ")
-}
-
-fn watcher(cli: &Cli) -> Option<&'static Watch> {
-    (!cli.quiet && std::io::stderr().is_terminal()).then_some(&progress::watch as &Watch)
-}
-
-fn workload(a: &RunArgs) -> Result<Workload, Failure> {
-    let mut w = Workload {
-        access: a.access,
-        layout: a.layout,
-        pattern: a.pattern,
-        ops: a.op.clone(),
-        transfer: a.transfer,
-        block: a.block,
-        segments: a.segments,
-        tasks: a.tasks,
-        iterations: a.iterations,
-        direct: a.direct,
-        fsync: a.fsync,
-        fsync_each: a.fsync_each,
-        verify: a.verify,
-        seed: a.seed,
-        signature: a.signature,
-        stonewall_secs: a.stonewall,
-        wear_out: a.wear_out,
-        drop_caches: a.drop_caches,
-        reorder: a.reorder,
-    };
-    if let Some(total) = a.total {
-        w.set_total(total).map_err(spec_failure)?;
-    }
-    w.validate().map_err(spec_failure)?;
-    Ok(w)
-}
-
-/// Spec errors carry their own hint.
-fn spec_failure(e: SpecError) -> Failure {
-    Failure { line: e.to_string(), code: 2 }
-}
-
-fn write_json(path: &Path, record: &RunRecord) -> Result<(), Failure> {
-    std::fs::write(path, to_json(record)?)
-        .map_err(|e| Failure::new(format!("cannot write {}: {e}", path.display()), "pick a writable --json path", 1))
-}
-
-fn run(cli: &Cli, a: &RunArgs, store: &mut Store) -> Result<(), Failure> {
-    let w = workload(a)?;
-    let mut target = Target::open(&a.dir, a.target.force, a.target.keep).map_err(refused)?;
-    let mut runner =
-        Runner { store, command_line: command_line(), space_check: !a.target.no_space_check, watch: watcher(cli) };
-    let result = runner.run(&mut target, &w, None, None);
-    let leftovers = target.cleanup();
-    for l in &leftovers {
-        eprintln!("iosurvey: warning: could not remove {l}");
-    }
-    let record = match &result {
-        Ok(r) => Some(r),
-        Err(RunError::Failed { record, .. }) => Some(record.as_ref()),
-        Err(_) => None,
-    };
-    if let Some(r) = record {
-        if let Some(path) = &a.json {
-            write_json(path, r)?;
-        }
-        if cli.quiet {
-            println!("run {}", r.id.unwrap_or_default());
-        } else {
-            print!("{}", report::run_text(r));
-        }
-    }
-    result.map(|_| ()).map_err(Failure::from)
-}
-
-fn survey(cli: &Cli, a: &SurveyArgs, store: &mut Store) -> Result<(), Failure> {
-    let parent = match &a.dir {
-        Some(d) => d.clone(),
-        None => std::env::current_dir().map_err(|e| {
-            Failure::new(format!("cannot read the current directory: {e}"), "cd to a directory that exists", 2)
-        })?,
-    };
-    let name = format!("iosurvey-survey-{}", std::process::id());
-    let mut target = Target::create(&parent, &name, a.target.keep).map_err(refused)?;
-    let direct = target.direct_alignment().is_ok_and(|align| 4096 % align == 0);
-    let shape = SurveyShape {
-        size: a.size,
-        tasks: a.tasks.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
-        direct,
-        drop_caches: cache::can_drop(),
-        random_secs: a.random_secs,
-    };
-    let items = plan::survey(shape);
-    let mut runner =
-        Runner { store, command_line: command_line(), space_check: !a.target.no_space_check, watch: watcher(cli) };
-    let survey_id = runner
-        .store
-        .begin_survey(now(), &target.dir().display().to_string(), &runner.command_line)
-        .map_err(|e| Failure::new(&e, e.hint(), 4))?;
-    let mut records = Vec::new();
-    let mut failure = None;
-    for item in &items {
-        if INTERRUPTED.load(std::sync::atomic::Ordering::Relaxed) {
-            break;
-        }
-        if !cli.quiet {
-            eprintln!("iosurvey: {} ({})", item.name, item.workload.label());
-        }
-        match runner.run(&mut target, &item.workload, Some(item.name), Some(survey_id)) {
-            Ok(r) => records.push(r),
-            Err(RunError::Failed { id, record, hint, code }) => {
-                records.push(*record.clone());
-                failure = Some(RunError::Failed { id, record, hint, code });
-                break;
-            }
-            Err(e) => {
-                failure = Some(e);
-                break;
-            }
-        }
-    }
-    for l in target.cleanup() {
-        eprintln!("iosurvey: warning: could not remove {l}");
-    }
-    if !records.is_empty() {
-        print!("{}", report::survey_text(survey_id, &records));
-    }
-    if !shape.drop_caches && !cli.quiet {
-        eprintln!("iosurvey: note: not root, so the page cache was not dropped; reads flagged as possibly cached may come from memory");
-    }
-    failure.map_or(Ok(()), |e| Err(e.into()))
-}
-
-fn now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
 }

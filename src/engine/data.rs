@@ -108,7 +108,7 @@ pub fn fill_verified(buf: &mut [u8], stamp: Stamp) {
 }
 
 /// Why a transfer failed verification.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Fault {
     /// Written by another run (its token differs): data left from before.
     Stale,
@@ -119,7 +119,7 @@ pub enum Fault {
 }
 
 /// The first differing byte of a bad transfer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Mismatch {
     /// What kind of fault.
     pub fault: Fault,

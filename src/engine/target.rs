@@ -84,11 +84,7 @@ impl Target {
 
     /// Paths of the data files of a workload with `files` files of the given access.
     pub fn data_files(&self, shared: bool, files: usize) -> Vec<PathBuf> {
-        if shared {
-            vec![self.dir.join("iosurvey.shared")]
-        } else {
-            (0..files).map(|i| self.dir.join(format!("iosurvey.{i:06}"))).collect()
-        }
+        data_files(&self.dir, shared, files)
     }
 
     /// Records in the manifest, before they exist, the files among `paths` that this run will
@@ -176,6 +172,15 @@ impl Target {
             }
         }
         problems
+    }
+}
+
+/// Paths of the data files in `dir`: `iosurvey.shared`, or `iosurvey.NNNNNN` per task.
+pub fn data_files(dir: &Path, shared: bool, files: usize) -> Vec<PathBuf> {
+    if shared {
+        vec![dir.join("iosurvey.shared")]
+    } else {
+        (0..files).map(|i| dir.join(format!("iosurvey.{i:06}"))).collect()
     }
 }
 

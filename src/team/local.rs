@@ -1,9 +1,12 @@
-//! The team as threads of one process: std barriers and slots behind a mutex. Collectives run
-//! between phases, never per operation, so a mutex is cheap enough.
+//! The team as threads of one process, on one node: std barriers and slots behind a mutex.
+//! Collectives run between phases, never per operation, so a mutex is cheap enough.
 
-use super::Member;
+use super::{Member, Team};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
 use std::any::Any;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier, Mutex};
 
 struct Shared {
@@ -23,13 +26,40 @@ impl Shared {
 }
 
 /// A team of threads in this process, all on node 0.
+#[derive(Debug, Default, Clone, Copy)]
 pub struct LocalTeam;
 
+impl Team for LocalTeam {
+    type Member = LocalMember;
+    fn process(&self) -> usize {
+        0
+    }
+    fn processes(&self) -> usize {
+        1
+    }
+    fn members(&self, threads: usize) -> Vec<LocalMember> {
+        Self::threads(threads)
+    }
+    fn hosts(&self) -> Vec<String> {
+        vec![crate::env::hostname()]
+    }
+    fn clock_uncertainty(&self) -> u64 {
+        0
+    }
+    fn share(&self, bytes: Vec<u8>) -> Vec<u8> {
+        bytes
+    }
+}
+
 impl LocalTeam {
-    /// Handles for `size` tasks; hand one to each thread.
-    pub fn members(size: usize) -> Vec<LocalMember> {
+    /// Handles for `size` threads; hand one to each.
+    pub fn threads(size: usize) -> Vec<LocalMember> {
         let shared = Shared::new(size);
-        (0..size).map(|rank| LocalMember { rank, size, shared: shared.clone() }).collect()
+        let nodes: Arc<[u32]> = vec![0; size].into();
+        let abort = Arc::new(AtomicBool::new(false));
+        (0..size)
+            .map(|rank| LocalMember { rank, size, shared: shared.clone(), nodes: nodes.clone(), abort: abort.clone() })
+            .collect()
     }
 }
 
@@ -38,6 +68,8 @@ pub struct LocalMember {
     rank: usize,
     size: usize,
     shared: Arc<Shared>,
+    nodes: Arc<[u32]>,
+    abort: Arc<AtomicBool>,
 }
 
 impl LocalMember {
@@ -60,6 +92,16 @@ impl LocalMember {
             slots.iter().map(|s| *s.as_ref().and_then(|b| b.downcast_ref::<u64>()).expect("u64 slot")).collect()
         })
     }
+
+    /// The leader gets every member's value; no serialization, for any sendable type.
+    pub fn gather_any<T: Send + 'static>(&self, value: T) -> Option<Vec<T>> {
+        let lead = self.rank == 0;
+        self.exchange(value, |slots| {
+            lead.then(|| {
+                slots.iter_mut().map(|s| *s.take().expect("slot filled").downcast::<T>().expect("same type")).collect()
+            })
+        })
+    }
 }
 
 impl Member for LocalMember {
@@ -69,7 +111,13 @@ impl Member for LocalMember {
     fn size(&self) -> usize {
         self.size
     }
-    fn node(&self) -> usize {
+    fn nodes(&self) -> &[u32] {
+        &self.nodes
+    }
+    fn local_index(&self) -> usize {
+        self.rank
+    }
+    fn clock_offset(&self) -> i64 {
         0
     }
     fn barrier(&self) {
@@ -84,15 +132,11 @@ impl Member for LocalMember {
     fn sum(&self, value: u64) -> u64 {
         self.all_u64(value).into_iter().sum()
     }
-    fn gather<T: Send + 'static>(&self, value: T) -> Option<Vec<T>> {
-        let lead = self.rank == 0;
-        self.exchange(value, |slots| {
-            lead.then(|| {
-                slots.iter_mut().map(|s| *s.take().expect("slot filled").downcast::<T>().expect("same type")).collect()
-            })
-        })
+    fn gather<T: Serialize + DeserializeOwned + Send + 'static>(&self, value: T) -> Option<Vec<T>> {
+        self.gather_any(value)
     }
-    fn split(&self, colour: u64) -> Self {
+    fn split(&self, flag: bool) -> Self {
+        let colour = flag as u64;
         let colours = self.all_u64(colour);
         let peers: Vec<usize> = (0..self.size).filter(|&r| colours[r] == colour).collect();
         let rank = peers.iter().position(|&r| r == self.rank).expect("self in own colour");
@@ -105,7 +149,14 @@ impl Member for LocalMember {
         if self.rank == 0 {
             self.shared.groups.lock().expect("groups").clear();
         }
-        LocalMember { rank, size: peers.len(), shared }
+        let nodes: Arc<[u32]> = peers.iter().map(|&p| self.nodes[p]).collect::<Vec<_>>().into();
+        LocalMember { rank, size: peers.len(), shared, nodes, abort: self.abort.clone() }
+    }
+    fn abort_flag(&self) -> &AtomicBool {
+        &self.abort
+    }
+    fn raise_abort(&self) {
+        self.abort.store(true, Ordering::Relaxed);
     }
 }
 
@@ -116,7 +167,8 @@ mod tests {
 
     fn on_team<R: Send + 'static>(size: usize, f: impl Fn(LocalMember) -> R + Send + Sync + 'static) -> Vec<R> {
         let f = Arc::new(f);
-        let handles: Vec<_> = LocalTeam::members(size)
+        let handles: Vec<_> = LocalTeam
+            .members(size)
             .into_iter()
             .map(|m| {
                 let f = f.clone();
@@ -143,12 +195,16 @@ mod tests {
     }
 
     #[test]
-    fn split_forms_teams_by_colour() {
+    fn split_forms_teams_by_flag_and_shares_the_abort_flag() {
         let out = on_team(5, |m| {
-            let sub = m.split((m.rank() % 2) as u64);
+            let sub = m.split(m.rank() % 2 == 1);
             let total = sub.sum(m.rank() as u64);
-            (sub.rank(), sub.size(), total)
+            if m.rank() == 4 {
+                sub.raise_abort();
+            }
+            m.barrier();
+            (sub.rank(), sub.size(), total, m.abort_flag().load(Ordering::Relaxed))
         });
-        assert_eq!(out, vec![(0, 3, 6), (0, 2, 4), (1, 3, 6), (1, 2, 4), (2, 3, 6)]);
+        assert_eq!(out, vec![(0, 3, 6, true), (0, 2, 4, true), (1, 3, 6, true), (1, 2, 4, true), (2, 3, 6, true)]);
     }
 }

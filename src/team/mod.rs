@@ -1,10 +1,18 @@
-//! Who runs: the team of tasks and the collectives they use.
+//! Who runs: the team of tasks, the collectives they use, their nodes and their clocks.
 //!
-//! The engine is written against [`Member`], one task's view of its team. The local team
-//! ([`local::LocalTeam`]) is threads in this process; an MPI team (ranks x threads) implements
-//! the same trait, so the engine does not change when it arrives.
+//! The engine is written against [`Member`], one task's view of its team, and [`Team`], the
+//! process's view that makes a member per thread. The local team ([`local::LocalTeam`]) is
+//! threads in this process; the MPI team (`mpi`, behind the cargo feature of that name) is
+//! ranks x threads, with the same traits, so the engine does not change between them.
 
+pub mod clock;
 pub mod local;
+#[cfg(feature = "mpi")]
+pub mod mpi;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::sync::atomic::AtomicBool;
 
 /// One task's handle on its team. Every collective must be called by every member of the team,
 /// in the same order, or the team hangs; the engine therefore never leaves a phase early on an
@@ -14,8 +22,12 @@ pub trait Member: Send {
     fn rank(&self) -> usize;
     /// Number of tasks in the team.
     fn size(&self) -> usize;
-    /// Index of the node (client machine) this task runs on.
-    fn node(&self) -> usize;
+    /// The node (client machine) of every task of the team, indexed by team rank.
+    fn nodes(&self) -> &[u32];
+    /// This task's index among the threads of its process (for per-process counters).
+    fn local_index(&self) -> usize;
+    /// Nanoseconds to subtract from this process's monotonic clock to get the lead's clock.
+    fn clock_offset(&self) -> i64;
     /// Waits until every member has arrived.
     fn barrier(&self);
     /// Every member gets the largest of the values the members gave.
@@ -25,10 +37,45 @@ pub trait Member: Send {
     /// Every member gets the sum of the values the members gave.
     fn sum(&self, value: u64) -> u64;
     /// The leader gets every member's value, in rank order; the others get `None`.
-    fn gather<T: Send + 'static>(&self, value: T) -> Option<Vec<T>>;
-    /// Divides the team: members giving the same colour form a new team, ranked by their
-    /// rank in this one.
-    fn split(&self, colour: u64) -> Self
+    fn gather<T: Serialize + DeserializeOwned + Send + 'static>(&self, value: T) -> Option<Vec<T>>;
+    /// Divides the team in two: members giving the same flag form a new team, ranked as in
+    /// this one.
+    fn split(&self, flag: bool) -> Self
     where
         Self: Sized;
+    /// The flag every task of this process checks after each transfer; set when any task of
+    /// the team (in any process) failed.
+    fn abort_flag(&self) -> &AtomicBool;
+    /// Tells every task of the team, in every process, to stop after its current transfer.
+    fn raise_abort(&self);
+
+    /// This task's node.
+    fn node(&self) -> u32 {
+        self.nodes()[self.rank()]
+    }
+}
+
+/// A process's view of the team: where its members come from.
+pub trait Team: Sync {
+    /// The member type handed to each thread.
+    type Member: Member;
+    /// Index of this process among the team's processes; 0 leads.
+    fn process(&self) -> usize;
+    /// Number of processes (MPI ranks; 1 for a local team).
+    fn processes(&self) -> usize;
+    /// Members for `threads` threads of this process; together with the other processes'
+    /// members they form one team.
+    fn members(&self, threads: usize) -> Vec<Self::Member>;
+    /// Host name of each node, by node index.
+    fn hosts(&self) -> Vec<String>;
+    /// Worst-case error of the clock alignment across processes, in nanoseconds.
+    fn clock_uncertainty(&self) -> u64;
+    /// The lead process's bytes reach every process (for decisions only the lead may take).
+    fn share(&self, bytes: Vec<u8>) -> Vec<u8>;
+}
+
+/// Sends a value from the lead process to every process (`None` on the others).
+pub fn share_value<T: Team, V: Serialize + DeserializeOwned>(team: &T, value: Option<&V>) -> V {
+    let bytes = value.map(|v| serde_json::to_vec(&v).expect("plain data serializes")).unwrap_or_default();
+    serde_json::from_slice(&team.share(bytes)).expect("the lead sends a value")
 }

@@ -1,0 +1,264 @@
+//! The commands, written once for any team: the lead process prints and owns the store and
+//! the target; every process runs its tasks.
+
+use super::{progress, Cli, Command, Failure, RunArgs, SurveyArgs};
+use iosurvey::engine::target::Target;
+use iosurvey::engine::{cache, INTERRUPTED};
+use iosurvey::plan::{self, SurveyShape};
+use iosurvey::record::RunRecord;
+use iosurvey::report;
+use iosurvey::runner::{Filing, Lead, RunError, Runner, Watch};
+use iosurvey::spec::Workload;
+use iosurvey::store::Store;
+use iosurvey::team::{share_value, Team};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+/// Runs the parsed command.
+pub fn dispatch<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
+    match &cli.command {
+        Command::Run(args) => run(cli, args, team),
+        Command::Survey(args) => survey(cli, args, team),
+        Command::Ls { json } => lead_prints(team, || {
+            let rows = Store::open(&cli.db)?.list()?;
+            Ok(if *json { to_json(&rows)? } else { report::list_text(&rows) })
+        }),
+        Command::Show { id, json } => lead_prints(team, || {
+            let record = Store::open(&cli.db)?.load(*id)?;
+            Ok(if *json { to_json(&record)? } else { report::run_text(&record) })
+        }),
+    }
+}
+
+/// Runs `f` on the lead process only; its success or exit code reaches every process, so
+/// that all of them stop together when the lead refuses.
+fn on_lead<T: Team, X>(team: &T, f: impl FnOnce() -> Result<X, Failure>) -> Result<Option<X>, Failure> {
+    let result = (team.process() == 0).then(f);
+    let code = share_value(team, result.as_ref().map(|r| r.as_ref().err().map_or(&0, |f| &f.code)));
+    match result {
+        Some(r) => r.map(Some),
+        None if code == 0 => Ok(None),
+        None => Err(Failure::silent(code)),
+    }
+}
+
+fn lead_prints<T: Team>(team: &T, f: impl FnOnce() -> Result<String, Failure>) -> Result<(), Failure> {
+    if let Some(text) = on_lead(team, f)? {
+        print!("{text}");
+    }
+    Ok(())
+}
+
+fn to_json<T: serde::Serialize>(v: &T) -> Result<String, Failure> {
+    serde_json::to_string_pretty(v).map(|s| s + "\n").map_err(|e| Failure::new(e, "report this as a bug", 1))
+}
+
+fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+}
+
+fn watcher(cli: &Cli) -> Option<&'static Watch> {
+    (!cli.quiet && std::io::stderr().is_terminal()).then_some(&progress::watch as &Watch)
+}
+
+/// The workload of `run` for `tasks` active tasks.
+fn workload(a: &RunArgs, tasks: usize) -> Result<Workload, Failure> {
+    let mut w = Workload {
+        access: a.access,
+        layout: a.layout,
+        pattern: a.pattern,
+        ops: a.op.clone(),
+        transfer: a.transfer,
+        block: a.block,
+        segments: a.segments,
+        tasks,
+        iterations: a.iterations,
+        direct: a.direct,
+        fsync: a.fsync,
+        fsync_each: a.fsync_each,
+        verify: a.verify,
+        seed: a.seed,
+        signature: a.signature,
+        stonewall_secs: a.stonewall,
+        wear_out: a.wear_out,
+        drop_caches: a.drop_caches,
+        reorder: a.reorder,
+    };
+    if let Some(total) = a.total {
+        w.set_total(total)?;
+    }
+    w.validate()?;
+    Ok(w)
+}
+
+fn write_json(path: &Path, record: &RunRecord) -> Result<(), Failure> {
+    std::fs::write(path, to_json(record)?)
+        .map_err(|e| Failure::new(format!("cannot write {}: {e}", path.display()), "pick a writable --json path", 1))
+}
+
+fn warn_leftovers(target: Target) {
+    for l in target.cleanup() {
+        eprintln!("iosurvey: warning: could not remove {l}");
+    }
+}
+
+fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
+    let team_size = team.processes() * a.tasks;
+    let counts = match &a.clients {
+        Some(list) => plan::parse_counts(list).map_err(|e| Failure { line: Some(e), code: 2 })?,
+        None => vec![team_size],
+    };
+    if let Some(&most) = counts.iter().max().filter(|&&m| m > team_size) {
+        return Err(Failure::new(
+            format!("--clients asks for {most} tasks but the team has {team_size}"),
+            "launch more ranks or raise --tasks",
+            2,
+        ));
+    }
+    let points = counts.iter().map(|&c| workload(a, c)).collect::<Result<Vec<_>, _>>()?;
+    let sweep = counts.len() > 1;
+    let mut state = on_lead(team, || {
+        let store = Store::open(&cli.db)?;
+        let target = Target::open(&a.dir, a.target.force, a.target.keep)?;
+        let sweep_id = if sweep { Some(store.begin_sweep(now(), "clients", &command_line())?) } else { None };
+        Ok((store, target, sweep_id))
+    })?;
+    let sweep_id = state.as_ref().and_then(|s| s.2);
+    let mut runner = Runner {
+        team,
+        threads: a.tasks,
+        dir: a.dir.clone(),
+        lead: state.as_mut().map(|(store, target, _)| Lead { store, target }),
+        command_line: command_line(),
+        space_check: !a.target.no_space_check,
+        watch: watcher(cli),
+    };
+    let mut records = Vec::new();
+    let mut failure = None;
+    for point in &points {
+        let result = runner.run(point, Filing { sweep_id, ..Filing::default() });
+        match result {
+            Ok(record) => records.extend(record),
+            Err(RunError::Failed { id, record, hint, code }) => {
+                records.push(*record.clone());
+                failure = Some(RunError::Failed { id, record, hint, code });
+            }
+            Err(e) => failure = Some(e),
+        }
+        if failure.is_some() || INTERRUPTED.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+    drop(runner);
+    if let Some((_, target, _)) = state {
+        warn_leftovers(target);
+    }
+    if let (Some(path), Some(r)) = (&a.json, records.last()) {
+        write_json(path, r)?;
+    }
+    for r in &records {
+        if cli.quiet {
+            println!("run {}", r.id.unwrap_or_default());
+        } else if !sweep {
+            print!("{}", report::run_text(r));
+        }
+    }
+    if sweep && !cli.quiet && !records.is_empty() {
+        print!("{}", report::sweep_text(sweep_id, &records));
+    }
+    failure.map_or(Ok(()), |e| Err(e.into()))
+}
+
+/// What the lead decides before a survey and every process needs.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SurveyPlan {
+    dir: PathBuf,
+    direct: bool,
+    drop_caches: bool,
+}
+
+fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
+    let threads = a.tasks.unwrap_or_else(|| {
+        if team.processes() > 1 {
+            1
+        } else {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        }
+    });
+    let mut state = on_lead(team, || {
+        let parent = match &a.dir {
+            Some(d) => d.clone(),
+            None => std::env::current_dir().map_err(|e| {
+                Failure::new(format!("cannot read the current directory: {e}"), "cd to a directory that exists", 2)
+            })?,
+        };
+        let store = Store::open(&cli.db)?;
+        let target = Target::create(&parent, &format!("iosurvey-survey-{}", std::process::id()), a.target.keep)?;
+        let survey_id = store.begin_survey(now(), &target.dir().display().to_string(), &command_line())?;
+        let plan = SurveyPlan {
+            dir: target.dir().to_path_buf(),
+            direct: target.direct_alignment().is_ok_and(|align| 4096 % align == 0),
+            drop_caches: cache::can_drop(),
+        };
+        Ok((store, target, survey_id, plan))
+    })?;
+    let plan: SurveyPlan = share_value(team, state.as_ref().map(|s| &s.3));
+    let survey_id = state.as_ref().map_or(0, |s| s.2);
+    let shape = SurveyShape {
+        size: a.size,
+        tasks: team.processes() * threads,
+        direct: plan.direct,
+        drop_caches: plan.drop_caches,
+        random_secs: a.random_secs,
+    };
+    let mut runner = Runner {
+        team,
+        threads,
+        dir: plan.dir.clone(),
+        lead: state.as_mut().map(|(store, target, _, _)| Lead { store, target }),
+        command_line: command_line(),
+        space_check: !a.target.no_space_check,
+        watch: watcher(cli),
+    };
+    let lead = team.process() == 0;
+    let mut records = Vec::new();
+    let mut failure = None;
+    for item in plan::survey(shape) {
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            break;
+        }
+        if lead && !cli.quiet {
+            eprintln!("iosurvey: {} ({})", item.name, item.workload.label());
+        }
+        match runner.run(&item.workload, Filing { name: Some(item.name), survey_id: Some(survey_id), sweep_id: None }) {
+            Ok(record) => records.extend(record),
+            Err(RunError::Failed { id, record, hint, code }) => {
+                records.push(*record.clone());
+                failure = Some(RunError::Failed { id, record, hint, code });
+                break;
+            }
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    drop(runner);
+    if let Some((_, target, _, _)) = state {
+        warn_leftovers(target);
+    }
+    if !records.is_empty() {
+        print!("{}", report::survey_text(survey_id, &records));
+    }
+    if lead && !shape.drop_caches && !cli.quiet {
+        eprintln!(
+            "iosurvey: note: not root, so the page cache was not dropped; reads flagged as possibly cached may come from memory"
+        );
+    }
+    failure.map_or(Ok(()), |e| Err(e.into()))
+}
