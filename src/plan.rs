@@ -67,7 +67,9 @@ pub fn parse_counts(text: &str) -> Result<Vec<usize>, String> {
     let mut out = Vec::new();
     for part in text.split(',') {
         let part = part.trim();
-        let number = |s: &str| s.parse::<usize>().ok().filter(|&n| n > 0).ok_or_else(|| bad(&format!("'{s}' is not a positive number")));
+        let number = |s: &str| {
+            s.parse::<usize>().ok().filter(|&n| n > 0).ok_or_else(|| bad(&format!("'{s}' is not a positive number")))
+        };
         let Some((from, rest)) = part.split_once("..") else {
             out.push(number(part)?);
             continue;

@@ -125,7 +125,14 @@ pub struct OpSummary {
 
 /// Why a read phase may have come from memory rather than storage. `elsewhere` is whether
 /// every task read data written on another node (whose page cache it cannot hit).
-pub fn cache_flag(op: Op, w: &Workload, env: &Environment, dropped: bool, elsewhere: bool, bytes: u64) -> Option<String> {
+pub fn cache_flag(
+    op: Op,
+    w: &Workload,
+    env: &Environment,
+    dropped: bool,
+    elsewhere: bool,
+    bytes: u64,
+) -> Option<String> {
     if op != Op::Read {
         return None;
     }

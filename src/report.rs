@@ -89,7 +89,12 @@ pub fn run_text(r: &RunRecord) -> String {
         );
     }
     if r.hosts.len() > 1 {
-        let _ = writeln!(s, "\nper node (MiB/s), {} nodes, clock uncertainty {} us:", r.hosts.len(), r.clock_uncertainty_ns / 1000);
+        let _ = writeln!(
+            s,
+            "\nper node (MiB/s), {} nodes, clock uncertainty {} us:",
+            r.hosts.len(),
+            r.clock_uncertainty_ns / 1000
+        );
         for p in &r.phases {
             let cells: Vec<String> = RunRecord::per_node(p)
                 .into_iter()
@@ -99,7 +104,15 @@ pub fn run_text(r: &RunRecord) -> String {
         }
     }
     if w.reorder {
-        let _ = writeln!(s, "reorder: {}", if r.reorder_crosses_nodes { "every task read data written on another node" } else { "tasks read a neighbour's data on the same node (the page cache is shared)" });
+        let _ = writeln!(
+            s,
+            "reorder: {}",
+            if r.reorder_crosses_nodes {
+                "every task read data written on another node"
+            } else {
+                "tasks read a neighbour's data on the same node (the page cache is shared)"
+            }
+        );
     }
     if w.iterations > 1 {
         let _ = writeln!(s, "\nover {} iterations (MiB/s): min / mean / max / stddev", w.iterations);
@@ -135,12 +148,29 @@ pub fn sweep_text(sweep_id: Option<i64>, runs: &[RunRecord]) -> String {
     let _ = writeln!(s, "sweep {} over clients: {first}", sweep_id.map_or("-".into(), |i| i.to_string()));
     let random = runs.first().is_some_and(|r| r.workload.pattern != crate::spec::Pattern::Sequential);
     let unit = if random { "IOPS" } else { "MiB/s" };
-    let _ = writeln!(s, "{:>8} {:>6} {:>14} {:>14}  notes", "clients", "run", format!("write {unit}"), format!("read {unit}"));
+    let _ = writeln!(
+        s,
+        "{:>8} {:>6} {:>14} {:>14}  notes",
+        "clients",
+        "run",
+        format!("write {unit}"),
+        format!("read {unit}")
+    );
     for r in runs {
         let cell = |op| {
-            mean_of(r, op, random).map_or("-".to_string(), |v| if random { format!("{v:.0}") } else { format!("{:.1}", mib_per_s(v)) })
+            mean_of(r, op, random).map_or("-".to_string(), |v| {
+                if random {
+                    format!("{v:.0}")
+                } else {
+                    format!("{:.1}", mib_per_s(v))
+                }
+            })
         };
-        let notes: Vec<String> = r.summaries().into_iter().filter_map(|x| x.possibly_cached.map(|c| format!("read possibly cached: {c}"))).collect();
+        let notes: Vec<String> = r
+            .summaries()
+            .into_iter()
+            .filter_map(|x| x.possibly_cached.map(|c| format!("read possibly cached: {c}")))
+            .collect();
         let _ = writeln!(
             s,
             "{:>8} {:>6} {:>14} {:>14}  {}",
@@ -148,7 +178,11 @@ pub fn sweep_text(sweep_id: Option<i64>, runs: &[RunRecord]) -> String {
             r.id.map_or("-".into(), |i| i.to_string()),
             cell(Op::Write),
             cell(Op::Read),
-            if r.status == Status::Failed { format!("FAILED: {}", r.error.as_deref().unwrap_or("")) } else { notes.join("; ") }
+            if r.status == Status::Failed {
+                format!("FAILED: {}", r.error.as_deref().unwrap_or(""))
+            } else {
+                notes.join("; ")
+            }
         );
     }
     s

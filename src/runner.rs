@@ -133,7 +133,6 @@ struct Outcome {
     code: i32,
 }
 
-
 impl<T: Team> Runner<'_, T> {
     /// Tasks in the whole team.
     pub fn team_size(&self) -> usize {
@@ -153,7 +152,9 @@ impl<T: Team> Runner<'_, T> {
             Ok(()) => {
                 let drop_caches = w.drop_caches && cache::can_drop();
                 if w.drop_caches && !drop_caches {
-                    warnings.push("--drop-caches needs root: the page cache was not dropped, reads may come from memory".into());
+                    warnings.push(
+                        "--drop-caches needs root: the page cache was not dropped, reads may come from memory".into(),
+                    );
                 }
                 Verdict::Go { token: w.signature.unwrap_or_else(run_token), drop_caches }
             }
@@ -177,7 +178,8 @@ impl<T: Team> Runner<'_, T> {
         let command_line = self.command_line.clone();
         let result = match (self.lead.as_mut(), exec) {
             (Some(lead), Some(exec)) => {
-                let record = RunRecord::assemble(w.clone(), env::collect(lead.target.dir()), exec, command_line, started, facts);
+                let record =
+                    RunRecord::assemble(w.clone(), env::collect(lead.target.dir()), exec, command_line, started, facts);
                 Some(file(lead, record, warnings, filing))
             }
             _ => None,

@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 /// Schema steps; entry i takes a store from version i to version i + 1.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE surveys (
     id INTEGER PRIMARY KEY,
     started INTEGER NOT NULL,
@@ -65,7 +66,8 @@ CREATE TABLE tasks (
     PRIMARY KEY (phase_id, task)
 );
 CREATE INDEX runs_by_survey ON runs(survey_id);
-"#, r#"
+"#,
+    r#"
 CREATE TABLE sweeps (
     id INTEGER PRIMARY KEY,
     started INTEGER NOT NULL,
@@ -82,7 +84,8 @@ CREATE TABLE nodes (
     PRIMARY KEY (run_id, node)
 );
 CREATE INDEX runs_by_sweep ON runs(sweep_id);
-"#];
+"#,
+];
 
 /// A store failure.
 #[derive(Debug, Error)]
@@ -298,7 +301,18 @@ impl Store {
             .optional()
             .map_err(|e| self.wrap(e))?
             .ok_or(StoreError::NoRun(id))?;
-        let ((sweep_id, clock_uncertainty_ns, reorder_crosses_nodes), survey_id, name, started, status, error, command_line, spec_json, warnings_json, env) = head;
+        let (
+            (sweep_id, clock_uncertainty_ns, reorder_crosses_nodes),
+            survey_id,
+            name,
+            started,
+            status,
+            error,
+            command_line,
+            spec_json,
+            warnings_json,
+            env,
+        ) = head;
         let damaged = |what: &str, e: serde_json::Error| StoreError::Damaged(id, format!("{what}: {e}"));
         let workload = serde_json::from_str(&spec_json).map_err(|e| damaged("spec", e))?;
         let warnings = serde_json::from_str(&warnings_json).map_err(|e| damaged("warnings", e))?;
@@ -328,7 +342,8 @@ impl Store {
     }
 
     fn load_hosts(&self, run_id: i64) -> Result<Vec<String>, StoreError> {
-        let mut stmt = self.conn.prepare("SELECT host FROM nodes WHERE run_id = ?1 ORDER BY node").map_err(|e| self.wrap(e))?;
+        let mut stmt =
+            self.conn.prepare("SELECT host FROM nodes WHERE run_id = ?1 ORDER BY node").map_err(|e| self.wrap(e))?;
         let hosts = stmt.query_map([run_id], |r| r.get(0)).and_then(|h| h.collect()).map_err(|e| self.wrap(e))?;
         Ok(hosts)
     }
@@ -581,13 +596,15 @@ mod tests {
     fn a_failed_run_is_stored_whole_and_marked() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("s.db")).unwrap();
-        let id = store.save(&sample(Some(TaskFailure {
-            task: 1,
-            node: 1,
-            message: "write failed: No space left on device".into(),
-            hint: "free space".into(),
-            interrupted: false,
-        }))).unwrap();
+        let id = store
+            .save(&sample(Some(TaskFailure {
+                task: 1,
+                node: 1,
+                message: "write failed: No space left on device".into(),
+                hint: "free space".into(),
+                interrupted: false,
+            })))
+            .unwrap();
         let back = store.load(id).unwrap();
         assert_eq!(back.status, Status::Failed);
         assert_eq!(back.error.unwrap(), "task 1 on n2: write failed: No space left on device");

@@ -16,10 +16,10 @@ use crate::measure::{done_at, Progression, TaskTiming, CHECKPOINTS};
 use crate::spec::{Op, Workload};
 use crate::team::clock::monotonic_ns;
 use crate::team::{Member, Team};
-use serde::{Deserialize, Serialize};
 use data::{check, fill_random, fill_verified, stamp_plain, AlignedBuf, Fault, Mismatch, Stamp};
 pub use error::EngineError;
 use offsets::{mix, OffsetMap, Visitor};
+use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::os::unix::io::IntoRawFd;
@@ -227,11 +227,8 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
     // Generated before any clock starts: plain writes only stamp their offset into it.
     fill_random(bufs.write.as_mut_slice(), mix(w.seed ^ ctx.token, m.rank() as u64));
     let clock = TaskClock { offset: m.clock_offset(), epoch: m.min(TaskClock::raw(m.clock_offset())) };
-    let (sources, reorder_crosses_nodes) = if w.reorder {
-        placement::reorder_sources(m.nodes())
-    } else {
-        ((0..m.size()).collect(), false)
-    };
+    let (sources, reorder_crosses_nodes) =
+        if w.reorder { placement::reorder_sources(m.nodes()) } else { ((0..m.size()).collect(), false) };
     let leads_node = placement::leads_its_node(m.nodes(), m.rank());
     let mut out = Execution { phases: Vec::new(), failure: None, reorder_crosses_nodes };
     // After a stonewalled write, reads cover only what every task managed to write.

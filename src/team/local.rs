@@ -93,6 +93,17 @@ impl LocalMember {
         })
     }
 
+    /// Every member gets the leader's value (the others pass `None`).
+    pub fn broadcast_any<T: Clone + Send + 'static>(&self, value: Option<T>) -> T {
+        self.exchange(value, |slots| {
+            slots[0]
+                .as_ref()
+                .and_then(|b| b.downcast_ref::<Option<T>>())
+                .and_then(Clone::clone)
+                .expect("the leader gives a value")
+        })
+    }
+
     /// The leader gets every member's value; no serialization, for any sendable type.
     pub fn gather_any<T: Send + 'static>(&self, value: T) -> Option<Vec<T>> {
         let lead = self.rank == 0;
