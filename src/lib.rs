@@ -8,6 +8,7 @@
 pub mod engine;
 pub mod env;
 pub mod measure;
+pub mod net;
 pub mod plan;
 pub mod record;
 pub mod report;

@@ -188,6 +188,31 @@ pub fn sweep_text(sweep_id: Option<i64>, runs: &[RunRecord]) -> String {
     s
 }
 
+/// Network ceilings between nodes, one line per pattern.
+pub fn net_text(results: &[crate::net::NetResult]) -> String {
+    let mut s = String::new();
+    if results.is_empty() {
+        return s;
+    }
+    let _ = writeln!(s, "\nnetwork ceiling (MPI point to point):");
+    for n in results {
+        let mut senders = n.senders.clone();
+        senders.dedup();
+        let mut receivers = n.receivers.clone();
+        receivers.sort();
+        receivers.dedup();
+        let _ = writeln!(
+            s,
+            "{:<7} {} -> {}: {}",
+            n.pattern,
+            senders.join(","),
+            receivers.join(","),
+            n.bandwidth.map_or("-".to_string(), crate::units::format_rate)
+        );
+    }
+    s
+}
+
 /// `iosurvey ls`: a line per stored run.
 pub fn list_text(rows: &[RunRow]) -> String {
     let mut s =

@@ -6,6 +6,7 @@
 
 use crate::env::Environment;
 use crate::measure::{aggregate, TaskTiming};
+use crate::net::NetResult;
 use crate::record::{PhaseRecord, RunRecord, Status, VerifySummary};
 use crate::spec::Op;
 use rusqlite::{params, Connection, OptionalExtension, Transaction};
@@ -204,6 +205,66 @@ impl Store {
             )
             .map_err(|e| self.wrap(e))?;
         Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Stores one network measurement and returns its id.
+    pub fn save_net(&self, started: i64, command_line: &str, n: &NetResult) -> Result<i64, StoreError> {
+        let json = |v: &Vec<String>| serde_json::to_string(v).expect("strings serialize");
+        self.conn
+            .execute(
+                "INSERT INTO net_runs (started, command_line, pattern, senders_json, receivers_json, message, bytes,
+                    window_ns, bandwidth) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    started,
+                    command_line,
+                    n.pattern,
+                    json(&n.senders),
+                    json(&n.receivers),
+                    n.message as i64,
+                    n.bytes as i64,
+                    n.window_ns as i64,
+                    n.bandwidth
+                ],
+            )
+            .map_err(|e| self.wrap(e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// The newest network measurement of each pattern among nodes that are all in `hosts`.
+    pub fn net_within(&self, hosts: &[String]) -> Result<Vec<NetResult>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT pattern, senders_json, receivers_json, message, bytes, window_ns, bandwidth FROM net_runs
+                 ORDER BY id DESC",
+            )
+            .map_err(|e| self.wrap(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                let list =
+                    |i| r.get::<_, String>(i).map(|t| serde_json::from_str::<Vec<String>>(&t).unwrap_or_default());
+                Ok(NetResult {
+                    pattern: r.get(0)?,
+                    senders: list(1)?,
+                    receivers: list(2)?,
+                    message: r.get::<_, i64>(3)? as u64,
+                    bytes: r.get::<_, i64>(4)? as u64,
+                    window_ns: r.get::<_, i64>(5)? as u64,
+                    bandwidth: r.get(6)?,
+                })
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.wrap(e))?;
+        let mut seen = Vec::new();
+        Ok(rows
+            .into_iter()
+            .filter(|n| n.senders.iter().chain(&n.receivers).all(|h| hosts.contains(h)))
+            .filter(|n| {
+                let fresh = !seen.contains(&n.pattern);
+                seen.push(n.pattern.clone());
+                fresh
+            })
+            .collect())
     }
 
     /// Writes a whole run in one transaction and returns its id.
@@ -623,6 +684,47 @@ mod tests {
             let n: i64 = store.conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0)).unwrap();
             assert_eq!(n, 0, "{table} keeps half a run");
         }
+    }
+
+    #[test]
+    fn network_ceilings_are_found_for_the_nodes_of_a_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.db")).unwrap();
+        let net = |pattern: &str, hosts: [&str; 2], bw| NetResult {
+            pattern: pattern.into(),
+            senders: vec![hosts[0].into()],
+            receivers: vec![hosts[1].into()],
+            message: 1 << 20,
+            bytes: 1 << 30,
+            window_ns: 1_000_000_000,
+            bandwidth: Some(bw),
+        };
+        store.save_net(1, "x", &net("1-to-1", ["a", "b"], 1.0)).unwrap();
+        store.save_net(2, "x", &net("1-to-1", ["a", "b"], 2.0)).unwrap();
+        store.save_net(3, "x", &net("1-to-1", ["a", "z"], 3.0)).unwrap();
+        let found = store.net_within(&["a".into(), "b".into(), "c".into()]).unwrap();
+        assert_eq!(found.len(), 1, "newest per pattern, only among the run's hosts");
+        assert_eq!(found[0].bandwidth, Some(2.0));
+    }
+
+    #[test]
+    fn a_version_1_store_is_migrated_and_keeps_its_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(MIGRATIONS[0]).unwrap();
+            conn.pragma_update(None, "user_version", 1).unwrap();
+            conn.execute(
+                "INSERT INTO runs (started, status, command_line, label, spec_json, warnings_json) VALUES (5, 'ok', 'old', 'l', ?1, '[]')",
+                [serde_json::to_string(&Workload::default()).unwrap()],
+            )
+            .unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), MIGRATIONS.len() as i64);
+        let old = store.load(1).unwrap();
+        assert_eq!((old.command_line.as_str(), old.sweep_id, old.clock_uncertainty_ns), ("old", None, 0));
     }
 
     #[test]

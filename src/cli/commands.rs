@@ -1,9 +1,10 @@
 //! The commands, written once for any team: the lead process prints and owns the store and
 //! the target; every process runs its tasks.
 
-use super::{progress, Cli, Command, Failure, RunArgs, SurveyArgs};
+use super::{progress, Cli, Command, Failure, NetArgs, RunArgs, SurveyArgs};
 use iosurvey::engine::target::Target;
 use iosurvey::engine::{cache, INTERRUPTED};
+use iosurvey::net;
 use iosurvey::plan::{self, SurveyShape};
 use iosurvey::record::RunRecord;
 use iosurvey::report;
@@ -25,9 +26,14 @@ pub fn dispatch<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
             Ok(if *json { to_json(&rows)? } else { report::list_text(&rows) })
         }),
         Command::Show { id, json } => lead_prints(team, || {
-            let record = Store::open(&cli.db)?.load(*id)?;
-            Ok(if *json { to_json(&record)? } else { report::run_text(&record) })
+            let store = Store::open(&cli.db)?;
+            let record = store.load(*id)?;
+            if *json {
+                return to_json(&record);
+            }
+            Ok(report::run_text(&record) + &report::net_text(&store.net_within(&record.hosts)?))
         }),
+        Command::Net(args) => net(cli, args, team),
     }
 }
 
@@ -261,4 +267,30 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
         );
     }
     failure.map_or(Ok(()), |e| Err(e.into()))
+}
+
+fn net<T: Team>(cli: &Cli, a: &NetArgs, team: &T) -> Result<(), Failure> {
+    let nodes = team.hosts().len();
+    if nodes < 2 {
+        return Err(Failure::new(
+            format!("iosurvey net needs at least 2 nodes, and this team has {nodes}"),
+            "launch it with mpirun across nodes, from a build with --features mpi",
+            2,
+        ));
+    }
+    let store = on_lead(team, || Ok(Store::open(&cli.db)?))?;
+    let count = (a.size / a.transfer.max(1)).max(1) as usize;
+    let mut results = Vec::new();
+    for pattern in net::patterns(nodes) {
+        if let Some(r) = net::measure(team, pattern, a.transfer as usize, count) {
+            if let Some(store) = &store {
+                store.save_net(now(), &command_line(), &r)?;
+            }
+            results.push(r);
+        }
+    }
+    if !results.is_empty() {
+        print!("{}", report::net_text(&results));
+    }
+    Ok(())
 }

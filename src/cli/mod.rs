@@ -50,6 +50,11 @@ enum Command {
   iosurvey survey /scratch           in a fresh directory inside /scratch, removed afterwards
   iosurvey survey /scratch --size 8g --tasks 8")]
     Survey(SurveyArgs),
+    /// Measure the network ceiling between nodes (MPI point to point) and store it.
+    #[command(after_help = "Examples:
+  mpirun -np 6 --map-by node iosurvey net
+  mpirun -np 4 iosurvey net --transfer 4m --size 4g")]
+    Net(NetArgs),
     /// List the stored runs.
     #[command(after_help = "Examples:\n  iosurvey ls\n  iosurvey ls --db results.db --json")]
     Ls {
@@ -160,6 +165,16 @@ struct TargetArgs {
     /// Skip the free-space check (for file systems that compress or deduplicate).
     #[arg(long)]
     no_space_check: bool,
+}
+
+#[derive(Args)]
+struct NetArgs {
+    /// Bytes per message.
+    #[arg(long, short = 't', value_parser = size, default_value = "1m")]
+    transfer: u64,
+    /// Bytes each sending node sends.
+    #[arg(long, value_parser = size, default_value = "1g")]
+    size: u64,
 }
 
 #[derive(Args)]

@@ -72,6 +72,12 @@ pub trait Team: Sync {
     fn clock_uncertainty(&self) -> u64;
     /// The lead process's bytes reach every process (for decisions only the lead may take).
     fn share(&self, bytes: Vec<u8>) -> Vec<u8>;
+    /// The node of every process, by process index.
+    fn process_nodes(&self) -> Vec<u32>;
+    /// Sends bytes to another process (point to point, blocking).
+    fn send(&self, to: usize, bytes: &[u8]);
+    /// Receives exactly `buf.len()` bytes from another process (blocking).
+    fn receive(&self, from: usize, buf: &mut [u8]);
 }
 
 /// Sends a value from the lead process to every process (`None` on the others).

@@ -283,6 +283,15 @@ impl Team for MpiTeam {
         root.broadcast_into(&mut buf[..]);
         buf
     }
+    fn process_nodes(&self) -> Vec<u32> {
+        self.node_of_process.clone()
+    }
+    fn send(&self, to: usize, bytes: &[u8]) {
+        self.world.0.process_at_rank(to as i32).send(bytes);
+    }
+    fn receive(&self, from: usize, buf: &mut [u8]) {
+        self.world.0.process_at_rank(from as i32).receive_into(buf);
+    }
 }
 
 /// One thread's place in an MPI team.
