@@ -86,6 +86,20 @@ CREATE TABLE nodes (
 );
 CREATE INDEX runs_by_sweep ON runs(sweep_id);
 "#,
+    r#"
+CREATE TABLE net_runs (
+    id INTEGER PRIMARY KEY,
+    started INTEGER NOT NULL,
+    command_line TEXT NOT NULL,
+    pattern TEXT NOT NULL,
+    senders_json TEXT NOT NULL,
+    receivers_json TEXT NOT NULL,
+    message INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    window_ns INTEGER NOT NULL,
+    bandwidth REAL
+);
+"#,
 ];
 
 /// A store failure.

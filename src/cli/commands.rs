@@ -16,8 +16,17 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
-/// Runs the parsed command.
+/// Runs the parsed command. Only the lead process prints errors: the others reach the same
+/// verdict, or learned it from the lead.
 pub fn dispatch<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
+    let result = command(cli, team);
+    if team.process() == 0 {
+        return result;
+    }
+    result.map_err(|f| Failure::silent(f.code))
+}
+
+fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
     match &cli.command {
         Command::Run(args) => run(cli, args, team),
         Command::Survey(args) => survey(cli, args, team),
