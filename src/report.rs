@@ -216,14 +216,18 @@ pub fn net_text(results: &[crate::net::NetResult]) -> String {
 /// `iosurvey ls`: a line per stored run.
 pub fn list_text(rows: &[RunRow]) -> String {
     let mut s =
-        format!("{:>5} {:>6} {:<7} {:<10} {:<34} {}\n", "id", "survey", "status", "fs", "best MiB/s", "workload");
+        format!("{:>5} {:>6} {:<7} {:<10} {:<34} {}\n", "id", "group", "status", "fs", "best MiB/s", "workload");
     for r in rows {
         let best: Vec<String> = r.best.iter().map(|(op, bw)| format!("{op}={}", mib(*bw))).collect();
         let _ = writeln!(
             s,
             "{:>5} {:>6} {:<7} {:<10} {:<34} {}",
             r.id,
-            r.survey_id.map_or("-".into(), |i| i.to_string()),
+            match (r.survey_id, r.sweep_id) {
+                (Some(i), _) => format!("s{i}"),
+                (_, Some(i)) => format!("w{i}"),
+                _ => "-".into(),
+            },
             r.status,
             r.fs_type,
             best.join(" "),

@@ -150,6 +150,8 @@ pub struct RunRow {
     pub id: i64,
     /// Survey id.
     pub survey_id: Option<i64>,
+    /// Sweep id.
+    pub sweep_id: Option<i64>,
     /// Start, Unix seconds.
     pub started: i64,
     /// ok or failed.
@@ -292,7 +294,7 @@ impl Store {
     pub fn list(&self) -> Result<Vec<RunRow>, StoreError> {
         let mut stmt = self
             .conn
-            .prepare("SELECT id, survey_id, started, status, label, target, fs_type FROM runs ORDER BY id")
+            .prepare("SELECT id, survey_id, started, status, label, target, fs_type, sweep_id FROM runs ORDER BY id")
             .map_err(|e| self.wrap(e))?;
         let rows = stmt
             .query_map([], |r| {
@@ -304,6 +306,7 @@ impl Store {
                     label: r.get(4)?,
                     target: r.get::<_, Option<String>>(5)?.unwrap_or_default(),
                     fs_type: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
+                    sweep_id: r.get(7)?,
                     best: Vec::new(),
                 })
             })

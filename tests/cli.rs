@@ -3,112 +3,13 @@
 //! Tests that need root (mounting a small tmpfs, running as another user, dropping caches)
 //! check first and say on stderr what they skipped.
 
+mod common;
+
+use common::*;
 use serde_json::Value;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn iosurvey(args: &[&str]) -> Out {
-    let out = Command::new(env!("CARGO_BIN_EXE_iosurvey")).args(args).output().expect("start iosurvey");
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-/// A scratch directory for data and a store beside it (not inside: the target must be empty).
-struct Bed {
-    _tmp: tempfile::TempDir,
-    dir: PathBuf,
-    db: String,
-}
-
-impl Bed {
-    fn new() -> Bed {
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = tmp.path().join("target");
-        fs::create_dir(&dir).unwrap();
-        let db = tmp.path().join("store.db").display().to_string();
-        Bed { _tmp: tmp, dir, db }
-    }
-
-    /// Runs `iosurvey run --dir <dir> --db <db> -q` with more arguments, split at blanks.
-    fn run(&self, args: &str) -> Out {
-        let dir = self.dir.display().to_string();
-        let mut all = vec!["run", "--dir", dir.as_str(), "--db", self.db.as_str(), "-q"];
-        all.extend(args.split_whitespace());
-        iosurvey(&all)
-    }
-
-    fn runs(&self) -> Vec<Value> {
-        if !Path::new(&self.db).exists() {
-            return Vec::new();
-        }
-        let out = iosurvey(&["ls", "--json", "--db", &self.db]);
-        assert_eq!(out.code, 0, "{}", out.stderr);
-        serde_json::from_str::<Value>(&out.stdout).unwrap().as_array().unwrap().clone()
-    }
-
-    fn show(&self, id: i64) -> Value {
-        let out = iosurvey(&["show", &id.to_string(), "--json", "--db", &self.db]);
-        assert_eq!(out.code, 0, "{}", out.stderr);
-        serde_json::from_str(&out.stdout).unwrap()
-    }
-
-    fn last_run(&self) -> Value {
-        let id = self.runs().last().expect("a stored run")["id"].as_i64().unwrap();
-        self.show(id)
-    }
-
-    fn entries(&self) -> Vec<String> {
-        let mut names: Vec<String> =
-            fs::read_dir(&self.dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-        names.sort();
-        names
-    }
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn word(data: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(data[at..at + 8].try_into().unwrap())
-}
-
-const MAGIC: u64 = 0x696f_7375_7276_6579;
-
-/// Reads every transfer header of a verified file: (writer task, offset) per slot.
-fn headers(path: &Path, transfer: usize, signature: u64) -> Vec<(u64, u64)> {
-    let data = fs::read(path).unwrap();
-    assert_eq!(data.len() % transfer, 0, "{} has a partial transfer", path.display());
-    (0..data.len() / transfer)
-        .map(|k| {
-            let at = k * transfer;
-            assert_eq!(word(&data, at), MAGIC, "slot {k} of {} was never written", path.display());
-            assert_eq!(word(&data, at + 8), signature);
-            (word(&data, at + 16), word(&data, at + 24))
-        })
-        .collect()
-}
-
-fn assert_one_line_error(out: &Out, code: i32, needles: &[&str]) {
-    assert_eq!(out.code, code, "stdout: {}\nstderr: {}", out.stdout, out.stderr);
-    let lines: Vec<&str> = out.stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "one line expected: {}", out.stderr);
-    assert!(lines[0].starts_with("iosurvey: error: ") && lines[0].contains("(hint: "), "{}", lines[0]);
-    for n in needles {
-        assert!(lines[0].contains(n), "'{n}' missing from: {}", lines[0]);
-    }
-}
 
 #[test]
 fn shared_file_layouts_put_each_task_exactly_where_ior_would() {
@@ -301,10 +202,10 @@ fn permission_denied_is_one_line_and_stores_nothing() {
     }
     let bed = Bed::new();
     // The store must be writable by the unprivileged user; the target must not be.
-    let store_dir = bed._tmp.path().join("open");
+    let store_dir = bed.tmp.path().join("open");
     fs::create_dir(&store_dir).unwrap();
     Command::new("chmod").args(["0777"]).arg(&store_dir).status().unwrap();
-    Command::new("chmod").args(["0755"]).arg(bed._tmp.path()).status().unwrap();
+    Command::new("chmod").args(["0755"]).arg(bed.tmp.path()).status().unwrap();
     let db = store_dir.join("s.db").display().to_string();
     let out = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups", env!("CARGO_BIN_EXE_iosurvey"), "run", "--dir"])
@@ -328,7 +229,7 @@ fn permission_denied_is_one_line_and_stores_nothing() {
 #[test]
 fn a_run_round_trips_through_the_store_and_its_json_file() {
     let bed = Bed::new();
-    let json = bed._tmp.path().join("run.json");
+    let json = bed.tmp.path().join("run.json");
     let out = bed
         .run(&format!("--transfer 64k --block 1m --tasks 2 --iterations 3 --fsync --json {}", json.to_str().unwrap()));
     assert_eq!(out.code, 0, "{}", out.stderr);

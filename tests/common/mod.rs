@@ -1,0 +1,130 @@
+//! Helpers shared by the end-to-end tests.
+#![allow(dead_code)]
+
+use serde_json::Value;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What a command did.
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs the binary with `args`.
+pub fn iosurvey(args: &[&str]) -> Out {
+    launch(&[], args)
+}
+
+/// Runs the binary behind a launcher (`mpirun -np 4`, say) with `args`.
+pub fn launch(launcher: &[&str], args: &[&str]) -> Out {
+    let bin = env!("CARGO_BIN_EXE_iosurvey");
+    let mut cmd = match launcher.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg(bin);
+            c
+        }
+        None => Command::new(bin),
+    };
+    let out = cmd.args(args).output().expect("start iosurvey");
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// A scratch directory for data and a store beside it (not inside: the target must be empty).
+pub struct Bed {
+    pub tmp: tempfile::TempDir,
+    pub dir: PathBuf,
+    pub db: String,
+    /// Prefix for `run`: empty, or an MPI launcher.
+    pub launcher: Vec<String>,
+}
+
+impl Bed {
+    pub fn new() -> Bed {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("target");
+        fs::create_dir(&dir).unwrap();
+        let db = tmp.path().join("store.db").display().to_string();
+        Bed { tmp, dir, db, launcher: Vec::new() }
+    }
+
+    /// Runs `iosurvey run --dir <dir> --db <db> -q` with more arguments, split at blanks.
+    pub fn run(&self, args: &str) -> Out {
+        let dir = self.dir.display().to_string();
+        let mut all = vec!["run", "--dir", dir.as_str(), "--db", self.db.as_str(), "-q"];
+        all.extend(args.split_whitespace());
+        let launcher: Vec<&str> = self.launcher.iter().map(String::as_str).collect();
+        launch(&launcher, &all)
+    }
+
+    pub fn runs(&self) -> Vec<Value> {
+        if !Path::new(&self.db).exists() {
+            return Vec::new();
+        }
+        let out = iosurvey(&["ls", "--json", "--db", &self.db]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        serde_json::from_str::<Value>(&out.stdout).unwrap().as_array().unwrap().clone()
+    }
+
+    pub fn show(&self, id: i64) -> Value {
+        let out = iosurvey(&["show", &id.to_string(), "--json", "--db", &self.db]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        serde_json::from_str(&out.stdout).unwrap()
+    }
+
+    pub fn last_run(&self) -> Value {
+        let id = self.runs().last().expect("a stored run")["id"].as_i64().unwrap();
+        self.show(id)
+    }
+
+    pub fn entries(&self) -> Vec<String> {
+        let mut names: Vec<String> =
+            fs::read_dir(&self.dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    }
+}
+
+/// Whether the tests run as root.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+pub fn word(data: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(data[at..at + 8].try_into().unwrap())
+}
+
+pub const MAGIC: u64 = 0x696f_7375_7276_6579;
+
+/// Reads every transfer header of a verified file: (writer task, offset) per slot.
+pub fn headers(path: &Path, transfer: usize, signature: u64) -> Vec<(u64, u64)> {
+    let data = fs::read(path).unwrap();
+    assert_eq!(data.len() % transfer, 0, "{} has a partial transfer", path.display());
+    (0..data.len() / transfer)
+        .map(|k| {
+            let at = k * transfer;
+            assert_eq!(word(&data, at), MAGIC, "slot {k} of {} was never written", path.display());
+            assert_eq!(word(&data, at + 8), signature);
+            (word(&data, at + 16), word(&data, at + 24))
+        })
+        .collect()
+}
+
+/// Asserts exit code and a single `iosurvey: error: ... (hint: ...)` line holding `needles`.
+pub fn assert_one_line_error(out: &Out, code: i32, needles: &[&str]) {
+    assert_eq!(out.code, code, "stdout: {}\nstderr: {}", out.stdout, out.stderr);
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one line expected: {}", out.stderr);
+    assert!(lines[0].starts_with("iosurvey: error: ") && lines[0].contains("(hint: "), "{}", lines[0]);
+    for n in needles {
+        assert!(lines[0].contains(n), "'{n}' missing from: {}", lines[0]);
+    }
+}

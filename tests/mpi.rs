@@ -1,0 +1,122 @@
+//! The MPI team under `mpirun --oversubscribe -np 4` on this machine (build with
+//! `--features mpi`). Multi-node behaviour is tested on the test bed (tests/testbed.rs).
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::process::Command;
+use std::time::Instant;
+
+/// A bed whose runs go through mpirun with 4 ranks, or `None` (with a message) without mpirun.
+fn mpi_bed() -> Option<Bed> {
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        eprintln!("skipped: mpirun is not installed");
+        return None;
+    }
+    let mut bed = Bed::new();
+    bed.launcher = ["mpirun", "--oversubscribe", "-np", "4"].map(String::from).to_vec();
+    // Open MPI refuses root unless told; CI runs as root.
+    std::env::set_var("OMPI_ALLOW_RUN_AS_ROOT", "1");
+    std::env::set_var("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
+    Some(bed)
+}
+
+#[test]
+fn shared_file_contents_are_exact_across_ranks_and_threads() {
+    let Some(bed) = mpi_bed() else { return };
+    for layout in ["segmented", "strided"] {
+        let out = bed.run(&format!(
+            "--access shared --layout {layout} --tasks 2 --transfer 4k --block 8k --segments 2 --op write,read --verify --signature 11 --keep"
+        ));
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let slots = headers(&bed.dir.join("iosurvey.shared"), 4096, 11);
+        assert_eq!(slots.len(), 32, "4 ranks x 2 threads x 2 segments x 2 transfers");
+        for (k, &(task, offset)) in slots.iter().enumerate() {
+            let at = k as u64 * 4096;
+            let owner = match layout {
+                "segmented" => (at % (8 * 8192)) / 8192,
+                _ => k as u64 % 8,
+            };
+            assert_eq!((task, offset), (owner, at), "{layout} slot {k}");
+        }
+        let run = bed.last_run();
+        assert_eq!(run["workload"]["tasks"], 8);
+        assert_eq!(run["phases"][1]["verify"]["checked"], 32);
+        std::fs::remove_file(bed.dir.join("iosurvey.shared")).unwrap();
+        std::fs::remove_file(bed.dir.join(".iosurvey-manifest")).unwrap();
+    }
+}
+
+#[test]
+fn the_aggregate_is_the_sum_of_its_parts() {
+    let Some(bed) = mpi_bed() else { return };
+    let out = bed.run("--tasks 2 --transfer 64k --block 2m --fsync");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = bed.last_run();
+    for phase in run["phases"].as_array().unwrap() {
+        let tasks = phase["tasks"].as_array().unwrap();
+        assert_eq!(tasks.len(), 8);
+        let n = |t: &Value, k: &str| t[k].as_u64().unwrap();
+        let bytes: u64 = tasks.iter().map(|t| n(t, "bytes")).sum();
+        let ops: u64 = tasks.iter().map(|t| n(t, "ops")).sum();
+        let start = tasks.iter().map(|t| n(t, "open_start")).min().unwrap();
+        let end = tasks.iter().map(|t| n(t, "close_end")).max().unwrap();
+        let f = &phase["figures"];
+        assert_eq!((f["bytes"].as_u64(), f["ops"].as_u64()), (Some(bytes), Some(ops)));
+        assert_eq!(bytes, 8 * 2 * 1024 * 1024);
+        assert_eq!(f["window_ns"].as_u64(), Some(end - start));
+        let bw = f["bandwidth"].as_f64().unwrap();
+        assert!((bw - bytes as f64 * 1e9 / (end - start) as f64).abs() < 1e-6 * bw);
+        let mut ranks: Vec<u64> = tasks.iter().map(|t| n(t, "task")).collect();
+        ranks.dedup();
+        assert_eq!(ranks, (0..8).collect::<Vec<_>>(), "every task reports once, in rank order");
+    }
+    assert_eq!(run["hosts"].as_array().unwrap().len(), 1, "one machine is one node");
+}
+
+#[test]
+fn a_sweep_runs_every_point_in_one_launch_and_links_them() {
+    let Some(bed) = mpi_bed() else { return };
+    let out = bed.run("--tasks 2 --clients 1..8:x2 --total 8m --transfer 256k --verify");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let runs = bed.runs();
+    assert_eq!(runs.len(), 4);
+    let sweep = runs[0]["sweep_id"].clone();
+    assert!(sweep.is_i64());
+    assert!(runs.iter().all(|r| r["sweep_id"] == sweep && r["status"] == "ok"));
+    for (run, clients) in runs.iter().zip([1u64, 2, 4, 8]) {
+        let r = bed.show(run["id"].as_i64().unwrap());
+        assert_eq!(r["workload"]["tasks"], clients);
+        assert!(r["sweep_id"].is_i64());
+        let write = &r["phases"][0];
+        assert_eq!(write["tasks"].as_array().unwrap().len() as u64, clients);
+        assert_eq!(write["figures"]["bytes"], 8 * 1024 * 1024, "--total keeps the aggregate fixed");
+    }
+    let text = iosurvey(&["ls", "--db", &bed.db]);
+    assert_eq!(text.code, 0);
+}
+
+#[test]
+fn an_error_on_one_rank_stops_every_rank_quickly_and_is_reported_by_the_lead() {
+    let Some(bed) = mpi_bed() else { return };
+    // Task 5's file is a directory: its open fails while the others would write 4 GiB each.
+    std::fs::create_dir(bed.dir.join("iosurvey.000005")).unwrap();
+    let started = Instant::now();
+    let out = bed.run("--tasks 2 --transfer 4k --block 4g --fsync-each --force --no-space-check");
+    assert!(started.elapsed().as_secs() < 30, "the other ranks were stopped");
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let errors: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("iosurvey: error:")).collect();
+    assert_eq!(errors.len(), 1, "only the lead reports: {}", out.stderr);
+    assert!(
+        errors[0].contains("task 5 on ")
+            && errors[0].contains("iosurvey.000005")
+            && errors[0].contains("Is a directory"),
+        "{}",
+        errors[0]
+    );
+    let run = bed.last_run();
+    assert_eq!(run["status"], "failed");
+    assert_eq!(bed.entries(), vec!["iosurvey.000005"], "iosurvey removed its own files and nothing else");
+}
