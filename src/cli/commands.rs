@@ -15,6 +15,11 @@ use iosurvey::team::{share_value, Team};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+/// How long the team took to form (MPI_Init, node discovery, clock alignment), nanoseconds.
+pub static TEAM_START_NS: OnceLock<u64> = OnceLock::new();
 
 /// Runs the parsed command. Only the lead process prints errors: the others reach the same
 /// verdict, or learned it from the lead.
@@ -43,6 +48,7 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
             Ok(report::run_text(&record) + &report::net_text(&store.net_within(&record.hosts)?))
         }),
         Command::Net(args) => net(cli, args, team),
+        Command::TeamTiming { rounds } => team_timing(team, *rounds),
     }
 }
 
@@ -300,6 +306,53 @@ fn net<T: Team>(cli: &Cli, a: &NetArgs, team: &T) -> Result<(), Failure> {
     }
     if !results.is_empty() {
         print!("{}", report::net_text(&results));
+    }
+    Ok(())
+}
+
+/// What `team-timing` prints (one JSON line, from the lead).
+#[derive(serde::Serialize)]
+struct TeamTiming {
+    processes: usize,
+    nodes: usize,
+    start_ms: f64,
+    clock_uncertainty_us: f64,
+    barrier_us: f64,
+    gather_us: f64,
+    gather_bytes_per_task: usize,
+}
+
+fn team_timing<T: Team>(team: &T, rounds: u32) -> Result<(), Failure> {
+    use iosurvey::measure::TaskTiming;
+    use iosurvey::team::Member;
+    let member = team.members(1).pop().expect("one member");
+    let rounds = rounds.max(1);
+    member.barrier();
+    let t = Instant::now();
+    for _ in 0..rounds {
+        member.barrier();
+    }
+    let barrier_us = t.elapsed().as_secs_f64() * 1e6 / rounds as f64;
+    // A gather of what each task reports after a phase: its timing record.
+    let record = TaskTiming { task: member.rank() as u32, bytes: 1 << 30, ..TaskTiming::default() };
+    let bytes = serde_json::to_vec(&record).map_or(0, |b| b.len());
+    member.barrier();
+    let t = Instant::now();
+    for _ in 0..rounds {
+        let _ = member.gather(record);
+    }
+    let gather_us = t.elapsed().as_secs_f64() * 1e6 / rounds as f64;
+    let result = TeamTiming {
+        processes: team.processes(),
+        nodes: team.hosts().len(),
+        start_ms: TEAM_START_NS.get().copied().unwrap_or(0) as f64 / 1e6,
+        clock_uncertainty_us: team.clock_uncertainty() as f64 / 1e3,
+        barrier_us,
+        gather_us,
+        gather_bytes_per_task: bytes,
+    };
+    if team.process() == 0 {
+        println!("{}", serde_json::to_string(&result).map_err(|e| Failure::new(e, "report this as a bug", 1))?);
     }
     Ok(())
 }

@@ -55,6 +55,13 @@ enum Command {
   mpirun -np 6 --map-by node iosurvey net
   mpirun -np 4 iosurvey net --transfer 4m --size 4g")]
     Net(NetArgs),
+    /// Time the team's own costs: start-up, barrier, gathering results (for bench/scale).
+    #[command(hide = true)]
+    TeamTiming {
+        /// Repetitions of each collective.
+        #[arg(long, default_value_t = 100)]
+        rounds: u32,
+    },
     /// List the stored runs.
     #[command(after_help = "Examples:\n  iosurvey ls\n  iosurvey ls --db results.db --json")]
     Ls {
@@ -275,8 +282,10 @@ pub fn main() -> i32 {
 /// Runs `f` with the team of this build: MPI ranks x threads, or threads of this process.
 #[cfg(feature = "mpi")]
 fn with_team(f: impl FnOnce(&iosurvey::team::mpi::MpiTeam) -> Result<(), Failure>) -> Result<(), Failure> {
+    let started = std::time::Instant::now();
     let team = iosurvey::team::mpi::MpiTeam::init()
         .map_err(|e| Failure::new(e, "check the MPI installation and launcher", 1))?;
+    let _ = commands::TEAM_START_NS.set(started.elapsed().as_nanos() as u64);
     f(&team)
 }
 
