@@ -1,0 +1,95 @@
+//! Three client nodes (network namespaces) on a GlusterFS volume, through Open MPI: the test
+//! bed of testbed/testbed. Needs root, /dev/fuse, GlusterFS and Open MPI; skips with a
+//! message otherwise. One test, because the test bed is one per machine.
+#![cfg(feature = "mpi")]
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn testbed() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("testbed/testbed")
+}
+
+/// Takes the test bed down when the test ends, however it ends.
+struct Up;
+
+impl Drop for Up {
+    fn drop(&mut self) {
+        let _ = Command::new(testbed()).arg("down").status();
+    }
+}
+
+const MOUNT: &str = "/mnt/iosurvey-gluster";
+
+/// A fresh directory on the shared volume, made from node1.
+fn shared_dir(name: &str) -> String {
+    let dir = format!("{MOUNT}/{name}");
+    let ok = Command::new(testbed()).args(["exec", "node1", "--", "mkdir", "-p", &dir]).status().unwrap();
+    assert!(ok.success());
+    dir
+}
+
+#[test]
+fn three_nodes_on_glusterfs_write_read_verify_reorder_and_measure_the_network() {
+    let _ = Command::new(testbed()).arg("down").output();
+    let up = Command::new(testbed()).args(["up", "--nodes", "3"]).output().unwrap();
+    if up.status.code() == Some(77) {
+        eprintln!("skipped: {}", String::from_utf8_lossy(&up.stderr).trim());
+        return;
+    }
+    assert!(up.status.success(), "testbed up: {}", String::from_utf8_lossy(&up.stderr));
+    let _down = Up;
+    let mut bed = Bed::new();
+    let tb = testbed().display().to_string();
+    bed.launcher = vec![tb.clone(), "run".into(), "--np-per-node".into(), "2".into(), "--".into()];
+
+    for access in ["file-per-task", "shared"] {
+        bed.dir = shared_dir(access).into();
+        let out = bed.run(&format!("--access {access} --tasks 1 --transfer 256k --block 16m --verify --reorder"));
+        assert_eq!(out.code, 0, "{access}: {}\n{}", out.stdout, out.stderr);
+        let run = bed.last_run();
+        assert_eq!(run["status"], "ok");
+        assert_eq!(run["env"]["fs_type"], "fuse.glusterfs", "the target is the shared volume");
+        let hosts: Vec<&str> = run["hosts"].as_array().unwrap().iter().map(|h| h.as_str().unwrap()).collect();
+        assert_eq!(hosts, ["node1", "node2", "node3"]);
+        for phase in run["phases"].as_array().unwrap() {
+            let nodes: Vec<u64> = phase["tasks"].as_array().unwrap().iter().map(|t| t["node"].as_u64().unwrap()).collect();
+            assert_eq!(nodes, [0, 0, 1, 1, 2, 2], "per-node figures come from these");
+        }
+        assert_eq!(run["reorder_crosses_nodes"], true, "every read crossed to another node");
+        assert_eq!(run["phases"][1]["verify"]["checked"], 6 * 64);
+        assert_eq!(run["phases"][1]["verify"]["bad"], 0);
+        assert_eq!(run["phases"][1]["possibly_cached"], Value::Null, "read on another node than it was written");
+        let text = iosurvey(&["show", &run["id"].to_string(), "--db", &bed.db]).stdout;
+        assert!(text.contains("per node (MiB/s), 3 nodes") && text.contains("node3="), "{text}");
+    }
+
+    // Bandwidth per node count: one rank per node, 1, 2 and 3 nodes in one launch.
+    bed.launcher[3] = "1".into();
+    bed.dir = shared_dir("sweep").into();
+    let out = bed.run("--tasks 1 --clients 1..3 --transfer 1m --block 64m --fsync");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let sweep: Vec<Value> = bed.runs().into_iter().filter(|r| r["sweep_id"].is_i64()).collect();
+    assert_eq!(sweep.len(), 3);
+    for (i, row) in sweep.iter().enumerate() {
+        let run = bed.show(row["id"].as_i64().unwrap());
+        let nodes: Vec<u64> = run["phases"][0]["tasks"].as_array().unwrap().iter().map(|t| t["node"].as_u64().unwrap()).collect();
+        assert_eq!(nodes, (0..=i as u64).collect::<Vec<_>>(), "one task per node, round-robin");
+        let mib = |k: usize| run["phases"][k]["figures"]["bandwidth"].as_f64().unwrap() / 1048576.0;
+        eprintln!("glusterfs {} node(s): write {:.1} MiB/s, read {:.1} MiB/s", i + 1, mib(0), mib(1));
+    }
+
+    let net = launch(&[&tb, "run", "--np-per-node", "1", "--"], &["net", "--size", "128m", "--db", &bed.db]);
+    assert_eq!(net.code, 0, "{}", net.stderr);
+    for pattern in ["1-to-1", "N-to-1", "N-to-M"] {
+        assert!(net.stdout.contains(pattern), "{}", net.stdout);
+    }
+    eprintln!("{}", net.stdout);
+    let id = sweep.last().unwrap()["id"].to_string();
+    let show = iosurvey(&["show", &id, "--db", &bed.db]);
+    assert!(show.stdout.contains("network ceiling"), "shown next to the storage figures: {}", show.stdout);
+}
