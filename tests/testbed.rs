@@ -57,7 +57,8 @@ fn three_nodes_on_glusterfs_write_read_verify_reorder_and_measure_the_network() 
         let hosts: Vec<&str> = run["hosts"].as_array().unwrap().iter().map(|h| h.as_str().unwrap()).collect();
         assert_eq!(hosts, ["node1", "node2", "node3"]);
         for phase in run["phases"].as_array().unwrap() {
-            let nodes: Vec<u64> = phase["tasks"].as_array().unwrap().iter().map(|t| t["node"].as_u64().unwrap()).collect();
+            let nodes: Vec<u64> =
+                phase["tasks"].as_array().unwrap().iter().map(|t| t["node"].as_u64().unwrap()).collect();
             assert_eq!(nodes, [0, 0, 1, 1, 2, 2], "per-node figures come from these");
         }
         assert_eq!(run["reorder_crosses_nodes"], true, "every read crossed to another node");
@@ -77,7 +78,8 @@ fn three_nodes_on_glusterfs_write_read_verify_reorder_and_measure_the_network() 
     assert_eq!(sweep.len(), 3);
     for (i, row) in sweep.iter().enumerate() {
         let run = bed.show(row["id"].as_i64().unwrap());
-        let nodes: Vec<u64> = run["phases"][0]["tasks"].as_array().unwrap().iter().map(|t| t["node"].as_u64().unwrap()).collect();
+        let nodes: Vec<u64> =
+            run["phases"][0]["tasks"].as_array().unwrap().iter().map(|t| t["node"].as_u64().unwrap()).collect();
         assert_eq!(nodes, (0..=i as u64).collect::<Vec<_>>(), "one task per node, round-robin");
         let mib = |k: usize| run["phases"][k]["figures"]["bandwidth"].as_f64().unwrap() / 1048576.0;
         eprintln!("glusterfs {} node(s): write {:.1} MiB/s, read {:.1} MiB/s", i + 1, mib(0), mib(1));
