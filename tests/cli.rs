@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::fs;
-use std::path::Path;
+
 use std::process::Command;
 
 #[test]
