@@ -78,6 +78,40 @@ impl fmt::Display for Pattern {
     }
 }
 
+/// How a task moves its bytes: the I/O interface under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum EngineKind {
+    /// pwrite/pread, one transfer at a time.
+    #[default]
+    Sync,
+    /// io_uring with registered buffers and files, up to --iodepth in flight.
+    #[value(name = "io_uring", alias = "io-uring", alias = "uring")]
+    #[serde(rename = "io_uring")]
+    IoUring,
+    /// Linux kernel AIO (what fio's libaio engine drives), up to --iodepth in flight.
+    Libaio,
+    /// Copies to and from a shared mapping of the file.
+    Mmap,
+}
+
+impl EngineKind {
+    /// Whether it keeps more than one transfer in flight.
+    pub fn queues(self) -> bool {
+        matches!(self, EngineKind::IoUring | EngineKind::Libaio)
+    }
+
+    /// The name used on the command line and in output.
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineKind::Sync => "sync",
+            EngineKind::IoUring => "io_uring",
+            EngineKind::Libaio => "libaio",
+            EngineKind::Mmap => "mmap",
+        }
+    }
+}
+
 /// One phase kind; a workload lists them in the order they run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -140,6 +174,23 @@ pub struct Workload {
     pub drop_caches: bool,
     /// Each task reads what another task wrote.
     pub reorder: bool,
+    /// The I/O interface.
+    #[serde(default)]
+    pub engine: EngineKind,
+    /// Transfers each task keeps in flight (io_uring, libaio).
+    #[serde(default = "one")]
+    pub iodepth: u32,
+    /// Width of the time series' intervals, seconds.
+    #[serde(default = "one_second")]
+    pub interval_secs: f64,
+}
+
+fn one() -> u32 {
+    1
+}
+
+fn one_second() -> f64 {
+    1.0
 }
 
 impl Default for Workload {
@@ -164,6 +215,9 @@ impl Default for Workload {
             wear_out: false,
             drop_caches: false,
             reorder: false,
+            engine: EngineKind::Sync,
+            iodepth: 1,
+            interval_secs: 1.0,
         }
     }
 }
@@ -228,6 +282,17 @@ pub enum SpecError {
     /// A stonewall that is not a positive number of seconds.
     #[error("stonewall of {0} seconds is not positive (hint: give a number of seconds above 0)")]
     BadStonewall(f64),
+    /// A queue depth the engine cannot keep.
+    #[error("the {engine} engine makes one transfer at a time, so --iodepth {depth} cannot be kept (hint: use --engine io_uring or --engine libaio for queue depths above 1)")]
+    DepthWithoutQueue {
+        /// Engine name.
+        engine: &'static str,
+        /// Depth asked for.
+        depth: u32,
+    },
+    /// A time-series interval that is not a positive number.
+    #[error("interval of {0} seconds is not positive (hint: give --interval a number of seconds above 0, e.g. 0.1)")]
+    BadInterval(f64),
     /// fsync on a run with no writes.
     #[error("--fsync and --fsync-each apply to write phases, and --op has none (hint: add write to --op or drop the fsync option)")]
     FsyncWithoutWrite,
@@ -288,6 +353,15 @@ impl Workload {
             Some(s) if !(s > 0.0 && s.is_finite()) => return Err(SpecError::BadStonewall(s)),
             None if self.wear_out => return Err(SpecError::WearOutAlone),
             _ => {}
+        }
+        if self.iodepth == 0 {
+            return Err(SpecError::Zero { what: "--iodepth" });
+        }
+        if self.iodepth > 1 && !self.engine.queues() {
+            return Err(SpecError::DepthWithoutQueue { engine: self.engine.name(), depth: self.iodepth });
+        }
+        if !(self.interval_secs > 0.0 && self.interval_secs.is_finite()) {
+            return Err(SpecError::BadInterval(self.interval_secs));
         }
         if (self.fsync || self.fsync_each) && !self.ops.contains(&Op::Write) {
             return Err(SpecError::FsyncWithoutWrite);
@@ -366,6 +440,9 @@ mod tests {
         assert_eq!(Workload { wear_out: true, ..ok() }.validate(), Err(SpecError::WearOutAlone));
         let f = Workload { fsync: true, ops: vec![Op::Read], ..ok() };
         assert_eq!(f.validate(), Err(SpecError::FsyncWithoutWrite));
+        let d = Workload { iodepth: 32, ..ok() };
+        assert!(matches!(d.validate(), Err(SpecError::DepthWithoutQueue { engine: "sync", depth: 32 })));
+        Workload { iodepth: 32, engine: EngineKind::IoUring, ..ok() }.validate().unwrap();
         let s = Workload { stonewall_secs: Some(-1.0), ..ok() };
         assert_eq!(s.validate(), Err(SpecError::BadStonewall(-1.0)));
     }

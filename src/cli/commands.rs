@@ -109,6 +109,9 @@ fn workload(a: &RunArgs, tasks: usize) -> Result<Workload, Failure> {
         wear_out: a.wear_out,
         drop_caches: a.drop_caches,
         reorder: a.reorder,
+        engine: a.engine,
+        iodepth: a.iodepth,
+        interval_secs: a.interval,
     };
     if let Some(total) = a.total {
         w.set_total(total)?;

@@ -6,7 +6,7 @@ mod progress;
 use clap::{Args, Parser, Subcommand};
 use iosurvey::engine::{EngineError, INTERRUPTED};
 use iosurvey::runner::RunError;
-use iosurvey::spec::{Access, Layout, Op, Pattern, SpecError};
+use iosurvey::spec::{Access, EngineKind, Layout, Op, Pattern, SpecError};
 use iosurvey::store::StoreError;
 use iosurvey::units::parse_size;
 use std::path::PathBuf;
@@ -122,6 +122,15 @@ struct RunArgs {
     /// O_DIRECT with aligned buffers.
     #[arg(long)]
     direct: bool,
+    /// I/O interface: sync (pwrite/pread), io_uring, libaio (kernel AIO) or mmap.
+    #[arg(long, value_enum, default_value = "sync")]
+    engine: EngineKind,
+    /// Transfers each task keeps in flight (io_uring and libaio).
+    #[arg(long, default_value_t = 1)]
+    iodepth: u32,
+    /// Width of the time series' intervals, in seconds.
+    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
+    interval: f64,
     /// fsync at the end of each write phase, inside the timed window.
     #[arg(long)]
     fsync: bool,

@@ -152,6 +152,12 @@ impl Member for LocalMember {
     fn sum(&self, value: u64) -> u64 {
         self.all_u64(value).into_iter().sum()
     }
+    fn sum_vec(&self, values: Vec<u64>) -> Vec<u64> {
+        self.exchange(values, |slots| {
+            let parts: Vec<&Vec<u64>> = slots.iter().map(|s| s.as_ref().and_then(|b| b.downcast_ref()).expect("vector slot")).collect();
+            add_vectors(parts)
+        })
+    }
     fn gather<T: Serialize + DeserializeOwned + Send + 'static>(&self, value: T) -> Option<Vec<T>> {
         self.gather_any(value)
     }
@@ -180,6 +186,20 @@ impl Member for LocalMember {
     }
 }
 
+/// Element-wise sum of vectors of any lengths.
+pub fn add_vectors<'a>(parts: impl IntoIterator<Item = &'a Vec<u64>>) -> Vec<u64> {
+    let mut out: Vec<u64> = Vec::new();
+    for part in parts {
+        if part.len() > out.len() {
+            out.resize(part.len(), 0);
+        }
+        for (o, v) in out.iter_mut().zip(part) {
+            *o += v;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,10 +222,12 @@ mod tests {
     fn reductions_and_gather_see_every_member() {
         let out = on_team(5, |m| {
             let r = m.rank() as u64;
-            (m.max(r * 10), m.sum(r + 1), m.gather(format!("t{r}")), m.min(100 - r))
+            let v = m.sum_vec(vec![1; r as usize + 1]);
+            (m.max(r * 10), m.sum(r + 1), m.gather(format!("t{r}")), m.min(100 - r), v)
         });
-        for (i, (max, sum, gathered, min)) in out.into_iter().enumerate() {
+        for (i, (max, sum, gathered, min, v)) in out.into_iter().enumerate() {
             assert_eq!((max, sum, min), (40, 15, 96));
+            assert_eq!(v, vec![5, 4, 3, 2, 1], "sums of vectors of lengths 1..5");
             if i == 0 {
                 assert_eq!(gathered.unwrap(), vec!["t0", "t1", "t2", "t3", "t4"]);
             } else {

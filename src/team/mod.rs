@@ -36,6 +36,9 @@ pub trait Member: Send {
     fn min(&self, value: u64) -> u64;
     /// Every member gets the sum of the values the members gave.
     fn sum(&self, value: u64) -> u64;
+    /// Every member gets the element-wise sum of the vectors the members gave (shorter ones
+    /// count as padded with zeros).
+    fn sum_vec(&self, values: Vec<u64>) -> Vec<u64>;
     /// The leader gets every member's value, in rank order; the others get `None`.
     fn gather<T: Serialize + DeserializeOwned + Send + 'static>(&self, value: T) -> Option<Vec<T>>;
     /// Divides the team in two: members giving the same flag form a new team, ranked as in

@@ -354,6 +354,19 @@ impl Member for MpiMember {
     fn sum(&self, value: u64) -> u64 {
         self.reduce(value, |l, v| l.sum(v), SystemOperation::sum())
     }
+    fn sum_vec(&self, values: Vec<u64>) -> Vec<u64> {
+        let local = self.local.sum_vec(values);
+        let total = self.leads_process().then(|| {
+            let mut len = 0u64;
+            self.comm.0.all_reduce_into(&(local.len() as u64), &mut len, SystemOperation::max());
+            let mut mine = local.clone();
+            mine.resize(len as usize, 0);
+            let mut out = vec![0u64; len as usize];
+            self.comm.0.all_reduce_into(&mine[..], &mut out[..], SystemOperation::sum());
+            out
+        });
+        self.local.broadcast_any(total)
+    }
     fn gather<T: Serialize + DeserializeOwned + Send + 'static>(&self, value: T) -> Option<Vec<T>> {
         let mine = self.local.gather_any(value)?;
         let bytes = serde_json::to_vec(&mine).expect("plain data serializes");

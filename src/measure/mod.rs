@@ -3,6 +3,8 @@
 //! Times are nanoseconds on one monotonic clock shared by the team (the run's epoch). The
 //! rules follow IOR's definitions; docs/methodology.md states them with examples.
 
+pub mod histogram;
+
 use crate::units::rate;
 use serde::{Deserialize, Serialize};
 
