@@ -4,7 +4,8 @@
 
 use crate::engine::{Execution, PhaseOutcome};
 use crate::env::{is_memory_fs, Environment};
-use crate::measure::{aggregate, spread, PhaseFigures, Spread, TaskTiming};
+use crate::measure::histogram::Latency;
+use crate::measure::{aggregate, spread, PhaseFigures, Series, Spread, TaskTiming};
 use crate::spec::{Op, Workload};
 use serde::{Deserialize, Serialize};
 
@@ -56,6 +57,10 @@ pub struct PhaseRecord {
     pub caches_dropped: bool,
     /// Verification, for verified reads.
     pub verify: Option<VerifySummary>,
+    /// Latency of every transfer, merged over the team.
+    pub latency: Latency,
+    /// Bytes and transfers per interval, the whole team.
+    pub series: Series,
     /// Per-task timings.
     pub tasks: Vec<TaskTiming>,
 }
@@ -139,7 +144,9 @@ pub fn cache_flag(
     if is_memory_fs(&env.fs_type) {
         return Some(format!("target is {}, a memory file system", env.fs_type));
     }
-    if w.direct || dropped || elsewhere {
+    // A mapping reads through the page cache even when the file was opened with O_DIRECT.
+    let direct = w.direct && w.engine != crate::spec::EngineKind::Mmap;
+    if direct || dropped || elsewhere {
         return None;
     }
     // Data larger than RAM cannot all sit in the page cache; anything smaller might.
@@ -173,6 +180,8 @@ impl PhaseRecord {
                     .to_lowercase()
                 }),
             }),
+            latency: p.latency,
+            series: p.series,
             tasks: p.tasks,
         }
     }
@@ -301,6 +310,8 @@ mod tests {
             tasks: vec![t(bytes, 1_000_000_000)],
             verify: None,
             caches_dropped: false,
+            latency: Latency::default(),
+            series: Series::default(),
         };
         let exec = Execution {
             phases: vec![phase(Op::Write, 0, 100), phase(Op::Read, 0, 100), phase(Op::Write, 1, 300)],

@@ -88,6 +88,46 @@ pub fn run_text(r: &RunRecord) -> String {
             notes.join("; ")
         );
     }
+    let timed: Vec<_> = r.phases.iter().filter(|p| p.latency.count > 0).collect();
+    if !timed.is_empty() {
+        let _ = writeln!(
+            s,
+            "\nlatency per transfer (us, engine {}, iodepth {}):\n{:<6} {:>4} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            w.engine.name(),
+            w.iodepth,
+            "phase", "iter", "count", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max"
+        );
+        for p in timed {
+            let l = &p.latency;
+            let us = |ns: u64| format!("{:.1}", ns as f64 / 1e3);
+            let _ = writeln!(
+                s,
+                "{:<6} {:>4} {:>10} {:>9.1} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                p.op.name(),
+                p.iteration + 1,
+                l.count,
+                l.mean / 1e3,
+                us(l.p50),
+                us(l.p90),
+                us(l.p99),
+                us(l.p999),
+                us(l.p9999),
+                us(l.max)
+            );
+        }
+        for p in r.phases.iter().filter(|p| p.series.bytes.len() > 1) {
+            let secs = p.series.interval_ns as f64 / 1e9;
+            let rates: Vec<f64> = p.series.bytes.iter().map(|&b| mib_per_s(b as f64 / secs)).collect();
+            let (lo, hi) = rates.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &r| (lo.min(r), hi.max(r)));
+            let _ = writeln!(
+                s,
+                "{} {}: {} intervals of {secs} s, {lo:.1} to {hi:.1} MiB/s (first and last partial)",
+                p.op.name(),
+                p.iteration + 1,
+                rates.len()
+            );
+        }
+    }
     if r.hosts.len() > 1 {
         let _ = writeln!(
             s,

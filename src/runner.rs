@@ -223,6 +223,8 @@ fn file(lead: &mut Lead, mut record: RunRecord, warnings: Vec<String>, filing: F
 
 /// The lead's checks of the target before a run.
 fn preflight(target: &mut Target, w: &Workload, files: &[PathBuf], space_check: bool) -> Result<(), EngineError> {
+    engine::backends::probe(w.engine, w.iodepth as usize)
+        .map_err(|why| EngineError::EngineUnavailable { engine: w.engine.name(), why })?;
     if w.direct {
         let align = target.direct_alignment()?;
         if w.transfer % align != 0 {

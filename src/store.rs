@@ -5,7 +5,8 @@
 //! one transaction, so the store holds whole runs (ok or failed) and never half of one.
 
 use crate::env::Environment;
-use crate::measure::{aggregate, TaskTiming};
+use crate::measure::histogram::Latency;
+use crate::measure::{aggregate, Series, TaskTiming};
 use crate::net::NetResult;
 use crate::record::{PhaseRecord, RunRecord, Status, VerifySummary};
 use crate::spec::Op;
@@ -98,6 +99,22 @@ CREATE TABLE net_runs (
     bytes INTEGER NOT NULL,
     window_ns INTEGER NOT NULL,
     bandwidth REAL
+);
+"#,
+    r#"
+ALTER TABLE phases ADD COLUMN latency_json TEXT;
+ALTER TABLE phases ADD COLUMN lat_p50_ns INTEGER;
+ALTER TABLE phases ADD COLUMN lat_p99_ns INTEGER;
+ALTER TABLE phases ADD COLUMN lat_max_ns INTEGER;
+ALTER TABLE phases ADD COLUMN series_origin_ns INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE phases ADD COLUMN series_interval_ns INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE series (
+    phase_id INTEGER NOT NULL REFERENCES phases(id),
+    idx INTEGER NOT NULL,
+    start_ns INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,
+    ops INTEGER NOT NULL,
+    PRIMARY KEY (phase_id, idx)
 );
 "#,
 ];
@@ -431,7 +448,8 @@ impl Store {
             .conn
             .prepare(
                 "SELECT id, op, iteration, possibly_cached, caches_dropped, verify_checked, verify_bad,
-                        verify_stale, verify_first FROM phases WHERE run_id = ?1 ORDER BY seq",
+                        verify_stale, verify_first, latency_json, series_origin_ns, series_interval_ns
+                 FROM phases WHERE run_id = ?1 ORDER BY seq",
             )
             .map_err(|e| self.wrap(e))?;
         let heads = stmt
@@ -444,8 +462,13 @@ impl Store {
                         first: r.get(8)?,
                     })
                 });
+                let series = Series {
+                    origin_ns: r.get::<_, i64>(10)? as u64,
+                    interval_ns: r.get::<_, i64>(11)? as u64,
+                    ..Series::default()
+                };
                 Ok((
-                    r.get::<_, i64>(0)?,
+                    (r.get::<_, i64>(0)?, r.get::<_, Option<String>>(9)?, series),
                     r.get::<_, String>(1)?,
                     r.get::<_, u32>(2)?,
                     r.get(3)?,
@@ -454,6 +477,10 @@ impl Store {
                 ))
             })
             .and_then(|h| h.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| self.wrap(e))?;
+        let mut series_stmt = self
+            .conn
+            .prepare("SELECT bytes, ops FROM series WHERE phase_id = ?1 ORDER BY idx")
             .map_err(|e| self.wrap(e))?;
         let mut tasks_stmt = self
             .conn
@@ -464,7 +491,18 @@ impl Store {
             .map_err(|e| self.wrap(e))?;
         heads
             .into_iter()
-            .map(|(phase_id, op, iteration, possibly_cached, caches_dropped, verify)| {
+            .map(|((phase_id, latency_json, mut series), op, iteration, possibly_cached, caches_dropped, verify)| {
+                let latency: Latency = match latency_json {
+                    Some(text) => {
+                        serde_json::from_str(&text).map_err(|e| StoreError::Damaged(run_id, format!("latency: {e}")))?
+                    }
+                    None => Latency::default(),
+                };
+                let rows: Vec<(i64, i64)> = series_stmt
+                    .query_map([phase_id], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .and_then(|t| t.collect())
+                    .map_err(|e| self.wrap(e))?;
+                (series.bytes, series.ops) = rows.into_iter().map(|(b, o)| (b as u64, o as u64)).unzip();
                 let tasks: Vec<TaskTiming> = tasks_stmt
                     .query_map([phase_id], |r| {
                         let n = |i| r.get::<_, i64>(i).map(|v| v as u64);
@@ -495,6 +533,8 @@ impl Store {
                     possibly_cached,
                     caches_dropped,
                     verify,
+                    latency,
+                    series,
                     tasks,
                 })
             })
@@ -547,9 +587,13 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
     let mut phase_stmt = tx.prepare(
         "INSERT INTO phases (run_id, seq, op, iteration, bytes, ops, window_ns, bandwidth, transfer_rate, iops,
             task_min, task_max, first_finish_rate, possibly_cached, caches_dropped, verify_checked, verify_bad,
-            verify_stale, verify_first)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+            verify_stale, verify_first, latency_json, lat_p50_ns, lat_p99_ns, lat_max_ns, series_origin_ns,
+            series_interval_ns)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
+                 ?23, ?24, ?25)",
     )?;
+    let mut series_stmt =
+        tx.prepare("INSERT INTO series (phase_id, idx, start_ns, bytes, ops) VALUES (?1, ?2, ?3, ?4, ?5)")?;
     let mut task_stmt = tx.prepare(
         "INSERT INTO tasks (phase_id, task, node, bytes, ops, open_start, xfer_start, xfer_end, sync_end, close_end,
             bytes_at_first_finish) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -576,9 +620,24 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
             v.map(|v| v.checked as i64),
             v.map(|v| v.bad as i64),
             v.map(|v| v.stale as i64),
-            v.and_then(|v| v.first.clone())
+            v.and_then(|v| v.first.clone()),
+            serde_json::to_string(&p.latency).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?,
+            p.latency.p50 as i64,
+            p.latency.p99 as i64,
+            p.latency.max as i64,
+            p.series.origin_ns as i64,
+            p.series.interval_ns as i64
         ])?;
         let phase_id = tx.last_insert_rowid();
+        for (i, (bytes, ops)) in p.series.bytes.iter().zip(&p.series.ops).enumerate() {
+            series_stmt.execute(params![
+                phase_id,
+                i as i64,
+                (p.series.origin_ns + i as u64 * p.series.interval_ns) as i64,
+                *bytes as i64,
+                *ops as i64
+            ])?;
+        }
         for t in &p.tasks {
             task_stmt.execute(params![
                 phase_id,
@@ -604,6 +663,14 @@ mod tests {
     use crate::engine::{Execution, PhaseOutcome, TaskFailure, VerifyTally};
     use crate::spec::Workload;
 
+    fn sample_latency() -> Latency {
+        let mut h = crate::measure::histogram::Histogram::default();
+        for v in [100, 2000, 2000, 90_000] {
+            h.record(v);
+        }
+        h.summary()
+    }
+
     fn sample(failure: Option<TaskFailure>) -> RunRecord {
         let t = |task, bytes| TaskTiming {
             task,
@@ -624,6 +691,8 @@ mod tests {
                 tasks: vec![t(0, 4096), t(1, 8192)],
                 verify: None,
                 caches_dropped: false,
+                latency: sample_latency(),
+                series: Series { origin_ns: 7, interval_ns: 50, bytes: vec![4096, 0, 8192], ops: vec![1, 0, 2] },
             },
             PhaseOutcome {
                 op: Op::Read,
@@ -631,6 +700,8 @@ mod tests {
                 tasks: vec![t(0, 4096), t(1, 4096)],
                 verify: Some(VerifyTally { checked: 2, ..VerifyTally::default() }),
                 caches_dropped: true,
+                latency: Latency::default(),
+                series: Series::default(),
             },
         ];
         let env = Environment {

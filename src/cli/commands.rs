@@ -48,6 +48,17 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
             Ok(report::run_text(&record) + &report::net_text(&store.net_within(&record.hosts)?))
         }),
         Command::Net(args) => net(cli, args, team),
+        Command::Engines => lead_prints(team, || {
+            let mut text = String::new();
+            for e in iosurvey::engine::backends::ENGINES {
+                let state = match iosurvey::engine::backends::probe(e.kind, 4) {
+                    Ok(()) => "available".to_string(),
+                    Err(why) => format!("NOT available: {why}"),
+                };
+                text.push_str(&format!("{:<9} {:<24} {}\n", e.kind.name(), state, e.about));
+            }
+            Ok(text)
+        }),
         Command::TeamTiming { rounds } => team_timing(team, *rounds),
     }
 }

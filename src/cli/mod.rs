@@ -62,6 +62,9 @@ enum Command {
         #[arg(long, default_value_t = 100)]
         rounds: u32,
     },
+    /// List the I/O engines and whether this machine allows each.
+    #[command(after_help = "Examples:\n  iosurvey engines")]
+    Engines,
     /// List the stored runs.
     #[command(after_help = "Examples:\n  iosurvey ls\n  iosurvey ls --db results.db --json")]
     Ls {

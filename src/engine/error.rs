@@ -32,6 +32,14 @@ pub enum EngineError {
         /// Bytes asked for.
         want: usize,
     },
+    /// The I/O engine cannot run here.
+    #[error("the {engine} engine is not available here: {why}")]
+    EngineUnavailable {
+        /// Engine name.
+        engine: &'static str,
+        /// The system's reason.
+        why: String,
+    },
     /// A signal asked the run to stop.
     #[error("interrupted by a signal")]
     Interrupted,
@@ -92,6 +100,9 @@ impl EngineError {
                 Some(libc::EIO) => "the device reported an I/O error; look at dmesg".into(),
                 _ => "check the target file system and retry".into(),
             },
+            EngineError::EngineUnavailable { .. } => {
+                "pick another --engine ('iosurvey engines' lists what this machine allows)".into()
+            }
             EngineError::Interrupted => "the run is stored as failed and its files removed; run it again".into(),
             EngineError::ShortRead { .. } => "read what was written: match --block, --segments and --tasks to the write run, or add write to --op".into(),
             EngineError::MissingDir(_) => "create the directory first, or give an existing one with --dir".into(),

@@ -5,6 +5,7 @@
 //! a phase early; the task records the error, raises the abort flag so the others stop after
 //! their current transfer, and meets them at the end of the phase, so nobody waits forever.
 
+pub mod backends;
 pub mod cache;
 pub mod data;
 pub mod error;
@@ -12,21 +13,22 @@ pub mod offsets;
 pub mod placement;
 pub mod target;
 
-use crate::measure::{done_at, Progression, TaskTiming, CHECKPOINTS};
-use crate::spec::{Op, Workload};
+use crate::measure::histogram::{Histogram, Latency};
+use crate::measure::{done_at, Progression, Series, TaskTiming, CHECKPOINTS};
+use crate::spec::{EngineKind, Op, Workload};
 use crate::team::clock::monotonic_ns;
 use crate::team::{Member, Team};
+use backends::{Backend, BufRef, Completion};
 use data::{check, fill_random, fill_verified, stamp_plain, AlignedBuf, Fault, Mismatch, Stamp};
 pub use error::EngineError;
 use offsets::{mix, OffsetMap, Visitor};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::io::IntoRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 /// Set from a signal handler (SIGINT, SIGTERM): every task stops after its current transfer
 /// and the run ends as failed, stored and cleaned up, instead of dying half way.
@@ -122,6 +124,10 @@ pub struct PhaseOutcome {
     pub verify: Option<VerifyTally>,
     /// Whether the page cache was dropped (on every node) just before this phase.
     pub caches_dropped: bool,
+    /// Latency of every transfer of every task, merged.
+    pub latency: Latency,
+    /// Bytes and transfers per interval, the whole team.
+    pub series: Series,
 }
 
 /// What a run's execution produced, on the lead task: the phases that ran, and the error
@@ -188,10 +194,40 @@ fn run_thread<M: Member>(ctx: &Context, m: M) -> Option<Execution> {
     out
 }
 
-struct Buffers {
-    write: AlignedBuf,
-    read: AlignedBuf,
+/// One task's I/O state, made once and reused by every phase.
+struct TaskIo {
+    backend: Result<Box<dyn Backend>, String>,
+    slots: Vec<AlignedBuf>,
     scratch: Vec<u8>,
+    done: Vec<Completion>,
+    started: Vec<u64>,
+    offsets: Vec<u64>,
+    free: Vec<usize>,
+}
+
+impl TaskIo {
+    fn new(w: &Workload) -> Self {
+        let depth = w.iodepth.max(1) as usize;
+        let size = w.transfer as usize;
+        let mut slots: Vec<AlignedBuf> = (0..depth).map(|_| AlignedBuf::new(size)).collect();
+        let refs = slots.iter_mut().map(|b| BufRef { ptr: b.as_mut_slice().as_mut_ptr(), len: size }).collect();
+        TaskIo {
+            backend: backends::open(w.engine, depth, refs).map_err(|e| e.to_string()),
+            slots,
+            scratch: if w.verify { vec![0; size] } else { Vec::new() },
+            done: Vec::with_capacity(depth),
+            started: vec![0; depth],
+            offsets: vec![0; depth],
+            free: (0..depth).rev().collect(),
+        }
+    }
+}
+
+/// What a task measured in one phase besides its timing record.
+struct PhaseTrace {
+    progression: Progression,
+    histogram: Histogram,
+    series: Series,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -218,18 +254,12 @@ impl TaskClock {
 
 fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
     let w = ctx.w;
-    let size = w.transfer as usize;
-    let mut bufs = Buffers {
-        write: AlignedBuf::new(size),
-        read: AlignedBuf::new(size),
-        scratch: if w.verify { vec![0; size] } else { Vec::new() },
-    };
-    // Generated before any clock starts: plain writes only stamp their offset into it.
-    fill_random(bufs.write.as_mut_slice(), mix(w.seed ^ ctx.token, m.rank() as u64));
+    let mut io = TaskIo::new(w);
     let clock = TaskClock { offset: m.clock_offset(), epoch: m.min(TaskClock::raw(m.clock_offset())) };
     let (sources, reorder_crosses_nodes) =
         if w.reorder { placement::reorder_sources(m.nodes()) } else { ((0..m.size()).collect(), false) };
     let leads_node = placement::leads_its_node(m.nodes(), m.rank());
+    let interval = (w.interval_secs * 1e9).max(1.0) as u64;
     let mut out = Execution { phases: Vec::new(), failure: None, reorder_crosses_nodes };
     // After a stonewalled write, reads cover only what every task managed to write.
     let mut written = ctx.map.per_task();
@@ -242,17 +272,32 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
                 ctx.progress.phase_bytes.store(w.bytes_per_phase(), Relaxed);
             }
             ctx.progress.done[m.local_index()].0.store(0, Relaxed);
+            if op == Op::Write && !w.verify {
+                // Made before the clock starts: plain writes only stamp their offset into it.
+                for (i, slot) in io.slots.iter_mut().enumerate() {
+                    fill_random(slot.as_mut_slice(), mix(w.seed ^ ctx.token, (m.rank() * 1024 + i) as u64));
+                }
+            }
             let source = if op == Op::Read { sources[m.rank()] } else { m.rank() };
             let limit = if op == Op::Read { written } else { ctx.map.per_task() };
-            m.barrier();
-            let (mut timing, progression, verify, failure) = run_phase(ctx, m, &clock, op, source, limit, &mut bufs);
+            // The phase's time origin: every task is past it when the reduction returns.
+            let origin = m.max(clock.now());
+            let mut trace = PhaseTrace {
+                progression: Vec::with_capacity(CHECKPOINTS as usize + 3),
+                histogram: Histogram::default(),
+                series: Series { origin_ns: origin, interval_ns: interval, bytes: Vec::new(), ops: Vec::new() },
+            };
+            let (mut timing, verify, failure) = run_phase(ctx, m, &clock, op, source, limit, &mut io, &mut trace);
             // The first task to finish defines the stonewall view; every task says how far it
             // had come by then.
             let first_end = m.min(timing.close_end);
-            timing.bytes_at_first_finish = done_at(&progression, first_end) * w.transfer;
+            timing.bytes_at_first_finish = done_at(&trace.progression, first_end) * w.transfer;
             if op == Op::Write && w.stonewall_secs.is_some() {
                 written = m.min(timing.ops);
             }
+            let latency = team_histogram(m, &trace.histogram).summary();
+            let series =
+                Series { bytes: m.sum_vec(trace.series.bytes), ops: m.sum_vec(trace.series.ops), ..trace.series };
             let failed = m.max(failure.is_some() as u64) > 0;
             if let Some(reports) = m.gather(TaskReport { timing, verify, failure }) {
                 let mut tally = VerifyTally::default();
@@ -263,7 +308,7 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
                     out.failure = out.failure.or(r.failure);
                 }
                 let verify = (w.verify && op == Op::Read).then_some(tally);
-                out.phases.push(PhaseOutcome { op, iteration, tasks, verify, caches_dropped });
+                out.phases.push(PhaseOutcome { op, iteration, tasks, verify, caches_dropped, latency, series });
             }
             if failed {
                 break 'run;
@@ -273,6 +318,12 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
     (m.rank() == 0).then_some(out)
 }
 
+/// Merges every task's latencies: bucket counts and sums add, extremes reduce.
+fn team_histogram<M: Member>(m: &M, h: &Histogram) -> Histogram {
+    let counts = m.sum_vec(h.counts().to_vec());
+    Histogram::from_parts(counts, m.sum(h.sum), m.min(h.min), m.max(h.max))
+}
+
 /// Drops the page cache once per node, by the node's first task, between two barriers.
 fn drop_on_each_node<M: Member>(m: &M, leads_node: bool) -> bool {
     m.barrier();
@@ -280,6 +331,7 @@ fn drop_on_each_node<M: Member>(m: &M, leads_node: bool) -> bool {
     m.min(ok as u64) == 1
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_phase<M: Member>(
     ctx: &Context,
     m: &M,
@@ -287,22 +339,38 @@ fn run_phase<M: Member>(
     op: Op,
     source: usize,
     limit: u64,
-    bufs: &mut Buffers,
-) -> (TaskTiming, Progression, VerifyTally, Option<TaskFailure>) {
+    io: &mut TaskIo,
+    trace: &mut PhaseTrace,
+) -> (TaskTiming, VerifyTally, Option<TaskFailure>) {
     let w = ctx.w;
     let path = &ctx.files[ctx.map.file_of(source)];
     let visitor = ctx.map.visitor(source);
-    let deadline = w.stonewall_secs.map(|s| Instant::now() + Duration::from_secs_f64(s));
     let mut t = TaskTiming { task: m.rank() as u32, node: m.node(), ..TaskTiming::default() };
     let mut tally = VerifyTally::default();
-    let mut progression = Vec::with_capacity(CHECKPOINTS as usize + 3);
     let mut error = None;
     let mut done = 0;
     t.open_start = clock.now();
-    let file = open(path, op, w.direct).map_err(|e| error = Some(EngineError::io("open", path, None, e))).ok();
+    let deadline = w.stonewall_secs.map(|s| t.open_start + (s * 1e9) as u64);
+    let file = match open(path, op, w) {
+        Ok(f) => Some(f),
+        Err(e) => {
+            error = Some(EngineError::io("open", path, None, e));
+            None
+        }
+    };
+    let mut attached = false;
+    if let (Some(f), None) = (&file, &error) {
+        match &mut io.backend {
+            Ok(b) => match b.attach(f, op, ctx.map.file_size()) {
+                Ok(()) => attached = true,
+                Err(e) => error = Some(EngineError::io("open", path, None, e)),
+            },
+            Err(why) => error = Some(EngineError::EngineUnavailable { engine: w.engine.name(), why: why.clone() }),
+        }
+    }
     t.xfer_start = clock.now();
-    progression.push((t.xfer_start, 0));
-    let io = IoSite {
+    trace.progression.push((t.xfer_start, 0));
+    let site = IoSite {
         ctx,
         clock,
         abort: m.abort_flag(),
@@ -313,24 +381,33 @@ fn run_phase<M: Member>(
         counter: &ctx.progress.done[m.local_index()].0,
         step: (limit / CHECKPOINTS).max(1),
     };
-    if let Some(f) = &file {
-        done = io.transfers(f, 0, limit, deadline, bufs, &mut tally, &mut progression, &mut error);
+    if let (Some(f), true) = (&file, attached) {
+        done = site.transfers(f, io, 0, limit, deadline, trace, &mut tally, &mut error);
     }
     if w.wear_out {
         // Every task takes part in this reduction, failed or not, so nobody waits for ever.
         let goal = m.max(done);
-        if let (Some(f), None) = (&file, &error) {
-            done = io.transfers(f, done, goal, None, bufs, &mut tally, &mut progression, &mut error);
+        if let (Some(f), None, true) = (&file, &error, attached) {
+            done = site.transfers(f, io, done, goal, None, trace, &mut tally, &mut error);
         }
     }
     t.xfer_end = clock.now();
-    progression.push((t.xfer_end, done));
+    trace.progression.push((t.xfer_end, done));
     if let (Some(f), None, true) = (&file, &error, op == Op::Write && w.fsync) {
-        if let Err(e) = f.sync_all() {
+        let flushed = match &mut io.backend {
+            Ok(b) => b.flush(),
+            Err(_) => Ok(()),
+        };
+        if let Err(e) = flushed.and_then(|()| f.sync_all()) {
             error = Some(EngineError::io("fsync", path, None, e));
         }
     }
     t.sync_end = clock.now();
+    if attached {
+        if let Ok(b) = &mut io.backend {
+            b.detach();
+        }
+    }
     if let Some(f) = file {
         // std's File ignores close errors; network file systems report write-back errors here.
         // SAFETY: into_raw_fd gives up ownership, so the descriptor is closed exactly once.
@@ -351,16 +428,17 @@ fn run_phase<M: Member>(
             interrupted: matches!(e, EngineError::Interrupted),
         }
     });
-    (t, progression, tally, failure)
+    (t, tally, failure)
 }
 
-fn open(path: &Path, op: Op, direct: bool) -> std::io::Result<File> {
+fn open(path: &Path, op: Op, w: &Workload) -> std::io::Result<File> {
     let mut o = std::fs::OpenOptions::new();
     match op {
-        Op::Write => o.write(true).create(true),
+        // A writable shared mapping needs a descriptor open for reading too.
+        Op::Write => o.write(true).create(true).read(w.engine == EngineKind::Mmap),
         Op::Read => o.read(true),
     };
-    o.mode(0o644).custom_flags(if direct { libc::O_DIRECT } else { 0 }).open(path)
+    o.mode(0o644).custom_flags(if w.direct { libc::O_DIRECT } else { 0 }).open(path)
 }
 
 /// One task's view of a phase's transfers.
@@ -377,86 +455,118 @@ struct IoSite<'a> {
 }
 
 impl IoSite<'_> {
-    /// Makes transfers `from..to` in pattern order until done, a failure, the abort flag or
-    /// the deadline; returns how many transfers are complete.
+    /// Makes transfers `from..to` in pattern order, keeping up to the queue depth in flight,
+    /// until done, a failure, the abort flag or the deadline; in-flight transfers are always
+    /// drained. Returns how many transfers completed (from `from` on, counted from 0).
     #[allow(clippy::too_many_arguments)]
     fn transfers(
         &self,
         f: &File,
+        io: &mut TaskIo,
         from: u64,
         to: u64,
-        deadline: Option<Instant>,
-        bufs: &mut Buffers,
+        deadline: Option<u64>,
+        trace: &mut PhaseTrace,
         tally: &mut VerifyTally,
-        progression: &mut Progression,
         error: &mut Option<EngineError>,
     ) -> u64 {
         let w = self.ctx.w;
-        let mut i = from;
-        while i < to {
-            let offset = self.visitor.offset(i);
-            let result = match self.op {
-                Op::Write => self.write_one(f, offset, bufs),
-                Op::Read => self.read_one(f, offset, bufs, tally),
-            };
-            if let Err(e) = result {
-                *error = Some(e);
+        let len = w.transfer as usize;
+        let Ok(backend) = io.backend.as_mut() else { return from };
+        let (mut next, mut completed, mut inflight, mut stop) = (from, from, 0usize, false);
+        loop {
+            while !stop && next < to {
+                let Some(slot) = io.free.pop() else { break };
+                let offset = self.visitor.offset(next);
+                let buf = io.slots[slot].as_mut_slice();
+                if self.op == Op::Write {
+                    if w.verify {
+                        fill_verified(buf, Stamp { token: self.ctx.token, task: self.source, offset });
+                    } else {
+                        stamp_plain(buf, offset);
+                    }
+                }
+                io.offsets[slot] = offset;
+                io.started[slot] = self.clock.now();
+                // SAFETY: the slot came off the free list, so nothing is in flight on it; it
+                // goes back only after its completion is reaped below.
+                if let Err(e) = unsafe { backend.submit(slot, offset) } {
+                    io.free.push(slot);
+                    *error = Some(EngineError::io(self.op.name(), self.path, Some(offset), e));
+                    stop = true;
+                    break;
+                }
+                inflight += 1;
+                next += 1;
+            }
+            if inflight == 0 {
                 break;
             }
-            i += 1;
-            self.counter.store(i * w.transfer, Relaxed);
-            if i % self.step == 0 {
-                progression.push((self.clock.now(), i));
-            }
-            if self.abort.load(Relaxed) || deadline.is_some_and(|d| Instant::now() >= d) {
+            if let Err(e) = backend.reap(1, &mut io.done) {
+                *error = Some(EngineError::io(self.op.name(), self.path, None, e));
                 break;
+            }
+            for (slot, result) in io.done.drain(..) {
+                let t = self.clock.now();
+                inflight -= 1;
+                io.free.push(slot);
+                let offset = io.offsets[slot];
+                match result {
+                    Ok(n) if n == len => {}
+                    Ok(n) if self.op == Op::Read => {
+                        *error =
+                            Some(EngineError::ShortRead { path: self.path.to_path_buf(), offset, got: n, want: len });
+                        stop = true;
+                        continue;
+                    }
+                    Ok(n) => {
+                        let e = std::io::Error::new(std::io::ErrorKind::WriteZero, format!("wrote {n} of {len} bytes"));
+                        *error = Some(EngineError::io("write", self.path, Some(offset), e));
+                        stop = true;
+                        continue;
+                    }
+                    Err(e) => {
+                        *error = Some(EngineError::io(self.op.name(), self.path, Some(offset), e));
+                        stop = true;
+                        continue;
+                    }
+                }
+                trace.histogram.record(t.saturating_sub(io.started[slot]));
+                trace.series.add(t, w.transfer);
+                completed += 1;
+                self.counter.store(completed * w.transfer, Relaxed);
+                if completed % self.step == 0 {
+                    trace.progression.push((t, completed));
+                }
+                if self.op == Op::Read && w.verify {
+                    tally.checked += 1;
+                    let stamp = Stamp { token: self.ctx.token, task: self.source, offset };
+                    if let Some(mismatch) = check(io.slots[slot].as_slice(), stamp, &mut io.scratch) {
+                        tally.bad += 1;
+                        tally.stale += (mismatch.fault == Fault::Stale) as u64;
+                        if tally.first.is_none() {
+                            tally.first = Some(BadTransfer { path: self.path.to_path_buf(), mismatch });
+                        }
+                    }
+                }
+                if self.op == Op::Write && w.fsync_each {
+                    if let Err(e) = f.sync_all() {
+                        *error = Some(EngineError::io("fsync", self.path, Some(offset), e));
+                        stop = true;
+                    }
+                }
+                if deadline.is_some_and(|d| t >= d) {
+                    stop = true;
+                }
+            }
+            if self.abort.load(Relaxed) {
+                stop = true;
             }
             if INTERRUPTED.load(Relaxed) {
                 *error = Some(EngineError::Interrupted);
-                break;
+                stop = true;
             }
         }
-        i
-    }
-
-    fn write_one(&self, f: &File, offset: u64, bufs: &mut Buffers) -> Result<(), EngineError> {
-        let buf = bufs.write.as_mut_slice();
-        if self.ctx.w.verify {
-            fill_verified(buf, Stamp { token: self.ctx.token, task: self.source, offset });
-        } else {
-            stamp_plain(buf, offset);
-        }
-        f.write_all_at(buf, offset).map_err(|e| EngineError::io("write", self.path, Some(offset), e))?;
-        if self.ctx.w.fsync_each {
-            f.sync_all().map_err(|e| EngineError::io("fsync", self.path, Some(offset), e))?;
-        }
-        Ok(())
-    }
-
-    fn read_one(&self, f: &File, offset: u64, bufs: &mut Buffers, tally: &mut VerifyTally) -> Result<(), EngineError> {
-        let buf = bufs.read.as_mut_slice();
-        let mut got = 0;
-        while got < buf.len() {
-            match f.read_at(&mut buf[got..], offset + got as u64) {
-                Ok(0) => {
-                    return Err(EngineError::ShortRead { path: self.path.to_path_buf(), offset, got, want: buf.len() });
-                }
-                Ok(n) => got += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(EngineError::io("read", self.path, Some(offset), e)),
-            }
-        }
-        if self.ctx.w.verify {
-            tally.checked += 1;
-            let stamp = Stamp { token: self.ctx.token, task: self.source, offset };
-            if let Some(mismatch) = check(buf, stamp, &mut bufs.scratch) {
-                tally.bad += 1;
-                tally.stale += (mismatch.fault == Fault::Stale) as u64;
-                if tally.first.is_none() {
-                    tally.first = Some(BadTransfer { path: self.path.to_path_buf(), mismatch });
-                }
-            }
-        }
-        Ok(())
+        completed
     }
 }

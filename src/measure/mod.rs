@@ -111,6 +111,35 @@ pub fn done_at(points: &[(u64, u64)], t: u64) -> u64 {
     n0 + ((n1 - n0) as u128 * (t - t0) as u128 / (t1 - t0) as u128) as u64
 }
 
+/// Bytes and transfers per interval of a phase, from a common origin (the team's start of the
+/// phase): interval i covers [origin + i x interval, origin + (i + 1) x interval).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    /// Start of interval 0, ns on the team clock.
+    pub origin_ns: u64,
+    /// Interval width, ns.
+    pub interval_ns: u64,
+    /// Bytes completed in each interval.
+    pub bytes: Vec<u64>,
+    /// Transfers completed in each interval.
+    pub ops: Vec<u64>,
+}
+
+impl Series {
+    /// Counts one completed transfer of `bytes` at time `t`.
+    #[inline]
+    pub fn add(&mut self, t: u64, bytes: u64) {
+        let i = (t.saturating_sub(self.origin_ns) / self.interval_ns.max(1)) as usize;
+        if i >= self.bytes.len() {
+            // Once per interval, not per transfer.
+            self.bytes.resize(i + 1, 0);
+            self.ops.resize(i + 1, 0);
+        }
+        self.bytes[i] += bytes;
+        self.ops[i] += 1;
+    }
+}
+
 /// Summary of one figure over the iterations of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
@@ -190,6 +219,16 @@ mod tests {
         close(f.task_max, 3000.0 / 1.8);
         // When task 0 finished at 1 s, the team had moved 1000 + 1200 bytes.
         close(f.first_finish_rate, 2200.0);
+    }
+
+    #[test]
+    fn series_put_each_transfer_in_its_interval() {
+        let mut s = Series { origin_ns: 1000, interval_ns: 100, ..Series::default() };
+        for t in [1000, 1050, 1099, 1100, 1350, 900] {
+            s.add(t, 10);
+        }
+        assert_eq!(s.bytes, vec![40, 10, 0, 10], "a time before the origin counts in interval 0");
+        assert_eq!(s.ops, vec![4, 1, 0, 1]);
     }
 
     #[test]

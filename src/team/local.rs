@@ -154,7 +154,8 @@ impl Member for LocalMember {
     }
     fn sum_vec(&self, values: Vec<u64>) -> Vec<u64> {
         self.exchange(values, |slots| {
-            let parts: Vec<&Vec<u64>> = slots.iter().map(|s| s.as_ref().and_then(|b| b.downcast_ref()).expect("vector slot")).collect();
+            let parts: Vec<&Vec<u64>> =
+                slots.iter().map(|s| s.as_ref().and_then(|b| b.downcast_ref()).expect("vector slot")).collect();
             add_vectors(parts)
         })
     }
