@@ -62,6 +62,9 @@ enum Command {
         #[arg(long, default_value_t = 100)]
         rounds: u32,
     },
+    /// Time the data path's own additions per transfer (for bench/overhead).
+    #[command(hide = true)]
+    Overhead,
     /// List the I/O engines and whether this machine allows each.
     #[command(after_help = "Examples:\n  iosurvey engines")]
     Engines,
