@@ -69,6 +69,9 @@ fn the_aggregate_is_the_sum_of_its_parts() {
         assert_eq!(f["window_ns"].as_u64(), Some(end - start));
         let bw = f["bandwidth"].as_f64().unwrap();
         assert!((bw - bytes as f64 * 1e9 / (end - start) as f64).abs() < 1e-6 * bw);
+        assert_eq!(phase["latency"]["count"].as_u64(), Some(ops), "histograms merged over ranks and threads");
+        let series: u64 = phase["series"]["bytes"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).sum();
+        assert_eq!(series, bytes, "the team's time series sums every rank's bytes");
         let mut ranks: Vec<u64> = tasks.iter().map(|t| n(t, "task")).collect();
         ranks.dedup();
         assert_eq!(ranks, (0..8).collect::<Vec<_>>(), "every task reports once, in rank order");
