@@ -218,49 +218,46 @@ impl Store {
         self.conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(|e| self.wrap(e))
     }
 
+    /// Inserts one row and returns its id.
+    fn insert(&self, sql: &str, values: impl rusqlite::Params) -> Result<i64, StoreError> {
+        self.conn.execute(sql, values).map_err(|e| self.wrap(e))?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
     /// Starts a survey and returns its id.
     pub fn begin_survey(&self, started: i64, target: &str, command_line: &str) -> Result<i64, StoreError> {
-        self.conn
-            .execute(
-                "INSERT INTO surveys (started, target, command_line) VALUES (?1, ?2, ?3)",
-                params![started, target, command_line],
-            )
-            .map_err(|e| self.wrap(e))?;
-        Ok(self.conn.last_insert_rowid())
+        self.insert(
+            "INSERT INTO surveys (started, target, command_line) VALUES (?1, ?2, ?3)",
+            params![started, target, command_line],
+        )
     }
 
     /// Starts a sweep over `parameter` and returns its id.
     pub fn begin_sweep(&self, started: i64, parameter: &str, command_line: &str) -> Result<i64, StoreError> {
-        self.conn
-            .execute(
-                "INSERT INTO sweeps (started, parameter, command_line) VALUES (?1, ?2, ?3)",
-                params![started, parameter, command_line],
-            )
-            .map_err(|e| self.wrap(e))?;
-        Ok(self.conn.last_insert_rowid())
+        self.insert(
+            "INSERT INTO sweeps (started, parameter, command_line) VALUES (?1, ?2, ?3)",
+            params![started, parameter, command_line],
+        )
     }
 
     /// Stores one network measurement and returns its id.
     pub fn save_net(&self, started: i64, command_line: &str, n: &NetResult) -> Result<i64, StoreError> {
         let json = |v: &Vec<String>| serde_json::to_string(v).expect("strings serialize");
-        self.conn
-            .execute(
-                "INSERT INTO net_runs (started, command_line, pattern, senders_json, receivers_json, message, bytes,
-                    window_ns, bandwidth) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                params![
-                    started,
-                    command_line,
-                    n.pattern,
-                    json(&n.senders),
-                    json(&n.receivers),
-                    n.message as i64,
-                    n.bytes as i64,
-                    n.window_ns as i64,
-                    n.bandwidth
-                ],
-            )
-            .map_err(|e| self.wrap(e))?;
-        Ok(self.conn.last_insert_rowid())
+        self.insert(
+            "INSERT INTO net_runs (started, command_line, pattern, senders_json, receivers_json, message, bytes,
+                window_ns, bandwidth) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                started,
+                command_line,
+                n.pattern,
+                json(&n.senders),
+                json(&n.receivers),
+                n.message as i64,
+                n.bytes as i64,
+                n.window_ns as i64,
+                n.bandwidth
+            ],
+        )
     }
 
     /// The newest network measurement of each pattern among nodes that are all in `hosts`.
