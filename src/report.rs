@@ -197,15 +197,7 @@ pub fn sweep_text(sweep_id: Option<i64>, runs: &[RunRecord]) -> String {
         format!("read {unit}")
     );
     for r in runs {
-        let cell = |op| {
-            mean_of(r, op, random).map_or("-".to_string(), |v| {
-                if random {
-                    format!("{v:.0}")
-                } else {
-                    format!("{:.1}", mib_per_s(v))
-                }
-            })
-        };
+        let cell = |op| headline(r, op, random, false);
         let notes: Vec<String> = r
             .summaries()
             .into_iter()
@@ -277,6 +269,15 @@ pub fn list_text(rows: &[RunRow]) -> String {
     s
 }
 
+/// The mean IOPS (random work) or MiB/s (sequential) of an op, with its unit if asked.
+fn headline(r: &RunRecord, op: Op, random: bool, unit: bool) -> String {
+    match (mean_of(r, op, random), random) {
+        (None, _) => "-".to_string(),
+        (Some(v), true) => format!("{v:.0}{}", if unit { " IOPS" } else { "" }),
+        (Some(v), false) => format!("{:.1}{}", mib_per_s(v), if unit { " MiB/s" } else { "" }),
+    }
+}
+
 /// Mean bandwidth (or IOPS) of an op over a run's iterations.
 fn mean_of(r: &RunRecord, op: Op, iops: bool) -> Option<f64> {
     let sum = r.summaries().into_iter().find(|s| s.op == op)?;
@@ -291,15 +292,7 @@ pub fn survey_text(survey_id: i64, runs: &[RunRecord]) -> String {
     let _ = writeln!(s, "{:<20} {:>16} {:>16}  notes", "workload", "write", "read");
     for r in runs {
         let random = r.workload.pattern != crate::spec::Pattern::Sequential;
-        let cell = |op| {
-            mean_of(r, op, random).map_or("-".to_string(), |v| {
-                if random {
-                    format!("{v:.0} IOPS")
-                } else {
-                    format!("{:.1} MiB/s", mib_per_s(v))
-                }
-            })
-        };
+        let cell = |op| headline(r, op, random, true);
         let mut notes: Vec<String> = r
             .summaries()
             .into_iter()

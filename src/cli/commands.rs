@@ -174,22 +174,8 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
         space_check: !a.target.no_space_check,
         watch: watcher(cli),
     };
-    let mut records = Vec::new();
-    let mut failure = None;
-    for point in &points {
-        let result = runner.run(point, Filing { sweep_id, ..Filing::default() });
-        match result {
-            Ok(record) => records.extend(record),
-            Err(RunError::Failed { id, record, hint, code }) => {
-                records.push(*record.clone());
-                failure = Some(RunError::Failed { id, record, hint, code });
-            }
-            Err(e) => failure = Some(e),
-        }
-        if failure.is_some() || INTERRUPTED.load(Ordering::Relaxed) {
-            break;
-        }
-    }
+    let (records, failure) =
+        run_in_turn(&mut runner, points.iter().map(|p| (p, Filing { sweep_id, ..Filing::default() })), |_, _| {});
     drop(runner);
     if let Some((_, target, _)) = state {
         warn_leftovers(target);
@@ -208,6 +194,31 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
         print!("{}", report::sweep_text(sweep_id, &records));
     }
     failure.map_or(Ok(()), |e| Err(e.into()))
+}
+
+/// Runs workloads one after the other until one fails or a signal arrives. Returns the
+/// records (the failed one included) and the failure.
+fn run_in_turn<'w, T: Team>(
+    runner: &mut Runner<T>,
+    runs: impl Iterator<Item = (&'w Workload, Filing<'w>)>,
+    mut before: impl FnMut(&Workload, &Filing),
+) -> (Vec<RunRecord>, Option<RunError>) {
+    let mut records = Vec::new();
+    for (w, filing) in runs {
+        if INTERRUPTED.load(Ordering::Relaxed) {
+            break;
+        }
+        before(w, &filing);
+        match runner.run(w, filing) {
+            Ok(record) => records.extend(record),
+            Err(RunError::Failed { id, record, hint, code }) => {
+                records.push(*record.clone());
+                return (records, Some(RunError::Failed { id, record, hint, code }));
+            }
+            Err(e) => return (records, Some(e)),
+        }
+    }
+    (records, None)
 }
 
 /// What the lead decides before a survey and every process needs.
@@ -262,28 +273,14 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
         watch: watcher(cli),
     };
     let lead = team.process() == 0;
-    let mut records = Vec::new();
-    let mut failure = None;
-    for item in plan::survey(shape) {
-        if INTERRUPTED.load(Ordering::Relaxed) {
-            break;
-        }
+    let items = plan::survey(shape);
+    let runs =
+        items.iter().map(|i| (&i.workload, Filing { name: Some(i.name), survey_id: Some(survey_id), sweep_id: None }));
+    let (records, failure) = run_in_turn(&mut runner, runs, |w, filing| {
         if lead && !cli.quiet {
-            eprintln!("iosurvey: {} ({})", item.name, item.workload.label());
+            eprintln!("iosurvey: {} ({})", filing.name.unwrap_or("-"), w.label());
         }
-        match runner.run(&item.workload, Filing { name: Some(item.name), survey_id: Some(survey_id), sweep_id: None }) {
-            Ok(record) => records.extend(record),
-            Err(RunError::Failed { id, record, hint, code }) => {
-                records.push(*record.clone());
-                failure = Some(RunError::Failed { id, record, hint, code });
-                break;
-            }
-            Err(e) => {
-                failure = Some(e);
-                break;
-            }
-        }
-    }
+    });
     drop(runner);
     if let Some((_, target, _, _)) = state {
         warn_leftovers(target);

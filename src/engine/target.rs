@@ -82,11 +82,6 @@ impl Target {
         &self.dir
     }
 
-    /// Paths of the data files of a workload with `files` files of the given access.
-    pub fn data_files(&self, shared: bool, files: usize) -> Vec<PathBuf> {
-        data_files(&self.dir, shared, files)
-    }
-
     /// Records in the manifest, before they exist, the files among `paths` that this run will
     /// create, so that even a crash leaves them recognisably iosurvey's.
     pub fn claim(&mut self, paths: &[PathBuf]) -> Result<(), EngineError> {
@@ -221,7 +216,7 @@ mod tests {
         let err = Target::open(tmp.path(), false, false).unwrap_err();
         assert!(matches!(err, EngineError::NotEmpty { count: 1, .. }), "{err}");
         let mut t = Target::open(tmp.path(), true, false).unwrap();
-        let files = t.data_files(false, 2);
+        let files = data_files(t.dir(), false, 2);
         t.claim(&files).unwrap();
         for f in &files {
             fs::write(f, b"data").unwrap();
@@ -235,7 +230,7 @@ mod tests {
     fn kept_files_make_the_directory_its_own_but_are_not_removed_by_a_later_run() {
         let tmp = tempfile::tempdir().unwrap();
         let mut t = Target::open(tmp.path(), false, true).unwrap();
-        let files = t.data_files(true, 1);
+        let files = data_files(t.dir(), true, 1);
         t.claim(&files).unwrap();
         fs::write(&files[0], b"data").unwrap();
         assert!(t.cleanup().is_empty());
@@ -249,7 +244,7 @@ mod tests {
     fn created_directory_is_removed() {
         let tmp = tempfile::tempdir().unwrap();
         let mut t = Target::create(tmp.path(), "scratch", false).unwrap();
-        let files = t.data_files(false, 1);
+        let files = data_files(t.dir(), false, 1);
         t.claim(&files).unwrap();
         fs::write(&files[0], b"x").unwrap();
         assert!(t.cleanup().is_empty());
@@ -260,7 +255,7 @@ mod tests {
     fn space_check_names_both_sizes() {
         let tmp = tempfile::tempdir().unwrap();
         let t = Target::open(tmp.path(), false, false).unwrap();
-        let files = t.data_files(false, 1);
+        let files = data_files(t.dir(), false, 1);
         let err = t.check_space(&files, u64::MAX / 2).unwrap_err().to_string();
         assert!(err.contains("needs") && err.contains("free"), "{err}");
         t.check_space(&files, 4096).unwrap();
