@@ -211,11 +211,13 @@ fn run_in_turn<'w, T: Team>(
         before(w, &filing);
         match runner.run(w, filing) {
             Ok(record) => records.extend(record),
-            Err(RunError::Failed { id, record, hint, code }) => {
-                records.push(*record.clone());
-                return (records, Some(RunError::Failed { id, record, hint, code }));
+            Err(e) => {
+                // A failed run is stored whole, so it is reported with the others.
+                if let RunError::Failed { record, .. } = &e {
+                    records.push((**record).clone());
+                }
+                return (records, Some(e));
             }
-            Err(e) => return (records, Some(e)),
         }
     }
     (records, None)
