@@ -90,17 +90,42 @@ fn cpu_model() -> String {
         .unwrap_or_default()
 }
 
+/// A field of /proc/meminfo, in bytes.
+fn meminfo(field: &str) -> Option<u64> {
+    let t = fs::read_to_string("/proc/meminfo").ok()?;
+    let line = t.lines().find(|l| l.strip_prefix(field).is_some_and(|r| r.starts_with(':')))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kib| kib * 1024)
+}
+
 /// Physical memory from /proc/meminfo, in bytes.
 pub fn ram_bytes() -> u64 {
-    fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("MemTotal:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|k| k.parse::<u64>().ok())
-        })
-        .map_or(0, |kib| kib * 1024)
+    meminfo("MemTotal").unwrap_or(0)
+}
+
+/// The memory this process may count on: the smaller of MemAvailable and the limit of its
+/// memory cgroup (a batch job's allocation), in bytes.
+pub fn memory_available() -> u64 {
+    let cgroups = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let limit = cgroup_memory_limit(&cgroups, |p| fs::read_to_string(p).ok());
+    meminfo("MemAvailable").unwrap_or(u64::MAX).min(limit.unwrap_or(u64::MAX))
+}
+
+/// The memory limit of the cgroup named in `/proc/self/cgroup` text (v1 memory controller or
+/// v2 unified), reading control files through `read`; `None` when unlimited or unknown.
+fn cgroup_memory_limit(cgroups: &str, read: impl Fn(&str) -> Option<String>) -> Option<u64> {
+    cgroups.lines().find_map(|line| {
+        let mut f = line.splitn(3, ':');
+        let (_, controllers, path) = (f.next()?, f.next()?, f.next()?);
+        let file = if controllers.split(',').any(|c| c == "memory") {
+            format!("/sys/fs/cgroup/memory{path}/memory.limit_in_bytes")
+        } else if controllers.is_empty() {
+            format!("/sys/fs/cgroup{path}/memory.max")
+        } else {
+            return None;
+        };
+        // v1 writes "no limit" as a huge page-rounded number, v2 as "max".
+        read(&file)?.trim().parse::<u64>().ok().filter(|&l| l < 1 << 62)
+    })
 }
 
 #[derive(Debug, PartialEq)]
@@ -146,6 +171,22 @@ fn block_device(dev: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_memory_cgroup_limit_is_found_for_v1_and_v2() {
+        let files = |p: &str| match p {
+            "/sys/fs/cgroup/memory/job/7/memory.limit_in_bytes" => Some("1073741824\n".to_string()),
+            "/sys/fs/cgroup/user.slice/memory.max" => Some("max\n".to_string()),
+            "/sys/fs/cgroup/slurm/job9/memory.max" => Some("2147483648\n".to_string()),
+            "/sys/fs/cgroup/memory/memory.limit_in_bytes" => Some("9223372036854771712\n".to_string()),
+            _ => None,
+        };
+        assert_eq!(cgroup_memory_limit("8:pids:/\n4:memory:/job/7\n0::/\n", files), Some(1 << 30));
+        assert_eq!(cgroup_memory_limit("0::/slurm/job9\n", files), Some(2 << 30));
+        assert_eq!(cgroup_memory_limit("0::/user.slice\n", files), None);
+        assert_eq!(cgroup_memory_limit("4:memory:/\n", files), None, "v1's no-limit value");
+        assert!(memory_available() > 0);
+    }
 
     const INFO: &str = "\
 22 1 254:0 / / rw,relatime - ext4 /dev/vda rw

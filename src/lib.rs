@@ -15,5 +15,6 @@ pub mod report;
 pub mod runner;
 pub mod spec;
 pub mod store;
+pub mod target;
 pub mod team;
 pub mod units;

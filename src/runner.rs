@@ -3,15 +3,15 @@
 //! failed) in one transaction. Decisions only the lead can take reach the other processes
 //! through [`Team::share`], so every process takes the same path and nobody waits for ever.
 
-use crate::engine::target::{data_files, Target};
-use crate::engine::{self, cache, offsets::mix, offsets::OffsetMap, EngineError, Progress};
+use crate::engine::{self, offsets::mix, offsets::OffsetMap, DataFiles, EngineError, Progress};
 use crate::env;
 use crate::record::{RunRecord, Status, TeamFacts};
 use crate::spec::{Access, Op, SpecError, Workload};
 use crate::store::{Store, StoreError};
+use crate::target::dir::Dir;
+use crate::target::{cache, data_files, Target, TargetError};
 use crate::team::{share_value, Team};
 use serde::{Deserialize, Serialize};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 use thiserror::Error;
@@ -22,9 +22,12 @@ pub enum RunError {
     /// The workload is invalid; nothing ran, nothing was stored.
     #[error("{0}")]
     Spec(#[from] SpecError),
-    /// The target was refused before the run started; nothing was stored.
+    /// The engine was refused before the run started; nothing was stored.
     #[error("{0}")]
     Refused(EngineError),
+    /// The target was refused before the run started; nothing was stored.
+    #[error("{0}")]
+    Target(#[from] TargetError),
     /// The store could not be opened or written.
     #[error("{0}")]
     Store(#[from] StoreError),
@@ -54,6 +57,7 @@ impl RunError {
         match self {
             RunError::Spec(_) => "see 'iosurvey run --help'".into(),
             RunError::Refused(e) => e.hint(),
+            RunError::Target(e) => e.hint(),
             RunError::Store(e) => e.hint().into(),
             RunError::Failed { hint, .. } => hint.clone(),
             RunError::Peer { .. } => "see the lead process's message".into(),
@@ -64,7 +68,7 @@ impl RunError {
     pub fn exit_code(&self) -> i32 {
         match self {
             RunError::Failed { code, .. } | RunError::Peer { code } => *code,
-            RunError::Spec(_) | RunError::Refused(_) => 2,
+            RunError::Spec(_) | RunError::Refused(_) | RunError::Target(_) => 2,
             RunError::Store(_) => 4,
         }
     }
@@ -98,8 +102,8 @@ pub struct Runner<'a, T: Team> {
     pub team: &'a T,
     /// Tasks (threads) in each process.
     pub threads: usize,
-    /// The target directory, at the same path on every node.
-    pub dir: PathBuf,
+    /// The target directory, opened by every process at the same path.
+    pub dir: Arc<Dir>,
     /// The lead process's store and target; `None` on the other processes.
     pub lead: Option<Lead<'a>>,
     /// The command line, stored with each run.
@@ -145,28 +149,47 @@ impl<T: Team> Runner<'_, T> {
     pub fn run(&mut self, w: &Workload, filing: Filing) -> Result<Option<RunRecord>, RunError> {
         w.validate()?;
         let map = OffsetMap::new(w);
-        let files = data_files(&self.dir, w.access == Access::Shared, map.files());
+        let names = data_files(w.access == Access::Shared, map.files());
         let mut warnings = Vec::new();
         let mut refusal = None;
-        let verdict = self.lead.as_mut().map(|lead| match preflight(lead.target, w, &files, self.space_check) {
-            Ok(()) => {
-                let drop_caches = w.drop_caches && cache::can_drop();
-                if w.drop_caches && !drop_caches {
-                    warnings.push(
-                        "--drop-caches needs root: the page cache was not dropped, reads may come from memory".into(),
-                    );
+        let per_node = self.threads
+            * self
+                .team
+                .process_nodes()
+                .iter()
+                .fold(std::collections::BTreeMap::new(), |mut m, n| {
+                    *m.entry(*n).or_insert(0usize) += 1;
+                    m
+                })
+                .into_values()
+                .max()
+                .unwrap_or(1);
+        let verdict =
+            self.lead.as_mut().map(|lead| match preflight(lead.target, w, &names, self.space_check, per_node) {
+                Ok(()) => {
+                    warnings.extend(lead.target.take_notes());
+                    let drop_caches = w.drop_caches && cache::can_drop();
+                    if w.drop_caches && !drop_caches {
+                        warnings.push(
+                            "--drop-caches needs root: the page cache was not dropped, reads may come from memory"
+                                .into(),
+                        );
+                    }
+                    Verdict::Go { token: w.signature.unwrap_or_else(run_token), drop_caches }
                 }
-                Verdict::Go { token: w.signature.unwrap_or_else(run_token), drop_caches }
-            }
-            Err(e) => {
-                refusal = Some(e);
-                Verdict::Refused
-            }
-        });
+                Err(e) => {
+                    refusal = Some(e);
+                    Verdict::Refused
+                }
+            });
         let (token, drop_caches) = match share_value(self.team, verdict.as_ref()) {
             Verdict::Go { token, drop_caches } => (token, drop_caches),
-            Verdict::Refused => return Err(refusal.map_or(RunError::Peer { code: 2 }, RunError::Refused)),
+            Verdict::Refused => return Err(refusal.unwrap_or(RunError::Peer { code: 2 })),
         };
+        if self.dir.path().to_str().is_none() {
+            warnings.push("the target path is not valid UTF-8: it is stored with replacement characters".into());
+        }
+        let files = DataFiles { dir: self.dir.clone(), names };
         let started = now_unix();
         let progress = Progress::new(self.threads);
         let stop = self.lead.as_ref().and(self.watch).map(|watch| watch(progress.clone()));
@@ -178,8 +201,14 @@ impl<T: Team> Runner<'_, T> {
         let command_line = self.command_line.clone();
         let result = match (self.lead.as_mut(), exec) {
             (Some(lead), Some(exec)) => {
-                let record =
-                    RunRecord::assemble(w.clone(), env::collect(lead.target.dir()), exec, command_line, started, facts);
+                let record = RunRecord::assemble(
+                    w.clone(),
+                    env::collect(lead.target.dir().path()),
+                    exec,
+                    command_line,
+                    started,
+                    facts,
+                );
                 Some(file(lead, record, warnings, filing))
             }
             _ => None,
@@ -207,6 +236,9 @@ fn file(lead: &mut Lead, mut record: RunRecord, warnings: Vec<String>, filing: F
     }
     let stale = record.phases.iter().filter_map(|p| p.verify.as_ref()).any(|v| v.stale > 0);
     let hint = match &record.failure_hint {
+        Some(_) if record.interrupted && lead.target.keeps() => {
+            "the run is stored as failed and its files were kept (--keep); run it again".into()
+        }
         Some(h) => h.clone(),
         None if stale => "the files hold another run's data: write them in the same run (--op write,read)".into(),
         None => "the storage returned other bytes than were written; check the file system and its devices".into(),
@@ -221,21 +253,42 @@ fn file(lead: &mut Lead, mut record: RunRecord, warnings: Vec<String>, filing: F
     Err(RunError::Failed { id, record: Box::new(record), hint, code })
 }
 
-/// The lead's checks of the target before a run.
-fn preflight(target: &mut Target, w: &Workload, files: &[PathBuf], space_check: bool) -> Result<(), EngineError> {
+/// The lead's checks before a run: engine, memory, then the target; the data files are
+/// made (named in the manifest first) only when everything else passed.
+fn preflight(
+    target: &mut Target,
+    w: &Workload,
+    names: &[String],
+    space_check: bool,
+    per_node: usize,
+) -> Result<(), RunError> {
     engine::backends::probe(w.engine, w.iodepth as usize)
-        .map_err(|why| EngineError::EngineUnavailable { engine: w.engine.name(), why })?;
+        .map_err(|why| RunError::Refused(EngineError::EngineUnavailable { engine: w.engine.name(), why }))?;
+    let need = w.planned_memory(per_node);
+    let available = env::memory_available();
+    if need > available / 4 {
+        return Err(SpecError::TooMuchMemory { need, available }.into());
+    }
+    let writes = w.ops.contains(&Op::Write);
+    if writes && !target.writable() {
+        return Err(TargetError::ReadOnly(target.dir().path().into()).into());
+    }
+    if w.ops.first() == Some(&Op::Read) {
+        target.check_readable(names)?;
+    }
     if w.direct {
-        let align = target.direct_alignment()?;
+        let align = if target.writable() { target.direct_alignment()? } else { 512 };
         if w.transfer % align != 0 {
-            return Err(EngineError::DirectMisaligned { dir: target.dir().to_path_buf(), align, transfer: w.transfer });
+            return Err(
+                TargetError::DirectMisaligned { dir: target.dir().path().into(), align, transfer: w.transfer }.into()
+            );
         }
     }
-    if w.ops.contains(&Op::Write) {
+    if writes {
         if space_check {
-            target.check_space(files, OffsetMap::new(w).file_size())?;
+            target.check_space(names, OffsetMap::new(w).file_size())?;
         }
-        target.claim(files)?;
+        target.claim(names)?;
     }
     Ok(())
 }

@@ -293,6 +293,28 @@ pub enum SpecError {
     /// A time-series interval that is not a positive number.
     #[error("interval of {0} seconds is not positive (hint: give --interval a number of seconds above 0, e.g. 0.1)")]
     BadInterval(f64),
+    /// A time-series interval finer than the clock can usefully resolve.
+    #[error("interval of {0} seconds is below the 1 ms minimum (hint: give --interval 0.001 or more)")]
+    IntervalTooFine(f64),
+    /// A queue depth above what iosurvey keeps.
+    #[error("--iodepth {0} is too large: iosurvey keeps at most {MAX_IODEPTH} transfers in flight per task (hint: use --iodepth {MAX_IODEPTH} or less, and more --tasks for more in flight)")]
+    DepthTooLarge(u32),
+    /// Sizes whose product does not fit a file offset.
+    #[error("{what} would need {need} bytes ({}), more than a file offset can address (8 EiB) (hint: lower --block, --segments or --tasks)", approx_size(*.need))]
+    TooLarge {
+        /// The product, named by its factors.
+        what: String,
+        /// The bytes it would need.
+        need: u128,
+    },
+    /// More memory than the run may take.
+    #[error("the run would take {} of memory on one node for I/O buffers and time series, above a quarter of the {} available (hint: lower --iodepth, --transfer or --tasks)", format_size(*.need), format_size(*.available))]
+    TooMuchMemory {
+        /// Bytes planned.
+        need: u64,
+        /// The smaller of MemAvailable and the cgroup's limit.
+        available: u64,
+    },
     /// fsync on a run with no writes.
     #[error("--fsync and --fsync-each apply to write phases, and --op has none (hint: add write to --op or drop the fsync option)")]
     FsyncWithoutWrite,
@@ -301,11 +323,22 @@ pub enum SpecError {
 /// Smallest transfer that carries a whole verification header.
 pub const VERIFY_HEADER: u64 = 32;
 
+/// The deepest queue a task keeps.
+pub const MAX_IODEPTH: u32 = 4096;
+
+/// A byte count that may exceed u64, in binary units, for messages.
+fn approx_size(bytes: u128) -> String {
+    match u64::try_from(bytes) {
+        Ok(b) => format_size(b),
+        Err(_) => format!("{:.1} EiB", bytes as f64 / (1u128 << 60) as f64),
+    }
+}
+
 impl Workload {
     /// Sets `block` so that `total` bytes are spread evenly over tasks and segments.
     pub fn set_total(&mut self, total: u64) -> Result<(), SpecError> {
-        let parts = self.tasks.max(1) as u64 * self.segments.max(1);
-        let step = parts * self.transfer.max(1);
+        let parts = (self.tasks.max(1) as u64).saturating_mul(self.segments.max(1));
+        let step = parts.saturating_mul(self.transfer.max(1));
         if total == 0 || total % step != 0 {
             return Err(SpecError::TotalNotDivisible { total, parts, transfer: self.transfer, step });
         }
@@ -329,6 +362,11 @@ impl Workload {
         }
         if let Pattern::Stride(0) = self.pattern {
             return Err(SpecError::Zero { what: "the stride" });
+        }
+        let need = self.block as u128 * self.segments as u128 * self.tasks as u128;
+        if need > i64::MAX as u128 {
+            let what = format!("--block {} x --segments {} x --tasks {}", self.block, self.segments, self.tasks);
+            return Err(SpecError::TooLarge { what, need });
         }
         if self.transfer > self.block {
             return Err(SpecError::TransferLargerThanBlock {
@@ -357,11 +395,17 @@ impl Workload {
         if self.iodepth == 0 {
             return Err(SpecError::Zero { what: "--iodepth" });
         }
+        if self.iodepth > MAX_IODEPTH {
+            return Err(SpecError::DepthTooLarge(self.iodepth));
+        }
         if self.iodepth > 1 && !self.engine.queues() {
             return Err(SpecError::DepthWithoutQueue { engine: self.engine.name(), depth: self.iodepth });
         }
         if !(self.interval_secs > 0.0 && self.interval_secs.is_finite()) {
             return Err(SpecError::BadInterval(self.interval_secs));
+        }
+        if self.interval_secs < 1e-3 {
+            return Err(SpecError::IntervalTooFine(self.interval_secs));
         }
         if (self.fsync || self.fsync_each) && !self.ops.contains(&Op::Write) {
             return Err(SpecError::FsyncWithoutWrite);
@@ -371,12 +415,25 @@ impl Workload {
 
     /// Transfers one task makes in one phase.
     pub fn transfers_per_task(&self) -> u64 {
-        self.segments * (self.block / self.transfer)
+        self.segments.saturating_mul(self.block / self.transfer.max(1))
+    }
+
+    /// Bytes of I/O buffers one task holds: one transfer per slot in flight (never more slots
+    /// than transfers), plus one for checking reads under --verify.
+    pub fn task_buffer_bytes(&self) -> u64 {
+        let slots = (self.iodepth.max(1) as u64).min(self.transfers_per_task().max(1));
+        slots.saturating_add(self.verify as u64).saturating_mul(self.transfer)
+    }
+
+    /// Memory `tasks` tasks on one node plan to hold: buffers and the bounded time series.
+    pub fn planned_memory(&self, tasks: usize) -> u64 {
+        let series = crate::measure::MAX_SERIES_POINTS as u64 * 16;
+        self.task_buffer_bytes().saturating_add(series).saturating_mul(tasks as u64)
     }
 
     /// Bytes the whole team moves in one phase.
     pub fn bytes_per_phase(&self) -> u64 {
-        self.transfers_per_task() * self.transfer * self.tasks as u64
+        self.transfers_per_task().saturating_mul(self.transfer).saturating_mul(self.tasks as u64)
     }
 
     /// A short human label: "file-per-task sequential 1 MiB x 2 GiB, 4 tasks".
@@ -445,6 +502,41 @@ mod tests {
         Workload { iodepth: 32, engine: EngineKind::IoUring, ..ok() }.validate().unwrap();
         let s = Workload { stonewall_secs: Some(-1.0), ..ok() };
         assert_eq!(s.validate(), Err(SpecError::BadStonewall(-1.0)));
+        assert_eq!(Workload { interval_secs: 1e-12, ..ok() }.validate(), Err(SpecError::IntervalTooFine(1e-12)));
+        Workload { interval_secs: 1e-3, ..ok() }.validate().unwrap();
+        let deep = Workload { iodepth: 32768, engine: EngineKind::IoUring, ..ok() };
+        assert_eq!(deep.validate(), Err(SpecError::DepthTooLarge(32768)));
+    }
+
+    #[test]
+    fn sizes_that_overflow_are_refused_with_what_they_would_need() {
+        let w = Workload { transfer: 1 << 20, block: 8 << 40, segments: 1 << 20, tasks: 2, ..Workload::default() };
+        let e = w.validate().unwrap_err();
+        assert_eq!(
+            e,
+            SpecError::TooLarge {
+                what: "--block 8796093022208 x --segments 1048576 x --tasks 2".into(),
+                need: 1 << 64
+            }
+        );
+        assert!(e.to_string().contains("18446744073709551616 bytes (16.0 EiB)"), "{e}");
+        let mut t = Workload { tasks: usize::MAX, segments: u64::MAX, ..ok() };
+        assert!(t.set_total(4096).is_err(), "a product that wraps is not a divisor");
+    }
+
+    #[test]
+    fn buffers_are_bounded_by_the_transfers_there_are() {
+        let w = Workload {
+            transfer: 1 << 20,
+            block: 4 << 20,
+            iodepth: 4096,
+            engine: EngineKind::IoUring,
+            ..Workload::default()
+        };
+        assert_eq!(w.task_buffer_bytes(), 4 << 20, "4 transfers, so 4 buffers, not 4096");
+        let v = Workload { verify: true, ..w.clone() };
+        assert_eq!(v.task_buffer_bytes(), 5 << 20);
+        assert_eq!(w.planned_memory(2), 2 * ((4 << 20) + crate::measure::MAX_SERIES_POINTS as u64 * 16));
     }
 
     #[test]

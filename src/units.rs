@@ -84,9 +84,33 @@ pub fn secs(nanos: u64) -> f64 {
     nanos as f64 / 1e9
 }
 
+/// Unix seconds as a UTC date and time, "2026-11-23 08:14:05 UTC".
+pub fn format_time(unix: i64) -> String {
+    let (days, secs) = (unix.div_euclid(86_400), unix.rem_euclid(86_400));
+    // Days since 1970-01-01 to a civil date, in 400-year eras starting on 1 March.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + (month <= 2) as i64;
+    format!("{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC", secs / 3600, secs / 60 % 60, secs % 60)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn formats_unix_times_as_utc() {
+        assert_eq!(format_time(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(format_time(951_782_400), "2000-02-29 00:00:00 UTC");
+        assert_eq!(format_time(1_795_430_045), "2026-11-23 10:34:05 UTC");
+        assert_eq!(format_time(-1), "1969-12-31 23:59:59 UTC");
+    }
 
     #[test]
     fn parses_plain_and_suffixed_sizes() {

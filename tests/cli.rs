@@ -129,8 +129,17 @@ fn bad_input_gets_one_line_exit_2_and_stores_nothing() {
 fn targets_that_are_missing_root_or_foreign_are_refused() {
     let bed = Bed::new();
     let db = bed.db.clone();
-    let missing = bed.dir.join("nope").display().to_string();
-    assert_one_line_error(&iosurvey(&["run", "--dir", &missing, "--db", &db]), 2, &["does not exist"]);
+    let missing = bed.dir.join("nope/deeper").display().to_string();
+    assert_one_line_error(
+        &iosurvey(&["run", "--dir", &missing, "--db", &db]),
+        2,
+        &["does not exist", "nor does its parent"],
+    );
+    // A missing leaf is made, and removed with the run's files.
+    let leaf = bed.dir.join("leaf").display().to_string();
+    let out = iosurvey(&["run", "--dir", &leaf, "--db", &db, "--block", "1m", "-q"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
     assert_one_line_error(&iosurvey(&["run", "--dir", "/", "--db", &db]), 2, &["root directory"]);
     fs::write(bed.dir.join("precious.dat"), b"keep me").unwrap();
     assert_one_line_error(&bed.run("--block 1m"), 2, &["did not create", "precious.dat", "--force"]);
@@ -190,7 +199,7 @@ fn enospc_mid_write_fails_the_run_stores_it_failed_and_cleans_up() {
 fn a_read_only_directory_is_refused_before_the_run() {
     let Some(fs) = Tmpfs::mount("ro,size=1m") else { return };
     let out = fs.bed.run("--block 1m");
-    assert_one_line_error(&out, 2, &["Read-only file system", "read-only"]);
+    assert_one_line_error(&out, 2, &["mounted read-only", "the run writes"]);
     assert!(fs.bed.runs().is_empty());
 }
 

@@ -2,8 +2,7 @@
 //! the target; every process runs its tasks.
 
 use super::{progress, Cli, Command, Failure, NetArgs, RunArgs, SurveyArgs};
-use iosurvey::engine::target::Target;
-use iosurvey::engine::{cache, INTERRUPTED};
+use iosurvey::engine::INTERRUPTED;
 use iosurvey::net;
 use iosurvey::plan::{self, SurveyShape};
 use iosurvey::record::RunRecord;
@@ -11,10 +10,15 @@ use iosurvey::report;
 use iosurvey::runner::{Filing, Lead, RunError, Runner, Watch};
 use iosurvey::spec::Workload;
 use iosurvey::store::Store;
-use iosurvey::team::{share_value, Team};
+use iosurvey::target::dir::Dir;
+use iosurvey::target::{cache, Target};
+use iosurvey::team::{all_agree, share_value, Team};
+use std::ffi::OsString;
 use std::io::IsTerminal;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::sync::OnceLock;
 use std::time::Instant;
 
@@ -87,8 +91,37 @@ fn to_json<T: serde::Serialize>(v: &T) -> Result<String, Failure> {
     serde_json::to_string_pretty(v).map(|s| s + "\n").map_err(|e| Failure::new(e, "report this as a bug", 1))
 }
 
+/// The command line as typed; an argument that is not UTF-8 is kept with replacement
+/// characters (the record says so).
 fn command_line() -> String {
-    std::env::args().collect::<Vec<_>>().join(" ")
+    std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ")
+}
+
+/// The target directory on every process: the lead's (locked, checked), and on the others
+/// the same directory opened by the path the lead resolved.
+fn target_everywhere<T: Team>(team: &T, lead: Option<&Target>) -> Result<Arc<Dir>, Failure> {
+    let path = team.share(lead.map(|t| t.dir().path().as_os_str().as_bytes().to_vec()).unwrap_or_default());
+    let path = PathBuf::from(OsString::from_vec(path));
+    let dir = match lead {
+        Some(t) => Ok(t.dir().clone()),
+        None => Dir::open(&path).map(Arc::new),
+    };
+    if !all_agree(team, dir.is_ok()) {
+        return Err(match dir {
+            Err(e) => {
+                Failure::new(format!("cannot open the target {}: {e}", path.display()), "mount it on every node", 2)
+            }
+            Ok(_) => Failure::silent(2),
+        });
+    }
+    dir.map_err(|_| Failure::silent(2))
+}
+
+/// Prints what the target's checks found worth saying (reclaimed leftovers, no locks).
+fn say_notes(target: &mut Target) {
+    for note in target.take_notes() {
+        eprintln!("iosurvey: warning: {note}");
+    }
 }
 
 fn now() -> i64 {
@@ -138,12 +171,13 @@ fn write_json(path: &Path, record: &RunRecord) -> Result<(), Failure> {
 }
 
 fn warn_leftovers(target: Target) {
-    for l in target.cleanup() {
+    for l in target.cleanup().problems {
         eprintln!("iosurvey: warning: could not remove {l}");
     }
 }
 
 fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
+    super::RUNNING.store(true, Ordering::Relaxed);
     let team_size = team.processes() * a.tasks;
     let counts = match &a.clients {
         Some(list) => plan::parse_counts(list).map_err(|e| Failure { line: Some(e), code: 2 })?,
@@ -160,15 +194,17 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
     let sweep = counts.len() > 1;
     let mut state = on_lead(team, || {
         let store = Store::open(&cli.db)?;
-        let target = Target::open(&a.dir, a.target.force, a.target.keep)?;
+        let mut target = Target::open(&a.dir, a.target.options())?;
+        say_notes(&mut target);
         let sweep_id = if sweep { Some(store.begin_sweep(now(), "clients", &command_line())?) } else { None };
         Ok((store, target, sweep_id))
     })?;
     let sweep_id = state.as_ref().and_then(|s| s.2);
+    let dir = target_everywhere(team, state.as_ref().map(|s| &s.1))?;
     let mut runner = Runner {
         team,
         threads: a.tasks,
-        dir: a.dir.clone(),
+        dir,
         lead: state.as_mut().map(|(store, target, _)| Lead { store, target }),
         command_line: command_line(),
         space_check: !a.target.no_space_check,
@@ -226,12 +262,12 @@ fn run_in_turn<'w, T: Team>(
 /// What the lead decides before a survey and every process needs.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct SurveyPlan {
-    dir: PathBuf,
     direct: bool,
     drop_caches: bool,
 }
 
 fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
+    super::RUNNING.store(true, Ordering::Relaxed);
     let threads = a.tasks.unwrap_or_else(|| {
         if team.processes() > 1 {
             1
@@ -247,15 +283,19 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
             })?,
         };
         let store = Store::open(&cli.db)?;
-        let target = Target::create(&parent, &format!("iosurvey-survey-{}", std::process::id()), a.target.keep)?;
-        let survey_id = store.begin_survey(now(), &target.dir().display().to_string(), &command_line())?;
+        let parent = Dir::open(&parent).map_err(|e| {
+            Failure::new(format!("cannot open {}: {e}", parent.display()), "give an existing directory", 2)
+        })?;
+        let name = format!("iosurvey-survey-{}", std::process::id());
+        let mut target = Target::create(parent, &name, a.target.options()).map_err(RunError::from)?;
+        let survey_id = store.begin_survey(now(), &target.dir().path().to_string_lossy(), &command_line())?;
         let plan = SurveyPlan {
-            dir: target.dir().to_path_buf(),
             direct: target.direct_alignment().is_ok_and(|align| 4096 % align == 0),
             drop_caches: cache::can_drop(),
         };
         Ok((store, target, survey_id, plan))
     })?;
+    let dir = target_everywhere(team, state.as_ref().map(|s| &s.1))?;
     let plan: SurveyPlan = share_value(team, state.as_ref().map(|s| &s.3));
     let survey_id = state.as_ref().map_or(0, |s| s.2);
     let shape = SurveyShape {
@@ -268,7 +308,7 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
     let mut runner = Runner {
         team,
         threads,
-        dir: plan.dir.clone(),
+        dir,
         lead: state.as_mut().map(|(store, target, _, _)| Lead { store, target }),
         command_line: command_line(),
         space_check: !a.target.no_space_check,

@@ -189,6 +189,12 @@ struct TargetArgs {
     no_space_check: bool,
 }
 
+impl TargetArgs {
+    fn options(&self) -> iosurvey::target::Options {
+        iosurvey::target::Options { force: self.force, keep: self.keep }
+    }
+}
+
 #[derive(Args)]
 struct NetArgs {
     /// Bytes per message.
@@ -255,6 +261,12 @@ impl From<EngineError> for Failure {
     }
 }
 
+impl From<iosurvey::target::TargetError> for Failure {
+    fn from(e: iosurvey::target::TargetError) -> Self {
+        Failure::new(&e, e.hint(), 2)
+    }
+}
+
 impl From<StoreError> for Failure {
     fn from(e: StoreError) -> Self {
         Failure::new(&e, e.hint(), 4)
@@ -310,17 +322,115 @@ fn with_team(f: impl FnOnce(&iosurvey::team::local::LocalTeam) -> Result<(), Fai
     f(&iosurvey::team::local::LocalTeam)
 }
 
-extern "C" fn on_signal(signal: libc::c_int) {
-    INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed);
-    // A second signal ends the process at once.
-    // SAFETY: signal() is async-signal-safe.
-    unsafe { libc::signal(signal, libc::SIG_DFL) };
+/// Whether a run (or survey) is in progress, so a signal must stop it cleanly rather than end
+/// the process at once.
+pub static RUNNING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Signals that stop a run: Ctrl-C, kill, and a lost terminal or batch wrapper.
+const STOPPERS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// Signals within this long of the first count as one: a wrapper such as `timeout` may deliver
+/// one signal twice, to the process and to its group.
+const SAME_SIGNAL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// How long the stop after a signal may take before iosurvey removes its files and exits
+/// anyway, so the whole clean-up fits in Slurm's default KillWait of 30 s.
+const STOP_DEADLINE: std::time::Duration = std::time::Duration::from_secs(18);
+
+/// How long removing the files may take when stopping at once (a hung server must not hold
+/// the exit).
+const REMOVE_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+fn signal_set() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data, initialised by sigemptyset before use.
+    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+    unsafe {
+        libc::sigemptyset(&mut set);
+        for s in STOPPERS {
+            libc::sigaddset(&mut set, s);
+        }
+    }
+    set
 }
 
-/// Ctrl-C and SIGTERM stop the run cleanly: stored as failed, files removed.
+/// Takes SIGINT, SIGTERM and SIGHUP away from every thread (threads made later inherit the
+/// mask) and hands them to one thread that waits for them, so their handling is ordinary
+/// code. The first signal stops the run after the current transfers: stored as failed, files
+/// removed. A second one, a second or more later, or no exit within the deadline, removes the
+/// run's files for at most 10 s and exits 130 naming what is left.
 fn catch_interrupts() {
-    for signal in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: on_signal only stores to an atomic and resets the handler.
-        unsafe { libc::signal(signal, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t) };
+    let set = signal_set();
+    // SAFETY: blocks signals in the calling (main) thread; set is initialised.
+    unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    let spawned = std::thread::Builder::new().name("signals".into()).spawn(move || {
+        let mut first: Option<std::time::Instant> = None;
+        loop {
+            let deadline = first.map(|t| (t + STOP_DEADLINE).saturating_duration_since(std::time::Instant::now()));
+            match wait_signal(&set, deadline) {
+                Some(_) if !RUNNING.load(std::sync::atomic::Ordering::Relaxed) => std::process::exit(130),
+                Some(_) => match first {
+                    None => {
+                        first = Some(std::time::Instant::now());
+                        INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed);
+                    }
+                    Some(t) if t.elapsed() < SAME_SIGNAL => {}
+                    Some(_) => stop_now("a second signal"),
+                },
+                None => stop_now("the run did not stop within 18 s of the signal"),
+            }
+        }
+    });
+    if spawned.is_err() {
+        // Without the thread, the signals keep their default action: the process ends at once.
+        // SAFETY: unblocks what was blocked above.
+        unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) };
     }
+}
+
+/// Waits for one of the signals, at most `limit` (for ever without one); `None` on timeout.
+fn wait_signal(set: &libc::sigset_t, limit: Option<std::time::Duration>) -> Option<libc::c_int> {
+    loop {
+        let rc = match limit {
+            None => {
+                let mut sig = 0;
+                // SAFETY: set is initialised and blocked in every thread.
+                let rc = unsafe { libc::sigwait(set, &mut sig) };
+                if rc == 0 {
+                    return Some(sig);
+                }
+                -1
+            }
+            Some(d) => {
+                let ts =
+                    libc::timespec { tv_sec: d.as_secs() as libc::time_t, tv_nsec: d.subsec_nanos() as libc::c_long };
+                // SAFETY: as above; ts is a valid timeout.
+                unsafe { libc::sigtimedwait(set, std::ptr::null_mut(), &ts) }
+            }
+        };
+        if rc > 0 {
+            return Some(rc);
+        }
+        if std::io::Error::last_os_error().raw_os_error() == Some(libc::EAGAIN) {
+            return None;
+        }
+    }
+}
+
+/// Ends the process now: removes the files of the run in progress, for a bounded time, and
+/// says in one line what could not be removed.
+fn stop_now(why: &str) -> ! {
+    let left = iosurvey::target::live::remove_all(REMOVE_LIMIT);
+    if left.is_empty() {
+        eprintln!(
+            "iosurvey: error: stopped at once after {why}: the run was not stored; its files were removed (hint: run it again)"
+        );
+    } else {
+        let names: Vec<String> = left.iter().map(|p| p.display().to_string()).collect();
+        eprintln!(
+            "iosurvey: error: stopped at once after {why}: the run was not stored; {} file(s) could not be removed in 10 s: {} (hint: remove them by hand once the file system answers)",
+            left.len(),
+            names.join(", ")
+        );
+    }
+    std::process::exit(130)
 }

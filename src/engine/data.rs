@@ -23,19 +23,17 @@ pub struct AlignedBuf {
 unsafe impl Send for AlignedBuf {}
 
 impl AlignedBuf {
-    /// A zeroed buffer of `len` bytes (at least one page is allocated).
-    pub fn new(len: usize) -> Self {
-        let layout = Self::layout(len);
+    /// A zeroed buffer of `len` bytes (at least one page is allocated); `None` when the
+    /// system cannot give that much.
+    pub fn try_new(len: usize) -> Option<Self> {
+        let layout = Self::layout(len)?;
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
-        if ptr.is_null() {
-            std::alloc::handle_alloc_error(layout);
-        }
-        AlignedBuf { ptr, len }
+        (!ptr.is_null()).then_some(AlignedBuf { ptr, len })
     }
 
-    fn layout(len: usize) -> Layout {
-        Layout::from_size_align(len.max(1).next_multiple_of(ALIGN), ALIGN).expect("buffer layout")
+    fn layout(len: usize) -> Option<Layout> {
+        Layout::from_size_align(len.max(1).checked_next_multiple_of(ALIGN)?, ALIGN).ok()
     }
 
     /// The bytes.
@@ -53,8 +51,8 @@ impl AlignedBuf {
 
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
-        // SAFETY: allocated in new() with the same layout.
-        unsafe { dealloc(self.ptr, Self::layout(self.len)) }
+        // SAFETY: allocated in try_new() with the same layout, which was valid then.
+        unsafe { dealloc(self.ptr, Self::layout(self.len).expect("the layout it was made with")) }
     }
 }
 
@@ -116,6 +114,8 @@ pub enum Fault {
     Misplaced,
     /// Header or payload bytes differ from what was written.
     Corrupt,
+    /// The file ends before the transfer does: the bytes are not there at all.
+    Missing,
 }
 
 /// The first differing byte of a bad transfer.
@@ -168,7 +168,7 @@ mod tests {
 
     #[test]
     fn aligned_buffer_is_aligned() {
-        let b = AlignedBuf::new(47008);
+        let b = AlignedBuf::try_new(47008).unwrap();
         assert_eq!(b.as_slice().as_ptr() as usize % ALIGN, 0);
         assert_eq!(b.as_slice().len(), 47008);
     }

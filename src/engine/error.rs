@@ -43,47 +43,11 @@ pub enum EngineError {
     /// A signal asked the run to stop.
     #[error("interrupted by a signal")]
     Interrupted,
-    /// The target directory is not there.
-    #[error("target directory {0} does not exist")]
-    MissingDir(PathBuf),
-    /// The target is a file, not a directory.
-    #[error("target {0} is not a directory")]
-    NotADir(PathBuf),
-    /// The target is the root directory.
-    #[error("target is the root directory /, where iosurvey would scatter files")]
-    RootDir,
-    /// The target holds files iosurvey did not create.
-    #[error("target {dir} holds {count} entries iosurvey did not create (first: {first})")]
-    NotEmpty {
-        /// The directory.
-        dir: PathBuf,
-        /// How many foreign entries.
-        count: usize,
-        /// One of them.
-        first: String,
-    },
-    /// Not enough free space for the files to write.
-    #[error("the run needs {need} of free space in {dir} but only {free} is free")]
-    NoSpace {
-        /// The directory.
-        dir: PathBuf,
-        /// Bytes to be written, formatted.
-        need: String,
-        /// Free bytes, formatted.
-        free: String,
-    },
-    /// The file system refuses O_DIRECT.
-    #[error("the file system at {0} refuses direct I/O (O_DIRECT)")]
-    DirectRefused(PathBuf),
-    /// Transfers not aligned for O_DIRECT.
-    #[error("direct I/O needs transfers that are multiples of {align} bytes on {dir}, got {transfer}")]
-    DirectMisaligned {
-        /// The directory.
-        dir: PathBuf,
-        /// Required alignment.
-        align: u64,
-        /// The transfer given.
-        transfer: u64,
+    /// A task's buffers could not be allocated.
+    #[error("could not allocate {} of I/O buffers for a task", crate::units::format_size(*.bytes))]
+    NoMemory {
+        /// Bytes asked for.
+        bytes: u64,
     },
 }
 
@@ -92,10 +56,20 @@ impl EngineError {
     pub fn hint(&self) -> String {
         match self {
             EngineError::Io { source, op, .. } => match source.raw_os_error() {
-                Some(libc::ENOSPC) | Some(libc::EDQUOT) => "free space on the target or make the run smaller (--block, --total)".into(),
-                Some(libc::EACCES) | Some(libc::EPERM) => "check the permissions of the target, or pick a directory you may write to".into(),
+                // statvfs does not see quotas, so EDQUOT arrives like a full disk, mid-run.
+                Some(libc::ENOSPC) | Some(libc::EDQUOT) => {
+                    "free space on the target (or raise the quota) or make the run smaller (--block, --total)".into()
+                }
+                Some(libc::EACCES) | Some(libc::EPERM) => {
+                    "check the permissions of the target, or pick a directory you may write to".into()
+                }
                 Some(libc::EROFS) => "the file system is mounted read-only; pick a writable target".into(),
-                Some(libc::ENOENT) if *op == "open" => "the file is missing: run a write phase first (--op write,read) or keep the files of an earlier run (--keep)".into(),
+                Some(libc::ENOENT) if *op == "open" => {
+                    "the file was removed during the run; run it again in a directory nobody else changes".into()
+                }
+                Some(libc::ELOOP) => {
+                    "a symbolic link replaced one of iosurvey's files during the run; it was not followed".into()
+                }
                 Some(libc::EINVAL) if *op == "open" => "the file system may refuse O_DIRECT; drop --direct".into(),
                 Some(libc::EIO) => "the device reported an I/O error; look at dmesg".into(),
                 _ => "check the target file system and retry".into(),
@@ -104,13 +78,11 @@ impl EngineError {
                 "pick another --engine ('iosurvey engines' lists what this machine allows)".into()
             }
             EngineError::Interrupted => "the run is stored as failed and its files removed; run it again".into(),
-            EngineError::ShortRead { .. } => "read what was written: match --block, --segments and --tasks to the write run, or add write to --op".into(),
-            EngineError::MissingDir(_) => "create the directory first, or give an existing one with --dir".into(),
-            EngineError::NotADir(_) => "give a directory with --dir".into(),
-            EngineError::RootDir | EngineError::NotEmpty { .. } => "give an empty directory, or pass --force to use it anyway (iosurvey still removes only its own files)".into(),
-            EngineError::NoSpace { .. } => "free space, make the run smaller (--block, --total), or pass --no-space-check if the file system compresses or deduplicates".into(),
-            EngineError::DirectRefused(_) => "drop --direct, or use a file system that supports O_DIRECT".into(),
-            EngineError::DirectMisaligned { align, .. } => format!("use a --transfer that is a multiple of {align}"),
+            EngineError::ShortRead { .. } => {
+                "read what was written: match --block, --segments and --tasks to the write run, or add write to --op"
+                    .into()
+            }
+            EngineError::NoMemory { .. } => "lower --iodepth or --transfer, or run fewer --tasks per node".into(),
         }
     }
 

@@ -6,25 +6,24 @@
 //! their current transfer, and meets them at the end of the phase, so nobody waits forever.
 
 pub mod backends;
-pub mod cache;
 pub mod data;
 pub mod error;
 pub mod offsets;
 pub mod placement;
-pub mod target;
 
 use crate::measure::histogram::{Histogram, Latency};
-use crate::measure::{done_at, Progression, Series, TaskTiming, CHECKPOINTS};
+use crate::measure::{done_at, Progression, Series, TaskTiming, CHECKPOINTS, MIN_INTERVAL_NS};
 use crate::spec::{EngineKind, Op, Pattern, Workload};
+use crate::target::cache;
+use crate::target::dir::Dir;
 use crate::team::clock::monotonic_ns;
-use crate::team::{Member, Team};
+use crate::team::{all_agree, Member, Team};
 use backends::{Backend, BufRef, Completion};
 use data::{check, fill_random, fill_verified, stamp_plain, AlignedBuf, Fault, Mismatch, Stamp};
 pub use error::EngineError;
 use offsets::{mix, OffsetMap, Visitor};
 use serde::{Deserialize, Serialize};
 use std::fs::File;
-use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::io::IntoRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -142,11 +141,40 @@ pub struct Execution {
     pub reorder_crosses_nodes: bool,
 }
 
+/// The data files of a run: names in the target directory, opened through its descriptor.
+pub struct DataFiles {
+    /// The target, held open.
+    pub dir: std::sync::Arc<Dir>,
+    /// File names, by file index.
+    pub names: Vec<String>,
+}
+
+impl DataFiles {
+    /// The path of file `i`, for messages.
+    fn show(&self, i: usize) -> PathBuf {
+        self.dir.show(&self.names[i])
+    }
+}
+
+impl Execution {
+    /// A run that failed before any phase.
+    fn failed(message: String) -> Self {
+        let failure = TaskFailure {
+            task: 0,
+            node: 0,
+            message,
+            hint: "the system refused a thread: raise the process or thread limit (ulimit -u, the cgroup's pids.max) or lower --tasks".into(),
+            interrupted: false,
+        };
+        Execution { phases: Vec::new(), failure: Some(failure), reorder_crosses_nodes: false }
+    }
+}
+
 /// What every task of this process shares.
 struct Context<'a> {
     w: &'a Workload,
     map: OffsetMap,
-    files: &'a [PathBuf],
+    files: &'a DataFiles,
     token: u64,
     drop_caches: bool,
     progress: Arc<Progress>,
@@ -161,24 +189,68 @@ pub fn execute<T: Team>(
     team: &T,
     threads: usize,
     w: &Workload,
-    files: &[PathBuf],
+    files: &DataFiles,
     token: u64,
     drop_caches: bool,
     progress: Arc<Progress>,
 ) -> Option<Execution> {
     let ctx = Context { w, map: OffsetMap::new(w), files, token, drop_caches, progress };
-    let results: Vec<Option<Execution>> = std::thread::scope(|s| {
-        let handles: Vec<_> = team
-            .members(threads)
-            .into_iter()
-            .map(|m| {
-                let ctx = &ctx;
-                s.spawn(move || run_thread(ctx, m))
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().expect("task thread panicked")).collect()
+    let gate = Gate::default();
+    let (results, go, spawn_error) = std::thread::scope(|s| {
+        let mut handles = Vec::with_capacity(threads);
+        let mut spawn_error = None;
+        for m in team.members(threads) {
+            let (ctx, gate) = (&ctx, &gate);
+            let spawned = std::thread::Builder::new()
+                .name(format!("task-{}", m.rank()))
+                .spawn_scoped(s, move || gate.wait().then(|| run_thread(ctx, m)).flatten());
+            match spawned {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    spawn_error = Some(e);
+                    break;
+                }
+            }
+        }
+        // No task touches the team until every process has started all of its threads: a
+        // team with a missing member would wait for it for ever.
+        let go = all_agree(team, spawn_error.is_none());
+        gate.open(go);
+        let results: Vec<Option<Execution>> =
+            handles.into_iter().map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))).collect();
+        (results, go, spawn_error)
     });
+    if !go {
+        let why = spawn_error.map_or("another process could not start its task threads".into(), |e| {
+            format!("could not start a task thread: {e}")
+        });
+        return (team.process() == 0).then(|| Execution::failed(why));
+    }
     results.into_iter().flatten().next()
+}
+
+/// Holds task threads until all of them exist; then lets them run, or sends them home.
+#[derive(Default)]
+struct Gate {
+    state: Mutex<Option<bool>>,
+    opened: std::sync::Condvar,
+}
+
+impl Gate {
+    fn wait(&self) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(go) = *state {
+                return go;
+            }
+            state = self.opened.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    fn open(&self, go: bool) {
+        *self.state.lock().unwrap_or_else(|p| p.into_inner()) = Some(go);
+        self.opened.notify_all();
+    }
 }
 
 /// Picks this thread's part: a working task of the (sub-)team, or a waiting one.
@@ -196,7 +268,7 @@ fn run_thread<M: Member>(ctx: &Context, m: M) -> Option<Execution> {
 
 /// One task's I/O state, made once and reused by every phase.
 struct TaskIo {
-    backend: Result<Box<dyn Backend>, String>,
+    backend: Result<Box<dyn Backend>, Setup>,
     slots: Vec<AlignedBuf>,
     scratch: Vec<u8>,
     done: Vec<Completion>,
@@ -207,18 +279,45 @@ struct TaskIo {
 
 impl TaskIo {
     fn new(w: &Workload) -> Self {
-        let depth = w.iodepth.max(1) as usize;
+        // More buffers than transfers would never be used.
+        let depth = (w.iodepth.max(1) as u64).min(w.transfers_per_task().max(1)) as usize;
         let size = w.transfer as usize;
-        let mut slots: Vec<AlignedBuf> = (0..depth).map(|_| AlignedBuf::new(size)).collect();
-        let refs = slots.iter_mut().map(|b| BufRef { ptr: b.as_mut_slice().as_mut_ptr(), len: size }).collect();
-        TaskIo {
-            backend: backends::open(w.engine, depth, refs).map_err(|e| e.to_string()),
-            slots,
-            scratch: if w.verify { vec![0; size] } else { Vec::new() },
+        let mut io = TaskIo {
+            backend: Err(Setup::NoMemory(w.task_buffer_bytes())),
+            slots: Vec::new(),
+            scratch: Vec::new(),
             done: Vec::with_capacity(depth),
             started: vec![0; depth],
             offsets: vec![0; depth],
             free: (0..depth).rev().collect(),
+        };
+        // Buffers are reserved fallibly: a size the system cannot give fails the run, never
+        // the process.
+        let slots: Option<Vec<AlignedBuf>> = (0..depth).map(|_| AlignedBuf::try_new(size)).collect();
+        let scratch_ok = !w.verify || io.scratch.try_reserve_exact(size).is_ok();
+        let Some(mut slots) = slots.filter(|_| scratch_ok) else { return io };
+        io.scratch.resize(if w.verify { size } else { 0 }, 0);
+        let refs = slots.iter_mut().map(|b| BufRef { ptr: b.as_mut_slice().as_mut_ptr(), len: size }).collect();
+        io.backend = backends::open(w.engine, depth, refs).map_err(|e| Setup::Unavailable(e.to_string()));
+        io.slots = slots;
+        io
+    }
+}
+
+/// Why a task could not set up its I/O.
+#[derive(Debug, Clone)]
+enum Setup {
+    /// The engine refused to start.
+    Unavailable(String),
+    /// Its buffers could not be allocated (bytes asked for).
+    NoMemory(u64),
+}
+
+impl Setup {
+    fn error(&self, w: &Workload) -> EngineError {
+        match self {
+            Setup::Unavailable(why) => EngineError::EngineUnavailable { engine: w.engine.name(), why: why.clone() },
+            Setup::NoMemory(bytes) => EngineError::NoMemory { bytes: *bytes },
         }
     }
 }
@@ -259,7 +358,7 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
     let (sources, reorder_crosses_nodes) =
         if w.reorder { placement::reorder_sources(m.nodes()) } else { ((0..m.size()).collect(), false) };
     let leads_node = placement::leads_its_node(m.nodes(), m.rank());
-    let interval = (w.interval_secs * 1e9).max(1.0) as u64;
+    let interval = ((w.interval_secs * 1e9) as u64).max(MIN_INTERVAL_NS);
     let mut out = Execution { phases: Vec::new(), failure: None, reorder_crosses_nodes };
     // After a stonewalled write, reads cover only what every task managed to write.
     let mut written = ctx.map.per_task();
@@ -296,8 +395,10 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
                 written = m.min(timing.ops);
             }
             let latency = team_histogram(m, &trace.histogram).summary();
-            let series =
-                Series { bytes: m.sum_vec(trace.series.bytes), ops: m.sum_vec(trace.series.ops), ..trace.series };
+            // Every task's series widened to the widest any task needed, so they add up.
+            let mut series = trace.series;
+            series.coarsen_to(m.max(series.interval_ns));
+            let series = Series { bytes: m.sum_vec(series.bytes), ops: m.sum_vec(series.ops), ..series };
             let failed = m.max(failure.is_some() as u64) > 0;
             if let Some(reports) = m.gather(TaskReport { timing, verify, failure }) {
                 let mut tally = VerifyTally::default();
@@ -343,7 +444,8 @@ fn run_phase<M: Member>(
     trace: &mut PhaseTrace,
 ) -> (TaskTiming, VerifyTally, Option<TaskFailure>) {
     let w = ctx.w;
-    let path = &ctx.files[ctx.map.file_of(source)];
+    let file_index = ctx.map.file_of(source);
+    let path = &ctx.files.show(file_index);
     let visitor = ctx.map.visitor(source);
     let mut t = TaskTiming { task: m.rank() as u32, node: m.node(), ..TaskTiming::default() };
     let mut tally = VerifyTally::default();
@@ -351,7 +453,7 @@ fn run_phase<M: Member>(
     let mut done = 0;
     t.open_start = clock.now();
     let deadline = w.stonewall_secs.map(|s| t.open_start + (s * 1e9) as u64);
-    let file = match open(path, op, w) {
+    let file = match open(ctx.files, file_index, op, w) {
         Ok(f) => Some(f),
         Err(e) => {
             error = Some(EngineError::io("open", path, None, e));
@@ -365,7 +467,7 @@ fn run_phase<M: Member>(
                 Ok(()) => attached = true,
                 Err(e) => error = Some(EngineError::io("open", path, None, e)),
             },
-            Err(why) => error = Some(EngineError::EngineUnavailable { engine: w.engine.name(), why: why.clone() }),
+            Err(setup) => error = Some(setup.error(w)),
         }
     }
     t.xfer_start = clock.now();
@@ -431,14 +533,16 @@ fn run_phase<M: Member>(
     (t, tally, failure)
 }
 
-fn open(path: &Path, op: Op, w: &Workload) -> std::io::Result<File> {
-    let mut o = std::fs::OpenOptions::new();
-    match op {
+fn open(files: &DataFiles, index: usize, op: Op, w: &Workload) -> std::io::Result<File> {
+    let access = match op {
         // A writable shared mapping needs a descriptor open for reading too.
-        Op::Write => o.write(true).create(true).read(w.engine == EngineKind::Mmap),
-        Op::Read => o.read(true),
+        Op::Write if w.engine == EngineKind::Mmap => libc::O_RDWR,
+        Op::Write => libc::O_WRONLY,
+        Op::Read => libc::O_RDONLY,
     };
-    let file = o.mode(0o644).custom_flags(if w.direct { libc::O_DIRECT } else { 0 }).open(path)?;
+    // The lead made every file before the run (named in the manifest first); tasks only open
+    // them, through the target's descriptor, never through a link.
+    let file = files.dir.open_own(&files.names[index], access | if w.direct { libc::O_DIRECT } else { 0 })?;
     // Tell the page cache the access pattern, as fio does by default: deep readahead for
     // sequential reads, none for random ones. Only advice, so its failure is ignored.
     let advice = match w.pattern {
@@ -523,6 +627,19 @@ impl IoSite<'_> {
                 let offset = io.offsets[slot];
                 match result {
                     Ok(n) if n == len => {}
+                    Ok(n) if self.op == Op::Read && w.verify => {
+                        // Under verification a file that ends early is wrong data, not an I/O
+                        // error: the bytes that should be there are not.
+                        tally.checked += 1;
+                        tally.bad += 1;
+                        if tally.first.is_none() {
+                            let mismatch =
+                                Mismatch { fault: Fault::Missing, offset: offset + n as u64, expected: 0, found: 0 };
+                            tally.first = Some(BadTransfer { path: self.path.to_path_buf(), mismatch });
+                        }
+                        stop = true;
+                        continue;
+                    }
                     Ok(n) if self.op == Op::Read => {
                         *error =
                             Some(EngineError::ShortRead { path: self.path.to_path_buf(), offset, got: n, want: len });
@@ -541,6 +658,18 @@ impl IoSite<'_> {
                         continue;
                     }
                 }
+                // An fsync after each write is part of that write's latency: the operation
+                // is not done until the data is on stable storage.
+                let t = if self.op == Op::Write && w.fsync_each {
+                    if let Err(e) = f.sync_all() {
+                        *error = Some(EngineError::io("fsync", self.path, Some(offset), e));
+                        stop = true;
+                        continue;
+                    }
+                    self.clock.now()
+                } else {
+                    t
+                };
                 trace.histogram.record(t.saturating_sub(io.started[slot]));
                 trace.series.add(t, w.transfer);
                 completed += 1;
@@ -557,12 +686,6 @@ impl IoSite<'_> {
                         if tally.first.is_none() {
                             tally.first = Some(BadTransfer { path: self.path.to_path_buf(), mismatch });
                         }
-                    }
-                }
-                if self.op == Op::Write && w.fsync_each {
-                    if let Err(e) = f.sync_all() {
-                        *error = Some(EngineError::io("fsync", self.path, Some(offset), e));
-                        stop = true;
                     }
                 }
                 if deadline.is_some_and(|d| t >= d) {

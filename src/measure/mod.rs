@@ -125,11 +125,23 @@ pub struct Series {
     pub ops: Vec<u64>,
 }
 
+/// The most intervals a series holds; a longer phase doubles the interval width instead, so
+/// memory stays bounded (16 bytes per interval per task) however long the phase runs.
+pub const MAX_SERIES_POINTS: usize = 1 << 16;
+
+/// The narrowest interval a series may have: finer widths only measure the clock.
+pub const MIN_INTERVAL_NS: u64 = 1_000_000;
+
 impl Series {
     /// Counts one completed transfer of `bytes` at time `t`.
     #[inline]
     pub fn add(&mut self, t: u64, bytes: u64) {
-        let i = (t.saturating_sub(self.origin_ns) / self.interval_ns.max(1)) as usize;
+        let mut i = t.saturating_sub(self.origin_ns) / self.interval_ns.max(1);
+        while i >= MAX_SERIES_POINTS as u64 {
+            self.coarsen_to(self.interval_ns.max(1) * 2);
+            i = t.saturating_sub(self.origin_ns) / self.interval_ns;
+        }
+        let i = i as usize;
         if i >= self.bytes.len() {
             // Once per interval, not per transfer.
             self.bytes.resize(i + 1, 0);
@@ -137,6 +149,20 @@ impl Series {
         }
         self.bytes[i] += bytes;
         self.ops[i] += 1;
+    }
+
+    /// Widens the intervals to `width`, a power-of-two multiple of the current width, adding
+    /// the counts of the intervals that merge (they share the origin, so they nest exactly).
+    pub fn coarsen_to(&mut self, width: u64) {
+        let old = self.interval_ns.max(1);
+        if width <= old {
+            return;
+        }
+        let factor = (width / old) as usize;
+        let merge = |v: &[u64]| v.chunks(factor).map(|c| c.iter().sum()).collect::<Vec<u64>>();
+        self.bytes = merge(&self.bytes);
+        self.ops = merge(&self.ops);
+        self.interval_ns = width;
     }
 }
 
@@ -173,6 +199,32 @@ pub fn spread(values: &[f64]) -> Option<Spread> {
         stddev,
         n,
     })
+}
+
+#[cfg(test)]
+mod series_tests {
+    use super::*;
+
+    #[test]
+    fn a_long_series_widens_its_intervals_and_keeps_every_count() {
+        let mut s = Series { interval_ns: MIN_INTERVAL_NS, ..Series::default() };
+        let points = MAX_SERIES_POINTS as u64 * 5 / 2;
+        for k in 0..points {
+            s.add(k * MIN_INTERVAL_NS, 10);
+        }
+        assert!(s.bytes.len() <= MAX_SERIES_POINTS);
+        assert_eq!(s.interval_ns, 4 * MIN_INTERVAL_NS, "doubled twice: 2.5x the points");
+        assert_eq!(s.ops.iter().sum::<u64>(), points);
+        assert_eq!(s.bytes.iter().sum::<u64>(), points * 10);
+        assert_eq!(s.ops[0], 4);
+    }
+
+    #[test]
+    fn coarsening_merges_aligned_intervals() {
+        let mut s = Series { interval_ns: 10, bytes: vec![1, 2, 3, 4, 5], ops: vec![1, 1, 1, 1, 1], origin_ns: 0 };
+        s.coarsen_to(40);
+        assert_eq!((s.interval_ns, s.bytes, s.ops), (40, vec![10, 5], vec![4, 1]));
+    }
 }
 
 #[cfg(test)]

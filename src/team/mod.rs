@@ -88,3 +88,19 @@ pub fn share_value<T: Team, V: Serialize + DeserializeOwned>(team: &T, value: Op
     let bytes = value.map(|v| serde_json::to_vec(&v).expect("plain data serializes")).unwrap_or_default();
     serde_json::from_slice(&team.share(bytes)).expect("the lead sends a value")
 }
+
+/// Whether every process says yes: the lead collects the answers and shares the verdict.
+/// Used where a process may be unable to take part in its members' collectives.
+pub fn all_agree<T: Team>(team: &T, yes: bool) -> bool {
+    let mut all = yes;
+    if team.process() == 0 {
+        for p in 1..team.processes() {
+            let mut b = [0u8];
+            team.receive(p, &mut b);
+            all &= b[0] == 1;
+        }
+    } else {
+        team.send(0, &[yes as u8]);
+    }
+    share_value(team, (team.process() == 0).then_some(&all))
+}

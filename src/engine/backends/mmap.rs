@@ -1,6 +1,8 @@
-//! Copies to and from a shared mapping of the file. Writes grow the file to its full size
-//! first (ftruncate, never shrinking); reads refuse a file shorter than the workload, since
-//! touching a mapping past the end of a file kills the process (SIGBUS).
+//! Copies to and from a shared mapping of the file. Writes allocate the file's blocks to its
+//! full size first (posix_fallocate, never shrinking): a store into a mapped page the file
+//! system cannot back kills the process (SIGBUS), so a full disk must show up here, as an
+//! ordinary ENOSPC, before the first copy. Reads refuse a file shorter than the workload for
+//! the same reason.
 
 use super::{Backend, BufRef, Completion};
 use crate::spec::Op;
@@ -24,7 +26,13 @@ impl Backend for Mmap {
     fn attach(&mut self, file: &File, op: Op, size: u64) -> io::Result<()> {
         let len = file.metadata()?.len();
         match op {
-            Op::Write if len < size => file.set_len(size)?,
+            Op::Write => {
+                // SAFETY: allocates blocks of an open descriptor; returns an errno, not -1.
+                let rc = unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, size as libc::off_t) };
+                if rc != 0 {
+                    return Err(io::Error::from_raw_os_error(rc));
+                }
+            }
             Op::Read if len < size => {
                 return Err(io::Error::new(
                     io::ErrorKind::UnexpectedEof,

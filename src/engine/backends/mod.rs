@@ -77,7 +77,7 @@ pub fn open(kind: EngineKind, depth: usize, bufs: Vec<BufRef>) -> io::Result<Box
 
 /// Whether this kernel lets the engine run, and why not: checked before a run starts.
 pub fn probe(kind: EngineKind, depth: usize) -> Result<(), String> {
-    let mut page = crate::engine::data::AlignedBuf::new(4096);
+    let mut page = crate::engine::data::AlignedBuf::try_new(4096).ok_or("no memory for a 4 KiB buffer")?;
     let buf = BufRef { ptr: page.as_mut_slice().as_mut_ptr(), len: 4096 };
     open(kind, depth, vec![buf; depth]).map(drop).map_err(|e| {
         let mut why = e.to_string();

@@ -1,0 +1,681 @@
+//! The directory under test: the checks before a run, the lock that keeps one run per
+//! directory, the manifest of the files iosurvey created, the clean-up that removes those
+//! files and nothing else, free space, direct I/O and the page cache.
+//!
+//! Safety rests on three rules (docs/safety.md): every file operation goes through the
+//! directory's descriptor with plain names and never through a link ([`dir`]); a file is
+//! written or removed only if the manifest says this run created it, or an earlier run kept it
+//! and it is still a regular, singly linked file of this user; and the manifest names a file
+//! before the file exists, so a crash leaves nothing the next run cannot recognise.
+
+pub mod cache;
+pub mod dir;
+pub mod live;
+pub mod manifest;
+
+use crate::units::format_size;
+use dir::{own_file, Dir, Unsafe};
+use manifest::{BadManifest, Holder, Manifest, State};
+use std::io::{self, Read};
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use thiserror::Error;
+
+/// The manifest's name in the target.
+pub const MANIFEST: &str = ".iosurvey-manifest";
+const PROBE: &str = ".iosurvey-probe";
+
+/// Why a target is refused (before any data is written) or could not be prepared.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum TargetError {
+    /// A system call failed on the directory or one of iosurvey's files.
+    #[error("{op} failed on {path}: {source}")]
+    Io {
+        /// The call.
+        op: &'static str,
+        /// What it was called on.
+        path: PathBuf,
+        /// The system's reason.
+        source: io::Error,
+    },
+    /// Neither the directory nor its parent exists.
+    #[error("target directory {0} does not exist, nor does its parent")]
+    MissingDir(PathBuf),
+    /// The target is a file.
+    #[error("target {0} is not a directory")]
+    NotADir(PathBuf),
+    /// The target is /.
+    #[error("target is the root directory /, where iosurvey would scatter files")]
+    RootDir,
+    /// The target holds files iosurvey did not create.
+    #[error("target {dir} holds {count} entries iosurvey did not create (first: {first})")]
+    NotEmpty {
+        /// The directory.
+        dir: PathBuf,
+        /// How many.
+        count: usize,
+        /// One of them.
+        first: String,
+    },
+    /// An entry iosurvey would write, read or remove is not safely its own.
+    #[error("refusing {path}: it {why}")]
+    Unsafe {
+        /// The entry.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: Unsafe,
+    },
+    /// A file iosurvey did not create has the name of one it would write.
+    #[error("refusing to write {0}: iosurvey did not create it")]
+    Foreign(PathBuf),
+    /// The manifest cannot be trusted.
+    #[error("refusing the manifest {path}: {why}")]
+    BadManifest {
+        /// The manifest.
+        path: PathBuf,
+        /// What is wrong.
+        why: BadManifest,
+    },
+    /// Another run holds the directory.
+    #[error("target {dir} is in use by another iosurvey run ({})", .holder.as_ref().map_or("holder unknown".to_string(), |h| h.to_string()))]
+    Busy {
+        /// The directory.
+        dir: PathBuf,
+        /// Who, as its manifest says.
+        holder: Option<Holder>,
+    },
+    /// Not enough free space.
+    #[error("the run needs {need} of free space in {dir} but only {free} is free")]
+    NoSpace {
+        /// The directory.
+        dir: PathBuf,
+        /// Bytes to be written, formatted.
+        need: String,
+        /// Free bytes, formatted.
+        free: String,
+    },
+    /// A run that writes, on a read-only mount.
+    #[error("the file system holding {0} is mounted read-only and the run writes")]
+    ReadOnly(PathBuf),
+    /// A run that reads first, with nothing to read.
+    #[error("nothing to read: {0} does not exist")]
+    NoData(PathBuf),
+    /// The file system refuses O_DIRECT.
+    #[error("the file system at {0} refuses direct I/O (O_DIRECT)")]
+    DirectRefused(PathBuf),
+    /// Transfers not aligned for O_DIRECT.
+    #[error("direct I/O needs transfers that are multiples of {align} bytes on {dir}, got {transfer}")]
+    DirectMisaligned {
+        /// The directory.
+        dir: PathBuf,
+        /// Required alignment.
+        align: u64,
+        /// The transfer given.
+        transfer: u64,
+    },
+}
+
+impl TargetError {
+    /// What the user can do about it.
+    pub fn hint(&self) -> String {
+        match self {
+            TargetError::Io { source, .. } => match source.raw_os_error() {
+                Some(libc::EACCES) | Some(libc::EPERM) => "check the permissions of the target, or pick a directory you may write to".into(),
+                Some(libc::EROFS) => "the file system is mounted read-only; pick a writable target".into(),
+                Some(libc::ENOSPC) | Some(libc::EDQUOT) => "free space on the target (or raise the quota)".into(),
+                _ => "check the target file system and retry".into(),
+            },
+            TargetError::MissingDir(_) => "create the parent directory first, or give an existing one with --dir".into(),
+            TargetError::NotADir(_) => "give a directory with --dir".into(),
+            TargetError::RootDir | TargetError::NotEmpty { .. } => {
+                "give an empty directory, or pass --force to use it anyway (iosurvey still removes only its own files)".into()
+            }
+            TargetError::Unsafe { .. } | TargetError::BadManifest { .. } => {
+                "iosurvey writes and removes only plain files it created itself; remove or rename that entry, or use another directory".into()
+            }
+            TargetError::Foreign(_) => "move that file away or use another directory; --force does not let iosurvey overwrite files it did not create".into(),
+            TargetError::Busy { .. } => "wait for that run to end, or use another directory".into(),
+            TargetError::NoSpace { .. } => "free space, make the run smaller (--block, --total), or pass --no-space-check if the file system compresses or deduplicates".into(),
+            TargetError::ReadOnly(_) => "pick a writable target, or run only reads of kept files (--op read)".into(),
+            TargetError::NoData(_) => "write the data first (--op write,read), or keep the files of an earlier run (--keep) with the same --block, --segments and --tasks".into(),
+            TargetError::DirectRefused(_) => "drop --direct, or use a file system that supports O_DIRECT".into(),
+            TargetError::DirectMisaligned { align, .. } => format!("use a --transfer that is a multiple of {align}"),
+        }
+    }
+
+    fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
+        TargetError::Io { op, path: path.into(), source }
+    }
+}
+
+/// What the user chose about the target.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Accept / and a directory holding foreign entries (never overwrite them).
+    pub force: bool,
+    /// Leave the data files, marked kept.
+    pub keep: bool,
+}
+
+/// A target directory taken for a run: locked, its manifest read and checked.
+#[derive(Debug)]
+pub struct Target {
+    dir: Arc<Dir>,
+    /// The parent and the name, when iosurvey made the directory (and so removes it).
+    made: Option<(Dir, String)>,
+    manifest: Manifest,
+    writable: bool,
+    created: Vec<String>,
+    keep: bool,
+    notes: Vec<String>,
+    live: live::Handle,
+}
+
+/// What clean-up could not do.
+#[derive(Debug, Default)]
+pub struct Leftovers {
+    /// Entries that could not be removed, with why.
+    pub problems: Vec<String>,
+    /// Files left on purpose (--keep).
+    pub kept: usize,
+}
+
+fn now_unix() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+}
+
+impl Target {
+    /// Takes `path` as the target. A missing leaf is created (its parent must exist) and
+    /// removed again at clean-up.
+    pub fn open(path: &Path, options: Options) -> Result<Target, TargetError> {
+        match Dir::open(path) {
+            Ok(dir) => Target::adopt(dir, None, options),
+            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Err(TargetError::NotADir(path.into())),
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                let name = path.file_name().and_then(|n| n.to_str()).filter(|n| dir::plain_name(n.as_ref()));
+                let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                match (name, Dir::open(parent)) {
+                    (Some(name), Ok(parent)) => Target::create(parent, name, options),
+                    _ => Err(TargetError::MissingDir(path.into())),
+                }
+            }
+            Err(e) => Err(TargetError::io("open", path, e)),
+        }
+    }
+
+    /// Makes a fresh directory `name` in `parent` as the target; it is removed at clean-up.
+    pub fn create(parent: Dir, name: &str, options: Options) -> Result<Target, TargetError> {
+        let dir = parent.mkdir(name).map_err(|e| TargetError::io("mkdir", parent.show(name), e))?;
+        let made = Some((parent, name.to_string()));
+        Target::adopt(dir, made, options)
+    }
+
+    fn adopt(dir: Dir, made: Option<(Dir, String)>, options: Options) -> Result<Target, TargetError> {
+        let undo = |made: &Option<(Dir, String)>| {
+            if let Some((parent, name)) = made {
+                let _ = parent.rmdir(name);
+            }
+        };
+        let mut notes = Vec::new();
+        let result = (|| {
+            if dir.path() == Path::new("/") && !options.force {
+                return Err(TargetError::RootDir);
+            }
+            lock(&dir, &mut notes)?;
+            let manifest = read_manifest(&dir)?;
+            Ok(manifest)
+        })();
+        let manifest = match result {
+            Ok(m) => m,
+            Err(e) => {
+                undo(&made);
+                return Err(e);
+            }
+        };
+        let writable = !dir.read_only();
+        let mut t = Target {
+            dir: Arc::new(dir),
+            made,
+            manifest,
+            writable,
+            created: Vec::new(),
+            keep: options.keep,
+            notes,
+            live: live::Handle::default(),
+        };
+        if let Err(e) = t.check_entries(options.force) {
+            undo(&t.made);
+            t.made = None;
+            return Err(e);
+        }
+        Ok(t)
+    }
+
+    /// Checks every entry: manifest entries must be iosurvey's own plain files; files a dead
+    /// run left (`running`) are removed; anything else is foreign. Then records this run as
+    /// the holder.
+    fn check_entries(&mut self, force: bool) -> Result<(), TargetError> {
+        let dir = self.dir.clone();
+        let mut reclaimed = Vec::new();
+        for (name, state) in self.manifest.entries.clone() {
+            let Some(st) = dir.stat(&name).map_err(|e| TargetError::io("stat", dir.show(&name), e))? else {
+                self.manifest.entries.remove(&name);
+                continue;
+            };
+            own_file(&st).map_err(|why| TargetError::Unsafe { path: dir.show(&name), why })?;
+            if state == State::Running {
+                dir.unlink(&name).map_err(|e| TargetError::io("remove", dir.show(&name), e))?;
+                self.manifest.entries.remove(&name);
+                reclaimed.push(name);
+            }
+        }
+        if !reclaimed.is_empty() {
+            let by = self.manifest.holder.as_ref().map_or("an earlier run".to_string(), |h| format!("run {h}"));
+            self.notes.push(format!(
+                "removed {} file{} left by {by}, which ended without cleaning up ({})",
+                reclaimed.len(),
+                if reclaimed.len() == 1 { "" } else { "s" },
+                reclaimed.join(", ")
+            ));
+        }
+        let mut foreign: Vec<String> = dir
+            .list()
+            .map_err(|e| TargetError::io("list", dir.path(), e))?
+            .into_iter()
+            .map(|n| n.to_string_lossy().into_owned())
+            .filter(|n| n != MANIFEST && !self.manifest.entries.contains_key(n))
+            .collect();
+        if !foreign.is_empty() && !force {
+            foreign.sort();
+            return Err(TargetError::NotEmpty {
+                dir: dir.path().into(),
+                count: foreign.len(),
+                first: foreign.swap_remove(0),
+            });
+        }
+        self.manifest.holder =
+            Some(Holder { pid: std::process::id(), host: crate::env::hostname(), started: now_unix() });
+        if self.writable {
+            self.save_manifest()?;
+        }
+        Ok(())
+    }
+
+    /// The directory, for the engine's opens.
+    pub fn dir(&self) -> &Arc<Dir> {
+        &self.dir
+    }
+
+    /// What the user should hear about the target (locks, reclaimed leftovers), once.
+    pub fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
+    }
+
+    /// Whether the run keeps its files.
+    pub fn keeps(&self) -> bool {
+        self.keep
+    }
+
+    /// Whether the file system takes writes.
+    pub fn writable(&self) -> bool {
+        self.writable
+    }
+
+    /// Makes the files among `names` that do not exist yet, empty, after naming them in the
+    /// manifest. A name taken by a file iosurvey did not create is refused.
+    pub fn claim(&mut self, names: &[String]) -> Result<(), TargetError> {
+        let dir = self.dir.clone();
+        let mut fresh = Vec::new();
+        for name in names {
+            if self.created.contains(name) || self.manifest.entries.contains_key(name) {
+                continue;
+            }
+            if dir.stat(name).map_err(|e| TargetError::io("stat", dir.show(name), e))?.is_some() {
+                return Err(TargetError::Foreign(dir.show(name)));
+            }
+            fresh.push(name.clone());
+        }
+        if fresh.is_empty() {
+            return Ok(());
+        }
+        for name in &fresh {
+            self.manifest.entries.insert(name.clone(), State::Running);
+        }
+        self.save_manifest()?;
+        for (i, name) in fresh.iter().enumerate() {
+            if let Err(e) = dir.create(name, 0) {
+                // Not made by us: forget this one and those not yet made.
+                for n in &fresh[i..] {
+                    self.manifest.entries.remove(n);
+                }
+                let _ = self.save_manifest();
+                return Err(match e.raw_os_error() {
+                    Some(libc::EEXIST) => TargetError::Foreign(dir.show(name)),
+                    _ => TargetError::io("create", dir.show(name), e),
+                });
+            }
+            self.created.push(name.clone());
+            self.publish();
+        }
+        Ok(())
+    }
+
+    /// Removes one file this run created, before the end of the run.
+    fn release(&mut self, name: &str) -> Result<(), TargetError> {
+        self.dir.unlink(name).map_err(|e| TargetError::io("remove", self.dir.show(name), e))?;
+        self.created.retain(|n| n != name);
+        self.manifest.entries.remove(name);
+        self.publish();
+        self.save_manifest()
+    }
+
+    /// Tells the signal-time clean-up what this run has created.
+    fn publish(&mut self) {
+        let copies = self.dir.try_clone().ok().zip(match &self.made {
+            Some((p, n)) => p.try_clone().ok().map(|p| Some((p, n.clone()))),
+            None => Some(None),
+        });
+        if let Some((dir, made)) = copies {
+            let ours = self.manifest.entries.keys().all(|n| self.created.contains(n));
+            let names = if self.keep { Vec::new() } else { self.created.clone() };
+            self.live.update(live::Files { dir, names, manifest_too: ours && !self.keep, made });
+        }
+    }
+
+    fn save_manifest(&self) -> Result<(), TargetError> {
+        let text = self.manifest.render();
+        let path = self.dir.show(MANIFEST);
+        let file = match self.dir.open_own(MANIFEST, libc::O_WRONLY) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => self.dir.create(MANIFEST, 0),
+            other => other,
+        }
+        .map_err(|e| TargetError::io("write", &path, e))?;
+        // One write from offset 0, then cut what an older, longer text left behind.
+        file.write_all_at(text.as_bytes(), 0)
+            .and_then(|()| file.set_len(text.len() as u64))
+            .map_err(|e| TargetError::io("write", &path, e))
+    }
+
+    /// Data files that a run reading first needs: each must exist as iosurvey's own file.
+    pub fn check_readable(&self, names: &[String]) -> Result<(), TargetError> {
+        for name in names {
+            match self.dir.stat(name).map_err(|e| TargetError::io("stat", self.dir.show(name), e))? {
+                None => return Err(TargetError::NoData(self.dir.show(name))),
+                Some(st) => own_file(&st).map_err(|why| TargetError::Unsafe { path: self.dir.show(name), why })?,
+            }
+            if !self.created.contains(name) && !self.manifest.entries.contains_key(name) {
+                return Err(TargetError::Foreign(self.dir.show(name)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuses a run that needs more free space than the file system has.
+    pub fn check_space(&self, names: &[String], file_size: u64) -> Result<(), TargetError> {
+        let mut need = 0u64;
+        for name in names {
+            let existing = self.dir.stat(name).ok().flatten().map_or(0, |st| st.st_size as u64);
+            need = need.saturating_add(file_size.saturating_sub(existing));
+        }
+        let free = self.dir.free_bytes().map_err(|e| TargetError::io("statvfs", self.dir.path(), e))?;
+        if need > free {
+            return Err(TargetError::NoSpace {
+                dir: self.dir.path().into(),
+                need: format_size(need),
+                free: format_size(free),
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks that the file system takes O_DIRECT and returns its offset alignment, with a
+    /// probe file named in the manifest like any other.
+    pub fn direct_alignment(&mut self) -> Result<u64, TargetError> {
+        self.claim(&[PROBE.to_string()])?;
+        let opened = self.dir.open_own(PROBE, libc::O_WRONLY | libc::O_DIRECT);
+        let align = match &opened {
+            Ok(f) => Ok(dio_offset_align(f).unwrap_or(512)),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Err(TargetError::DirectRefused(self.dir.path().into())),
+            Err(_) => Err(TargetError::io("open", self.dir.show(PROBE), io::Error::last_os_error())),
+        };
+        drop(opened);
+        self.release(PROBE)?;
+        align
+    }
+
+    /// Removes the files this run created (unless kept: then they are marked kept), then
+    /// the manifest and the directory if nothing of iosurvey's is left in them.
+    pub fn cleanup(mut self) -> Leftovers {
+        let mut left = Leftovers::default();
+        let dir = self.dir.clone();
+        self.manifest.holder = None;
+        for name in std::mem::take(&mut self.created) {
+            if self.keep {
+                self.manifest.entries.insert(name, State::Kept);
+                left.kept += 1;
+                continue;
+            }
+            match dir.unlink(&name) {
+                Ok(()) => drop(self.manifest.entries.remove(&name)),
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => drop(self.manifest.entries.remove(&name)),
+                Err(e) => left.problems.push(format!("{}: {e}", dir.show(&name).display())),
+            }
+        }
+        if self.writable {
+            let result = if self.manifest.entries.is_empty() {
+                dir.unlink(MANIFEST).or_else(|e| if e.raw_os_error() == Some(libc::ENOENT) { Ok(()) } else { Err(e) })
+            } else {
+                self.save_manifest().map_err(io::Error::other)
+            };
+            if let Err(e) = result {
+                left.problems.push(format!("{}: {e}", dir.show(MANIFEST).display()));
+            }
+        }
+        if let Some((parent, name)) = &self.made {
+            if self.manifest.entries.is_empty() {
+                if let Err(e) = parent.rmdir(name) {
+                    left.problems.push(format!("{}: {e}", parent.show(name).display()));
+                }
+            }
+        }
+        self.live.clear();
+        left
+    }
+}
+
+/// Takes the directory's lock for the whole run, on its own descriptor (no lock file).
+fn lock(dir: &Dir, notes: &mut Vec<String>) -> Result<(), TargetError> {
+    // SAFETY: flock on an open descriptor.
+    if unsafe { libc::flock(dir.raw(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        if let Some(why) = per_node_locks(dir.path()) {
+            notes.push(format!("{} {why}: a run on another node would not be kept out", dir.path().display()));
+        }
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EWOULDBLOCK) => {
+            let holder = read_manifest(dir).ok().and_then(|m| m.holder);
+            Err(TargetError::Busy { dir: dir.path().into(), holder })
+        }
+        Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP) | Some(libc::ENOLCK) => {
+            notes.push(format!(
+                "the file system at {} has no locks ({e}): another run in the same directory would not be kept out",
+                dir.path().display()
+            ));
+            Ok(())
+        }
+        _ => Err(TargetError::io("lock", dir.path(), e)),
+    }
+}
+
+/// Why locks on this mount may hold only within one node, if they may.
+fn per_node_locks(path: &Path) -> Option<&'static str> {
+    let env = crate::env::collect(path);
+    let opts: Vec<&str> = env.mount_options.split([',', ' ']).collect();
+    match env.fs_type.as_str() {
+        "lustre" if !opts.contains(&"flock") => {
+            Some("is on Lustre without the flock mount option, so its locks hold only per node")
+        }
+        "nfs" | "nfs4" if opts.iter().any(|o| matches!(*o, "local_lock=flock" | "local_lock=all")) => {
+            Some("is on NFS with local_lock, so its locks hold only per node")
+        }
+        _ => None,
+    }
+}
+
+/// The manifest, if any, checked to be iosurvey's own plain file and bounded in size.
+fn read_manifest(dir: &Dir) -> Result<Manifest, TargetError> {
+    let path = dir.show(MANIFEST);
+    let mut file = match dir.open_own(MANIFEST, libc::O_RDONLY) {
+        Ok(f) => f,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(Manifest::default()),
+        Err(_) => {
+            let why = match dir.stat(MANIFEST) {
+                Ok(Some(st)) => own_file(&st).err().unwrap_or(Unsafe::NotRegular),
+                _ => Unsafe::NotRegular,
+            };
+            return Err(TargetError::Unsafe { path, why });
+        }
+    };
+    let mut text = String::new();
+    (&mut file)
+        .take(manifest::MAX_BYTES as u64 + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| TargetError::io("read", &path, e))?;
+    Manifest::parse(&text).map_err(|why| TargetError::BadManifest { path, why })
+}
+
+/// The file system's O_DIRECT offset alignment from statx, where the kernel reports it.
+fn dio_offset_align(file: &std::fs::File) -> Option<u64> {
+    const STATX_DIOALIGN: u32 = 0x2000;
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: an empty path with AT_EMPTY_PATH stats the open descriptor; st is sized right.
+    let rc = unsafe { libc::statx(file.as_raw_fd(), c"".as_ptr(), libc::AT_EMPTY_PATH, STATX_DIOALIGN, &mut st) };
+    (rc == 0 && st.stx_mask & STATX_DIOALIGN != 0 && st.stx_dio_offset_align > 0)
+        .then_some(st.stx_dio_offset_align as u64)
+}
+
+/// Names of the data files: `iosurvey.shared`, or `iosurvey.NNNNNN` per task.
+pub fn data_files(shared: bool, files: usize) -> Vec<String> {
+    if shared {
+        vec!["iosurvey.shared".to_string()]
+    } else {
+        (0..files).map(|i| format!("iosurvey.{i:06}")).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn open(path: &Path, force: bool, keep: bool) -> Result<Target, TargetError> {
+        Target::open(path, Options { force, keep })
+    }
+
+    fn listing(path: &Path) -> Vec<String> {
+        let mut v: Vec<String> =
+            fs::read_dir(path).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn refuses_foreign_entries_and_removes_only_its_own() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(tmp.path().join("precious"), b"x").unwrap();
+        let err = open(tmp.path(), false, false).unwrap_err();
+        assert!(matches!(err, TargetError::NotEmpty { count: 1, .. }), "{err}");
+        let mut t = open(tmp.path(), true, false).unwrap();
+        t.claim(&data_files(false, 2)).unwrap();
+        assert_eq!(listing(tmp.path()), [".iosurvey-manifest", "iosurvey.000000", "iosurvey.000001", "precious"]);
+        assert!(t.cleanup().problems.is_empty());
+        assert_eq!(listing(tmp.path()), ["precious"]);
+    }
+
+    #[test]
+    fn a_foreign_file_with_iosurveys_name_is_never_claimed_even_with_force() {
+        let tmp = tempfile::tempdir().unwrap();
+        fs::write(tmp.path().join("iosurvey.000000"), b"PRECIOUS").unwrap();
+        let mut t = open(tmp.path(), true, false).unwrap();
+        let err = t.claim(&data_files(false, 1)).unwrap_err();
+        assert!(matches!(err, TargetError::Foreign(_)), "{err}");
+        assert!(t.cleanup().problems.is_empty());
+        assert_eq!(fs::read(tmp.path().join("iosurvey.000000")).unwrap(), b"PRECIOUS");
+        assert_eq!(listing(tmp.path()), ["iosurvey.000000"]);
+    }
+
+    #[test]
+    fn kept_files_stay_and_a_later_run_may_use_but_not_remove_them() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut t = open(tmp.path(), false, true).unwrap();
+        let files = data_files(true, 1);
+        t.claim(&files).unwrap();
+        assert_eq!(t.cleanup().kept, 1);
+        let mut again = open(tmp.path(), false, false).expect("own directory accepted");
+        again.check_readable(&files).unwrap();
+        again.claim(&files).unwrap();
+        assert!(again.cleanup().problems.is_empty());
+        assert!(tmp.path().join("iosurvey.shared").exists(), "a file the later run did not create survives");
+    }
+
+    #[test]
+    fn a_dead_runs_files_are_reclaimed_and_said_so_and_kept_files_stay() {
+        let tmp = tempfile::tempdir().unwrap();
+        for f in ["iosurvey.000000", "iosurvey.000001", "iosurvey.shared"] {
+            fs::write(tmp.path().join(f), b"data").unwrap();
+        }
+        let text = "iosurvey-manifest 2\nholder 999999 elsewhere 1\nrunning iosurvey.000000\nrunning iosurvey.000001\nkept iosurvey.shared\n";
+        fs::write(tmp.path().join(MANIFEST), text).unwrap();
+        let mut next = open(tmp.path(), false, false).unwrap();
+        let notes = next.take_notes();
+        assert!(
+            notes.iter().any(|n| n.contains("removed 2 files") && n.contains("pid 999999 on elsewhere")),
+            "{notes:?}"
+        );
+        assert!(next.cleanup().problems.is_empty());
+        assert_eq!(listing(tmp.path()), [".iosurvey-manifest", "iosurvey.shared"]);
+        let m = Manifest::parse(&fs::read_to_string(tmp.path().join(MANIFEST)).unwrap()).unwrap();
+        assert_eq!(m.holder, None);
+        assert_eq!(m.entries.into_iter().collect::<Vec<_>>(), [("iosurvey.shared".to_string(), State::Kept)]);
+    }
+
+    #[test]
+    fn a_second_run_is_refused_while_the_first_holds_the_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let first = open(tmp.path(), false, false).unwrap();
+        let err = open(tmp.path(), false, false).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            matches!(err, TargetError::Busy { .. }) && text.contains(&format!("pid {}", std::process::id())),
+            "{text}"
+        );
+        drop(first.cleanup());
+        open(tmp.path(), false, false).unwrap().cleanup();
+        assert!(listing(tmp.path()).is_empty(), "no lock file is left");
+    }
+
+    #[test]
+    fn a_missing_leaf_is_made_and_removed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut t = open(&tmp.path().join("scratch"), false, false).unwrap();
+        t.claim(&data_files(false, 1)).unwrap();
+        assert!(t.cleanup().problems.is_empty());
+        assert!(listing(tmp.path()).is_empty());
+        assert!(matches!(open(&tmp.path().join("a/b"), false, false), Err(TargetError::MissingDir(_))));
+    }
+
+    #[test]
+    fn space_check_names_both_sizes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = open(tmp.path(), false, false).unwrap();
+        let files = data_files(false, 1);
+        let err = t.check_space(&files, u64::MAX / 2).unwrap_err().to_string();
+        assert!(err.contains("needs") && err.contains("free"), "{err}");
+        t.check_space(&files, 4096).unwrap();
+    }
+}
