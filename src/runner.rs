@@ -69,7 +69,7 @@ impl RunError {
         match self {
             RunError::Failed { code, .. } | RunError::Peer { code } => *code,
             RunError::Spec(_) | RunError::Refused(_) | RunError::Target(_) => 2,
-            RunError::Store(_) => 4,
+            RunError::Store(e) => e.exit_code(),
         }
     }
 }
@@ -229,7 +229,7 @@ fn file(lead: &mut Lead, mut record: RunRecord, warnings: Vec<String>, filing: F
     record.survey_id = filing.survey_id;
     record.sweep_id = filing.sweep_id;
     record.warnings = warnings;
-    let id = lead.store.save(&record)?;
+    let id = lead.store.save_or_spill(&record)?;
     record.id = Some(id);
     if record.status == Status::Ok {
         return Ok(record);

@@ -10,7 +10,7 @@ use crate::measure::{aggregate, Series, TaskTiming};
 use crate::net::NetResult;
 use crate::record::{PhaseRecord, RunRecord, Status, VerifySummary};
 use crate::spec::Op;
-use rusqlite::{params, Connection, OptionalExtension, Transaction};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
@@ -123,7 +123,7 @@ CREATE TABLE series (
 #[derive(Debug, Error)]
 pub enum StoreError {
     /// SQLite refused.
-    #[error("result store {path}: {source}")]
+    #[error("result store {path}: {}", one_line(.source))]
     Sqlite {
         /// The database file.
         path: PathBuf,
@@ -146,6 +146,30 @@ pub enum StoreError {
     /// A stored value that cannot be read back.
     #[error("run {0} in the store is damaged: {1}")]
     Damaged(i64, String),
+    /// The path cannot hold a store.
+    #[error("result store {path}: {why}")]
+    BadPath {
+        /// The path given.
+        path: PathBuf,
+        /// Why not.
+        why: &'static str,
+    },
+    /// `ls` or `show` of a store that does not exist.
+    #[error("result store {0} does not exist")]
+    Missing(PathBuf),
+    /// A finished run the store could not take; its record went to a file instead.
+    #[error("{source}; the run's record was written to {} instead", .to.display())]
+    Spilled {
+        /// Why the store refused it.
+        source: Box<StoreError>,
+        /// The JSON file holding the record.
+        to: PathBuf,
+    },
+}
+
+/// SQLite's messages may quote SQL over several lines; errors are one line.
+fn one_line(e: &rusqlite::Error) -> String {
+    e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 impl StoreError {
@@ -156,6 +180,19 @@ impl StoreError {
             StoreError::TooNew { .. } => "use a newer iosurvey, or another --db",
             StoreError::NoRun(_) => "list the stored runs with 'iosurvey ls'",
             StoreError::Damaged(..) => "the row was altered outside iosurvey; re-run the workload",
+            StoreError::BadPath { .. } => "give --db a regular file, or a new name in a directory you may write to",
+            StoreError::Missing(_) => "check the --db path; a store is made by the first run that uses it",
+            StoreError::Spilled { .. } => {
+                "import nothing by hand yet: keep that file; free space or unlock the store and run again"
+            }
+        }
+    }
+
+    /// The documented exit code: 2 for what the user named wrongly, 4 for the store itself.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            StoreError::NoRun(_) | StoreError::BadPath { .. } | StoreError::Missing(_) => 2,
+            _ => 4,
         }
     }
 }
@@ -190,21 +227,61 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (creating if needed) and migrates the store at `path`.
+    /// Opens (creating if needed) and migrates the store at `path`, which must be a regular
+    /// file or a new name in a writable directory.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let bad = |why| StoreError::BadPath { path: path.to_path_buf(), why };
+        match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => {}
+            Ok(_) => return Err(bad("not a regular file")),
+            Err(_) => {
+                let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                if !parent.is_dir() {
+                    return Err(bad("its directory does not exist"));
+                }
+                let c = std::ffi::CString::new(parent.as_os_str().as_encoded_bytes()).map_err(|_| bad("not a path"))?;
+                // SAFETY: c is a valid NUL-terminated path.
+                if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+                    return Err(bad("its directory is not writable"));
+                }
+            }
+        }
+        Store::connect(path, OpenFlags::default())
+    }
+
+    /// Opens a store that must exist already (for reading); creates nothing.
+    pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+        if !path.exists() {
+            return Err(StoreError::Missing(path.to_path_buf()));
+        }
+        if !path.is_file() {
+            return Err(StoreError::BadPath { path: path.to_path_buf(), why: "not a regular file" });
+        }
+        Store::connect(path, OpenFlags::default() - OpenFlags::SQLITE_OPEN_CREATE)
+    }
+
+    fn connect(path: &Path, flags: OpenFlags) -> Result<Store, StoreError> {
         let wrap = |source| StoreError::Sqlite { path: path.to_path_buf(), source };
-        let mut conn = Connection::open(path).map_err(wrap)?;
+        let mut conn = Connection::open_with_flags(path, flags).map_err(wrap)?;
         conn.pragma_update(None, "foreign_keys", true).map_err(wrap)?;
-        let found: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0)).map_err(wrap)?;
         let known = MIGRATIONS.len() as i64;
+        let version = |c: &Connection| c.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0));
+        if version(&conn).map_err(wrap)? < known {
+            // Create and migrate under one write lock, reading the version again inside it:
+            // two first runs at once must not both create the schema.
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(wrap)?;
+            let found = version(&tx).map_err(wrap)?;
+            for step in MIGRATIONS.iter().skip(found.clamp(0, known) as usize) {
+                tx.execute_batch(step).map_err(wrap)?;
+            }
+            if found < known {
+                tx.pragma_update(None, "user_version", known).map_err(wrap)?;
+            }
+            tx.commit().map_err(wrap)?;
+        }
+        let found = version(&conn).map_err(wrap)?;
         if found > known {
             return Err(StoreError::TooNew { path: path.to_path_buf(), found, known });
-        }
-        for (version, step) in MIGRATIONS.iter().enumerate().skip(found as usize) {
-            let tx = conn.transaction().map_err(wrap)?;
-            tx.execute_batch(step).map_err(wrap)?;
-            tx.pragma_update(None, "user_version", version as i64 + 1).map_err(wrap)?;
-            tx.commit().map_err(wrap)?;
         }
         Ok(Store { conn, path: path.to_path_buf() })
     }
@@ -302,6 +379,32 @@ impl Store {
         let tx = self.conn.transaction().map_err(|e| StoreError::Sqlite { path: self.path.clone(), source: e })?;
         let id = write_run(&tx, r).and_then(|id| tx.commit().map(|_| id));
         id.map_err(|e| self.wrap(e))
+    }
+
+    /// Writes a run; when the store cannot take it, writes the record as JSON beside the store
+    /// (or, failing that, in the temporary directory), so a long run is never lost.
+    pub fn save_or_spill(&mut self, r: &RunRecord) -> Result<i64, StoreError> {
+        self.save(r).map_err(|e| {
+            let name = format!("{}.run-{}-{}.json", self.file_name(), r.started, std::process::id());
+            let beside = self.path.with_file_name(&name);
+            let text = serde_json::to_string_pretty(r).unwrap_or_default();
+            let written = [beside, std::env::temp_dir().join(&name)].into_iter().find(|p| {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(p)
+                    .and_then(|mut f| std::io::Write::write_all(&mut f, text.as_bytes()))
+                    .is_ok()
+            });
+            match written {
+                Some(to) => StoreError::Spilled { source: Box::new(e), to },
+                None => e,
+            }
+        })
+    }
+
+    fn file_name(&self) -> String {
+        self.path.file_name().map_or("iosurvey.db".into(), |n| n.to_string_lossy().into_owned())
     }
 
     /// Every run, newest last.

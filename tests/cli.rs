@@ -149,37 +149,6 @@ fn targets_that_are_missing_root_or_foreign_are_refused() {
     assert_eq!(fs::read(bed.dir.join("precious.dat")).unwrap(), b"keep me");
 }
 
-/// Mounts a tmpfs with the given options on a fresh directory; unmounted on drop.
-struct Tmpfs {
-    bed: Bed,
-}
-
-impl Tmpfs {
-    fn mount(options: &str) -> Option<Tmpfs> {
-        if !is_root() {
-            eprintln!("skipped: mounting a tmpfs needs root");
-            return None;
-        }
-        let bed = Bed::new();
-        let ok = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
-            .arg(&bed.dir)
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            eprintln!("skipped: mount -t tmpfs failed here");
-            return None;
-        }
-        Some(Tmpfs { bed })
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.bed.dir).status();
-    }
-}
-
 #[test]
 fn enospc_mid_write_fails_the_run_stores_it_failed_and_cleans_up() {
     let Some(fs) = Tmpfs::mount("size=4m") else { return };

@@ -40,11 +40,11 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
         Command::Run(args) => run(cli, args, team),
         Command::Survey(args) => survey(cli, args, team),
         Command::Ls { json } => lead_prints(team, || {
-            let rows = Store::open(&cli.db)?.list()?;
+            let rows = Store::open_existing(&cli.db)?.list()?;
             Ok(if *json { to_json(&rows)? } else { report::list_text(&rows) })
         }),
         Command::Show { id, json } => lead_prints(team, || {
-            let store = Store::open(&cli.db)?;
+            let store = Store::open_existing(&cli.db)?;
             let record = store.load(*id)?;
             if *json {
                 return to_json(&record);
@@ -165,8 +165,49 @@ fn workload(a: &RunArgs, tasks: usize) -> Result<Workload, Failure> {
     Ok(w)
 }
 
-fn write_json(path: &Path, record: &RunRecord) -> Result<(), Failure> {
-    std::fs::write(path, to_json(record)?)
+/// Refuses, before anything runs, a `--json` path that could not be written afterwards.
+fn check_json_path(path: &Path) -> Result<(), Failure> {
+    if path == Path::new("-") {
+        return Ok(());
+    }
+    let refuse = |why: &str| {
+        Failure::new(
+            format!("cannot write the JSON record to {}: {why}", path.display()),
+            "pick a writable --json path, or - for standard output",
+            2,
+        )
+    };
+    let (probe, what) = match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => return Err(refuse("it is not a regular file")),
+        Ok(_) => (path.to_path_buf(), "it is not writable"),
+        Err(_) => {
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            if !parent.is_dir() {
+                return Err(refuse("its directory does not exist"));
+            }
+            (parent.to_path_buf(), "its directory is not writable")
+        }
+    };
+    let c = std::ffi::CString::new(probe.as_os_str().as_bytes()).map_err(|_| refuse("not a path"))?;
+    // SAFETY: c is a valid NUL-terminated path.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+        return Err(refuse(what));
+    }
+    Ok(())
+}
+
+/// Writes the records as JSON: one object for a single run, an array for a sweep; `-` is
+/// standard output, which then holds that document only.
+fn write_json(path: &Path, records: &[RunRecord], sweep: bool) -> Result<(), Failure> {
+    let text = match (sweep, records.last()) {
+        (false, Some(r)) => to_json(r)?,
+        _ => to_json(&records)?,
+    };
+    if path == Path::new("-") {
+        print!("{text}");
+        return Ok(());
+    }
+    std::fs::write(path, text)
         .map_err(|e| Failure::new(format!("cannot write {}: {e}", path.display()), "pick a writable --json path", 1))
 }
 
@@ -193,8 +234,18 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
     let points = counts.iter().map(|&c| workload(a, c)).collect::<Result<Vec<_>, _>>()?;
     let sweep = counts.len() > 1;
     let mut state = on_lead(team, || {
-        let store = Store::open(&cli.db)?;
+        if let Some(path) = &a.json {
+            check_json_path(path)?;
+        }
+        // The target first: a refused target leaves no trace, not even a new store.
         let mut target = Target::open(&a.dir, a.target.options())?;
+        let store = match Store::open(&cli.db) {
+            Ok(s) => s,
+            Err(e) => {
+                warn_leftovers(target);
+                return Err(e.into());
+            }
+        };
         say_notes(&mut target);
         let sweep_id = if sweep { Some(store.begin_sweep(now(), "clients", &command_line())?) } else { None };
         Ok((store, target, sweep_id))
@@ -216,17 +267,18 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
     if let Some((_, target, _)) = state {
         warn_leftovers(target);
     }
-    if let (Some(path), Some(r)) = (&a.json, records.last()) {
-        write_json(path, r)?;
+    let to_stdout = a.json.as_deref() == Some(Path::new("-"));
+    if let (Some(path), false) = (&a.json, records.is_empty()) {
+        write_json(path, &records, sweep)?;
     }
-    for r in &records {
+    for r in records.iter().filter(|_| !to_stdout) {
         if cli.quiet {
             println!("run {}", r.id.unwrap_or_default());
         } else if !sweep {
             print!("{}", report::run_text(r));
         }
     }
-    if sweep && !cli.quiet && !records.is_empty() {
+    if sweep && !cli.quiet && !to_stdout && !records.is_empty() {
         print!("{}", report::sweep_text(sweep_id, &records));
     }
     failure.map_or(Ok(()), |e| Err(e.into()))
@@ -287,7 +339,7 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
             Failure::new(format!("cannot open {}: {e}", parent.display()), "give an existing directory", 2)
         })?;
         let name = format!("iosurvey-survey-{}", std::process::id());
-        let mut target = Target::create(parent, &name, a.target.options()).map_err(RunError::from)?;
+        let mut target = Target::create(parent, name.as_ref(), a.target.options()).map_err(RunError::from)?;
         let survey_id = store.begin_survey(now(), &target.dir().path().to_string_lossy(), &command_line())?;
         let plan = SurveyPlan {
             direct: target.direct_alignment().is_ok_and(|align| 4096 % align == 0),

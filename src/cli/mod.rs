@@ -243,6 +243,7 @@ impl From<RunError> for Failure {
     fn from(e: RunError) -> Self {
         match e {
             RunError::Peer { code } => Failure::silent(code),
+            RunError::Spec(e) => e.into(),
             e => Failure::new(&e, e.hint(), e.exit_code()),
         }
     }
@@ -269,7 +270,7 @@ impl From<iosurvey::target::TargetError> for Failure {
 
 impl From<StoreError> for Failure {
     fn from(e: StoreError) -> Self {
-        Failure::new(&e, e.hint(), 4)
+        Failure::new(&e, e.hint(), e.exit_code())
     }
 }
 
@@ -295,6 +296,8 @@ pub fn main() -> i32 {
     };
     catch_interrupts();
     let result = with_team(|team| commands::dispatch(&cli, team));
+    // From here on, the signal thread's stop-at-once path cannot start: one ending, one line.
+    let _ending = ENDING.lock();
     match result {
         Ok(()) => 0,
         Err(f) => {
@@ -416,9 +419,15 @@ fn wait_signal(set: &libc::sigset_t, limit: Option<std::time::Duration>) -> Opti
     }
 }
 
+/// Held by whichever path ends the process: the normal return from a command, or the
+/// signal thread stopping at once.
+static ENDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Ends the process now: removes the files of the run in progress, for a bounded time, and
 /// says in one line what could not be removed.
 fn stop_now(why: &str) -> ! {
+    // Blocks for good if the command is already ending on its own; it then exits for us.
+    let _ending = ENDING.lock();
     let left = iosurvey::target::live::remove_all(REMOVE_LIMIT);
     if left.is_empty() {
         eprintln!(

@@ -465,7 +465,7 @@ fn run_phase<M: Member>(
         match &mut io.backend {
             Ok(b) => match b.attach(f, op, ctx.map.file_size()) {
                 Ok(()) => attached = true,
-                Err(e) => error = Some(EngineError::io("open", path, None, e)),
+                Err(e) => error = Some(EngineError::io("prepare", path, None, e)),
             },
             Err(setup) => error = Some(setup.error(w)),
         }

@@ -118,7 +118,7 @@ impl Dir {
     }
 
     /// The path of an entry, for messages only: nothing opens it by path.
-    pub fn show(&self, name: &str) -> PathBuf {
+    pub fn show(&self, name: impl AsRef<Path>) -> PathBuf {
         self.path.join(name)
     }
 
@@ -178,8 +178,8 @@ impl Dir {
     }
 
     /// Makes a subdirectory and opens it (it cannot be a link: it was just made).
-    pub fn mkdir(&self, name: &str) -> io::Result<Dir> {
-        let c = c_name(name.as_ref())?;
+    pub fn mkdir(&self, name: &OsStr) -> io::Result<Dir> {
+        let c = c_name(name)?;
         // SAFETY: c is a valid name.
         check(unsafe { libc::mkdirat(self.raw(), c.as_ptr(), 0o755) })?;
         // SAFETY: as above; O_NOFOLLOW refuses a link swapped in since.
@@ -195,8 +195,8 @@ impl Dir {
     }
 
     /// Removes an empty subdirectory.
-    pub fn rmdir(&self, name: &str) -> io::Result<()> {
-        let c = c_name(name.as_ref())?;
+    pub fn rmdir(&self, name: &OsStr) -> io::Result<()> {
+        let c = c_name(name)?;
         // SAFETY: c is a valid name.
         check(unsafe { libc::unlinkat(self.raw(), c.as_ptr(), libc::AT_REMOVEDIR) }).map(drop)
     }

@@ -20,7 +20,7 @@ pub struct Files {
     /// Whether the manifest lists only these files, so it goes with them.
     pub manifest_too: bool,
     /// The parent and name of a directory iosurvey made, removed last.
-    pub made: Option<(Dir, String)>,
+    pub made: Option<(Dir, std::ffi::OsString)>,
 }
 
 static LIVE: Mutex<BTreeMap<u64, Files>> = Mutex::new(BTreeMap::new());
@@ -70,7 +70,8 @@ pub fn remove_all(limit: Duration) -> Vec<PathBuf> {
     };
     let mut pending: Vec<PathBuf> = taken.values().flat_map(|f| f.names.iter().map(|n| f.dir.show(n))).collect();
     let (tx, rx) = mpsc::channel();
-    // Unlinking may hang on a dead server; this thread is left behind if it does.
+    // Unlinking may hang on a dead server; this thread is left behind if it does. It reports
+    // each file gone, then `None` when it is done with manifests and directories too.
     std::thread::spawn(move || {
         for files in taken.values() {
             let mut all = true;
@@ -78,7 +79,7 @@ pub fn remove_all(limit: Duration) -> Vec<PathBuf> {
                 let gone = files.dir.unlink(name).is_ok() || files.dir.stat(name).is_ok_and(|s| s.is_none());
                 all &= gone;
                 if gone {
-                    let _ = tx.send(files.dir.show(name));
+                    let _ = tx.send(Some(files.dir.show(name)));
                 }
             }
             if all && files.manifest_too {
@@ -88,12 +89,12 @@ pub fn remove_all(limit: Duration) -> Vec<PathBuf> {
                 }
             }
         }
+        let _ = tx.send(None);
     });
-    while !pending.is_empty() {
-        let Some(wait) = deadline.checked_duration_since(Instant::now()) else { break };
+    while let Some(wait) = deadline.checked_duration_since(Instant::now()) {
         match rx.recv_timeout(wait) {
-            Ok(done) => pending.retain(|p| *p != done),
-            Err(_) => break,
+            Ok(Some(done)) => pending.retain(|p| *p != done),
+            Ok(None) | Err(_) => break,
         }
     }
     pending

@@ -16,6 +16,7 @@ pub mod manifest;
 use crate::units::format_size;
 use dir::{own_file, Dir, Unsafe};
 use manifest::{BadManifest, Holder, Manifest, State};
+use std::ffi::{OsStr, OsString};
 use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
@@ -165,7 +166,7 @@ pub struct Options {
 pub struct Target {
     dir: Arc<Dir>,
     /// The parent and the name, when iosurvey made the directory (and so removes it).
-    made: Option<(Dir, String)>,
+    made: Option<(Dir, OsString)>,
     manifest: Manifest,
     writable: bool,
     created: Vec<String>,
@@ -195,7 +196,7 @@ impl Target {
             Ok(dir) => Target::adopt(dir, None, options),
             Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Err(TargetError::NotADir(path.into())),
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-                let name = path.file_name().and_then(|n| n.to_str()).filter(|n| dir::plain_name(n.as_ref()));
+                let name = path.file_name().filter(|n| dir::plain_name(n));
                 let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
                 match (name, Dir::open(parent)) {
                     (Some(name), Ok(parent)) => Target::create(parent, name, options),
@@ -207,14 +208,14 @@ impl Target {
     }
 
     /// Makes a fresh directory `name` in `parent` as the target; it is removed at clean-up.
-    pub fn create(parent: Dir, name: &str, options: Options) -> Result<Target, TargetError> {
+    pub fn create(parent: Dir, name: &OsStr, options: Options) -> Result<Target, TargetError> {
         let dir = parent.mkdir(name).map_err(|e| TargetError::io("mkdir", parent.show(name), e))?;
-        let made = Some((parent, name.to_string()));
+        let made = Some((parent, name.to_os_string()));
         Target::adopt(dir, made, options)
     }
 
-    fn adopt(dir: Dir, made: Option<(Dir, String)>, options: Options) -> Result<Target, TargetError> {
-        let undo = |made: &Option<(Dir, String)>| {
+    fn adopt(dir: Dir, made: Option<(Dir, OsString)>, options: Options) -> Result<Target, TargetError> {
+        let undo = |made: &Option<(Dir, OsString)>| {
             if let Some((parent, name)) = made {
                 let _ = parent.rmdir(name);
             }

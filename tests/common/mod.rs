@@ -4,7 +4,9 @@
 use serde_json::Value;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 /// What a command did.
 pub struct Out {
@@ -85,10 +87,20 @@ impl Bed {
     }
 
     pub fn entries(&self) -> Vec<String> {
-        let mut names: Vec<String> =
-            fs::read_dir(&self.dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-        names.sort();
-        names
+        listing(&self.dir)
+    }
+
+    /// Starts `iosurvey run` on the bed without waiting, stderr captured.
+    pub fn spawn(&self, args: &str) -> Child {
+        Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+            .args(["run", "--dir"])
+            .arg(&self.dir)
+            .args(["--db", &self.db, "-q"])
+            .args(args.split_whitespace())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
     }
 }
 
@@ -127,4 +139,130 @@ pub fn assert_one_line_error(out: &Out, code: i32, needles: &[&str]) {
     for n in needles {
         assert!(lines[0].contains(n), "'{n}' missing from: {}", lines[0]);
     }
+}
+
+/// Mounts a tmpfs with the given options on a fresh bed's target; unmounted on drop.
+pub struct Tmpfs {
+    pub bed: Bed,
+}
+
+impl Tmpfs {
+    pub fn mount(options: &str) -> Option<Tmpfs> {
+        Tmpfs::mount_on(Bed::new(), options)
+    }
+
+    pub fn mount_on(bed: Bed, options: &str) -> Option<Tmpfs> {
+        if !is_root() {
+            eprintln!("skipped: mounting a tmpfs needs root");
+            return None;
+        }
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
+            .arg(&bed.dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("skipped: mount -t tmpfs failed here");
+            return None;
+        }
+        Some(Tmpfs { bed })
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.bed.dir).status();
+    }
+}
+
+/// The faultfs binary (tests/faultfs), built once per test binary; `None` where it cannot be.
+fn faultfs_binary() -> Option<&'static PathBuf> {
+    static BIN: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("faultfs");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/faultfs/build");
+        let ok = Command::new(script).arg(&out).status().is_ok_and(|s| s.success());
+        ok.then_some(out)
+    })
+    .as_ref()
+}
+
+/// A FUSE layer over a backing directory that fails or slows writes on demand (see
+/// tests/faultfs/README.md); the bed's target is a directory inside the mount.
+pub struct FaultFs {
+    pub bed: Bed,
+    pub back: PathBuf,
+    mnt: PathBuf,
+    daemon: Child,
+}
+
+impl FaultFs {
+    pub fn mount(env: &[(&str, &str)]) -> Option<FaultFs> {
+        if !is_root() || !Path::new("/dev/fuse").exists() {
+            eprintln!("skipped: faultfs needs root and /dev/fuse");
+            return None;
+        }
+        let Some(bin) = faultfs_binary() else {
+            eprintln!("skipped: faultfs could not be built (libfuse3-dev missing?)");
+            return None;
+        };
+        let mut bed = Bed::new();
+        let back = bed.tmp.path().join("back");
+        let mnt = bed.tmp.path().join("mnt");
+        fs::create_dir(&back).unwrap();
+        fs::create_dir(&mnt).unwrap();
+        let daemon = Command::new(bin)
+            .arg(&back)
+            .arg(&mnt)
+            .arg("-f")
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !Command::new("mountpoint").arg("-q").arg(&mnt).status().is_ok_and(|s| s.success()) {
+            if Instant::now() > deadline {
+                eprintln!("skipped: faultfs did not mount");
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        fs::remove_dir(&bed.dir).unwrap();
+        bed.dir = mnt.join("target");
+        fs::create_dir(&bed.dir).unwrap();
+        Some(FaultFs { bed, back, mnt, daemon })
+    }
+
+    /// What is in the backing directory's copy of the target.
+    pub fn backing_entries(&self) -> Vec<String> {
+        listing(&self.back.join("target"))
+    }
+}
+
+impl Drop for FaultFs {
+    fn drop(&mut self) {
+        let _ = Command::new("fusermount3").arg("-u").arg(&self.mnt).status();
+        let _ = self.daemon.wait();
+    }
+}
+
+/// Sorted names in a directory.
+pub fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = match fs::read_dir(dir) {
+        Ok(rd) => rd.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect(),
+        Err(_) => Vec::new(),
+    };
+    names.sort();
+    names
+}
+
+/// Asserts the store passes SQLite's own integrity check.
+pub fn assert_store_intact(db: &str) {
+    if !Path::new(db).exists() {
+        return;
+    }
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(check, "ok", "{db}");
 }

@@ -47,6 +47,7 @@ static unsigned counted_ops;      /* ops whose bytes advance the counter */
 static uint64_t fault_after;      /* bytes allowed through before failing */
 static const char *fault_match;   /* basename substring, NULL = all */
 static char *control_path;        /* armed only while this exists, NULL = always */
+static unsigned delay_ms;         /* each matching write waits this long: a slow server */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t moved;            /* bytes counted since arming */
@@ -280,6 +281,8 @@ static int ff_write(const char *path, const char *buf, size_t size, off_t off,
 	int r = fault_check(OP_WRITE, FF(fi), size);
 	if (r)
 		return r;
+	if (delay_ms && FF(fi)->match)
+		usleep(delay_ms * 1000u);
 	ssize_t n = pwrite(FF(fi)->fd, buf, size, off);
 	return n < 0 ? -errno : (int)n;
 }
@@ -382,6 +385,12 @@ static void configure(void)
 	}
 	if ((s = getenv("FAULTFS_MATCH")) && *s)
 		fault_match = s;
+	if ((s = getenv("FAULTFS_DELAY_MS")) && *s) {
+		unsigned long d = strtoul(s, &end, 10);
+		if (*end || d > 600000)
+			die("bad FAULTFS_DELAY_MS: ", s);
+		delay_ms = (unsigned)d;
+	}
 	if ((s = getenv("FAULTFS_CONTROL")) && *s) {
 		/* Made absolute now: the daemon later chdirs to "/". */
 		char cwd[PATH_MAX];

@@ -1,0 +1,518 @@
+//! The fault suite: each test holds one promise of docs/safety.md. Each asserts the exit code,
+//! one line on stderr, what the store holds (and that it passes `PRAGMA integrity_check`), and
+//! the target's listing before and after, outside the target too where links point there.
+//!
+//! Tests that need root (mounts, FUSE, cgroups, other users) say on stderr what they skipped.
+
+mod common;
+
+use common::*;
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::path::Path;
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+fn finish(child: Child) -> Out {
+    let out = child.wait_with_output().unwrap();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn wait_until(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(child.id() as i32, sig) };
+}
+
+/// A refusal: exit 2, one line, nothing stored, the store intact.
+fn assert_refused(bed: &Bed, out: &Out, needles: &[&str]) {
+    assert_one_line_error(out, 2, needles);
+    assert!(bed.runs().is_empty(), "nothing stored");
+    assert_store_intact(&bed.db);
+}
+
+#[test]
+fn a_symlinked_manifest_is_refused_and_nothing_is_written_through_it() {
+    let bed = Bed::new();
+    let victim = bed.tmp.path().join("victim");
+    symlink(&victim, bed.dir.join(".iosurvey-manifest")).unwrap();
+    let outside = listing(bed.tmp.path());
+    let out = bed.run("--transfer 1m --block 4m");
+    assert_refused(&bed, &out, &["refusing", ".iosurvey-manifest", "symbolic link"]);
+    assert!(!victim.exists(), "nothing created through the link");
+    assert_eq!(bed.entries(), [".iosurvey-manifest"], "the link is left as it was");
+    assert_eq!(fs::read_link(bed.dir.join(".iosurvey-manifest")).unwrap(), victim);
+    assert_eq!(listing(bed.tmp.path()), outside);
+    assert!(!Path::new(&bed.db).exists(), "a refused target does not even make a store");
+}
+
+#[test]
+fn a_manifest_entry_that_is_a_symlink_is_refused_and_its_target_untouched() {
+    let bed = Bed::new();
+    let secret = bed.tmp.path().join("secret");
+    fs::write(&secret, b"secret\n").unwrap();
+    symlink(&secret, bed.dir.join("iosurvey.000000")).unwrap();
+    fs::write(bed.dir.join(".iosurvey-manifest"), "iosurvey.000000\n").unwrap();
+    let out = bed.run("--transfer 1m --block 4m");
+    assert_refused(&bed, &out, &["refusing", "iosurvey.000000", "symbolic link"]);
+    assert_eq!(fs::read(&secret).unwrap(), b"secret\n");
+    assert_eq!(bed.entries(), [".iosurvey-manifest", "iosurvey.000000"]);
+}
+
+#[test]
+fn a_dangling_link_with_a_data_files_name_creates_nothing_outside() {
+    let bed = Bed::new();
+    let outside = bed.tmp.path().join("outside");
+    symlink(&outside, bed.dir.join("iosurvey.000000")).unwrap();
+    fs::write(bed.dir.join(".iosurvey-manifest"), "iosurvey.000000\n").unwrap();
+    let out = bed.run("--transfer 1m --block 4m");
+    assert_refused(&bed, &out, &["iosurvey.000000", "symbolic link"]);
+    assert!(fs::symlink_metadata(&outside).is_err(), "./outside not created");
+    // Without a manifest the link is a foreign entry; with --force it is still never written.
+    fs::remove_file(bed.dir.join(".iosurvey-manifest")).unwrap();
+    let out = bed.run("--transfer 1m --block 4m --force");
+    assert_refused(&bed, &out, &["iosurvey.000000", "did not create"]);
+    assert!(fs::symlink_metadata(&outside).is_err());
+}
+
+#[test]
+fn hard_links_other_owners_and_names_that_leave_the_target_are_refused() {
+    let bed = Bed::new();
+    let elsewhere = bed.tmp.path().join("elsewhere");
+    fs::write(&elsewhere, b"x").unwrap();
+    fs::hard_link(&elsewhere, bed.dir.join("iosurvey.000000")).unwrap();
+    fs::write(bed.dir.join(".iosurvey-manifest"), "iosurvey.000000\n").unwrap();
+    assert_refused(&bed, &bed.run("--block 1m"), &["iosurvey.000000", "hard link"]);
+    assert_eq!(fs::read(&elsewhere).unwrap(), b"x");
+    fs::remove_file(bed.dir.join("iosurvey.000000")).unwrap();
+    fs::write(bed.dir.join(".iosurvey-manifest"), "../elsewhere\n").unwrap();
+    assert_refused(&bed, &bed.run("--block 1m"), &["manifest", "not a plain file name"]);
+    assert_eq!(fs::read(&elsewhere).unwrap(), b"x");
+    if is_root() {
+        fs::write(bed.dir.join(".iosurvey-manifest"), "iosurvey.000000\n").unwrap();
+        fs::write(bed.dir.join("iosurvey.000000"), b"theirs").unwrap();
+        std::os::unix::fs::chown(bed.dir.join("iosurvey.000000"), Some(65534), Some(65534)).unwrap();
+        assert_refused(&bed, &bed.run("--block 1m"), &["iosurvey.000000", "owned by another user"]);
+        assert_eq!(fs::read(bed.dir.join("iosurvey.000000")).unwrap(), b"theirs");
+    }
+}
+
+#[test]
+fn a_symlinked_target_path_is_resolved_once_and_used() {
+    let bed = Bed::new();
+    let alias = bed.tmp.path().join("alias");
+    symlink(&bed.dir, &alias).unwrap();
+    let out = iosurvey(&["run", "--dir", alias.to_str().unwrap(), "--db", &bed.db, "-q", "--block", "1m"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(bed.last_run()["env"]["target"], bed.dir.canonicalize().unwrap().display().to_string());
+    assert!(bed.entries().is_empty());
+    assert!(alias.is_symlink());
+}
+
+#[test]
+fn force_never_writes_a_file_iosurvey_did_not_create() {
+    let bed = Bed::new();
+    fs::write(bed.dir.join("iosurvey.000000"), b"PRECIOUS\n").unwrap();
+    let out = bed.run("--force --transfer 1m --block 4m");
+    assert_refused(&bed, &out, &["iosurvey.000000", "did not create"]);
+    assert_eq!(fs::read(bed.dir.join("iosurvey.000000")).unwrap(), b"PRECIOUS\n");
+    assert_eq!(bed.entries(), ["iosurvey.000000"]);
+}
+
+#[test]
+fn a_second_run_in_the_same_directory_is_refused_naming_the_holder() {
+    let bed = Bed::new();
+    let first = bed.spawn("--op write --transfer 4k --block 1g --stonewall 2 --no-space-check");
+    wait_until("the first run's files", 20, || bed.entries().contains(&"iosurvey.000000".to_string()));
+    let out = bed.run("--block 1m");
+    assert_one_line_error(&out, 2, &["in use by another iosurvey run", &format!("pid {}", first.id())]);
+    let first = finish(first);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    assert_eq!(bed.runs().len(), 1, "only the first run is stored");
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+    assert_store_intact(&bed.db);
+}
+
+#[test]
+fn memory_is_bounded_before_the_run() {
+    let bed = Bed::new();
+    assert_refused(&bed, &bed.run("--interval 1e-12"), &["below the 1 ms minimum"]);
+    assert_refused(&bed, &bed.run("--interval 1e-9"), &["below the 1 ms minimum"]);
+    assert_refused(&bed, &bed.run("--engine io_uring --iodepth 32768"), &["--iodepth 32768 is too large"]);
+    let out = bed.run("--engine io_uring --iodepth 4096 --transfer 64m --block 1t --no-space-check");
+    assert_refused(&bed, &out, &["of memory on one node", "a quarter of"]);
+    assert!(bed.entries().is_empty());
+    // Buffers are bounded by the transfers there are: 8 here, not 4096.
+    let out = bed.run("--engine io_uring --iodepth 4096 --transfer 1m --block 8m");
+    if out.stderr.contains("not available") {
+        eprintln!("skipped the io_uring part: {}", out.stderr);
+        return;
+    }
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // A long phase at a fine interval keeps a bounded series, said so in the record.
+    let out = bed.run("--op write --transfer 4k --block 1g --interval 0.001 --stonewall 1 --no-space-check");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let series = &bed.last_run()["phases"][0]["series"];
+    assert!(series["bytes"].as_array().unwrap().len() <= 65536);
+}
+
+#[test]
+fn size_products_that_overflow_are_refused_with_the_number_they_need() {
+    let bed = Bed::new();
+    let out = bed.run("--block 8t --segments 1048576 --tasks 2");
+    assert_refused(&bed, &out, &["18446744073709551616 bytes", "16.0 EiB", "--segments 1048576"]);
+    assert!(bed.entries().is_empty());
+}
+
+#[test]
+fn mmap_on_a_full_disk_is_an_ordinary_failure() {
+    let Some(fs) = Tmpfs::mount("size=32m") else { return };
+    let bed = &fs.bed;
+    let out = bed.run("--engine mmap --block 64m --no-space-check");
+    assert_one_line_error(&out, 1, &["No space left on device", "iosurvey.000000"]);
+    let runs = bed.runs();
+    assert_eq!((runs.len(), runs[0]["status"].as_str()), (1, Some("failed")));
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+    assert_store_intact(&bed.db);
+}
+
+#[test]
+fn a_thread_the_system_refuses_ends_the_run_with_one_line() {
+    let cg = Path::new("/sys/fs/cgroup/pids");
+    if !is_root() || !cg.join("cgroup.procs").exists() {
+        eprintln!("skipped: needs root and the cgroup v1 pids controller");
+        return;
+    }
+    let group = cg.join(format!("iosurvey-test-{}", std::process::id()));
+    if fs::create_dir(&group).is_err() {
+        eprintln!("skipped: cannot make a pids cgroup");
+        return;
+    }
+    let bed = Bed::new();
+    // The shell joins the group, then becomes iosurvey: main + signal thread + a few tasks fit
+    // under 6, 16 tasks do not.
+    fs::write(group.join("pids.max"), "6").unwrap();
+    let script = format!(
+        "echo $$ > {}/cgroup.procs && exec {} run --dir {} --db {} -q --block 1m --tasks 16",
+        group.display(),
+        env!("CARGO_BIN_EXE_iosurvey"),
+        bed.dir.display(),
+        bed.db
+    );
+    let out = Command::new("sh").args(["-c", &script]).output().unwrap();
+    let _ = fs::remove_dir(&group);
+    let out = Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    };
+    assert_one_line_error(&out, 1, &["could not start a task thread", "pids.max"]);
+    assert_eq!(bed.runs()[0]["status"], "failed");
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+}
+
+#[test]
+fn a_target_path_that_is_not_utf8_runs_and_is_flagged() {
+    use std::os::unix::ffi::OsStrExt;
+    let bed = Bed::new();
+    let odd = bed.dir.join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    let out = Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .args(["run", "--db", &bed.db, "-q", "--block", "1m", "--dir"])
+        .arg(&odd)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = bed.last_run();
+    assert!(run["env"]["target"].as_str().unwrap().ends_with("caf\u{fffd}"), "{}", run["env"]["target"]);
+    assert!(run["warnings"].to_string().contains("not valid UTF-8"), "{}", run["warnings"]);
+    assert!(bed.entries().is_empty());
+}
+
+#[test]
+fn an_interrupt_delivered_twice_by_a_wrapper_still_stores_the_run_and_cleans_up() {
+    if Command::new("timeout").arg("--version").output().is_err() {
+        eprintln!("skipped: no timeout(1)");
+        return;
+    }
+    for attempt in 0..3 {
+        let bed = Bed::new();
+        let out = Command::new("timeout")
+            .args(["--preserve-status", "-s", "INT", "0.8", env!("CARGO_BIN_EXE_iosurvey"), "run", "--dir"])
+            .arg(&bed.dir)
+            .args(["--db", &bed.db, "-q", "--transfer", "1m", "--block", "25m", "--tasks", "2", "--fsync-each"])
+            .args(["--iterations", "1000", "--op", "write"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(130), "attempt {attempt}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert_eq!(bed.runs().len(), 1, "attempt {attempt}: stored, as failed");
+        assert_eq!(bed.runs()[0]["status"], "failed");
+        assert!(bed.entries().is_empty(), "attempt {attempt}: {:?}", bed.entries());
+        assert_store_intact(&bed.db);
+    }
+}
+
+#[test]
+fn sighup_is_handled_as_sigterm_and_the_keep_hint_says_kept() {
+    let bed = Bed::new();
+    let child = bed.spawn("--op write --transfer 1m --block 64m --iterations 1000 --fsync-each --keep");
+    wait_until("the data file", 20, || bed.entries().contains(&"iosurvey.000000".to_string()));
+    std::thread::sleep(Duration::from_millis(200));
+    signal(&child, libc::SIGHUP);
+    let out = finish(child);
+    assert_one_line_error(&out, 130, &["interrupted", "kept (--keep)"]);
+    assert_eq!(bed.runs()[0]["status"], "failed");
+    assert_eq!(bed.entries(), [".iosurvey-manifest", "iosurvey.000000"], "kept as asked");
+}
+
+#[test]
+fn a_second_signal_stops_at_once_and_still_removes_the_files() {
+    // Each write takes 3 s on this slow server, so the first signal cannot end the run soon.
+    let Some(ffs) = FaultFs::mount(&[("FAULTFS_DELAY_MS", "3000"), ("FAULTFS_MATCH", "iosurvey.")]) else { return };
+    let bed = &ffs.bed;
+    let child = bed.spawn("--op write --transfer 1m --block 64m --no-space-check");
+    wait_until("the data file", 20, || bed.entries().contains(&"iosurvey.000000".to_string()));
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&child, libc::SIGTERM);
+    std::thread::sleep(Duration::from_millis(1300));
+    let t = Instant::now();
+    signal(&child, libc::SIGTERM);
+    let out = finish(child);
+    assert!(t.elapsed() < Duration::from_secs(12), "bounded: {:?}", t.elapsed());
+    assert_one_line_error(&out, 130, &["stopped at once", "files were removed"]);
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+    assert!(ffs.backing_entries().is_empty(), "{:?}", ffs.backing_entries());
+}
+
+#[test]
+fn after_sigkill_the_next_run_reclaims_the_leftovers_but_not_kept_files() {
+    let bed = Bed::new();
+    assert_eq!(bed.run("--access shared --block 1m --keep").code, 0);
+    let child = bed.spawn("--op write --transfer 4k --block 1g --tasks 2 --fsync-each --no-space-check");
+    wait_until("the data files", 20, || bed.entries().contains(&"iosurvey.000001".to_string()));
+    signal(&child, libc::SIGKILL);
+    let _ = finish(child);
+    assert_eq!(bed.entries(), [".iosurvey-manifest", "iosurvey.000000", "iosurvey.000001", "iosurvey.shared"]);
+    let out = bed.run("--access shared --op read --block 1m");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("removed 2 files left by run pid"), "{}", out.stderr);
+    assert_eq!(bed.entries(), [".iosurvey-manifest", "iosurvey.shared"], "the kept file stays");
+}
+
+#[test]
+fn two_first_runs_on_a_new_store_both_succeed() {
+    for _ in 0..4 {
+        let a = Bed::new();
+        let b = Bed::new();
+        let db = a.tmp.path().join("fresh.db").display().to_string();
+        let start = |bed: &Bed| {
+            Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+                .args(["run", "--dir"])
+                .arg(&bed.dir)
+                .args(["--db", &db, "-q", "--block", "1m"])
+                .output()
+                .unwrap()
+        };
+        let (x, y) = std::thread::scope(|s| {
+            let x = s.spawn(|| start(&a));
+            let y = s.spawn(|| start(&b));
+            (x.join().unwrap(), y.join().unwrap())
+        });
+        for o in [x, y] {
+            assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        }
+        assert_store_intact(&db);
+    }
+}
+
+#[test]
+fn a_store_path_that_is_not_a_file_is_refused_and_ls_creates_nothing() {
+    let bed = Bed::new();
+    let had_journal = Path::new("/dev/full-journal").exists();
+    let out = iosurvey(&["run", "--dir", bed.dir.to_str().unwrap(), "--db", "/dev/full", "--block", "1m"]);
+    assert_one_line_error(&out, 2, &["/dev/full", "not a regular file"]);
+    assert_eq!(Path::new("/dev/full-journal").exists(), had_journal);
+    assert!(bed.entries().is_empty());
+    let missing = bed.tmp.path().join("none.db");
+    for cmd in [vec!["ls"], vec!["show", "1"]] {
+        let mut args = cmd.clone();
+        args.extend(["--db", missing.to_str().unwrap()]);
+        assert_one_line_error(&iosurvey(&args), 2, &["does not exist"]);
+    }
+    assert!(!missing.exists());
+    assert_one_line_error(
+        &iosurvey(&["run", "--dir", bed.dir.to_str().unwrap(), "--db", "/nonexistent/dir/s.db"]),
+        2,
+        &["its directory does not exist"],
+    );
+}
+
+#[test]
+fn a_full_disk_under_the_store_keeps_the_record_in_a_file() {
+    let Some(fs_db) = Tmpfs::mount("size=1m") else { return };
+    let bed = Bed::new();
+    let db = fs_db.bed.dir.join("s.db").display().to_string();
+    let run = |extra: &str| {
+        let mut args = vec!["run", "--dir", bed.dir.to_str().unwrap(), "--db", &db, "-q", "--block", "1m"];
+        args.extend(extra.split_whitespace());
+        iosurvey(&args)
+    };
+    assert_eq!(run("").code, 0);
+    // Fill the file system holding the store.
+    let _ = Command::new("dd")
+        .arg("if=/dev/zero")
+        .arg(format!("of={}", fs_db.bed.dir.join("fill").display()))
+        .arg("bs=64k")
+        .status();
+    let out = run("--iterations 20");
+    assert_one_line_error(&out, 4, &["result store", "record was written to"]);
+    let line = out.stderr.lines().next().unwrap();
+    let spilled = line.split("written to ").nth(1).unwrap().split(" instead").next().unwrap();
+    let record: serde_json::Value = serde_json::from_str(&fs::read_to_string(spilled).unwrap()).unwrap();
+    assert_eq!(record["phases"].as_array().unwrap().len(), 40, "the whole record");
+    let _ = fs::remove_file(spilled);
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+    assert_store_intact(&db);
+}
+
+#[test]
+fn a_store_locked_beyond_the_busy_timeout_keeps_the_record_beside_it() {
+    let bed = Bed::new();
+    assert_eq!(bed.run("--block 1m").code, 0);
+    let conn = rusqlite::Connection::open(&bed.db).unwrap();
+    conn.execute_batch("BEGIN IMMEDIATE; INSERT INTO surveys (started, target, command_line) VALUES (0, 'x', 'lock');")
+        .unwrap();
+    let out = bed.run("--block 1m");
+    conn.execute_batch("ROLLBACK").unwrap();
+    assert_one_line_error(&out, 4, &["database is locked", "record was written to"]);
+    let beside: Vec<String> = listing(bed.tmp.path()).into_iter().filter(|n| n.starts_with("store.db.run-")).collect();
+    assert_eq!(beside.len(), 1, "{:?}", listing(bed.tmp.path()));
+    assert_eq!(bed.runs().len(), 1, "the store holds whole runs only");
+    assert!(bed.entries().is_empty());
+    assert_store_intact(&bed.db);
+}
+
+#[test]
+fn fsync_each_is_inside_each_writes_latency() {
+    let bed = Bed::new();
+    let out = bed.run("--op write --transfer 64k --block 4m --fsync-each");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let phase = &bed.last_run()["phases"][0];
+    let lat = &phase["latency"];
+    let task = &phase["tasks"][0];
+    let window = (task["xfer_end"].as_u64().unwrap() - task["xfer_start"].as_u64().unwrap()) as f64;
+    let sum = lat["mean"].as_f64().unwrap() * lat["count"].as_f64().unwrap();
+    // One task at depth 1: its latencies tile its transfer time, less the loop's own work.
+    assert!(sum <= window && sum >= 0.8 * window, "latencies {sum} ns over a {window} ns window");
+}
+
+#[test]
+fn refusals_found_before_any_byte_is_written_are_exit_2() {
+    let bed = Bed::new();
+    assert_refused(&bed, &bed.run("--op read --block 1m"), &["nothing to read", "iosurvey.000000"]);
+    let json_dir = bed.tmp.path().join("jsondir");
+    fs::create_dir(&json_dir).unwrap();
+    let out = bed.run(&format!("--block 1m --json {}", json_dir.display()));
+    assert_refused(&bed, &out, &["JSON record", "not a regular file"]);
+    assert_refused(&bed, &bed.run("--block 1m --json /nonexistent/x.json"), &["its directory does not exist"]);
+    assert!(bed.entries().is_empty());
+    assert_eq!(bed.run("--block 1m").code, 0);
+    assert_one_line_error(&iosurvey(&["show", "99", "--db", &bed.db]), 2, &["no run with id 99"]);
+}
+
+#[test]
+fn a_read_only_mount_with_kept_files_refuses_writes_and_allows_reads() {
+    let Some(fs) = Tmpfs::mount("size=8m") else { return };
+    let bed = &fs.bed;
+    assert_eq!(bed.run("--block 1m --keep --verify --signature 7").code, 0);
+    let remount = Command::new("mount").args(["-o", "remount,ro"]).arg(&bed.dir).status().unwrap();
+    assert!(remount.success());
+    let before = bed.runs().len();
+    let out = bed.run("--block 1m");
+    assert_one_line_error(&out, 2, &["mounted read-only", "the run writes"]);
+    assert_eq!(bed.runs().len(), before, "nothing stored");
+    let out = bed.run("--op read --block 1m --verify --signature 7");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(bed.entries(), [".iosurvey-manifest", "iosurvey.000000"]);
+}
+
+#[test]
+fn a_truncated_file_under_verify_is_bad_data() {
+    let bed = Bed::new();
+    assert_eq!(bed.run("--transfer 4k --block 64k --keep --verify --signature 3").code, 0);
+    let f = fs::OpenOptions::new().write(true).open(bed.dir.join("iosurvey.000000")).unwrap();
+    f.set_len(40_000).unwrap();
+    let out = bed.run("--op read --transfer 4k --block 64k --verify --signature 3");
+    assert_one_line_error(&out, 3, &["transfers bad", "offset 40000"]);
+    assert_eq!(bed.last_run()["status"], "failed");
+}
+
+/// A fault from the storage in the middle of a phase, through every engine: exit 1, stored
+/// failed, files removed, one line.
+fn fault_mid_phase(errno: &str, op: &str, engine_args: &str, needles: &[&str]) {
+    let env = [
+        ("FAULTFS_ERRNO", errno),
+        ("FAULTFS_OP", op),
+        ("FAULTFS_AFTER_BYTES", "2097152"),
+        ("FAULTFS_MATCH", "iosurvey."),
+    ];
+    let Some(ffs) = FaultFs::mount(&env) else { return };
+    let bed = &ffs.bed;
+    let out = bed.run(&format!("--transfer 64k --block 8m --no-space-check {engine_args}"));
+    if out.stderr.contains("not available") {
+        eprintln!("skipped {engine_args}: {}", out.stderr);
+        return;
+    }
+    assert_one_line_error(&out, 1, needles);
+    let runs = bed.runs();
+    assert_eq!((runs.len(), runs[0]["status"].as_str()), (1, Some("failed")), "{engine_args}");
+    assert!(bed.entries().is_empty(), "{engine_args}: {:?}", bed.entries());
+    assert!(ffs.backing_entries().is_empty(), "{engine_args}: {:?}", ffs.backing_entries());
+    assert_store_intact(&bed.db);
+}
+
+#[test]
+fn eio_mid_write_fails_the_run_on_every_engine() {
+    for engine in ["--engine sync", "--engine io_uring --iodepth 8", "--engine libaio --iodepth 8 --direct"] {
+        fault_mid_phase("5", "write", engine, &["Input/output error", "iosurvey.000000", "dmesg"]);
+    }
+    fault_mid_phase("5", "fsync", "--engine mmap --fsync", &["Input/output error", "iosurvey.000000"]);
+}
+
+#[test]
+fn eio_mid_read_fails_the_run() {
+    for engine in ["--engine sync --direct", "--engine io_uring --iodepth 8 --direct"] {
+        fault_mid_phase("5", "read", engine, &["Input/output error", "read"]);
+    }
+}
+
+#[test]
+fn edquot_is_handled_as_a_full_disk() {
+    fault_mid_phase("122", "write", "--engine sync", &["quota", "free space"]);
+}
+
+#[test]
+fn a_target_renamed_away_mid_run_is_cleaned_where_it_went() {
+    let bed = Bed::new();
+    let child = bed.spawn("--op write,read --transfer 64k --block 256m --tasks 2 --stonewall 1.5 --no-space-check");
+    wait_until("the data files", 20, || bed.entries().contains(&"iosurvey.000001".to_string()));
+    let moved = bed.tmp.path().join("moved");
+    fs::rename(&bed.dir, &moved).unwrap();
+    let out = finish(child);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(listing(&moved).is_empty(), "{:?}", listing(&moved));
+    assert!(!bed.dir.exists(), "nothing made at the old path");
+    assert_store_intact(&bed.db);
+}
