@@ -209,6 +209,7 @@ impl<T: Team> Runner<'_, T> {
                     started,
                     facts,
                 );
+                warnings.extend(widened_series(&record, w));
                 Some(file(lead, record, warnings, filing))
             }
             _ => None,
@@ -221,6 +222,25 @@ impl<T: Team> Runner<'_, T> {
             None => Err(RunError::Peer { code }),
         }
     }
+}
+
+/// Says which phases' time series had to widen their intervals to stay bounded.
+fn widened_series(record: &RunRecord, w: &Workload) -> Vec<String> {
+    let asked = ((w.interval_secs * 1e9) as u64).max(crate::measure::MIN_INTERVAL_NS);
+    record
+        .phases
+        .iter()
+        .filter(|p| p.series.interval_ns > asked)
+        .map(|p| {
+            format!(
+                "{} {}: time series intervals widened to {} s to stay within {} points",
+                p.op.name(),
+                p.iteration + 1,
+                p.series.interval_ns as f64 / 1e9,
+                crate::measure::MAX_SERIES_POINTS
+            )
+        })
+        .collect()
 }
 
 /// On the lead: stores the record and decides success.

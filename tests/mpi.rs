@@ -15,8 +15,15 @@ fn mpi_bed() -> Option<Bed> {
         eprintln!("skipped: mpirun is not installed");
         return None;
     }
-    let mut bed = Bed::new();
-    bed.launcher = ["mpirun", "--oversubscribe", "-np", "4"].map(String::from).to_vec();
+    launcher_on(Bed::new())
+}
+
+/// Makes `bed`'s runs go through mpirun with 4 ranks, each launch with its own session
+/// directory (concurrent launches otherwise race to make the same one under /tmp).
+fn launcher_on(mut bed: Bed) -> Option<Bed> {
+    let session = bed.tmp.path().join("ompi").display().to_string();
+    bed.launcher =
+        ["mpirun", "--oversubscribe", "--mca", "orte_tmpdir_base", &session, "-np", "4"].map(String::from).to_vec();
     // Open MPI refuses root unless told; CI runs as root.
     std::env::set_var("OMPI_ALLOW_RUN_AS_ROOT", "1");
     std::env::set_var("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1");
@@ -103,11 +110,21 @@ fn a_sweep_runs_every_point_in_one_launch_and_links_them() {
 
 #[test]
 fn an_error_on_one_rank_stops_every_rank_quickly_and_is_reported_by_the_lead() {
-    let Some(bed) = mpi_bed() else { return };
-    // Task 5's file is a directory: its open fails while the others would write 4 GiB each.
-    std::fs::create_dir(bed.dir.join("iosurvey.000005")).unwrap();
+    if Command::new("mpirun").arg("--version").output().is_err() {
+        eprintln!("skipped: mpirun is not installed");
+        return;
+    }
+    // Task 5's file fails with EIO after 1 MiB while the others would write 4 GiB each.
+    let env = [
+        ("FAULTFS_ERRNO", "5"),
+        ("FAULTFS_OP", "write"),
+        ("FAULTFS_AFTER_BYTES", "1048576"),
+        ("FAULTFS_MATCH", "iosurvey.000005"),
+    ];
+    let Some(ffs) = FaultFs::mount(&env) else { return };
+    let Some(bed) = launcher_on(ffs.bed.clone_paths()) else { return };
     let started = Instant::now();
-    let out = bed.run("--tasks 2 --transfer 4k --block 4g --fsync-each --force --no-space-check");
+    let out = bed.run("--tasks 2 --transfer 4k --block 4g --fsync-each --no-space-check");
     assert!(started.elapsed().as_secs() < 30, "the other ranks were stopped");
     assert_eq!(out.code, 1, "{}", out.stderr);
     let errors: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("iosurvey: error:")).collect();
@@ -115,11 +132,12 @@ fn an_error_on_one_rank_stops_every_rank_quickly_and_is_reported_by_the_lead() {
     assert!(
         errors[0].contains("task 5 on ")
             && errors[0].contains("iosurvey.000005")
-            && errors[0].contains("Is a directory"),
+            && errors[0].contains("Input/output error"),
         "{}",
-        errors[0]
+        out.stderr
     );
     let run = bed.last_run();
     assert_eq!(run["status"], "failed");
-    assert_eq!(bed.entries(), vec!["iosurvey.000005"], "iosurvey removed its own files and nothing else");
+    assert!(bed.entries().is_empty(), "iosurvey removed its own files: {:?}", bed.entries());
+    assert!(ffs.backing_entries().is_empty(), "{:?}", ffs.backing_entries());
 }

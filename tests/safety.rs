@@ -163,8 +163,12 @@ fn memory_is_bounded_before_the_run() {
     // A long phase at a fine interval keeps a bounded series, said so in the record.
     let out = bed.run("--op write --transfer 4k --block 1g --interval 0.001 --stonewall 1 --no-space-check");
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let series = &bed.last_run()["phases"][0]["series"];
+    let run = bed.last_run();
+    let series = &run["phases"][0]["series"];
     assert!(series["bytes"].as_array().unwrap().len() <= 65536);
+    // One second at 1 ms needs 1000 points: no widening, and no warning about it.
+    assert_eq!(series["interval_ns"], 1_000_000);
+    assert!(!run["warnings"].to_string().contains("widened"), "{}", run["warnings"]);
 }
 
 #[test]
@@ -201,10 +205,10 @@ fn a_thread_the_system_refuses_ends_the_run_with_one_line() {
     }
     let bed = Bed::new();
     // The shell joins the group, then becomes iosurvey: main + signal thread + a few tasks fit
-    // under 6, 16 tasks do not.
-    fs::write(group.join("pids.max"), "6").unwrap();
+    // under 24 (with an MPI build, so do MPI's own threads), 64 tasks do not.
+    fs::write(group.join("pids.max"), "24").unwrap();
     let script = format!(
-        "echo $$ > {}/cgroup.procs && exec {} run --dir {} --db {} -q --block 1m --tasks 16",
+        "echo $$ > {}/cgroup.procs && exec {} run --dir {} --db {} -q --block 64k --transfer 64k --tasks 64",
         group.display(),
         env!("CARGO_BIN_EXE_iosurvey"),
         bed.dir.display(),

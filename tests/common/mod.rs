@@ -57,6 +57,16 @@ impl Bed {
         Bed { tmp, dir, db, launcher: Vec::new() }
     }
 
+    /// A second bed on the same directory and store, with a scratch directory of its own.
+    pub fn clone_paths(&self) -> Bed {
+        Bed {
+            tmp: tempfile::tempdir().unwrap(),
+            dir: self.dir.clone(),
+            db: self.db.clone(),
+            launcher: self.launcher.clone(),
+        }
+    }
+
     /// Runs `iosurvey run --dir <dir> --db <db> -q` with more arguments, split at blanks.
     pub fn run(&self, args: &str) -> Out {
         let dir = self.dir.display().to_string();
