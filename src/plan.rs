@@ -65,13 +65,20 @@ pub fn survey(shape: SurveyShape) -> Vec<SurveyItem> {
 pub fn parse_counts(text: &str) -> Result<Vec<usize>, String> {
     let bad = |why: &str| format!("invalid count list '{text}': {why} (hint: use 1,2,4,8 or 1..64:x2 or 2..8:+2)");
     let mut out = Vec::new();
+    let mut push = |n: usize| {
+        if out.len() == MAX_COUNTS {
+            return Err(bad(&format!("more than {MAX_COUNTS} counts")));
+        }
+        out.push(n);
+        Ok(())
+    };
     for part in text.split(',') {
         let part = part.trim();
         let number = |s: &str| {
             s.parse::<usize>().ok().filter(|&n| n > 0).ok_or_else(|| bad(&format!("'{s}' is not a positive number")))
         };
         let Some((from, rest)) = part.split_once("..") else {
-            out.push(number(part)?);
+            push(number(part)?)?;
             continue;
         };
         let (to, step) = rest.split_once(':').unwrap_or((rest, "+1"));
@@ -79,34 +86,46 @@ pub fn parse_counts(text: &str) -> Result<Vec<usize>, String> {
         if from > to {
             return Err(bad("a range must go up"));
         }
-        let mut n = from;
-        match (step.strip_prefix('x'), step.strip_prefix('+')) {
+        let next: Box<dyn Fn(usize) -> Option<usize>> = match (step.strip_prefix('x'), step.strip_prefix('+')) {
             (Some(f), _) => {
                 let f = number(f)?;
                 if f < 2 {
                     return Err(bad("a factor must be at least 2"));
                 }
-                while n <= to {
-                    out.push(n);
-                    n *= f;
-                }
+                Box::new(move |n| n.checked_mul(f))
             }
             (_, Some(s)) => {
                 let s = number(s)?;
-                while n <= to {
-                    out.push(n);
-                    n += s;
-                }
+                Box::new(move |n| n.checked_add(s))
             }
             _ => return Err(bad(&format!("unknown step '{step}'"))),
+        };
+        // A step past the largest number ends the range, as a step past `to` does.
+        let mut n = Some(from);
+        while let Some(k) = n.filter(|&k| k <= to) {
+            push(k)?;
+            n = next(k);
         }
     }
     Ok(out)
 }
 
+/// The most counts a list may hold: a sweep of more points than this is a typo.
+pub const MAX_COUNTS: usize = 4096;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn count_lists_found_by_the_fuzzer_are_refused_or_bounded() {
+        let max = usize::MAX;
+        assert_eq!(parse_counts(&format!("{max}..{max}:+1")), Ok(vec![max]));
+        assert_eq!(parse_counts(&format!("1..{max}:x2")).unwrap().len(), 64);
+        let e = parse_counts("1,1..011115111115111,8").unwrap_err();
+        assert!(e.contains("more than 4096 counts"), "{e}");
+        assert_eq!(parse_counts("1..4096").unwrap().len(), 4096);
+    }
 
     #[test]
     fn parses_count_lists_and_ranges() {

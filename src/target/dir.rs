@@ -37,11 +37,12 @@ impl std::fmt::Display for Unsafe {
     }
 }
 
-/// Whether `name` is one plain entry name: no slash, not `.` or `..`, no NUL or newline (the
-/// manifest is line based), at most 255 bytes.
+/// Whether `name` is one plain entry name: no slash, not `.` or `..`, no control characters
+/// (the manifest is line based, and a carriage return would not survive it), at most 255
+/// bytes.
 pub fn plain_name(name: &OsStr) -> bool {
     let b = name.as_bytes();
-    !b.is_empty() && b.len() <= 255 && b != b"." && b != b".." && !b.iter().any(|&c| matches!(c, b'/' | 0 | b'\n'))
+    !b.is_empty() && b.len() <= 255 && b != b"." && b != b".." && !b.iter().any(|&c| c == b'/' || c < 0x20)
 }
 
 /// An open directory.
@@ -259,7 +260,7 @@ mod tests {
 
     #[test]
     fn plain_names_only() {
-        for bad in ["", ".", "..", "a/b", "../x", "a\nb"] {
+        for bad in ["", ".", "..", "a/b", "../x", "a\nb", "a\r", "\0"] {
             assert!(!plain_name(bad.as_ref()), "{bad:?}");
         }
         assert!(plain_name("iosurvey.000000".as_ref()));

@@ -171,4 +171,12 @@ mod tests {
         assert_eq!(e.line, 2);
         assert!(Manifest::parse("iosurvey-manifest 2\nremove everything\n").is_err());
     }
+
+    #[test]
+    fn a_name_ending_in_a_carriage_return_is_refused_not_mangled() {
+        // Found by fuzz/run: "kept a\r" at the end of the text parsed as "a\r", rendered as
+        // "kept a\r\n", and read back as "a".
+        assert!(Manifest::parse("iosurvey-manifest 2\nkept a\r").is_err());
+        assert!(Manifest::parse("a\r").is_err());
+    }
 }
