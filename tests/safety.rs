@@ -500,6 +500,50 @@ fn eio_mid_read_fails_the_run() {
     for engine in ["--engine sync --direct", "--engine io_uring --iodepth 8 --direct"] {
         fault_mid_phase("5", "read", engine, &["Input/output error", "read"]);
     }
+    // The kernel reports a page of a mapping it cannot read as SIGBUS, which the mmap engine
+    // turns into EIO. (Through FUSE, storing into a mapped page reads it first, so the fault
+    // may already come in the write phase.)
+    fault_mid_phase("5", "read", "--engine mmap", &["Input/output error", "iosurvey.000000"]);
+}
+
+#[test]
+fn eio_under_an_mmap_read_is_an_ordinary_failure_not_sigbus() {
+    let control = tempfile::tempdir().unwrap();
+    let arm = control.path().join("arm");
+    let arm_text = arm.display().to_string();
+    let env = [
+        ("FAULTFS_ERRNO", "5"),
+        ("FAULTFS_OP", "read"),
+        ("FAULTFS_AFTER_BYTES", "1048576"),
+        ("FAULTFS_MATCH", "iosurvey."),
+        ("FAULTFS_CONTROL", arm_text.as_str()),
+    ];
+    let Some(ffs) = FaultFs::mount(&env) else { return };
+    let bed = &ffs.bed;
+    assert_eq!(bed.run("--op write --block 8m --keep --no-space-check").code, 0);
+    fs::write(&arm, b"").unwrap();
+    let out = bed.run("--op read --engine mmap --block 8m");
+    let _ = fs::remove_file(&arm);
+    assert_one_line_error(&out, 1, &["read failed", "iosurvey.000000", "Input/output error"]);
+    assert_eq!(bed.last_run()["status"], "failed");
+    assert_eq!(bed.entries(), [".iosurvey-manifest", "iosurvey.000000"], "the kept file stays");
+}
+
+#[test]
+fn a_run_that_cannot_stop_is_ended_within_slurms_kill_wait() {
+    // Each write takes 25 s on this hung server: the first signal alone cannot end the run,
+    // so the deadline removes the files and exits.
+    let Some(ffs) = FaultFs::mount(&[("FAULTFS_DELAY_MS", "25000"), ("FAULTFS_MATCH", "iosurvey.")]) else { return };
+    let bed = &ffs.bed;
+    let child = bed.spawn("--op write --transfer 1m --block 64m --no-space-check");
+    wait_until("the data file", 20, || bed.entries().contains(&"iosurvey.000000".to_string()));
+    std::thread::sleep(Duration::from_millis(300));
+    let t = Instant::now();
+    signal(&child, libc::SIGTERM);
+    let out = finish(child);
+    assert!(t.elapsed() < Duration::from_secs(30), "within KillWait: {:?}", t.elapsed());
+    assert_one_line_error(&out, 130, &["stopped at once", "did not stop within 18 s", "files were removed"]);
+    assert!(ffs.backing_entries().is_empty(), "{:?}", ffs.backing_entries());
 }
 
 #[test]

@@ -491,33 +491,38 @@ impl Target {
 fn lock(dir: &Dir, notes: &mut Vec<String>) -> Result<(), TargetError> {
     // SAFETY: flock on an open descriptor.
     if unsafe { libc::flock(dir.raw(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-        if let Some(why) = per_node_locks(dir.path()) {
+        let env = crate::env::collect(dir.path());
+        if let Some(why) = per_node_locks(&env.fs_type, &env.mount_options) {
             notes.push(format!("{} {why}: a run on another node would not be kept out", dir.path().display()));
         }
         return Ok(());
     }
-    let e = io::Error::last_os_error();
+    let busy = || read_manifest(dir).ok().and_then(|m| m.holder);
+    notes.extend(lock_refused(io::Error::last_os_error(), dir.path(), busy)?);
+    Ok(())
+}
+
+/// What a refused lock means: another run (an error naming its holder), a file system
+/// without locks (a note, and the run goes on), or a failure.
+fn lock_refused(
+    e: io::Error,
+    dir: &Path,
+    holder: impl FnOnce() -> Option<Holder>,
+) -> Result<Option<String>, TargetError> {
     match e.raw_os_error() {
-        Some(libc::EWOULDBLOCK) => {
-            let holder = read_manifest(dir).ok().and_then(|m| m.holder);
-            Err(TargetError::Busy { dir: dir.path().into(), holder })
-        }
-        Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP) | Some(libc::ENOLCK) => {
-            notes.push(format!(
-                "the file system at {} has no locks ({e}): another run in the same directory would not be kept out",
-                dir.path().display()
-            ));
-            Ok(())
-        }
-        _ => Err(TargetError::io("lock", dir.path(), e)),
+        Some(libc::EWOULDBLOCK) => Err(TargetError::Busy { dir: dir.into(), holder: holder() }),
+        Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP) | Some(libc::ENOLCK) => Ok(Some(format!(
+            "the file system at {} has no locks ({e}): another run in the same directory would not be kept out",
+            dir.display()
+        ))),
+        _ => Err(TargetError::io("lock", dir, e)),
     }
 }
 
-/// Why locks on this mount may hold only within one node, if they may.
-fn per_node_locks(path: &Path) -> Option<&'static str> {
-    let env = crate::env::collect(path);
-    let opts: Vec<&str> = env.mount_options.split([',', ' ']).collect();
-    match env.fs_type.as_str() {
+/// Why locks on a mount of this type with these options may hold only within one node.
+fn per_node_locks(fs_type: &str, mount_options: &str) -> Option<&'static str> {
+    let opts: Vec<&str> = mount_options.split([',', ' ']).collect();
+    match fs_type {
         "lustre" if !opts.contains(&"flock") => {
             Some("is on Lustre without the flock mount option, so its locks hold only per node")
         }
@@ -658,6 +663,24 @@ mod tests {
         drop(first.cleanup());
         open(tmp.path(), false, false).unwrap().cleanup();
         assert!(listing(tmp.path()).is_empty(), "no lock file is left");
+    }
+
+    #[test]
+    fn file_systems_without_locks_or_with_per_node_locks_are_said_so() {
+        let dir = Path::new("/scratch/x");
+        let holder = || Some(Holder { pid: 9, host: "n2".into(), started: 0 });
+        for errno in [libc::ENOLCK, libc::EOPNOTSUPP, libc::ENOSYS] {
+            let note = lock_refused(io::Error::from_raw_os_error(errno), dir, holder).unwrap().unwrap();
+            assert!(note.contains("has no locks"), "{note}");
+        }
+        let busy = lock_refused(io::Error::from_raw_os_error(libc::EWOULDBLOCK), dir, holder).unwrap_err();
+        assert!(busy.to_string().contains("pid 9 on n2"), "{busy}");
+        assert!(lock_refused(io::Error::from_raw_os_error(libc::EBADF), dir, holder).is_err());
+        assert!(per_node_locks("lustre", "rw,localflock").is_some());
+        assert!(per_node_locks("lustre", "rw,flock").is_none());
+        assert!(per_node_locks("nfs4", "rw,relatime rw,vers=4.2,local_lock=flock").is_some());
+        assert!(per_node_locks("nfs4", "rw local_lock=none").is_none());
+        assert!(per_node_locks("ext4", "rw").is_none());
     }
 
     #[test]
