@@ -29,10 +29,16 @@ pub static TEAM_START_NS: OnceLock<u64> = OnceLock::new();
 /// verdict, or learned it from the lead.
 pub fn dispatch<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
     let result = command(cli, team);
-    if team.process() == 0 {
-        return result;
+    let result = match result {
+        Err(f) if team.process() == 0 => Err(f.said()),
+        other => other.map_err(|f| Failure::silent(f.code)),
+    };
+    // Nobody exits before the lead has said why: a launcher ends the whole job as soon as one
+    // process exits with an error, and would cut the lead's line off.
+    if team.processes() > 1 {
+        team.share(vec![0]);
     }
-    result.map_err(|f| Failure::silent(f.code))
+    result
 }
 
 fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
@@ -120,7 +126,7 @@ fn target_everywhere<T: Team>(team: &T, lead: Option<&Target>) -> Result<Arc<Dir
 /// Prints what the target's checks found worth saying (reclaimed leftovers, no locks).
 fn say_notes(target: &mut Target) {
     for note in target.take_notes() {
-        eprintln!("iosurvey: warning: {note}");
+        say!("iosurvey: warning: {note}");
     }
 }
 
@@ -213,7 +219,7 @@ fn write_json(path: &Path, records: &[RunRecord], sweep: bool) -> Result<(), Fai
 
 fn warn_leftovers(target: Target) {
     for l in target.cleanup().problems {
-        eprintln!("iosurvey: warning: could not remove {l}");
+        say!("iosurvey: warning: could not remove {l}");
     }
 }
 
@@ -372,7 +378,7 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
         items.iter().map(|i| (&i.workload, Filing { name: Some(i.name), survey_id: Some(survey_id), sweep_id: None }));
     let (records, failure) = run_in_turn(&mut runner, runs, |w, filing| {
         if lead && !cli.quiet {
-            eprintln!("iosurvey: {} ({})", filing.name.unwrap_or("-"), w.label());
+            say!("iosurvey: {} ({})", filing.name.unwrap_or("-"), w.label());
         }
     });
     drop(runner);
@@ -383,7 +389,7 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
         print!("{}", report::survey_text(survey_id, &records));
     }
     if lead && !shape.drop_caches && !cli.quiet {
-        eprintln!(
+        say!(
             "iosurvey: note: not root, so the page cache was not dropped; reads flagged as possibly cached may come from memory"
         );
     }

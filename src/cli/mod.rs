@@ -1,5 +1,14 @@
 //! The command line: parsing, dispatch, printing, exit codes. Thin: the work is in the library.
 
+/// Writes one line to stderr in a single system call, so that under a launcher (mpirun
+/// forwards each write) no other process's output lands inside it.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        let line = format!("{}\n", format!($($arg)*));
+        let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
+    }};
+}
+
 mod commands;
 mod progress;
 
@@ -237,6 +246,14 @@ impl Failure {
     fn silent(code: i32) -> Self {
         Failure { line: None, code }
     }
+
+    /// Prints the line now (once the process ends, it may be too late to be seen).
+    fn said(self) -> Self {
+        if let Some(line) = &self.line {
+            say!("iosurvey: error: {line}");
+        }
+        Failure::silent(self.code)
+    }
 }
 
 impl From<RunError> for Failure {
@@ -290,7 +307,7 @@ pub fn main() -> i32 {
             } else {
                 format!("{first} (hint: see 'iosurvey --help')")
             };
-            eprintln!("iosurvey: error: {line}");
+            say!("iosurvey: error: {line}");
             return 2;
         }
     };
@@ -302,7 +319,7 @@ pub fn main() -> i32 {
         Ok(()) => 0,
         Err(f) => {
             if let Some(line) = f.line {
-                eprintln!("iosurvey: error: {line}");
+                say!("iosurvey: error: {line}");
             }
             f.code
         }
@@ -430,12 +447,12 @@ fn stop_now(why: &str) -> ! {
     let _ending = ENDING.lock();
     let left = iosurvey::target::live::remove_all(REMOVE_LIMIT);
     if left.is_empty() {
-        eprintln!(
+        say!(
             "iosurvey: error: stopped at once after {why}: the run was not stored; its files were removed (hint: run it again)"
         );
     } else {
         let names: Vec<String> = left.iter().map(|p| p.display().to_string()).collect();
-        eprintln!(
+        say!(
             "iosurvey: error: stopped at once after {why}: the run was not stored; {} file(s) could not be removed in 10 s: {} (hint: remove them by hand once the file system answers)",
             left.len(),
             names.join(", ")

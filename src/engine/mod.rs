@@ -540,9 +540,16 @@ fn open(files: &DataFiles, index: usize, op: Op, w: &Workload) -> std::io::Resul
         Op::Write => libc::O_WRONLY,
         Op::Read => libc::O_RDONLY,
     };
-    // The lead made every file before the run (named in the manifest first); tasks only open
-    // them, through the target's descriptor, never through a link.
-    let file = files.dir.open_own(&files.names[index], access | if w.direct { libc::O_DIRECT } else { 0 })?;
+    // The lead named every file in the manifest before the run; a writing task creates its
+    // file (or opens it, when another task or phase made it), through the target's
+    // descriptor, never through a link. Made on the writer's own node, no other node holds
+    // stale attributes of an empty file (FUSE clients cache them).
+    let flags = access | if w.direct { libc::O_DIRECT } else { 0 };
+    let name = &files.names[index];
+    let file = match op {
+        Op::Write => files.dir.create_or_open_own(name, flags)?,
+        Op::Read => files.dir.open_own(name, flags)?,
+    };
     // Tell the page cache the access pattern, as fio does by default: deep readahead for
     // sequential reads, none for random ones. Only advice, so its failure is ignored.
     let advice = match w.pattern {

@@ -145,6 +145,16 @@ impl Dir {
         self.open_at(name, flags | libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY)
     }
 
+    /// Creates one of iosurvey's files, or opens it if another task (or an earlier phase)
+    /// made it first: either way never through a link, and never a file that is not its own.
+    pub fn create_or_open_own(&self, name: &str, flags: libc::c_int) -> io::Result<File> {
+        // The access mode goes with O_CREAT; `create` adds O_WRONLY, so open directly.
+        match self.open_at(name, flags | libc::O_CREAT | libc::O_EXCL) {
+            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => self.open_own(name, flags),
+            other => other,
+        }
+    }
+
     /// Opens one of iosurvey's own files: never through a link, never a FIFO or device, never
     /// a hard-linked or foreign-owned file (refused as `PermissionDenied`, naming why).
     pub fn open_own(&self, name: &str, flags: libc::c_int) -> io::Result<File> {

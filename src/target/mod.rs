@@ -325,8 +325,9 @@ impl Target {
         self.writable
     }
 
-    /// Makes the files among `names` that do not exist yet, empty, after naming them in the
-    /// manifest. A name taken by a file iosurvey did not create is refused.
+    /// Names in the manifest, as this run's, the files among `names` that do not exist yet;
+    /// the tasks then create them ([`Dir::create_or_open_own`]), each on its own node, so no
+    /// node caches them as empty. A name taken by a file iosurvey did not create is refused.
     pub fn claim(&mut self, names: &[String]) -> Result<(), TargetError> {
         let dir = self.dir.clone();
         let mut fresh = Vec::new();
@@ -346,27 +347,19 @@ impl Target {
             self.manifest.entries.insert(name.clone(), State::Running);
         }
         self.save_manifest()?;
-        for (i, name) in fresh.iter().enumerate() {
-            if let Err(e) = dir.create(name, 0) {
-                // Not made by us: forget this one and those not yet made.
-                for n in &fresh[i..] {
-                    self.manifest.entries.remove(n);
-                }
-                let _ = self.save_manifest();
-                return Err(match e.raw_os_error() {
-                    Some(libc::EEXIST) => TargetError::Foreign(dir.show(name)),
-                    _ => TargetError::io("create", dir.show(name), e),
-                });
-            }
-            self.created.push(name.clone());
-            self.publish();
-        }
+        self.created.extend(fresh);
+        self.publish();
         Ok(())
     }
 
     /// Removes one file this run created, before the end of the run.
     fn release(&mut self, name: &str) -> Result<(), TargetError> {
-        self.dir.unlink(name).map_err(|e| TargetError::io("remove", self.dir.show(name), e))?;
+        match self.dir.unlink(name) {
+            Err(e) if e.raw_os_error() != Some(libc::ENOENT) => {
+                return Err(TargetError::io("remove", self.dir.show(name), e))
+            }
+            _ => {}
+        }
         self.created.retain(|n| n != name);
         self.manifest.entries.remove(name);
         self.publish();
@@ -436,11 +429,16 @@ impl Target {
     /// probe file named in the manifest like any other.
     pub fn direct_alignment(&mut self) -> Result<u64, TargetError> {
         self.claim(&[PROBE.to_string()])?;
-        let opened = self.dir.open_own(PROBE, libc::O_WRONLY | libc::O_DIRECT);
+        let opened = self.dir.create(PROBE, libc::O_DIRECT);
         let align = match &opened {
             Ok(f) => Ok(dio_offset_align(f).unwrap_or(512)),
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Err(TargetError::DirectRefused(self.dir.path().into())),
-            Err(_) => Err(TargetError::io("open", self.dir.show(PROBE), io::Error::last_os_error())),
+            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => Err(TargetError::Foreign(self.dir.show(PROBE))),
+            Err(e) => Err(TargetError::io(
+                "create",
+                self.dir.show(PROBE),
+                io::Error::from_raw_os_error(e.raw_os_error().unwrap_or(0)),
+            )),
         };
         drop(opened);
         self.release(PROBE)?;
@@ -598,6 +596,9 @@ mod tests {
         assert!(matches!(err, TargetError::NotEmpty { count: 1, .. }), "{err}");
         let mut t = open(tmp.path(), true, false).unwrap();
         t.claim(&data_files(false, 2)).unwrap();
+        for name in data_files(false, 2) {
+            drop(t.dir().create_or_open_own(&name, libc::O_WRONLY).unwrap());
+        }
         assert_eq!(listing(tmp.path()), [".iosurvey-manifest", "iosurvey.000000", "iosurvey.000001", "precious"]);
         assert!(t.cleanup().problems.is_empty());
         assert_eq!(listing(tmp.path()), ["precious"]);
@@ -621,6 +622,7 @@ mod tests {
         let mut t = open(tmp.path(), false, true).unwrap();
         let files = data_files(true, 1);
         t.claim(&files).unwrap();
+        drop(t.dir().create_or_open_own(&files[0], libc::O_WRONLY).unwrap());
         assert_eq!(t.cleanup().kept, 1);
         let mut again = open(tmp.path(), false, false).expect("own directory accepted");
         again.check_readable(&files).unwrap();
