@@ -2,6 +2,7 @@
 //! aggregation, the store and the reports. Team-wide figures are always recomputed from the
 //! per-task timings by [`crate::measure::aggregate`], so the two can never disagree.
 
+use crate::engine::data::Fault;
 use crate::engine::{Execution, PhaseOutcome};
 use crate::env::{is_memory_fs, Environment};
 use crate::measure::histogram::Latency;
@@ -128,30 +129,39 @@ pub struct OpSummary {
     pub possibly_cached: Option<String>,
 }
 
-/// Why a read phase may have come from memory rather than storage. `elsewhere` is whether
-/// every task read data written on another node (whose page cache it cannot hit).
-pub fn cache_flag(
-    op: Op,
-    w: &Workload,
-    env: &Environment,
-    dropped: bool,
-    elsewhere: bool,
-    bytes: u64,
-) -> Option<String> {
-    if op != Op::Read {
-        return None;
-    }
+/// What a phase saw of the page cache: whether it was dropped just before, whether every
+/// task read data written on another node (whose page cache it cannot hit), and how many
+/// bytes the phase moved.
+#[derive(Debug, Clone, Copy)]
+pub struct CacheView {
+    /// Caches dropped on every node just before the phase.
+    pub dropped: bool,
+    /// Every read crossed to another node.
+    pub elsewhere: bool,
+    /// Bytes the phase moved.
+    pub bytes: u64,
+}
+
+/// Why a phase's figure may be the page cache's rather than the storage's: a read that may
+/// have come from memory, or a write that memory may have absorbed.
+pub fn cache_flag(op: Op, w: &Workload, env: &Environment, seen: CacheView) -> Option<String> {
     if is_memory_fs(&env.fs_type) {
         return Some(format!("target is {}, a memory file system", env.fs_type));
     }
-    // A mapping reads through the page cache even when the file was opened with O_DIRECT.
+    // A mapping goes through the page cache even when the file was opened with O_DIRECT.
     let direct = w.direct && w.engine != crate::spec::EngineKind::Mmap;
-    if direct || dropped || elsewhere {
-        return None;
-    }
     // Data larger than RAM cannot all sit in the page cache; anything smaller might.
-    (env.ram_bytes == 0 || bytes < env.ram_bytes)
-        .then(|| "read without --direct or --drop-caches, data smaller than RAM".to_string())
+    let fits = env.ram_bytes == 0 || seen.bytes < env.ram_bytes;
+    match op {
+        Op::Read if !(direct || seen.dropped || seen.elsewhere) && fits => {
+            Some("read without --direct or --drop-caches, data smaller than RAM".into())
+        }
+        Op::Write if !(direct || w.fsync || w.fsync_each) && fits => Some(
+            "write without --fsync, --fsync-each or --direct, data smaller than RAM: possibly absorbed by the page cache"
+                .into(),
+        ),
+        _ => None,
+    }
 }
 
 impl PhaseRecord {
@@ -159,7 +169,12 @@ impl PhaseRecord {
     pub fn from_outcome(p: PhaseOutcome, w: &Workload, env: &Environment, elsewhere: bool) -> Self {
         let figures = aggregate(&p.tasks);
         PhaseRecord {
-            possibly_cached: cache_flag(p.op, w, env, p.caches_dropped, elsewhere, figures.bytes),
+            possibly_cached: cache_flag(
+                p.op,
+                w,
+                env,
+                CacheView { dropped: p.caches_dropped, elsewhere, bytes: figures.bytes },
+            ),
             op: p.op,
             iteration: p.iteration,
             figures,
@@ -169,15 +184,17 @@ impl PhaseRecord {
                 bad: v.bad,
                 stale: v.stale,
                 first: v.first.map(|b| {
-                    format!(
-                        "{} offset {}: expected 0x{:02x}, found 0x{:02x} ({:?})",
-                        b.path.display(),
-                        b.mismatch.offset,
-                        b.mismatch.expected,
-                        b.mismatch.found,
-                        b.mismatch.fault
-                    )
-                    .to_lowercase()
+                    let (path, m) = (b.path.display(), b.mismatch);
+                    match m.fault {
+                        Fault::Missing => format!("{path} offset {}: the file ends there (missing)", m.offset),
+                        f => format!(
+                            "{path} offset {}: expected 0x{:02x}, found 0x{:02x} ({})",
+                            m.offset,
+                            m.expected,
+                            m.found,
+                            format!("{f:?}").to_lowercase()
+                        ),
+                    }
                 }),
             }),
             latency: p.latency,
@@ -285,18 +302,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_are_flagged_unless_caches_were_defeated() {
+    fn reads_and_writes_are_flagged_unless_caches_were_defeated() {
         let w = Workload::default();
         let disk = Environment { fs_type: "ext4".into(), ram_bytes: 1000, ..Environment::default() };
         let shm = Environment { fs_type: "tmpfs".into(), ..disk.clone() };
-        assert!(cache_flag(Op::Read, &w, &disk, false, false, 10).is_some());
-        assert!(cache_flag(Op::Read, &w, &disk, true, false, 10).is_none());
-        assert!(cache_flag(Op::Read, &w, &disk, false, true, 10).is_none(), "read on another node");
-        assert!(cache_flag(Op::Read, &w, &disk, false, false, 5000).is_none(), "larger than RAM");
-        assert!(cache_flag(Op::Write, &w, &disk, false, false, 10).is_none());
+        let seen = |dropped, elsewhere, bytes| CacheView { dropped, elsewhere, bytes };
+        assert!(cache_flag(Op::Read, &w, &disk, seen(false, false, 10)).is_some());
+        assert!(cache_flag(Op::Read, &w, &disk, seen(true, false, 10)).is_none());
+        assert!(cache_flag(Op::Read, &w, &disk, seen(false, true, 10)).is_none(), "read on another node");
+        assert!(cache_flag(Op::Read, &w, &disk, seen(false, false, 5000)).is_none(), "larger than RAM");
         let direct = Workload { direct: true, ..w.clone() };
-        assert!(cache_flag(Op::Read, &direct, &disk, false, false, 10).is_none());
-        assert!(cache_flag(Op::Read, &direct, &shm, true, true, 10).unwrap().contains("tmpfs"));
+        assert!(cache_flag(Op::Read, &direct, &disk, seen(false, false, 10)).is_none());
+        assert!(cache_flag(Op::Read, &direct, &shm, seen(true, true, 10)).unwrap().contains("tmpfs"));
+        let absorbed = cache_flag(Op::Write, &w, &disk, seen(false, false, 10)).unwrap();
+        assert!(absorbed.contains("absorbed by the page cache"), "{absorbed}");
+        assert!(cache_flag(Op::Write, &w, &disk, seen(false, false, 5000)).is_none(), "larger than RAM");
+        for synced in [Workload { fsync: true, ..w.clone() }, Workload { fsync_each: true, ..w.clone() }, direct] {
+            assert!(cache_flag(Op::Write, &synced, &disk, seen(false, false, 10)).is_none());
+        }
+        assert!(cache_flag(Op::Write, &w, &shm, seen(false, false, 5000)).unwrap().contains("tmpfs"));
     }
 
     #[test]

@@ -5,7 +5,7 @@ use crate::measure::Spread;
 use crate::record::{RunRecord, Status};
 use crate::spec::Op;
 use crate::store::RunRow;
-use crate::units::{format_size, gb_per_s, mib_per_s, secs};
+use crate::units::{format_size, format_time, gb_per_s, mib_per_s, secs};
 use std::fmt::Write;
 
 fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
@@ -198,11 +198,7 @@ pub fn sweep_text(sweep_id: Option<i64>, runs: &[RunRecord]) -> String {
     );
     for r in runs {
         let cell = |op| headline(r, op, random, false);
-        let notes: Vec<String> = r
-            .summaries()
-            .into_iter()
-            .filter_map(|x| x.possibly_cached.map(|c| format!("read possibly cached: {c}")))
-            .collect();
+        let notes = cache_notes(r);
         let _ = writeln!(
             s,
             "{:>8} {:>6} {:>14} {:>14}  {}",
@@ -245,28 +241,58 @@ pub fn net_text(results: &[crate::net::NetResult]) -> String {
     s
 }
 
-/// `iosurvey ls`: a line per stored run.
+/// `iosurvey ls`: a line per stored run; the group (`s3` a survey, `w2` a sweep) is what
+/// `iosurvey show` takes too. Sequential runs show their best MiB/s per op, random ones their
+/// best IOPS; `*` marks a figure that may be the page cache's.
 pub fn list_text(rows: &[RunRow]) -> String {
-    let mut s =
-        format!("{:>5} {:>6} {:<7} {:<10} {:<34} {}\n", "id", "group", "status", "fs", "best MiB/s", "workload");
+    let mut s = format!(
+        "{:>5} {:>6} {:<23} {:<12} {:<7} {:<10} {:<36} {:<44} {}\n",
+        "id", "group", "started", "host", "status", "fs", "best", "workload", "target"
+    );
+    let mut cached = false;
     for r in rows {
-        let best: Vec<String> = r.best.iter().map(|(op, bw)| format!("{op}={}", mib(*bw))).collect();
+        let best: Vec<String> = r
+            .best
+            .iter()
+            .map(|b| {
+                cached |= b.possibly_cached;
+                let mark = if b.possibly_cached { "*" } else { "" };
+                match r.random {
+                    true => format!("{}={} IOPS{mark}", b.op, opt(b.iops, |v| format!("{v:.0}"))),
+                    false => format!("{}={} MiB/s{mark}", b.op, mib(b.bandwidth)),
+                }
+            })
+            .collect();
         let _ = writeln!(
             s,
-            "{:>5} {:>6} {:<7} {:<10} {:<34} {}",
+            "{:>5} {:>6} {:<23} {:<12} {:<7} {:<10} {:<36} {:<44} {}",
             r.id,
             match (r.survey_id, r.sweep_id) {
                 (Some(i), _) => format!("s{i}"),
                 (_, Some(i)) => format!("w{i}"),
                 _ => "-".into(),
             },
+            format_time(r.started),
+            r.host,
             r.status,
             r.fs_type,
             best.join(" "),
-            r.label
+            r.label,
+            r.target
         );
     }
+    if cached {
+        s.push_str("* possibly the page cache's figure, not the storage's ('iosurvey show ID' says why)\n");
+    }
     s
+}
+
+/// Which ops' figures may be the page cache's, and why.
+fn cache_notes(r: &RunRecord) -> Vec<String> {
+    r.summaries()
+        .into_iter()
+        .filter_map(|x| x.possibly_cached.map(|c| format!("{} possibly cached: {c}", x.op.name())))
+        .collect()
 }
 
 /// The mean IOPS (random work) or MiB/s (sequential) of an op, with its unit if asked.
@@ -293,11 +319,7 @@ pub fn survey_text(survey_id: i64, runs: &[RunRecord]) -> String {
     for r in runs {
         let random = r.workload.pattern != crate::spec::Pattern::Sequential;
         let cell = |op| headline(r, op, random, true);
-        let mut notes: Vec<String> = r
-            .summaries()
-            .into_iter()
-            .filter_map(|x| x.possibly_cached.map(|c| format!("read possibly cached: {c}")))
-            .collect();
+        let mut notes = cache_notes(r);
         if r.workload.direct {
             notes.push("O_DIRECT".into());
         }

@@ -212,12 +212,30 @@ pub struct RunRow {
     pub status: String,
     /// Workload label.
     pub label: String,
+    /// Host of the lead process.
+    pub host: String,
     /// Target directory.
     pub target: String,
     /// File system type.
     pub fs_type: String,
-    /// Best bandwidth of each op, "write=1234.5 read=2345.6" (MiB/s).
-    pub best: Vec<(String, Option<f64>)>,
+    /// Whether the workload visits its transfers in other than sequential order (its figure
+    /// of merit is IOPS).
+    pub random: bool,
+    /// The best figures of each op, in the order the ops first ran.
+    pub best: Vec<BestFigure>,
+}
+
+/// The best figures of one op over a run's iterations.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BestFigure {
+    /// Op name.
+    pub op: String,
+    /// Bandwidth, bytes/s.
+    pub bandwidth: Option<f64>,
+    /// Operations per second.
+    pub iops: Option<f64>,
+    /// Whether any iteration may have been served by (or absorbed into) the page cache.
+    pub possibly_cached: bool,
 }
 
 /// An open store.
@@ -407,49 +425,60 @@ impl Store {
         self.path.file_name().map_or("iosurvey.db".into(), |n| n.to_string_lossy().into_owned())
     }
 
-    /// Every run, newest last.
+    /// Every run, newest last, with its best figure per op: one query.
     pub fn list(&self) -> Result<Vec<RunRow>, StoreError> {
         let mut stmt = self
             .conn
-            .prepare("SELECT id, survey_id, started, status, label, target, fs_type, sweep_id FROM runs ORDER BY id")
+            .prepare(
+                "SELECT r.id, r.survey_id, r.sweep_id, r.started, r.status, r.label, r.host, r.target, r.fs_type,
+                        json_extract(r.spec_json, '$.pattern') != 'sequential',
+                        (SELECT json_group_array(json_object('op', op, 'bandwidth', bw, 'iops', io,
+                                                             'possibly_cached', json(cached)))
+                         FROM (SELECT op, MAX(bandwidth) AS bw, MAX(iops) AS io,
+                                      CASE WHEN MAX(possibly_cached IS NOT NULL) THEN 'true' ELSE 'false' END AS cached
+                               FROM phases WHERE run_id = r.id GROUP BY op ORDER BY MIN(seq)))
+                 FROM runs r ORDER BY r.id",
+            )
             .map_err(|e| self.wrap(e))?;
         let rows = stmt
             .query_map([], |r| {
+                let text = |i| r.get::<_, Option<String>>(i).map(Option::unwrap_or_default);
+                let best: String = text(10)?;
                 Ok(RunRow {
                     id: r.get(0)?,
                     survey_id: r.get(1)?,
-                    started: r.get(2)?,
-                    status: r.get(3)?,
-                    label: r.get(4)?,
-                    target: r.get::<_, Option<String>>(5)?.unwrap_or_default(),
-                    fs_type: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
-                    sweep_id: r.get(7)?,
-                    best: Vec::new(),
+                    sweep_id: r.get(2)?,
+                    started: r.get(3)?,
+                    status: r.get(4)?,
+                    label: r.get(5)?,
+                    host: text(6)?,
+                    target: text(7)?,
+                    fs_type: text(8)?,
+                    random: r.get::<_, Option<bool>>(9)?.unwrap_or(false),
+                    best: serde_json::from_str(&best).map_err(|e| {
+                        rusqlite::Error::FromSqlConversionFailure(10, rusqlite::types::Type::Text, Box::new(e))
+                    })?,
                 })
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(|e| self.wrap(e))?;
-        let mut best = self
-            .conn
-            .prepare("SELECT op, MAX(bandwidth) FROM phases WHERE run_id = ?1 GROUP BY op ORDER BY MIN(seq)")
-            .map_err(|e| self.wrap(e))?;
-        rows.into_iter()
-            .map(|mut row| {
-                row.best = best
-                    .query_map([row.id], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .and_then(|b| b.collect())
-                    .map_err(|e| self.wrap(e))?;
-                Ok(row)
-            })
-            .collect()
+        Ok(rows)
+    }
+
+    /// Ids of the runs of a sweep, in order.
+    pub fn sweep_runs(&self, sweep_id: i64) -> Result<Vec<i64>, StoreError> {
+        self.ids_where("SELECT id FROM runs WHERE sweep_id = ?1 ORDER BY id", sweep_id)
+    }
+
+    fn ids_where(&self, sql: &str, key: i64) -> Result<Vec<i64>, StoreError> {
+        let mut stmt = self.conn.prepare(sql).map_err(|e| self.wrap(e))?;
+        let ids = stmt.query_map([key], |r| r.get(0)).and_then(|ids| ids.collect()).map_err(|e| self.wrap(e))?;
+        Ok(ids)
     }
 
     /// Ids of the runs of a survey, in order.
     pub fn survey_runs(&self, survey_id: i64) -> Result<Vec<i64>, StoreError> {
-        let mut stmt =
-            self.conn.prepare("SELECT id FROM runs WHERE survey_id = ?1 ORDER BY id").map_err(|e| self.wrap(e))?;
-        let ids = stmt.query_map([survey_id], |r| r.get(0)).and_then(|ids| ids.collect()).map_err(|e| self.wrap(e))?;
-        Ok(ids)
+        self.ids_where("SELECT id FROM runs WHERE survey_id = ?1 ORDER BY id", survey_id)
     }
 
     /// Reads a whole run back.
@@ -837,7 +866,11 @@ mod tests {
         assert_eq!(back, RunRecord { id: Some(id), ..run });
         let rows = store.list().unwrap();
         assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].best[0].0, "write");
+        assert_eq!(rows[0].best[0].op, "write");
+        // Through SQLite's JSON text the last binary digit may round.
+        let (listed, stored) = (rows[0].best[0].bandwidth.unwrap(), back.phases[0].figures.bandwidth.unwrap());
+        assert!((listed - stored).abs() <= stored * 1e-12, "{listed} vs {stored}");
+        assert_eq!((rows[0].host.as_str(), rows[0].random), (back.env.host.as_str(), false));
         assert!(matches!(store.load(99), Err(StoreError::NoRun(99))));
     }
 

@@ -312,3 +312,79 @@ fn an_interrupt_stops_the_run_stores_it_failed_and_cleans_up() {
     assert_eq!(run["status"], "failed");
     assert!(bed.entries().is_empty(), "{:?}", bed.entries());
 }
+
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn a_build_without_mpi_started_by_a_launcher_refuses() {
+    let bed = Bed::new();
+    for (var, value) in [("OMPI_COMM_WORLD_SIZE", "4"), ("SLURM_STEP_NUM_TASKS", "2"), ("PMIX_RANK", "1")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+            .args(["run", "--dir", bed.dir.to_str().unwrap(), "--db", &bed.db, "--block", "1m"])
+            .env(var, value)
+            .output()
+            .unwrap();
+        let out = Out {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        };
+        assert_one_line_error(&out, 2, &["built without MPI", var, "--features mpi"]);
+    }
+    assert!(bed.runs().is_empty());
+    assert!(bed.entries().is_empty());
+}
+
+#[test]
+fn a_bare_command_prints_help_and_missing_arguments_are_named() {
+    let out = iosurvey(&[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("Usage:") && out.stdout.contains("survey"), "{}", out.stdout);
+    let out = iosurvey(&["run"]);
+    assert_one_line_error(&out, 2, &["required arguments were not provided", "--dir"]);
+}
+
+#[test]
+fn ls_names_groups_that_show_takes_with_time_host_and_target() {
+    let bed = Bed::new();
+    assert_eq!(bed.run("--block 1m --clients 1,2 --tasks 2").code, 0);
+    assert_eq!(bed.run("--pattern random --transfer 4k --block 1m").code, 0);
+    let ls = iosurvey(&["ls", "--db", &bed.db]);
+    assert_eq!(ls.code, 0, "{}", ls.stderr);
+    let lines: Vec<&str> = ls.stdout.lines().collect();
+    assert!(
+        lines[1].contains(" w1 ") && lines[1].contains("UTC") && lines[1].contains(bed.dir.to_str().unwrap()),
+        "{}",
+        ls.stdout
+    );
+    assert!(lines[1].contains("MiB/s") && lines[3].contains("IOPS"), "random runs show IOPS: {}", ls.stdout);
+    assert!(lines[3].contains("IOPS*") && ls.stdout.contains("possibly the page cache"), "{}", ls.stdout);
+    let sweep = iosurvey(&["show", "w1", "--db", &bed.db]);
+    assert_eq!(sweep.code, 0, "{}", sweep.stderr);
+    assert!(sweep.stdout.contains("sweep") || sweep.stdout.contains("clients"), "{}", sweep.stdout);
+    let json = iosurvey(&["show", "w1", "--json", "--db", &bed.db]);
+    let points: Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(points.as_array().unwrap().len(), 2);
+    assert_one_line_error(&iosurvey(&["show", "s9", "--db", &bed.db]), 2, &["no runs of s9"]);
+    assert_one_line_error(&iosurvey(&["show", "x1", "--db", &bed.db]), 2, &["'x1' is not a run id"]);
+}
+
+#[test]
+fn json_to_stdout_is_the_only_output_and_a_sweep_keeps_every_point() {
+    let bed = Bed::new();
+    for quiet in [true, false] {
+        let dir = bed.dir.display().to_string();
+        let mut args = vec!["run", "--dir", dir.as_str(), "--db", bed.db.as_str(), "--block", "1m", "--json", "-"];
+        if quiet {
+            args.push("-q");
+        }
+        let out = iosurvey(&args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let doc: Value = serde_json::from_str(&out.stdout).expect("stdout is exactly one JSON document");
+        assert_eq!(doc["status"], "ok");
+    }
+    let out = bed.run("--block 1m --tasks 3 --clients 1..3 --json -");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let points: Value = serde_json::from_str(&out.stdout).expect("one JSON document");
+    let tasks: Vec<u64> = points.as_array().unwrap().iter().map(|p| p["workload"]["tasks"].as_u64().unwrap()).collect();
+    assert_eq!(tasks, [1, 2, 3]);
+}

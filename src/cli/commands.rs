@@ -49,14 +49,7 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
             let rows = Store::open_existing(&cli.db)?.list()?;
             Ok(if *json { to_json(&rows)? } else { report::list_text(&rows) })
         }),
-        Command::Show { id, json } => lead_prints(team, || {
-            let store = Store::open_existing(&cli.db)?;
-            let record = store.load(*id)?;
-            if *json {
-                return to_json(&record);
-            }
-            Ok(report::run_text(&record) + &report::net_text(&store.net_within(&record.hosts)?))
-        }),
+        Command::Show { id, json } => lead_prints(team, || show(&cli.db, *id, *json)),
         Command::Net(args) => net(cli, args, team),
         Command::Overhead => lead_prints(team, || Ok(overhead())),
         Command::Engines => lead_prints(team, || {
@@ -72,6 +65,36 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
         }),
         Command::TeamTiming { rounds } => team_timing(team, *rounds),
     }
+}
+
+/// `show`: one run in full, or the table of a survey or a sweep.
+fn show(db: &Path, id: super::Shown, json: bool) -> Result<String, Failure> {
+    use super::Shown;
+    let store = Store::open_existing(db)?;
+    let (ids, group) = match id {
+        Shown::Run(id) => {
+            let record = store.load(id)?;
+            if json {
+                return to_json(&record);
+            }
+            return Ok(report::run_text(&record) + &report::net_text(&store.net_within(&record.hosts)?));
+        }
+        Shown::Survey(n) => (store.survey_runs(n)?, format!("s{n}")),
+        Shown::Sweep(n) => (store.sweep_runs(n)?, format!("w{n}")),
+    };
+    if ids.is_empty() {
+        return Err(Failure::new(
+            format!("no runs of {group} in the store"),
+            "list what is stored with 'iosurvey ls'",
+            2,
+        ));
+    }
+    let records = ids.into_iter().map(|i| store.load(i)).collect::<Result<Vec<_>, _>>()?;
+    Ok(match id {
+        _ if json => to_json(&records)?,
+        Shown::Survey(n) => report::survey_text(n, &records),
+        _ => report::sweep_text(records[0].sweep_id, &records),
+    })
 }
 
 /// Runs `f` on the lead process only; its success or exit code reaches every process, so

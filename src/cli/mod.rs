@@ -31,7 +31,7 @@ Examples:
 
 /// Storage benchmark and characterization: IOR-style runs, surveys, and a result store.
 #[derive(Parser)]
-#[command(name = "iosurvey", version, after_help = EXAMPLES)]
+#[command(name = "iosurvey", version, after_help = EXAMPLES, arg_required_else_help = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -87,12 +87,32 @@ enum Command {
     /// Show one stored run in full.
     #[command(after_help = "Examples:\n  iosurvey show 7\n  iosurvey show 7 --json")]
     Show {
-        /// Run id, as `iosurvey ls` prints it.
-        id: i64,
+        /// A run id (7), a survey (s3) or a sweep (w2), as `iosurvey ls` prints them.
+        #[arg(value_parser = shown)]
+        id: Shown,
         /// Print the whole record as JSON.
         #[arg(long)]
         json: bool,
     },
+}
+
+/// What `show` shows.
+#[derive(Clone, Copy, Debug)]
+enum Shown {
+    Run(i64),
+    Survey(i64),
+    Sweep(i64),
+}
+
+fn shown(s: &str) -> Result<Shown, String> {
+    let (make, digits): (fn(i64) -> Shown, &str) = match s.as_bytes().first() {
+        Some(b's') => (Shown::Survey, &s[1..]),
+        Some(b'w') => (Shown::Sweep, &s[1..]),
+        _ => (Shown::Run, s),
+    };
+    digits.parse().map(make).map_err(|_| {
+        format!("'{s}' is not a run id (7), a survey (s3) or a sweep (w2) (hint: 'iosurvey ls' lists them)")
+    })
 }
 
 fn size(s: &str) -> Result<u64, String> {
@@ -291,6 +311,26 @@ impl From<StoreError> for Failure {
     }
 }
 
+/// clap's message as one line: its first line with the lines that name things (the missing
+/// arguments, say) folded in, usage and tips left out, and a hint.
+fn parse_error_line(text: &str) -> String {
+    let mut parts = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") || line.starts_with("tip:") {
+            break;
+        }
+        if !line.is_empty() {
+            parts.push(line.trim_start_matches("error: "));
+        }
+    }
+    let what = if parts.is_empty() { "invalid arguments".to_string() } else { parts.join(" ") };
+    if what.contains("(hint:") {
+        what
+    } else {
+        format!("{what} (hint: see 'iosurvey --help')")
+    }
+}
+
 /// Parses the command line, runs it, and returns the process exit code.
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
@@ -299,15 +339,13 @@ pub fn main() -> i32 {
             let _ = e.print();
             return 0;
         }
+        // A bare `iosurvey` asks what there is: the help, on stdout.
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            print!("{}", e.render());
+            return 0;
+        }
         Err(e) => {
-            let text = e.to_string();
-            let first = text.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
-            let line = if first.contains("(hint:") {
-                first.to_string()
-            } else {
-                format!("{first} (hint: see 'iosurvey --help')")
-            };
-            say!("iosurvey: error: {line}");
+            say!("iosurvey: error: {}", parse_error_line(&e.to_string()));
             return 2;
         }
     };
@@ -339,6 +377,15 @@ fn with_team(f: impl FnOnce(&iosurvey::team::mpi::MpiTeam) -> Result<(), Failure
 /// Runs `f` with the team of this build: MPI ranks x threads, or threads of this process.
 #[cfg(not(feature = "mpi"))]
 fn with_team(f: impl FnOnce(&iosurvey::team::local::LocalTeam) -> Result<(), Failure>) -> Result<(), Failure> {
+    // Started by a launcher as one of several processes, a build without MPI would run that
+    // many separate teams on one directory and store.
+    if let Some((var, n)) = iosurvey::team::launched_as_many(|v| std::env::var(v).ok()) {
+        return Err(Failure::new(
+            format!("started by a launcher as one of several processes ({var}={n}), but this iosurvey was built without MPI"),
+            "build with 'cargo build --release --features mpi', or start a single process",
+            2,
+        ));
+    }
     f(&iosurvey::team::local::LocalTeam)
 }
 

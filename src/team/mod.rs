@@ -104,3 +104,37 @@ pub fn all_agree<T: Team>(team: &T, yes: bool) -> bool {
     }
     share_value(team, (team.process() == 0).then_some(&all))
 }
+
+/// The variables launchers set for each process they start (Open MPI, PMI/MPICH, Slurm: the
+/// number of processes; PMIx: the rank), with the value from which the process is one of
+/// several.
+const LAUNCHER_VARS: [(&str, u64); 4] =
+    [("OMPI_COMM_WORLD_SIZE", 2), ("PMI_SIZE", 2), ("SLURM_STEP_NUM_TASKS", 2), ("PMIX_RANK", 1)];
+
+/// Whether a launcher started this process as one of several: the variable and its value.
+/// `get` reads the environment (a parameter, for tests).
+pub fn launched_as_many(get: impl Fn(&str) -> Option<String>) -> Option<(&'static str, u64)> {
+    LAUNCHER_VARS.into_iter().find_map(|(var, least)| {
+        let n = get(var)?.trim().parse::<u64>().ok()?;
+        (n >= least).then_some((var, n))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_launch_of_several_processes_is_recognised() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |v: &str| pairs.iter().find(|(k, _)| *k == v).map(|(_, x)| x.to_string())
+        };
+        assert_eq!(launched_as_many(env(&[("OMPI_COMM_WORLD_SIZE", "4")])), Some(("OMPI_COMM_WORLD_SIZE", 4)));
+        assert_eq!(launched_as_many(env(&[("SLURM_STEP_NUM_TASKS", "16")])), Some(("SLURM_STEP_NUM_TASKS", 16)));
+        assert_eq!(launched_as_many(env(&[("PMI_SIZE", "1")])), None, "a single process is fine");
+        assert_eq!(launched_as_many(env(&[("PMIX_RANK", "3")])), Some(("PMIX_RANK", 3)));
+        assert_eq!(launched_as_many(env(&[("PMIX_RANK", "0")])), None, "rank 0 alone may be a singleton");
+        assert_eq!(launched_as_many(env(&[("PMI_SIZE", "x")])), None);
+        assert_eq!(launched_as_many(env(&[])), None);
+    }
+}
