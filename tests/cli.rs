@@ -191,11 +191,7 @@ fn permission_denied_is_one_line_and_stores_nothing() {
         .args(["--block", "1m", "--db", &db])
         .output()
         .unwrap();
-    let out = Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into(),
-        stderr: String::from_utf8_lossy(&out.stderr).into(),
-    };
+    let out = outcome(out);
     if out.stderr.contains("Permission denied") && out.stderr.contains("store") {
         eprintln!("skipped: the unprivileged user cannot reach the test's store here");
         return;
@@ -323,11 +319,7 @@ fn a_build_without_mpi_started_by_a_launcher_refuses() {
             .env(var, value)
             .output()
             .unwrap();
-        let out = Out {
-            code: out.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        };
+        let out = outcome(out);
         assert_one_line_error(&out, 2, &["built without MPI", var, "--features mpi"]);
     }
     assert!(bed.runs().is_empty());

@@ -14,12 +14,7 @@ use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 fn finish(child: Child) -> Out {
-    let out = child.wait_with_output().unwrap();
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    outcome(child.wait_with_output().unwrap())
 }
 
 fn wait_until(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
@@ -216,11 +211,7 @@ fn a_thread_the_system_refuses_ends_the_run_with_one_line() {
     );
     let out = Command::new("sh").args(["-c", &script]).output().unwrap();
     let _ = fs::remove_dir(&group);
-    let out = Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    };
+    let out = outcome(out);
     assert_one_line_error(&out, 1, &["could not start a task thread", "pids.max"]);
     assert_eq!(bed.runs()[0]["status"], "failed");
     assert!(bed.entries().is_empty(), "{:?}", bed.entries());

@@ -15,6 +15,15 @@ pub struct Out {
     pub stderr: String,
 }
 
+/// What a finished command did.
+pub fn outcome(out: std::process::Output) -> Out {
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
 /// Runs the binary with `args`.
 pub fn iosurvey(args: &[&str]) -> Out {
     launch(&[], args)
@@ -31,12 +40,7 @@ pub fn launch(launcher: &[&str], args: &[&str]) -> Out {
         }
         None => Command::new(bin),
     };
-    let out = cmd.args(args).output().expect("start iosurvey");
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    outcome(cmd.args(args).output().expect("start iosurvey"))
 }
 
 /// A scratch directory for data and a store beside it (not inside: the target must be empty).
