@@ -145,11 +145,14 @@ pub struct CacheView {
 /// Why a phase's figure may be the page cache's rather than the storage's: a read that may
 /// have come from memory, or a write that memory may have absorbed.
 pub fn cache_flag(op: Op, w: &Workload, env: &Environment, seen: CacheView) -> Option<String> {
+    if !crate::engine::backends::entry(&w.engine).caps.storage {
+        return None;
+    }
     if is_memory_fs(&env.fs_type) {
         return Some(format!("target is {}, a memory file system", env.fs_type));
     }
     // A mapping goes through the page cache even when the file was opened with O_DIRECT.
-    let direct = w.direct && w.engine != crate::spec::EngineKind::Mmap;
+    let direct = w.direct && !crate::engine::backends::entry(&w.engine).caps.page_cache_always;
     // Data larger than RAM cannot all sit in the page cache; anything smaller might.
     let fits = env.ram_bytes == 0 || seen.bytes < env.ram_bytes;
     match op {

@@ -93,7 +93,7 @@ pub fn run_text(r: &RunRecord) -> String {
         let _ = writeln!(
             s,
             "\nlatency per transfer (us, engine {}, iodepth {}):\n{:<6} {:>4} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-            w.engine.name(),
+            w.engine,
             w.iodepth,
             "phase", "iter", "count", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max"
         );

@@ -148,6 +148,7 @@ impl<T: Team> Runner<'_, T> {
     /// The lead gets the record; the other processes get `None`.
     pub fn run(&mut self, w: &Workload, filing: Filing) -> Result<Option<RunRecord>, RunError> {
         w.validate()?;
+        engine::backends::check(w)?;
         let map = OffsetMap::new(w);
         let names = data_files(w.access == Access::Shared, map.files());
         let mut warnings = Vec::new();
@@ -282,12 +283,17 @@ fn preflight(
     space_check: bool,
     per_node: usize,
 ) -> Result<(), RunError> {
-    engine::backends::probe(w.engine, w.iodepth as usize)
-        .map_err(|why| RunError::Refused(EngineError::EngineUnavailable { engine: w.engine.name(), why }))?;
+    let engine = engine::backends::entry(&w.engine);
+    engine::backends::probe(&w.engine, w.iodepth as usize)
+        .map_err(|why| RunError::Refused(EngineError::EngineUnavailable { engine: engine.name, why }))?;
     let need = w.planned_memory(per_node);
     let available = env::memory_available();
     if need > available / 4 {
         return Err(SpecError::TooMuchMemory { need, available }.into());
+    }
+    if !engine.caps.storage {
+        // No file is opened, made or read: nothing to check in the target.
+        return Ok(());
     }
     let writes = w.ops.contains(&Op::Write);
     if writes && !target.writable() {

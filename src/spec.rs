@@ -78,37 +78,41 @@ impl fmt::Display for Pattern {
     }
 }
 
-/// How a task moves its bytes: the I/O interface under test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum EngineKind {
-    /// pwrite/pread, one transfer at a time.
-    #[default]
-    Sync,
-    /// io_uring with registered buffers and files, up to --iodepth in flight.
-    #[value(name = "io_uring", alias = "io-uring", alias = "uring")]
-    #[serde(rename = "io_uring")]
-    IoUring,
-    /// Linux kernel AIO (what fio's libaio engine drives), up to --iodepth in flight.
-    Libaio,
-    /// Copies to and from a shared mapping of the file.
-    Mmap,
-}
+/// The I/O interface under test: a name in the engine registry (engine/backends), with the
+/// parameter of an engine that takes one ("delay:100us"). The registry checks it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct EngineName(String);
 
-impl EngineKind {
-    /// Whether it keeps more than one transfer in flight.
-    pub fn queues(self) -> bool {
-        matches!(self, EngineKind::IoUring | EngineKind::Libaio)
+impl EngineName {
+    /// `base`, or `base:param`.
+    pub fn new(base: &str, param: Option<&str>) -> Self {
+        EngineName(match param {
+            Some(p) => format!("{base}:{p}"),
+            None => base.to_string(),
+        })
     }
 
-    /// The name used on the command line and in output.
-    pub fn name(self) -> &'static str {
-        match self {
-            EngineKind::Sync => "sync",
-            EngineKind::IoUring => "io_uring",
-            EngineKind::Libaio => "libaio",
-            EngineKind::Mmap => "mmap",
-        }
+    /// The engine's name without its parameter.
+    pub fn base(&self) -> &str {
+        self.0.split_once(':').map_or(&self.0, |(b, _)| b)
+    }
+
+    /// The parameter, if any.
+    pub fn param(&self) -> Option<&str> {
+        self.0.split_once(':').map(|(_, p)| p)
+    }
+}
+
+impl Default for EngineName {
+    fn default() -> Self {
+        EngineName("sync".into())
+    }
+}
+
+impl fmt::Display for EngineName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
     }
 }
 
@@ -176,7 +180,7 @@ pub struct Workload {
     pub reorder: bool,
     /// The I/O interface.
     #[serde(default)]
-    pub engine: EngineKind,
+    pub engine: EngineName,
     /// Transfers each task keeps in flight (io_uring, libaio).
     #[serde(default = "one")]
     pub iodepth: u32,
@@ -215,7 +219,7 @@ impl Default for Workload {
             wear_out: false,
             drop_caches: false,
             reorder: false,
-            engine: EngineKind::Sync,
+            engine: EngineName::default(),
             iodepth: 1,
             interval_secs: 1.0,
         }
@@ -398,9 +402,6 @@ impl Workload {
         if self.iodepth > MAX_IODEPTH {
             return Err(SpecError::DepthTooLarge(self.iodepth));
         }
-        if self.iodepth > 1 && !self.engine.queues() {
-            return Err(SpecError::DepthWithoutQueue { engine: self.engine.name(), depth: self.iodepth });
-        }
         if !(self.interval_secs > 0.0 && self.interval_secs.is_finite()) {
             return Err(SpecError::BadInterval(self.interval_secs));
         }
@@ -497,14 +498,12 @@ mod tests {
         assert_eq!(Workload { wear_out: true, ..ok() }.validate(), Err(SpecError::WearOutAlone));
         let f = Workload { fsync: true, ops: vec![Op::Read], ..ok() };
         assert_eq!(f.validate(), Err(SpecError::FsyncWithoutWrite));
-        let d = Workload { iodepth: 32, ..ok() };
-        assert!(matches!(d.validate(), Err(SpecError::DepthWithoutQueue { engine: "sync", depth: 32 })));
-        Workload { iodepth: 32, engine: EngineKind::IoUring, ..ok() }.validate().unwrap();
+        Workload { iodepth: 32, engine: EngineName::new("io_uring", None), ..ok() }.validate().unwrap();
         let s = Workload { stonewall_secs: Some(-1.0), ..ok() };
         assert_eq!(s.validate(), Err(SpecError::BadStonewall(-1.0)));
         assert_eq!(Workload { interval_secs: 1e-12, ..ok() }.validate(), Err(SpecError::IntervalTooFine(1e-12)));
         Workload { interval_secs: 1e-3, ..ok() }.validate().unwrap();
-        let deep = Workload { iodepth: 32768, engine: EngineKind::IoUring, ..ok() };
+        let deep = Workload { iodepth: 32768, engine: EngineName::new("io_uring", None), ..ok() };
         assert_eq!(deep.validate(), Err(SpecError::DepthTooLarge(32768)));
     }
 
@@ -530,7 +529,7 @@ mod tests {
             transfer: 1 << 20,
             block: 4 << 20,
             iodepth: 4096,
-            engine: EngineKind::IoUring,
+            engine: EngineName::new("io_uring", None),
             ..Workload::default()
         };
         assert_eq!(w.task_buffer_bytes(), 4 << 20, "4 transfers, so 4 buffers, not 4096");

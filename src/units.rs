@@ -84,6 +84,25 @@ pub fn secs(nanos: u64) -> f64 {
     nanos as f64 / 1e9
 }
 
+/// Parses a duration, "100us", "1.5ms", "2s", "500ns", into nanoseconds.
+pub fn parse_duration(text: &str) -> Result<u64, String> {
+    let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number.parse().map_err(|_| format!("'{text}' does not start with a number"))?;
+    let scale = match unit {
+        "ns" => 1.0,
+        "us" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => return Err(format!("'{text}' needs a unit: ns, us, ms or s")),
+    };
+    let nanos = value * scale;
+    if !(nanos.is_finite() && nanos < 3.6e12) {
+        return Err(format!("'{text}' is longer than an hour"));
+    }
+    Ok(nanos as u64)
+}
+
 /// Unix seconds as a UTC date and time, "2026-11-23 08:14:05 UTC".
 pub fn format_time(unix: i64) -> String {
     let (days, secs) = (unix.div_euclid(86_400), unix.rem_euclid(86_400));
@@ -103,6 +122,18 @@ pub fn format_time(unix: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn parses_durations() {
+        assert_eq!(parse_duration("100us"), Ok(100_000));
+        assert_eq!(parse_duration("1.5ms"), Ok(1_500_000));
+        assert_eq!(parse_duration("2s"), Ok(2_000_000_000));
+        assert_eq!(parse_duration("0ns"), Ok(0));
+        assert!(parse_duration("5").is_err());
+        assert!(parse_duration("ms").is_err());
+        assert!(parse_duration("2h").is_err());
+        assert!(parse_duration("9999s").is_err());
+    }
 
     #[test]
     fn formats_unix_times_as_utc() {

@@ -6,19 +6,23 @@ mod common;
 use common::*;
 use std::fs;
 
-/// Engines this kernel allows, as `iosurvey engines` reports them (the others are skipped, said).
+/// Storage engines this kernel allows, as `iosurvey engines --json` reports them (the others
+/// are skipped, said).
 fn available() -> Vec<String> {
-    let out = iosurvey(&["engines"]);
+    let out = iosurvey(&["engines", "--json"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    out.stdout
-        .lines()
-        .filter_map(|l| {
-            let name = l.split_whitespace().next()?.to_string();
-            if l.contains("NOT available") {
-                eprintln!("skipped engine: {l}");
-                None
-            } else {
+    let states: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+    states
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| {
+            let name = e["name"].as_str().unwrap().to_string();
+            if e["available"] == true {
                 Some(name)
+            } else {
+                eprintln!("skipped engine {name}: {}", e["reason"]);
+                None
             }
         })
         .collect()
@@ -27,7 +31,7 @@ fn available() -> Vec<String> {
 /// Writes and reads with `engine`, keeps the files, and returns their bytes.
 fn contents(engine: &str, workload: &str) -> Vec<Vec<u8>> {
     let bed = Bed::new();
-    let depth = if engine == "io_uring" || engine == "libaio" { 8 } else { 1 };
+    let depth = if ["io_uring", "libaio"].contains(&engine) { 8 } else { 1 };
     let out = bed.run(&format!("--engine {engine} --iodepth {depth} {workload} --verify --signature 21 --keep"));
     assert_eq!(out.code, 0, "{engine} {workload}: {}", out.stderr);
     let run = bed.last_run();
@@ -85,4 +89,107 @@ fn the_time_series_adds_up_to_the_phase_and_latency_counts_every_transfer() {
 fn a_queue_depth_without_a_queueing_engine_is_refused() {
     let bed = Bed::new();
     assert_one_line_error(&bed.run("--iodepth 32 --block 1m"), 2, &["sync engine", "--iodepth 32"]);
+}
+
+#[test]
+fn engines_json_lists_the_registry_and_all_adds_the_test_engines() {
+    let names = |args: &[&str]| -> Vec<String> {
+        let out = iosurvey(args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                assert!(e["available"].is_boolean() && e["capabilities"]["queues"].is_boolean(), "{e}");
+                e["name"].as_str().unwrap().to_string()
+            })
+            .collect()
+    };
+    assert_eq!(names(&["engines", "--json"]), ["sync", "io_uring", "libaio", "mmap"]);
+    assert_eq!(names(&["engines", "--json", "--all"]), ["sync", "io_uring", "libaio", "mmap", "null", "delay"]);
+    let text = iosurvey(&["engines"]);
+    assert!(text.stdout.lines().count() == 4 && !text.stdout.contains("null"), "{}", text.stdout);
+}
+
+/// The lines of a trace the test engines wrote: (task, op, offset, length).
+fn trace(path: &std::path::Path) -> Vec<(u64, String, u64, u64)> {
+    fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            (f[0].parse().unwrap(), f[1].to_string(), f[2].parse().unwrap(), f[3].parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn the_null_engine_gives_exact_counts_and_layouts_without_storage() {
+    let bed = Bed::new();
+    let path = bed.tmp.path().join("trace");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .args(["run", "--dir", bed.dir.to_str().unwrap(), "--db", &bed.db, "-q", "--engine", "null"])
+        .args(
+            "--access shared --layout strided --transfer 4k --block 12k --segments 2 --tasks 3 --iterations 2 --keep"
+                .split(' '),
+        )
+        .env("IOSURVEY_TRACE", &path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(bed.entries().is_empty(), "no file made, even with --keep: {:?}", bed.entries());
+    let run = bed.last_run();
+    let phases = run["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 4);
+    for p in phases {
+        // 3 tasks x 2 segments x 3 transfers of 4 KiB.
+        assert_eq!((p["figures"]["bytes"].as_u64(), p["figures"]["ops"].as_u64()), (Some(73728), Some(18)));
+        assert_eq!(p["latency"]["count"], 18);
+        let sum = |k: &str| p["series"][k].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).sum::<u64>();
+        assert_eq!((sum("bytes"), sum("ops")), (73728, 18));
+        assert_eq!(p["possibly_cached"], serde_json::Value::Null, "no storage, no cache");
+    }
+    // IOR's strided layout: transfer k of the file belongs to task k mod 3.
+    let lines = trace(&path);
+    assert_eq!(lines.len(), 4 * 18);
+    for (task, op, offset, len) in &lines {
+        assert!(op == "write" || op == "read");
+        assert_eq!(*len, 4096);
+        assert_eq!((offset / 4096) % 3, *task, "offset {offset} of task {task}");
+    }
+    let mut first_write: Vec<u64> = lines.iter().take(18).map(|l| l.2).collect();
+    first_write.sort();
+    assert_eq!(first_write, (0..18).map(|k| k * 4096).collect::<Vec<_>>(), "every transfer exactly once");
+}
+
+#[test]
+fn the_delay_engine_bounds_latency_and_bandwidth_from_below_and_above() {
+    let bed = Bed::new();
+    let out = bed.run("--engine delay:2ms --iodepth 2 --transfer 4k --block 80k --tasks 2");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = bed.last_run();
+    for p in run["phases"].as_array().unwrap() {
+        assert_eq!(p["figures"]["ops"], 40);
+        assert!(p["latency"]["min"].as_u64().unwrap() >= 2_000_000, "no latency below D: {}", p["latency"]);
+        // Each task keeps 2 transfers of 4 KiB in flight, each for at least 2 ms.
+        let ceiling = 2.0 * (2.0 * 4096.0 / 0.002);
+        let bw = p["figures"]["bandwidth"].as_f64().unwrap();
+        assert!(bw <= ceiling, "bandwidth {bw} above what D allows ({ceiling})");
+    }
+}
+
+#[test]
+fn a_sweep_on_the_null_engine_stores_every_point_with_its_exact_bytes() {
+    let bed = Bed::new();
+    let out = bed.run("--engine null --tasks 4 --clients 1..4 --transfer 64k --block 1m --op write");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let runs = bed.runs();
+    assert_eq!(runs.len(), 4);
+    for (k, r) in runs.iter().enumerate() {
+        let run = bed.show(r["id"].as_i64().unwrap());
+        assert_eq!(run["sweep_id"], runs[0]["sweep_id"]);
+        assert_eq!(run["phases"][0]["figures"]["bytes"], (k as u64 + 1) << 20);
+        assert_eq!(run["phases"][0]["tasks"].as_array().unwrap().len(), k + 1);
+    }
 }

@@ -141,3 +141,28 @@ fn an_error_on_one_rank_stops_every_rank_quickly_and_is_reported_by_the_lead() {
     assert!(bed.entries().is_empty(), "iosurvey removed its own files: {:?}", bed.entries());
     assert!(ffs.backing_entries().is_empty(), "{:?}", ffs.backing_entries());
 }
+
+#[test]
+fn test_engines_under_mpi_give_figures_computed_independently() {
+    let Some(bed) = mpi_bed() else { return };
+    // 4 ranks x 2 threads x 3 segments x 16 transfers of 64 KiB, twice each way.
+    let out = bed.run("--engine null --tasks 2 --transfer 64k --block 1m --segments 3 --iterations 2");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = bed.last_run();
+    for p in run["phases"].as_array().unwrap() {
+        assert_eq!(p["figures"]["bytes"], (8 * 3) << 20);
+        assert_eq!(p["figures"]["ops"], 8 * 3 * 16);
+        assert_eq!(p["latency"]["count"], 8 * 3 * 16);
+        assert_eq!(p["tasks"].as_array().unwrap().len(), 8);
+        let ops: u64 = p["series"]["ops"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).sum();
+        assert_eq!(ops, 8 * 3 * 16);
+    }
+    // With delay D at depth 1, each task needs at least 16 x D per phase: no rate above that.
+    let out = bed.run("--engine delay:5ms --tasks 2 --transfer 64k --block 1m --op write");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let p = &bed.last_run()["phases"][0];
+    assert!(p["latency"]["min"].as_u64().unwrap() >= 5_000_000, "{}", p["latency"]);
+    let ceiling = 8.0 * 65536.0 / 0.005;
+    assert!(p["figures"]["bandwidth"].as_f64().unwrap() <= ceiling);
+    assert!(bed.entries().is_empty());
+}

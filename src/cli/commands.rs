@@ -52,16 +52,19 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
         Command::Show { id, json } => lead_prints(team, || show(&cli.db, *id, *json)),
         Command::Net(args) => net(cli, args, team),
         Command::Overhead => lead_prints(team, || Ok(overhead())),
-        Command::Engines => lead_prints(team, || {
-            let mut text = String::new();
-            for e in iosurvey::engine::backends::ENGINES {
-                let state = match iosurvey::engine::backends::probe(e.kind, 4) {
-                    Ok(()) => "available".to_string(),
-                    Err(why) => format!("NOT available: {why}"),
-                };
-                text.push_str(&format!("{:<9} {:<24} {}\n", e.kind.name(), state, e.about));
+        Command::Engines { json, all } => lead_prints(team, || {
+            let states = iosurvey::engine::backends::states(*all);
+            if *json {
+                return to_json(&states);
             }
-            Ok(text)
+            Ok(states
+                .iter()
+                .map(|e| {
+                    let state =
+                        e.reason.as_ref().map_or("available".to_string(), |why| format!("NOT available: {why}"));
+                    format!("{:<9} {:<24} {}\n", e.name, state, e.about)
+                })
+                .collect())
         }),
         Command::TeamTiming { rounds } => team_timing(team, *rounds),
     }
@@ -183,7 +186,7 @@ fn workload(a: &RunArgs, tasks: usize) -> Result<Workload, Failure> {
         wear_out: a.wear_out,
         drop_caches: a.drop_caches,
         reorder: a.reorder,
-        engine: a.engine,
+        engine: a.engine.clone(),
         iodepth: a.iodepth,
         interval_secs: a.interval,
     };

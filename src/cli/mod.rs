@@ -15,7 +15,7 @@ mod progress;
 use clap::{Args, Parser, Subcommand};
 use iosurvey::engine::{EngineError, INTERRUPTED};
 use iosurvey::runner::RunError;
-use iosurvey::spec::{Access, EngineKind, Layout, Op, Pattern, SpecError};
+use iosurvey::spec::{Access, EngineName, Layout, Op, Pattern, SpecError};
 use iosurvey::store::StoreError;
 use iosurvey::units::parse_size;
 use std::path::PathBuf;
@@ -75,8 +75,15 @@ enum Command {
     #[command(hide = true)]
     Overhead,
     /// List the I/O engines and whether this machine allows each.
-    #[command(after_help = "Examples:\n  iosurvey engines")]
-    Engines,
+    #[command(after_help = "Examples:\n  iosurvey engines\n  iosurvey engines --json --all")]
+    Engines {
+        /// A JSON array of {name, available, reason, capabilities}.
+        #[arg(long)]
+        json: bool,
+        /// Also the engines for tests (null, delay:D), which touch no storage.
+        #[arg(long)]
+        all: bool,
+    },
     /// List the stored runs.
     #[command(after_help = "Examples:\n  iosurvey ls\n  iosurvey ls --db results.db --json")]
     Ls {
@@ -157,9 +164,10 @@ struct RunArgs {
     /// O_DIRECT with aligned buffers.
     #[arg(long)]
     direct: bool,
-    /// I/O interface: sync (pwrite/pread), io_uring, libaio (kernel AIO) or mmap.
-    #[arg(long, value_enum, default_value = "sync")]
-    engine: EngineKind,
+    /// I/O interface: sync (pwrite/pread), io_uring, libaio (kernel AIO) or mmap ('iosurvey
+    /// engines' lists them).
+    #[arg(long, value_parser = iosurvey::engine::backends::parse, default_value = "sync")]
+    engine: EngineName,
     /// Transfers each task keeps in flight (io_uring and libaio).
     #[arg(long, default_value_t = 1)]
     iodepth: u32,

@@ -13,7 +13,7 @@ pub mod placement;
 
 use crate::measure::histogram::{Histogram, Latency};
 use crate::measure::{done_at, Progression, Series, TaskTiming, CHECKPOINTS, MIN_INTERVAL_NS};
-use crate::spec::{EngineKind, Op, Pattern, Workload};
+use crate::spec::{Op, Pattern, Workload};
 use crate::target::cache;
 use crate::target::dir::Dir;
 use crate::team::clock::monotonic_ns;
@@ -298,7 +298,7 @@ impl TaskIo {
         let Some(mut slots) = slots.filter(|_| scratch_ok) else { return io };
         io.scratch.resize(if w.verify { size } else { 0 }, 0);
         let refs = slots.iter_mut().map(|b| BufRef { ptr: b.as_mut_slice().as_mut_ptr(), len: size }).collect();
-        io.backend = backends::open(w.engine, depth, refs).map_err(|e| Setup::Unavailable(e.to_string()));
+        io.backend = backends::open(&w.engine, depth, refs).map_err(|e| Setup::Unavailable(e.to_string()));
         io.slots = slots;
         io
     }
@@ -316,7 +316,9 @@ enum Setup {
 impl Setup {
     fn error(&self, w: &Workload) -> EngineError {
         match self {
-            Setup::Unavailable(why) => EngineError::EngineUnavailable { engine: w.engine.name(), why: why.clone() },
+            Setup::Unavailable(why) => {
+                EngineError::EngineUnavailable { engine: backends::entry(&w.engine).name, why: why.clone() }
+            }
             Setup::NoMemory(bytes) => EngineError::NoMemory { bytes: *bytes },
         }
     }
@@ -453,17 +455,21 @@ fn run_phase<M: Member>(
     let mut done = 0;
     t.open_start = clock.now();
     let deadline = w.stonewall_secs.map(|s| t.open_start + (s * 1e9) as u64);
-    let file = match open(ctx.files, file_index, op, w) {
-        Ok(f) => Some(f),
-        Err(e) => {
-            error = Some(EngineError::io("open", path, None, e));
-            None
-        }
+    // Engines that touch no storage (null, delay) get no file.
+    let file = match backends::entry(&w.engine).caps.storage {
+        true => match open(ctx.files, file_index, op, w) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                error = Some(EngineError::io("open", path, None, e));
+                None
+            }
+        },
+        false => None,
     };
     let mut attached = false;
-    if let (Some(f), None) = (&file, &error) {
+    if error.is_none() {
         match &mut io.backend {
-            Ok(b) => match b.attach(f, op, ctx.map.file_size()) {
+            Ok(b) => match b.attach(file.as_ref(), op, ctx.map.file_size()) {
                 Ok(()) => attached = true,
                 Err(e) => error = Some(EngineError::io("prepare", path, None, e)),
             },
@@ -483,24 +489,24 @@ fn run_phase<M: Member>(
         counter: &ctx.progress.done[m.local_index()].0,
         step: (limit / CHECKPOINTS).max(1),
     };
-    if let (Some(f), true) = (&file, attached) {
-        done = site.transfers(f, io, 0, limit, deadline, trace, &mut tally, &mut error);
+    if attached {
+        done = site.transfers(file.as_ref(), io, 0, limit, deadline, trace, &mut tally, &mut error);
     }
     if w.wear_out {
         // Every task takes part in this reduction, failed or not, so nobody waits for ever.
         let goal = m.max(done);
-        if let (Some(f), None, true) = (&file, &error, attached) {
-            done = site.transfers(f, io, done, goal, None, trace, &mut tally, &mut error);
+        if let (None, true) = (&error, attached) {
+            done = site.transfers(file.as_ref(), io, done, goal, None, trace, &mut tally, &mut error);
         }
     }
     t.xfer_end = clock.now();
     trace.progression.push((t.xfer_end, done));
-    if let (Some(f), None, true) = (&file, &error, op == Op::Write && w.fsync) {
+    if let (None, true) = (&error, op == Op::Write && w.fsync) {
         let flushed = match &mut io.backend {
             Ok(b) => b.flush(),
             Err(_) => Ok(()),
         };
-        if let Err(e) = flushed.and_then(|()| f.sync_all()) {
+        if let Err(e) = flushed.and_then(|()| file.as_ref().map_or(Ok(()), File::sync_all)) {
             error = Some(EngineError::io("fsync", path, None, e));
         }
     }
@@ -536,7 +542,7 @@ fn run_phase<M: Member>(
 fn open(files: &DataFiles, index: usize, op: Op, w: &Workload) -> std::io::Result<File> {
     let access = match op {
         // A writable shared mapping needs a descriptor open for reading too.
-        Op::Write if w.engine == EngineKind::Mmap => libc::O_RDWR,
+        Op::Write if backends::entry(&w.engine).caps.writes_need_read => libc::O_RDWR,
         Op::Write => libc::O_WRONLY,
         Op::Read => libc::O_RDONLY,
     };
@@ -582,7 +588,7 @@ impl IoSite<'_> {
     #[allow(clippy::too_many_arguments)]
     fn transfers(
         &self,
-        f: &File,
+        f: Option<&File>,
         io: &mut TaskIo,
         from: u64,
         to: u64,
@@ -668,7 +674,7 @@ impl IoSite<'_> {
                 // An fsync after each write is part of that write's latency: the operation
                 // is not done until the data is on stable storage.
                 let t = if self.op == Op::Write && w.fsync_each {
-                    if let Err(e) = f.sync_all() {
+                    if let Err(e) = f.map_or(Ok(()), File::sync_all) {
                         *error = Some(EngineError::io("fsync", self.path, Some(offset), e));
                         stop = true;
                         continue;

@@ -3,11 +3,21 @@
 //! kernel directly needs no libaio library. Like libaio, it is only asynchronous with
 //! O_DIRECT; buffered transfers complete inside io_submit.
 
-use super::{Backend, BufRef, Completion};
+use super::{no_file, probe_by_opening, Backend, BufRef, Capabilities, Completion, Registered, Setup};
 use crate::spec::Op;
 use std::fs::File;
 use std::io;
 use std::os::unix::io::AsRawFd;
+
+/// The registry's entry.
+pub const ENTRY: Registered = Registered {
+    name: "libaio",
+    about: "Linux kernel AIO (io_submit/io_getevents system calls, no library needed), --iodepth in flight",
+    caps: Capabilities { queues: true, ..Capabilities::STORAGE },
+    probe: |depth| probe_by_opening(open, depth),
+    open,
+    param: None,
+};
 
 /// struct iocb of linux/aio_abi.h (little-endian field order).
 #[repr(C)]
@@ -59,7 +69,8 @@ fn check(rc: libc::c_long) -> io::Result<usize> {
     }
 }
 
-pub fn open(depth: usize, bufs: Vec<BufRef>) -> io::Result<Box<dyn Backend>> {
+fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
+    let (depth, bufs) = (setup.depth, setup.bufs);
     let mut ctx: libc::c_ulong = 0;
     // SAFETY: io_setup writes the context id into ctx.
     check(unsafe { libc::syscall(libc::SYS_io_setup, depth.max(1) as libc::c_long, &mut ctx as *mut libc::c_ulong) })?;
@@ -76,7 +87,8 @@ pub fn open(depth: usize, bufs: Vec<BufRef>) -> io::Result<Box<dyn Backend>> {
 }
 
 impl Backend for Aio {
-    fn attach(&mut self, file: &File, op: Op, _size: u64) -> io::Result<()> {
+    fn attach(&mut self, file: Option<&File>, op: Op, _size: u64) -> io::Result<()> {
+        let file = file.ok_or_else(no_file)?;
         (self.fd, self.op) = (file.as_raw_fd() as u32, op);
         Ok(())
     }

@@ -5,12 +5,22 @@
 //! the same reason. A device error under the mapping also arrives as SIGBUS: a handler turns
 //! it into an ordinary EIO for the copy that touched the page (see [`guard`]).
 
-use super::{Backend, BufRef, Completion};
+use super::{no_file, probe_by_opening, Backend, BufRef, Capabilities, Completion, Registered, Setup};
 use crate::spec::Op;
 use std::cell::Cell;
 use std::fs::File;
 use std::io;
 use std::os::unix::io::AsRawFd;
+
+/// The registry's entry.
+pub const ENTRY: Registered = Registered {
+    name: "mmap",
+    about: "memcpy to and from a shared mapping of the file",
+    caps: Capabilities { writes_need_read: true, page_cache_always: true, ..Capabilities::STORAGE },
+    probe: |depth| probe_by_opening(open, depth),
+    open,
+    param: None,
+};
 
 struct Mmap {
     bufs: Vec<BufRef>,
@@ -20,12 +30,14 @@ struct Mmap {
     done: Option<Completion>,
 }
 
-pub fn open(_depth: usize, bufs: Vec<BufRef>) -> io::Result<Box<dyn Backend>> {
+fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
+    let bufs = setup.bufs;
     Ok(Box::new(Mmap { bufs, map: std::ptr::null_mut(), size: 0, op: Op::Read, done: None }))
 }
 
 impl Backend for Mmap {
-    fn attach(&mut self, file: &File, op: Op, size: u64) -> io::Result<()> {
+    fn attach(&mut self, file: Option<&File>, op: Op, size: u64) -> io::Result<()> {
+        let file = file.ok_or_else(no_file)?;
         let len = file.metadata()?.len();
         match op {
             Op::Write => {

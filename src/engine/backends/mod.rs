@@ -1,13 +1,19 @@
-//! The I/O interfaces under test. Each backend is one file implementing [`Backend`] and one
-//! line in [`ENGINES`]; the core (engine/mod.rs) decides what to transfer and times it,
-//! backends only move bytes and report how many moved.
+//! The I/O interfaces under test. Each backend is one file that implements [`Backend`] and
+//! declares its [`Registered`] entry; [`ENGINES`] lists the entries, and is the one list: the
+//! command line's parser, `iosurvey engines` and the tests all walk it. Adding an engine is
+//! one file and one line here. The core (engine/mod.rs) decides what to transfer and times
+//! it; backends only move bytes and report how many moved.
 
 mod aio;
+mod delay;
 mod mmap;
+mod null;
 mod sync;
+mod trace;
 mod uring;
 
-use crate::spec::{EngineKind, Op};
+use crate::spec::{EngineName, Op, SpecError, Workload};
+use serde::Serialize;
 use std::fs::File;
 use std::io;
 
@@ -25,8 +31,9 @@ pub type Completion = (usize, io::Result<usize>);
 
 /// One task's I/O interface.
 pub trait Backend {
-    /// Starts a phase on `file` (io_uring registers it, mmap maps `size` bytes of it).
-    fn attach(&mut self, file: &File, op: Op, size: u64) -> io::Result<()>;
+    /// Starts a phase on `file` (io_uring registers it, mmap maps `size` bytes of it); engines
+    /// that touch no storage get no file.
+    fn attach(&mut self, file: Option<&File>, op: Op, size: u64) -> io::Result<()>;
     /// Starts a transfer of buffer `slot` at `offset` (or makes it, for synchronous backends).
     ///
     /// # Safety
@@ -43,51 +50,151 @@ pub trait Backend {
     fn detach(&mut self);
 }
 
-/// A backend in the registry.
+/// What an engine can do and needs, for the core, the target and the reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Capabilities {
+    /// Keeps up to --iodepth transfers in flight.
+    pub queues: bool,
+    /// Moves bytes to and from files (the null and delay engines do not: no file is made).
+    pub storage: bool,
+    /// A write phase needs the file open for reading too (a writable shared mapping).
+    pub writes_need_read: bool,
+    /// Goes through the page cache even with --direct.
+    pub page_cache_always: bool,
+    /// Left out of the normal help and of `iosurvey engines` without --all (test engines).
+    pub hidden: bool,
+}
+
+impl Capabilities {
+    /// A plain storage engine: one transfer at a time through files.
+    pub const STORAGE: Capabilities =
+        Capabilities { queues: false, storage: true, writes_need_read: false, page_cache_always: false, hidden: false };
+}
+
+/// What a backend is made with: one task's buffers, its queue depth and the engine's
+/// parameter (the D of `delay:D`).
+pub struct Setup<'a> {
+    /// Transfers in flight at most.
+    pub depth: usize,
+    /// The task's buffers, one per slot.
+    pub bufs: Vec<BufRef>,
+    /// The text after the colon of `name:param`.
+    pub param: Option<&'a str>,
+}
+
+/// Says why an engine's parameter is wrong, if it is.
+pub type ParamCheck = fn(&str) -> Result<(), String>;
+
+/// An engine in the registry.
 pub struct Registered {
-    /// Its kind (and so its name).
-    pub kind: EngineKind,
+    /// Its name on the command line and in records.
+    pub name: &'static str,
     /// One line for `iosurvey engines`.
     pub about: &'static str,
-    /// Makes one for a task: `depth` transfers in flight over the task's buffers.
-    pub open: fn(depth: usize, bufs: Vec<BufRef>) -> io::Result<Box<dyn Backend>>,
+    /// What it can do and needs.
+    pub caps: Capabilities,
+    /// Whether this kernel lets it run at this depth, and why not.
+    pub probe: fn(depth: usize) -> Result<(), String>,
+    /// Makes one for a task.
+    pub open: fn(Setup) -> io::Result<Box<dyn Backend>>,
+    /// Checks the parameter of an engine that takes one (`delay:100us`); `None`: takes none.
+    pub param: Option<ParamCheck>,
 }
 
-/// Every backend, in the order `iosurvey engines` lists them.
-pub const ENGINES: &[Registered] = &[
-    Registered { kind: EngineKind::Sync, about: "pwrite/pread, one transfer at a time", open: sync::open },
-    Registered {
-        kind: EngineKind::IoUring,
-        about: "io_uring with registered buffers and files, --iodepth in flight",
-        open: uring::open,
-    },
-    Registered {
-        kind: EngineKind::Libaio,
-        about: "Linux kernel AIO (io_submit/io_getevents system calls, no library needed), --iodepth in flight",
-        open: aio::open,
-    },
-    Registered { kind: EngineKind::Mmap, about: "memcpy to and from a shared mapping of the file", open: mmap::open },
-];
+/// Every engine, in the order `iosurvey engines` lists them.
+pub const ENGINES: &[&Registered] =
+    &[&sync::ENTRY, &uring::ENTRY, &aio::ENTRY, &mmap::ENTRY, &null::ENTRY, &delay::ENTRY];
 
-/// Makes the backend of `kind`.
-pub fn open(kind: EngineKind, depth: usize, bufs: Vec<BufRef>) -> io::Result<Box<dyn Backend>> {
-    let entry = ENGINES.iter().find(|e| e.kind == kind).expect("every kind is registered");
-    (entry.open)(depth, bufs)
+/// The registry's entry for a workload's engine (checked by [`parse`], so always there).
+pub fn entry(engine: &EngineName) -> &'static Registered {
+    find(engine.base()).unwrap_or(&sync::ENTRY)
 }
 
-/// Whether this kernel lets the engine run, and why not: checked before a run starts.
-pub fn probe(kind: EngineKind, depth: usize) -> Result<(), String> {
+fn find(name: &str) -> Option<&'static Registered> {
+    ENGINES.iter().copied().find(|e| e.name == name || (e.name == "io_uring" && matches!(name, "io-uring" | "uring")))
+}
+
+/// Reads `--engine`: a registered name, with its parameter where it takes one.
+pub fn parse(text: &str) -> Result<EngineName, String> {
+    let (base, param) = match text.split_once(':') {
+        Some((b, p)) => (b, Some(p)),
+        None => (text, None),
+    };
+    let names: Vec<&str> = ENGINES.iter().filter(|e| !e.caps.hidden).map(|e| e.name).collect();
+    let e = find(base).ok_or_else(|| {
+        format!("unknown engine '{text}' (hint: one of {}; 'iosurvey engines' lists them)", names.join(", "))
+    })?;
+    match (e.param, param) {
+        (Some(check), Some(p)) => check(p).map_err(|why| format!("bad parameter in '{text}': {why}"))?,
+        (Some(_), None) => return Err(format!("the {} engine needs a parameter, e.g. {}:100us", e.name, e.name)),
+        (None, Some(_)) => return Err(format!("the {} engine takes no parameter ('{text}')", e.name)),
+        (None, None) => {}
+    }
+    Ok(EngineName::new(e.name, param))
+}
+
+/// The rules a workload's engine puts on it.
+pub fn check(w: &Workload) -> Result<(), SpecError> {
+    let e = entry(&w.engine);
+    if w.iodepth > 1 && !e.caps.queues {
+        return Err(SpecError::DepthWithoutQueue { engine: e.name, depth: w.iodepth });
+    }
+    Ok(())
+}
+
+/// Makes the backend of a workload's engine for one task.
+pub fn open(engine: &EngineName, depth: usize, bufs: Vec<BufRef>) -> io::Result<Box<dyn Backend>> {
+    (entry(engine).open)(Setup { depth, bufs, param: engine.param() })
+}
+
+/// Whether this kernel lets the engine run at `depth`, and why not: checked before a run.
+pub fn probe(engine: &EngineName, depth: usize) -> Result<(), String> {
+    (entry(engine).probe)(depth)
+}
+
+/// A probe that makes the backend once over one 4 KiB buffer.
+fn probe_by_opening(open: fn(Setup) -> io::Result<Box<dyn Backend>>, depth: usize) -> Result<(), String> {
     let mut page = crate::engine::data::AlignedBuf::try_new(4096).ok_or("no memory for a 4 KiB buffer")?;
     let buf = BufRef { ptr: page.as_mut_slice().as_mut_ptr(), len: 4096 };
-    open(kind, depth, vec![buf; depth]).map(drop).map_err(|e| {
-        let mut why = e.to_string();
-        if kind == EngineKind::IoUring {
-            if let Ok(v) = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled") {
-                why.push_str(&format!("; kernel.io_uring_disabled = {}", v.trim()));
+    open(Setup { depth, bufs: vec![buf; depth], param: None }).map(drop).map_err(|e| e.to_string())
+}
+
+/// The error of a storage engine given no file.
+fn no_file() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, "this engine needs a file")
+}
+
+/// A line of `iosurvey engines --json`.
+#[derive(Debug, Serialize)]
+pub struct EngineState {
+    /// Its name.
+    pub name: &'static str,
+    /// What it is.
+    pub about: &'static str,
+    /// Whether this machine lets it run.
+    pub available: bool,
+    /// Why not, when it does not.
+    pub reason: Option<String>,
+    /// What it can do and needs.
+    pub capabilities: Capabilities,
+}
+
+/// Every engine (hidden ones too with `all`) and whether this machine lets it run.
+pub fn states(all: bool) -> Vec<EngineState> {
+    ENGINES
+        .iter()
+        .filter(|e| all || !e.caps.hidden)
+        .map(|e| {
+            let probed = (e.probe)(4);
+            EngineState {
+                name: e.name,
+                about: e.about,
+                available: probed.is_ok(),
+                reason: probed.err(),
+                capabilities: e.caps,
             }
-        }
-        why
-    })
+        })
+        .collect()
 }
 
 /// Reads or writes all of `buf` at `offset` with pread/pwrite, retrying partial transfers;
@@ -125,11 +232,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_kind_is_registered_once_with_a_description() {
-        for kind in [EngineKind::Sync, EngineKind::IoUring, EngineKind::Libaio, EngineKind::Mmap] {
-            let entries: Vec<_> = ENGINES.iter().filter(|e| e.kind == kind).collect();
-            assert_eq!(entries.len(), 1, "{kind:?}");
-            assert!(!entries[0].about.is_empty());
+    fn every_engine_is_registered_once_by_a_name_the_parser_gives_back() {
+        for e in ENGINES {
+            assert_eq!(ENGINES.iter().filter(|x| x.name == e.name).count(), 1, "{}", e.name);
+            assert!(!e.about.is_empty());
+            let text = if e.param.is_some() { format!("{}:1ms", e.name) } else { e.name.to_string() };
+            let parsed = parse(&text).unwrap();
+            assert_eq!(entry(&parsed).name, e.name);
+            assert_eq!(parsed.to_string(), text);
         }
+        assert_eq!(entry(&parse("uring").unwrap()).name, "io_uring");
+        assert!(parse("fast").unwrap_err().contains("unknown engine"));
+        assert!(parse("delay").unwrap_err().contains("needs a parameter"));
+        assert!(parse("delay:soon").unwrap_err().contains("bad parameter"));
+        assert!(parse("sync:1").unwrap_err().contains("takes no parameter"));
     }
 }

@@ -1,10 +1,20 @@
 //! pwrite/pread: the POSIX baseline, one transfer at a time.
 
-use super::{transfer_all, Backend, BufRef, Completion};
+use super::{no_file, probe_by_opening, transfer_all, Backend, BufRef, Capabilities, Completion, Registered, Setup};
 use crate::spec::Op;
 use std::fs::File;
 use std::io;
 use std::os::unix::io::AsRawFd;
+
+/// The registry's entry.
+pub const ENTRY: Registered = Registered {
+    name: "sync",
+    about: "pwrite/pread, one transfer at a time",
+    caps: Capabilities::STORAGE,
+    probe: |depth| probe_by_opening(open, depth),
+    open,
+    param: None,
+};
 
 struct Sync {
     bufs: Vec<BufRef>,
@@ -13,12 +23,14 @@ struct Sync {
     done: Option<Completion>,
 }
 
-pub fn open(_depth: usize, bufs: Vec<BufRef>) -> io::Result<Box<dyn Backend>> {
+fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
+    let bufs = setup.bufs;
     Ok(Box::new(Sync { bufs, fd: -1, op: Op::Read, done: None }))
 }
 
 impl Backend for Sync {
-    fn attach(&mut self, file: &File, op: Op, _size: u64) -> io::Result<()> {
+    fn attach(&mut self, file: Option<&File>, op: Op, _size: u64) -> io::Result<()> {
+        let file = file.ok_or_else(no_file)?;
         (self.fd, self.op) = (file.as_raw_fd(), op);
         Ok(())
     }

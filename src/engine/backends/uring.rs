@@ -1,12 +1,29 @@
 //! io_uring: buffers registered once per task, the file registered once per phase, up to the
 //! queue depth in flight; submissions are batched into the wait for completions.
 
-use super::{Backend, BufRef, Completion};
+use super::{no_file, probe_by_opening, Backend, BufRef, Capabilities, Completion, Registered, Setup};
 use crate::spec::Op;
 use io_uring::{opcode, types, IoUring};
 use std::fs::File;
 use std::io;
 use std::os::unix::io::AsRawFd;
+
+/// The registry's entry.
+pub const ENTRY: Registered = Registered {
+    name: "io_uring",
+    about: "io_uring with registered buffers and files, --iodepth in flight",
+    caps: Capabilities { queues: true, ..Capabilities::STORAGE },
+    probe: |depth| {
+        probe_by_opening(open, depth).map_err(|mut why| {
+            if let Ok(v) = std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled") {
+                why.push_str(&format!("; kernel.io_uring_disabled = {}", v.trim()));
+            }
+            why
+        })
+    },
+    open,
+    param: None,
+};
 
 const REAP_BATCH: usize = 4;
 
@@ -17,7 +34,8 @@ struct Uring {
     attached: bool,
 }
 
-pub fn open(depth: usize, bufs: Vec<BufRef>) -> io::Result<Box<dyn Backend>> {
+fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
+    let (depth, bufs) = (setup.depth, setup.bufs);
     let entries = depth.max(1) as u32;
     // One thread owns the ring and reaps its own completions: the kernel can then run
     // completion work when the task asks for it instead of interrupting it (kernel 6.1+).
@@ -36,7 +54,8 @@ pub fn open(depth: usize, bufs: Vec<BufRef>) -> io::Result<Box<dyn Backend>> {
 }
 
 impl Backend for Uring {
-    fn attach(&mut self, file: &File, op: Op, _size: u64) -> io::Result<()> {
+    fn attach(&mut self, file: Option<&File>, op: Op, _size: u64) -> io::Result<()> {
+        let file = file.ok_or_else(no_file)?;
         self.ring.submitter().register_files(&[file.as_raw_fd()])?;
         (self.op, self.attached) = (op, true);
         Ok(())
