@@ -107,9 +107,15 @@ pub struct RunRecord {
     pub interrupted: bool,
 }
 
-/// Where a run ran: the team's hosts and clock.
+/// Where and how a run ran: what the record keeps beside the workload and the measurements.
 #[derive(Debug, Clone, Default)]
-pub struct TeamFacts {
+pub struct RunFacts {
+    /// Host and target facts.
+    pub env: Environment,
+    /// The command line that asked for it.
+    pub command_line: String,
+    /// Start, Unix seconds.
+    pub started: i64,
     /// Host name of each node.
     pub hosts: Vec<String>,
     /// Clock alignment error, nanoseconds.
@@ -209,21 +215,15 @@ impl PhaseRecord {
 
 impl RunRecord {
     /// Builds the record of an execution; the status follows its failure and verification.
-    pub fn assemble(
-        w: Workload,
-        env: Environment,
-        exec: Execution,
-        command_line: String,
-        started: i64,
-        team: TeamFacts,
-    ) -> Self {
+    pub fn assemble(w: Workload, exec: Execution, facts: RunFacts) -> Self {
+        let RunFacts { env, command_line, started, hosts, clock_uncertainty_ns } = facts;
         let elsewhere = exec.reorder_crosses_nodes;
         let failure_hint = exec.failure.as_ref().map(|f| f.hint.clone());
         let interrupted = exec.failure.as_ref().is_some_and(|f| f.interrupted);
         let phases: Vec<PhaseRecord> =
             exec.phases.into_iter().map(|p| PhaseRecord::from_outcome(p, &w, &env, elsewhere)).collect();
         let failure = exec.failure.map(|f| {
-            let host = team.hosts.get(f.node as usize).map_or("?", String::as_str);
+            let host = hosts.get(f.node as usize).map_or("?", String::as_str);
             format!("task {} on {host}: {}", f.task, f.message)
         });
         let error = failure.or_else(|| verify_error(&phases));
@@ -240,8 +240,8 @@ impl RunRecord {
             phases,
             warnings: Vec::new(),
             sweep_id: None,
-            hosts: team.hosts,
-            clock_uncertainty_ns: team.clock_uncertainty_ns,
+            hosts,
+            clock_uncertainty_ns,
             reorder_crosses_nodes: elsewhere,
             failure_hint,
             interrupted,
@@ -345,7 +345,7 @@ mod tests {
             failure: None,
             reorder_crosses_nodes: false,
         };
-        let r = RunRecord::assemble(w, env, exec, "x".into(), 0, TeamFacts::default());
+        let r = RunRecord::assemble(w, exec, RunFacts { env, ..RunFacts::default() });
         let s = r.summaries();
         assert_eq!(s.len(), 2);
         let write = s[0].bandwidth.unwrap();

@@ -5,7 +5,7 @@
 
 use crate::engine::{self, offsets::mix, offsets::OffsetMap, DataFiles, EngineError, Progress};
 use crate::env;
-use crate::record::{RunRecord, Status, TeamFacts};
+use crate::record::{RunFacts, RunRecord, Status};
 use crate::spec::{Access, Op, SpecError, Workload};
 use crate::store::{Store, StoreError};
 use crate::target::dir::Dir;
@@ -194,22 +194,19 @@ impl<T: Team> Runner<'_, T> {
         let started = now_unix();
         let progress = Progress::new(self.threads);
         let stop = self.lead.as_ref().and(self.watch).map(|watch| watch(progress.clone()));
-        let exec = engine::execute(self.team, self.threads, w, &files, token, drop_caches, progress);
+        let inputs = engine::RunInputs { w, files: &files, token, drop_caches, progress };
+        let exec = engine::execute(self.team, self.threads, inputs);
         if let Some(stop) = stop {
             stop();
         }
-        let facts = TeamFacts { hosts: self.team.hosts(), clock_uncertainty_ns: self.team.clock_uncertainty() };
+        let hosts = self.team.hosts();
+        let clock_uncertainty_ns = self.team.clock_uncertainty();
         let command_line = self.command_line.clone();
         let result = match (self.lead.as_mut(), exec) {
             (Some(lead), Some(exec)) => {
-                let record = RunRecord::assemble(
-                    w.clone(),
-                    env::collect(lead.target.dir().path()),
-                    exec,
-                    command_line,
-                    started,
-                    facts,
-                );
+                let env = env::collect(lead.target.dir().path());
+                let facts = RunFacts { env, command_line, started, hosts, clock_uncertainty_ns };
+                let record = RunRecord::assemble(w.clone(), exec, facts);
                 warnings.extend(widened_series(&record, w));
                 Some(file(lead, record, warnings, filing))
             }

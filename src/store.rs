@@ -840,13 +840,17 @@ mod tests {
             ram_bytes: 1 << 30,
             ..Environment::default()
         };
+        let facts = crate::record::RunFacts {
+            env,
+            command_line: "iosurvey run".into(),
+            started: 1234,
+            hosts: vec!["n1".into(), "n2".into()],
+            clock_uncertainty_ns: 42,
+        };
         let mut r = RunRecord::assemble(
             Workload { verify: true, ..Workload::default() },
-            env,
             Execution { phases, failure, reorder_crosses_nodes: true },
-            "iosurvey run".into(),
-            1234,
-            crate::record::TeamFacts { hosts: vec!["n1".into(), "n2".into()], clock_uncertainty_ns: 42 },
+            facts,
         );
         r.warnings.push("a warning".into());
         r

@@ -1,33 +1,34 @@
-//! The data path: tasks move bytes through the POSIX backend while the engine times them.
+//! The data path: tasks move bytes through a backend while the engine times them.
 //!
-//! Every task runs the same loop on its own thread: meet the team at a barrier, open, transfer,
-//! optionally fsync, close, each step stamped on the run's monotonic clock. Errors never leave
-//! a phase early; the task records the error, raises the abort flag so the others stop after
-//! their current transfer, and meets them at the end of the phase, so nobody waits forever.
+//! Every task runs on its own thread, started behind a gate so that no task touches the team
+//! before all exist. Each runs the workload's phases in turn through the phase driver
+//! ([`phase`]), which owns what every phase has; what a phase does to the storage is its kind
+//! ([`transfer`] for data transfers). Errors never leave a phase early; the task records the
+//! error, raises the abort flag so the others stop after their current transfer, and meets
+//! them at the end of the phase, so nobody waits forever.
 
 pub mod backends;
 pub mod data;
 pub mod error;
 pub mod offsets;
+mod phase;
 pub mod placement;
+mod transfer;
 
-use crate::measure::histogram::{Histogram, Latency};
-use crate::measure::{done_at, Progression, Series, TaskTiming, CHECKPOINTS, MIN_INTERVAL_NS};
-use crate::spec::{Op, Pattern, Workload};
-use crate::target::cache;
+use crate::measure::histogram::Latency;
+use crate::measure::{Series, TaskTiming, MIN_INTERVAL_NS};
+use crate::spec::{Op, Workload};
 use crate::target::dir::Dir;
-use crate::team::clock::monotonic_ns;
 use crate::team::{all_agree, Member, Team};
-use backends::{Backend, BufRef, Completion};
-use data::{check, fill_random, fill_verified, stamp_plain, AlignedBuf, Fault, Mismatch, Stamp};
+use data::{fill_random, Mismatch};
 pub use error::EngineError;
-use offsets::{mix, OffsetMap, Visitor};
+use offsets::{mix, OffsetMap};
+use phase::{drop_on_each_node, Step, TaskClock};
 use serde::{Deserialize, Serialize};
-use std::fs::File;
-use std::os::unix::io::IntoRawFd;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
+use transfer::{TaskIo, Transfers};
 
 /// Set from a signal handler (SIGINT, SIGTERM): every task stops after its current transfer
 /// and the run ends as failed, stored and cleaned up, instead of dying half way.
@@ -170,6 +171,22 @@ impl Execution {
     }
 }
 
+/// What a run gives the engine, the same on every process: the workload, its files, the
+/// token that marks this run's data for verification, and whether to drop caches (asked for
+/// and allowed); `progress` is this process's live counters.
+pub struct RunInputs<'a> {
+    /// The workload.
+    pub w: &'a Workload,
+    /// Its data files in the target.
+    pub files: &'a DataFiles,
+    /// Marks this run's data.
+    pub token: u64,
+    /// Drop the page cache before every phase.
+    pub drop_caches: bool,
+    /// Live counters for a progress bar.
+    pub progress: Arc<Progress>,
+}
+
 /// What every task of this process shares.
 struct Context<'a> {
     w: &'a Workload,
@@ -180,20 +197,11 @@ struct Context<'a> {
     progress: Arc<Progress>,
 }
 
-/// Runs the workload's phases on `files` with `threads` tasks in this process. The team may
-/// be larger than `w.tasks` (a sweep point): then `w.tasks` tasks chosen round-robin over
-/// nodes work and the others wait. `token` marks this run's data for verification;
-/// `drop_caches` is whether dropping is both asked for and allowed. The lead process gets the
-/// execution; the others get `None`.
-pub fn execute<T: Team>(
-    team: &T,
-    threads: usize,
-    w: &Workload,
-    files: &DataFiles,
-    token: u64,
-    drop_caches: bool,
-    progress: Arc<Progress>,
-) -> Option<Execution> {
+/// Runs the workload's phases with `threads` tasks in this process. The team may be larger
+/// than `w.tasks` (a sweep point): then `w.tasks` tasks chosen round-robin over nodes work
+/// and the others wait. The lead process gets the execution; the others get `None`.
+pub fn execute<T: Team>(team: &T, threads: usize, run: RunInputs) -> Option<Execution> {
+    let RunInputs { w, files, token, drop_caches, progress } = run;
     let ctx = Context { w, map: OffsetMap::new(w), files, token, drop_caches, progress };
     let gate = Gate::default();
     let (results, go, spawn_error) = std::thread::scope(|s| {
@@ -253,6 +261,50 @@ impl Gate {
     }
 }
 
+fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
+    let w = ctx.w;
+    let mut io = TaskIo::new(w);
+    let clock = TaskClock { offset: m.clock_offset(), epoch: m.min(TaskClock::raw(m.clock_offset())) };
+    let (sources, reorder_crosses_nodes) =
+        if w.reorder { placement::reorder_sources(m.nodes()) } else { ((0..m.size()).collect(), false) };
+    let leads_node = placement::leads_its_node(m.nodes(), m.rank());
+    let interval_ns = ((w.interval_secs * 1e9) as u64).max(MIN_INTERVAL_NS);
+    let mut out = Execution { phases: Vec::new(), failure: None, reorder_crosses_nodes };
+    // After a stonewalled write, reads cover only what every task managed to write.
+    let mut written = ctx.map.per_task();
+    'run: for iteration in 0..w.iterations {
+        for &op in &w.ops {
+            let caches_dropped = ctx.drop_caches && drop_on_each_node(m, leads_node);
+            if m.local_index() == 0 {
+                *ctx.progress.phase.lock().unwrap_or_else(|p| p.into_inner()) =
+                    format!("{} {}/{}", op.name(), iteration + 1, w.iterations);
+                ctx.progress.phase_bytes.store(w.bytes_per_phase(), Relaxed);
+            }
+            ctx.progress.done[m.local_index()].0.store(0, Relaxed);
+            if op == Op::Write && !w.verify {
+                // Made before the clock starts: plain writes only stamp their offset into it.
+                for (i, slot) in io.slots.iter_mut().enumerate() {
+                    fill_random(slot.as_mut_slice(), mix(w.seed ^ ctx.token, (m.rank() * 1024 + i) as u64));
+                }
+            }
+            let (source, limit) = match op {
+                Op::Read => (sources[m.rank()], written),
+                Op::Write => (m.rank(), ctx.map.per_task()),
+            };
+            let mut kind = Transfers { ctx, io: &mut io, op, source, limit };
+            let step = Step { iteration, caches_dropped, interval_ns, verified: w.verify && op == Op::Read };
+            let end = phase::drive(m, &clock, &mut kind, step, &mut out);
+            if op == Op::Write && w.stonewall_secs.is_some() {
+                written = m.min(end.ops);
+            }
+            if end.failed {
+                break 'run;
+            }
+        }
+    }
+    (m.rank() == 0).then_some(out)
+}
+
 /// Picks this thread's part: a working task of the (sub-)team, or a waiting one.
 fn run_thread<M: Member>(ctx: &Context, m: M) -> Option<Execution> {
     if ctx.w.tasks >= m.size() {
@@ -264,455 +316,4 @@ fn run_thread<M: Member>(ctx: &Context, m: M) -> Option<Execution> {
     // The waiting tasks wait here for the working ones.
     m.barrier();
     out
-}
-
-/// One task's I/O state, made once and reused by every phase.
-struct TaskIo {
-    backend: Result<Box<dyn Backend>, Setup>,
-    slots: Vec<AlignedBuf>,
-    scratch: Vec<u8>,
-    done: Vec<Completion>,
-    started: Vec<u64>,
-    offsets: Vec<u64>,
-    free: Vec<usize>,
-}
-
-impl TaskIo {
-    fn new(w: &Workload) -> Self {
-        // More buffers than transfers would never be used.
-        let depth = (w.iodepth.max(1) as u64).min(w.transfers_per_task().max(1)) as usize;
-        let size = w.transfer as usize;
-        let mut io = TaskIo {
-            backend: Err(Setup::NoMemory(w.task_buffer_bytes())),
-            slots: Vec::new(),
-            scratch: Vec::new(),
-            done: Vec::with_capacity(depth),
-            started: vec![0; depth],
-            offsets: vec![0; depth],
-            free: (0..depth).rev().collect(),
-        };
-        // Buffers are reserved fallibly: a size the system cannot give fails the run, never
-        // the process.
-        let slots: Option<Vec<AlignedBuf>> = (0..depth).map(|_| AlignedBuf::try_new(size)).collect();
-        let scratch_ok = !w.verify || io.scratch.try_reserve_exact(size).is_ok();
-        let Some(mut slots) = slots.filter(|_| scratch_ok) else { return io };
-        io.scratch.resize(if w.verify { size } else { 0 }, 0);
-        let refs = slots.iter_mut().map(|b| BufRef { ptr: b.as_mut_slice().as_mut_ptr(), len: size }).collect();
-        io.backend = backends::open(&w.engine, depth, refs).map_err(|e| Setup::Unavailable(e.to_string()));
-        io.slots = slots;
-        io
-    }
-}
-
-/// Why a task could not set up its I/O.
-#[derive(Debug, Clone)]
-enum Setup {
-    /// The engine refused to start.
-    Unavailable(String),
-    /// Its buffers could not be allocated (bytes asked for).
-    NoMemory(u64),
-}
-
-impl Setup {
-    fn error(&self, w: &Workload) -> EngineError {
-        match self {
-            Setup::Unavailable(why) => {
-                EngineError::EngineUnavailable { engine: backends::entry(&w.engine).name, why: why.clone() }
-            }
-            Setup::NoMemory(bytes) => EngineError::NoMemory { bytes: *bytes },
-        }
-    }
-}
-
-/// What a task measured in one phase besides its timing record.
-struct PhaseTrace {
-    progression: Progression,
-    histogram: Histogram,
-    series: Series,
-}
-
-#[derive(Serialize, Deserialize)]
-struct TaskReport {
-    timing: TaskTiming,
-    verify: VerifyTally,
-    failure: Option<TaskFailure>,
-}
-
-/// The team's clock for one task: the lead's monotonic clock, counted from the team's start.
-struct TaskClock {
-    offset: i64,
-    epoch: u64,
-}
-
-impl TaskClock {
-    fn raw(offset: i64) -> u64 {
-        (monotonic_ns() as i64 - offset).max(0) as u64
-    }
-    fn now(&self) -> u64 {
-        Self::raw(self.offset).saturating_sub(self.epoch)
-    }
-}
-
-fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
-    let w = ctx.w;
-    let mut io = TaskIo::new(w);
-    let clock = TaskClock { offset: m.clock_offset(), epoch: m.min(TaskClock::raw(m.clock_offset())) };
-    let (sources, reorder_crosses_nodes) =
-        if w.reorder { placement::reorder_sources(m.nodes()) } else { ((0..m.size()).collect(), false) };
-    let leads_node = placement::leads_its_node(m.nodes(), m.rank());
-    let interval = ((w.interval_secs * 1e9) as u64).max(MIN_INTERVAL_NS);
-    let mut out = Execution { phases: Vec::new(), failure: None, reorder_crosses_nodes };
-    // After a stonewalled write, reads cover only what every task managed to write.
-    let mut written = ctx.map.per_task();
-    'run: for iteration in 0..w.iterations {
-        for &op in &w.ops {
-            let caches_dropped = ctx.drop_caches && drop_on_each_node(m, leads_node);
-            if m.local_index() == 0 {
-                *ctx.progress.phase.lock().expect("progress") =
-                    format!("{} {}/{}", op.name(), iteration + 1, w.iterations);
-                ctx.progress.phase_bytes.store(w.bytes_per_phase(), Relaxed);
-            }
-            ctx.progress.done[m.local_index()].0.store(0, Relaxed);
-            if op == Op::Write && !w.verify {
-                // Made before the clock starts: plain writes only stamp their offset into it.
-                for (i, slot) in io.slots.iter_mut().enumerate() {
-                    fill_random(slot.as_mut_slice(), mix(w.seed ^ ctx.token, (m.rank() * 1024 + i) as u64));
-                }
-            }
-            let source = if op == Op::Read { sources[m.rank()] } else { m.rank() };
-            let limit = if op == Op::Read { written } else { ctx.map.per_task() };
-            // The phase's time origin: every task is past it when the reduction returns.
-            let origin = m.max(clock.now());
-            let mut trace = PhaseTrace {
-                progression: Vec::with_capacity(CHECKPOINTS as usize + 3),
-                histogram: Histogram::default(),
-                series: Series { origin_ns: origin, interval_ns: interval, bytes: Vec::new(), ops: Vec::new() },
-            };
-            let (mut timing, verify, failure) = run_phase(ctx, m, &clock, op, source, limit, &mut io, &mut trace);
-            // The first task to finish defines the stonewall view; every task says how far it
-            // had come by then.
-            let first_end = m.min(timing.close_end);
-            timing.bytes_at_first_finish = done_at(&trace.progression, first_end) * w.transfer;
-            if op == Op::Write && w.stonewall_secs.is_some() {
-                written = m.min(timing.ops);
-            }
-            let latency = team_histogram(m, &trace.histogram).summary();
-            // Every task's series widened to the widest any task needed, so they add up.
-            let mut series = trace.series;
-            series.coarsen_to(m.max(series.interval_ns));
-            let series = Series { bytes: m.sum_vec(series.bytes), ops: m.sum_vec(series.ops), ..series };
-            let failed = m.max(failure.is_some() as u64) > 0;
-            if let Some(reports) = m.gather(TaskReport { timing, verify, failure }) {
-                let mut tally = VerifyTally::default();
-                let mut tasks = Vec::with_capacity(reports.len());
-                for r in reports {
-                    tasks.push(r.timing);
-                    tally.add(r.verify);
-                    out.failure = out.failure.or(r.failure);
-                }
-                let verify = (w.verify && op == Op::Read).then_some(tally);
-                out.phases.push(PhaseOutcome { op, iteration, tasks, verify, caches_dropped, latency, series });
-            }
-            if failed {
-                break 'run;
-            }
-        }
-    }
-    (m.rank() == 0).then_some(out)
-}
-
-/// Merges every task's latencies: bucket counts and sums add, extremes reduce.
-fn team_histogram<M: Member>(m: &M, h: &Histogram) -> Histogram {
-    let counts = m.sum_vec(h.counts().to_vec());
-    Histogram::from_parts(counts, m.sum(h.sum), m.min(h.min), m.max(h.max))
-}
-
-/// Drops the page cache once per node, by the node's first task, between two barriers.
-fn drop_on_each_node<M: Member>(m: &M, leads_node: bool) -> bool {
-    m.barrier();
-    let ok = !leads_node || cache::drop_caches().is_ok();
-    m.min(ok as u64) == 1
-}
-
-#[allow(clippy::too_many_arguments)]
-fn run_phase<M: Member>(
-    ctx: &Context,
-    m: &M,
-    clock: &TaskClock,
-    op: Op,
-    source: usize,
-    limit: u64,
-    io: &mut TaskIo,
-    trace: &mut PhaseTrace,
-) -> (TaskTiming, VerifyTally, Option<TaskFailure>) {
-    let w = ctx.w;
-    let file_index = ctx.map.file_of(source);
-    let path = &ctx.files.show(file_index);
-    let visitor = ctx.map.visitor(source);
-    let mut t = TaskTiming { task: m.rank() as u32, node: m.node(), ..TaskTiming::default() };
-    let mut tally = VerifyTally::default();
-    let mut error = None;
-    let mut done = 0;
-    t.open_start = clock.now();
-    let deadline = w.stonewall_secs.map(|s| t.open_start + (s * 1e9) as u64);
-    // Engines that touch no storage (null, delay) get no file.
-    let file = match backends::entry(&w.engine).caps.storage {
-        true => match open(ctx.files, file_index, op, w) {
-            Ok(f) => Some(f),
-            Err(e) => {
-                error = Some(EngineError::io("open", path, None, e));
-                None
-            }
-        },
-        false => None,
-    };
-    let mut attached = false;
-    if error.is_none() {
-        match &mut io.backend {
-            Ok(b) => match b.attach(file.as_ref(), op, ctx.map.file_size()) {
-                Ok(()) => attached = true,
-                Err(e) => error = Some(EngineError::io("prepare", path, None, e)),
-            },
-            Err(setup) => error = Some(setup.error(w)),
-        }
-    }
-    t.xfer_start = clock.now();
-    trace.progression.push((t.xfer_start, 0));
-    let site = IoSite {
-        ctx,
-        clock,
-        abort: m.abort_flag(),
-        path,
-        op,
-        source: source as u64,
-        visitor: &visitor,
-        counter: &ctx.progress.done[m.local_index()].0,
-        step: (limit / CHECKPOINTS).max(1),
-    };
-    if attached {
-        done = site.transfers(file.as_ref(), io, 0, limit, deadline, trace, &mut tally, &mut error);
-    }
-    if w.wear_out {
-        // Every task takes part in this reduction, failed or not, so nobody waits for ever.
-        let goal = m.max(done);
-        if let (None, true) = (&error, attached) {
-            done = site.transfers(file.as_ref(), io, done, goal, None, trace, &mut tally, &mut error);
-        }
-    }
-    t.xfer_end = clock.now();
-    trace.progression.push((t.xfer_end, done));
-    if let (None, true) = (&error, op == Op::Write && w.fsync) {
-        let flushed = match &mut io.backend {
-            Ok(b) => b.flush(),
-            Err(_) => Ok(()),
-        };
-        if let Err(e) = flushed.and_then(|()| file.as_ref().map_or(Ok(()), File::sync_all)) {
-            error = Some(EngineError::io("fsync", path, None, e));
-        }
-    }
-    t.sync_end = clock.now();
-    if attached {
-        if let Ok(b) = &mut io.backend {
-            b.detach();
-        }
-    }
-    if let Some(f) = file {
-        // std's File ignores close errors; network file systems report write-back errors here.
-        // SAFETY: into_raw_fd gives up ownership, so the descriptor is closed exactly once.
-        if unsafe { libc::close(f.into_raw_fd()) } != 0 && error.is_none() {
-            error = Some(EngineError::io("close", path, None, std::io::Error::last_os_error()));
-        }
-    }
-    t.close_end = clock.now();
-    t.ops = done;
-    t.bytes = done * w.transfer;
-    let failure = error.map(|e| {
-        m.raise_abort();
-        TaskFailure {
-            task: m.rank(),
-            node: m.node(),
-            message: e.to_string(),
-            hint: e.hint(),
-            interrupted: matches!(e, EngineError::Interrupted),
-        }
-    });
-    (t, tally, failure)
-}
-
-fn open(files: &DataFiles, index: usize, op: Op, w: &Workload) -> std::io::Result<File> {
-    let access = match op {
-        // A writable shared mapping needs a descriptor open for reading too.
-        Op::Write if backends::entry(&w.engine).caps.writes_need_read => libc::O_RDWR,
-        Op::Write => libc::O_WRONLY,
-        Op::Read => libc::O_RDONLY,
-    };
-    // The lead named every file in the manifest before the run; a writing task creates its
-    // file (or opens it, when another task or phase made it), through the target's
-    // descriptor, never through a link. Made on the writer's own node, no other node holds
-    // stale attributes of an empty file (FUSE clients cache them).
-    let flags = access | if w.direct { libc::O_DIRECT } else { 0 };
-    let name = &files.names[index];
-    let file = match op {
-        Op::Write => files.dir.create_or_open_own(name, flags)?,
-        Op::Read => files.dir.open_own(name, flags)?,
-    };
-    // Tell the page cache the access pattern, as fio does by default: deep readahead for
-    // sequential reads, none for random ones. Only advice, so its failure is ignored.
-    let advice = match w.pattern {
-        Pattern::Sequential => libc::POSIX_FADV_SEQUENTIAL,
-        Pattern::Random | Pattern::RandomOverlap => libc::POSIX_FADV_RANDOM,
-        Pattern::Backward | Pattern::Stride(_) => libc::POSIX_FADV_NORMAL,
-    };
-    // SAFETY: advises on an open descriptor; no memory is involved.
-    unsafe { libc::posix_fadvise(std::os::unix::io::AsRawFd::as_raw_fd(&file), 0, 0, advice) };
-    Ok(file)
-}
-
-/// One task's view of a phase's transfers.
-struct IoSite<'a> {
-    ctx: &'a Context<'a>,
-    clock: &'a TaskClock,
-    abort: &'a AtomicBool,
-    path: &'a Path,
-    op: Op,
-    source: u64,
-    visitor: &'a Visitor<'a>,
-    counter: &'a AtomicU64,
-    step: u64,
-}
-
-impl IoSite<'_> {
-    /// Makes transfers `from..to` in pattern order, keeping up to the queue depth in flight,
-    /// until done, a failure, the abort flag or the deadline; in-flight transfers are always
-    /// drained. Returns how many transfers completed (from `from` on, counted from 0).
-    #[allow(clippy::too_many_arguments)]
-    fn transfers(
-        &self,
-        f: Option<&File>,
-        io: &mut TaskIo,
-        from: u64,
-        to: u64,
-        deadline: Option<u64>,
-        trace: &mut PhaseTrace,
-        tally: &mut VerifyTally,
-        error: &mut Option<EngineError>,
-    ) -> u64 {
-        let w = self.ctx.w;
-        let len = w.transfer as usize;
-        let Ok(backend) = io.backend.as_mut() else { return from };
-        let (mut next, mut completed, mut inflight, mut stop) = (from, from, 0usize, false);
-        loop {
-            while !stop && next < to {
-                let Some(slot) = io.free.pop() else { break };
-                let offset = self.visitor.offset(next);
-                let buf = io.slots[slot].as_mut_slice();
-                if self.op == Op::Write {
-                    if w.verify {
-                        fill_verified(buf, Stamp { token: self.ctx.token, task: self.source, offset });
-                    } else {
-                        stamp_plain(buf, offset);
-                    }
-                }
-                io.offsets[slot] = offset;
-                io.started[slot] = self.clock.now();
-                // SAFETY: the slot came off the free list, so nothing is in flight on it; it
-                // goes back only after its completion is reaped below.
-                if let Err(e) = unsafe { backend.submit(slot, offset) } {
-                    io.free.push(slot);
-                    *error = Some(EngineError::io(self.op.name(), self.path, Some(offset), e));
-                    stop = true;
-                    break;
-                }
-                inflight += 1;
-                next += 1;
-            }
-            if inflight == 0 {
-                break;
-            }
-            if let Err(e) = backend.reap(1, &mut io.done) {
-                *error = Some(EngineError::io(self.op.name(), self.path, None, e));
-                break;
-            }
-            for (slot, result) in io.done.drain(..) {
-                let t = self.clock.now();
-                inflight -= 1;
-                io.free.push(slot);
-                let offset = io.offsets[slot];
-                match result {
-                    Ok(n) if n == len => {}
-                    Ok(n) if self.op == Op::Read && w.verify => {
-                        // Under verification a file that ends early is wrong data, not an I/O
-                        // error: the bytes that should be there are not.
-                        tally.checked += 1;
-                        tally.bad += 1;
-                        if tally.first.is_none() {
-                            let mismatch =
-                                Mismatch { fault: Fault::Missing, offset: offset + n as u64, expected: 0, found: 0 };
-                            tally.first = Some(BadTransfer { path: self.path.to_path_buf(), mismatch });
-                        }
-                        stop = true;
-                        continue;
-                    }
-                    Ok(n) if self.op == Op::Read => {
-                        *error =
-                            Some(EngineError::ShortRead { path: self.path.to_path_buf(), offset, got: n, want: len });
-                        stop = true;
-                        continue;
-                    }
-                    Ok(n) => {
-                        let e = std::io::Error::new(std::io::ErrorKind::WriteZero, format!("wrote {n} of {len} bytes"));
-                        *error = Some(EngineError::io("write", self.path, Some(offset), e));
-                        stop = true;
-                        continue;
-                    }
-                    Err(e) => {
-                        *error = Some(EngineError::io(self.op.name(), self.path, Some(offset), e));
-                        stop = true;
-                        continue;
-                    }
-                }
-                // An fsync after each write is part of that write's latency: the operation
-                // is not done until the data is on stable storage.
-                let t = if self.op == Op::Write && w.fsync_each {
-                    if let Err(e) = f.map_or(Ok(()), File::sync_all) {
-                        *error = Some(EngineError::io("fsync", self.path, Some(offset), e));
-                        stop = true;
-                        continue;
-                    }
-                    self.clock.now()
-                } else {
-                    t
-                };
-                trace.histogram.record(t.saturating_sub(io.started[slot]));
-                trace.series.add(t, w.transfer);
-                completed += 1;
-                self.counter.store(completed * w.transfer, Relaxed);
-                if completed % self.step == 0 {
-                    trace.progression.push((t, completed));
-                }
-                if self.op == Op::Read && w.verify {
-                    tally.checked += 1;
-                    let stamp = Stamp { token: self.ctx.token, task: self.source, offset };
-                    if let Some(mismatch) = check(io.slots[slot].as_slice(), stamp, &mut io.scratch) {
-                        tally.bad += 1;
-                        tally.stale += (mismatch.fault == Fault::Stale) as u64;
-                        if tally.first.is_none() {
-                            tally.first = Some(BadTransfer { path: self.path.to_path_buf(), mismatch });
-                        }
-                    }
-                }
-                if deadline.is_some_and(|d| t >= d) {
-                    stop = true;
-                }
-            }
-            if self.abort.load(Relaxed) {
-                stop = true;
-            }
-            if INTERRUPTED.load(Relaxed) {
-                *error = Some(EngineError::Interrupted);
-                stop = true;
-            }
-        }
-        completed
-    }
 }

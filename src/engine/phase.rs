@@ -1,0 +1,142 @@
+//! The phase driver: what every phase has, whatever it does to the storage. All tasks meet at
+//! the phase's origin; each runs its part of the phase kind; then the team reduces what every
+//! phase has (the first task's finish and how far each task had come by then, merged latency,
+//! the time series, whether anyone failed) and the lead gathers every task's record. What a
+//! phase does to the storage is a [`PhaseKind`]: data transfers today ([`super::transfer`]),
+//! metadata operations and IOzone's kinds next.
+
+use super::{Execution, PhaseOutcome, TaskFailure, VerifyTally};
+use crate::measure::histogram::Histogram;
+use crate::measure::{done_at, Progression, Series, TaskTiming, CHECKPOINTS};
+use crate::spec::Op;
+use crate::target::cache;
+use crate::team::clock::monotonic_ns;
+use crate::team::Member;
+use serde::{Deserialize, Serialize};
+
+/// The team's clock for one task: the lead's monotonic clock, counted from the team's start.
+pub(super) struct TaskClock {
+    pub(super) offset: i64,
+    pub(super) epoch: u64,
+}
+
+impl TaskClock {
+    pub(super) fn raw(offset: i64) -> u64 {
+        (monotonic_ns() as i64 - offset).max(0) as u64
+    }
+    pub(super) fn now(&self) -> u64 {
+        Self::raw(self.offset).saturating_sub(self.epoch)
+    }
+}
+
+/// What a task measured in one phase besides its timing record.
+pub(super) struct PhaseTrace {
+    /// (time, items done) at the start, at checkpoints and at the end.
+    pub progression: Progression,
+    /// Latency of every operation.
+    pub histogram: Histogram,
+    /// Bytes and operations per interval.
+    pub series: Series,
+}
+
+/// One task's part of a phase, as its kind reports it.
+#[derive(Serialize, Deserialize)]
+pub(super) struct TaskPart {
+    /// Open, transfer, sync and close times, bytes and operations.
+    pub timing: TaskTiming,
+    /// What verification found (nothing checked when not asked).
+    pub verify: VerifyTally,
+    /// Why it failed, if it did.
+    pub failure: Option<TaskFailure>,
+}
+
+/// What a phase does to the storage, for one task.
+pub(super) trait PhaseKind {
+    /// The op it records as.
+    fn op(&self) -> Op;
+    /// Bytes one counted item moves (for the stonewall view: items done by the first finish).
+    fn item_bytes(&self) -> u64;
+    /// Runs this task's part, from its open to its close, recording into `trace`.
+    fn run<M: Member>(&mut self, m: &M, clock: &TaskClock, trace: &mut PhaseTrace) -> TaskPart;
+}
+
+/// Where a phase sits in its run.
+pub(super) struct Step {
+    /// 0-based iteration.
+    pub iteration: u32,
+    /// Whether the page cache was dropped on every node just before.
+    pub caches_dropped: bool,
+    /// Width of the time series' intervals, ns.
+    pub interval_ns: u64,
+    /// Whether the phase's verification tally is a result (verified reads).
+    pub verified: bool,
+}
+
+/// How a phase ended for this task.
+pub(super) struct PhaseEnd {
+    /// Whether any task of the team failed.
+    pub failed: bool,
+    /// Operations this task completed.
+    pub ops: u64,
+}
+
+/// Runs one phase of `kind` for this task and, on the lead, adds the team's record to `out`.
+pub(super) fn drive<M: Member, K: PhaseKind>(
+    m: &M,
+    clock: &TaskClock,
+    kind: &mut K,
+    step: Step,
+    out: &mut Execution,
+) -> PhaseEnd {
+    // The phase's time origin: every task is past it when the reduction returns.
+    let origin = m.max(clock.now());
+    let mut trace = PhaseTrace {
+        progression: Vec::with_capacity(CHECKPOINTS as usize + 3),
+        histogram: Histogram::default(),
+        series: Series { origin_ns: origin, interval_ns: step.interval_ns, bytes: Vec::new(), ops: Vec::new() },
+    };
+    let mut part = kind.run(m, clock, &mut trace);
+    // The first task to finish defines the stonewall view; every task says how far it had
+    // come by then.
+    let first_end = m.min(part.timing.close_end);
+    part.timing.bytes_at_first_finish = done_at(&trace.progression, first_end) * kind.item_bytes();
+    let latency = team_histogram(m, &trace.histogram).summary();
+    // Every task's series widened to the widest any task needed, so they add up.
+    let mut series = trace.series;
+    series.coarsen_to(m.max(series.interval_ns));
+    let series = Series { bytes: m.sum_vec(series.bytes), ops: m.sum_vec(series.ops), ..series };
+    let failed = m.max(part.failure.is_some() as u64) > 0;
+    let ops = part.timing.ops;
+    if let Some(parts) = m.gather(part) {
+        let mut tally = VerifyTally::default();
+        let mut tasks = Vec::with_capacity(parts.len());
+        for p in parts {
+            tasks.push(p.timing);
+            tally.add(p.verify);
+            out.failure = out.failure.take().or(p.failure);
+        }
+        out.phases.push(PhaseOutcome {
+            op: kind.op(),
+            iteration: step.iteration,
+            tasks,
+            verify: step.verified.then_some(tally),
+            caches_dropped: step.caches_dropped,
+            latency,
+            series,
+        });
+    }
+    PhaseEnd { failed, ops }
+}
+
+/// Merges every task's latencies: bucket counts and sums add, extremes reduce.
+fn team_histogram<M: Member>(m: &M, h: &Histogram) -> Histogram {
+    let counts = m.sum_vec(h.counts().to_vec());
+    Histogram::from_parts(counts, m.sum(h.sum), m.min(h.min), m.max(h.max))
+}
+
+/// Drops the page cache once per node, by the node's first task, between two barriers.
+pub(super) fn drop_on_each_node<M: Member>(m: &M, leads_node: bool) -> bool {
+    m.barrier();
+    let ok = !leads_node || cache::drop_caches().is_ok();
+    m.min(ok as u64) == 1
+}

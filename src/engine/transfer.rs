@@ -1,0 +1,370 @@
+//! The data-transfer phase kind: a task opens its file (or another task's, with --reorder),
+//! moves its transfers through the engine's backend in pattern order with up to the queue
+//! depth in flight, optionally fsyncs, and closes, each step stamped on the team's clock.
+//! Errors never leave a phase early: the task records the error, raises the abort flag so the
+//! others stop after their current transfer, and meets them at the end of the phase.
+
+use super::backends::{self, Backend, BufRef, Completion};
+use super::data::{check, fill_verified, stamp_plain, AlignedBuf, Fault, Mismatch, Stamp};
+use super::offsets::Visitor;
+use super::phase::{PhaseKind, PhaseTrace, TaskClock, TaskPart};
+use super::{BadTransfer, Context, DataFiles, EngineError, TaskFailure, VerifyTally, INTERRUPTED};
+use crate::measure::{TaskTiming, CHECKPOINTS};
+use crate::spec::{Op, Pattern, Workload};
+use crate::team::Member;
+use std::fs::File;
+use std::ops::Range;
+use std::os::unix::io::IntoRawFd;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+/// One task's I/O state, made once and reused by every phase.
+pub(super) struct TaskIo {
+    backend: Result<Box<dyn Backend>, Setup>,
+    pub(super) slots: Vec<AlignedBuf>,
+    scratch: Vec<u8>,
+    done: Vec<Completion>,
+    started: Vec<u64>,
+    offsets: Vec<u64>,
+    free: Vec<usize>,
+}
+
+impl TaskIo {
+    pub(super) fn new(w: &Workload) -> Self {
+        // More buffers than transfers would never be used.
+        let depth = (w.iodepth.max(1) as u64).min(w.transfers_per_task().max(1)) as usize;
+        let size = w.transfer as usize;
+        let mut io = TaskIo {
+            backend: Err(Setup::NoMemory(w.task_buffer_bytes())),
+            slots: Vec::new(),
+            scratch: Vec::new(),
+            done: Vec::with_capacity(depth),
+            started: vec![0; depth],
+            offsets: vec![0; depth],
+            free: (0..depth).rev().collect(),
+        };
+        // Buffers are reserved fallibly: a size the system cannot give fails the run, never
+        // the process.
+        let slots: Option<Vec<AlignedBuf>> = (0..depth).map(|_| AlignedBuf::try_new(size)).collect();
+        let scratch_ok = !w.verify || io.scratch.try_reserve_exact(size).is_ok();
+        let Some(mut slots) = slots.filter(|_| scratch_ok) else { return io };
+        io.scratch.resize(if w.verify { size } else { 0 }, 0);
+        let refs = slots.iter_mut().map(|b| BufRef { ptr: b.as_mut_slice().as_mut_ptr(), len: size }).collect();
+        io.backend = backends::open(&w.engine, depth, refs).map_err(|e| Setup::Unavailable(e.to_string()));
+        io.slots = slots;
+        io
+    }
+}
+
+/// Why a task could not set up its I/O.
+#[derive(Debug, Clone)]
+enum Setup {
+    /// The engine refused to start.
+    Unavailable(String),
+    /// Its buffers could not be allocated (bytes asked for).
+    NoMemory(u64),
+}
+
+impl Setup {
+    fn error(&self, w: &Workload) -> EngineError {
+        match self {
+            Setup::Unavailable(why) => {
+                EngineError::EngineUnavailable { engine: backends::entry(&w.engine).name, why: why.clone() }
+            }
+            Setup::NoMemory(bytes) => EngineError::NoMemory { bytes: *bytes },
+        }
+    }
+}
+
+/// One task's data transfers in one phase: its own transfers when writing, those of `source`
+/// when reading (another task's with --reorder), at most `limit` of them.
+pub(super) struct Transfers<'a> {
+    pub ctx: &'a Context<'a>,
+    pub io: &'a mut TaskIo,
+    pub op: Op,
+    pub source: usize,
+    pub limit: u64,
+}
+
+/// What a task gathers while it transfers: its trace, its verification tally, its error.
+struct Acc<'t> {
+    trace: &'t mut PhaseTrace,
+    tally: VerifyTally,
+    error: Option<EngineError>,
+}
+
+impl PhaseKind for Transfers<'_> {
+    fn op(&self) -> Op {
+        self.op
+    }
+
+    fn item_bytes(&self) -> u64 {
+        self.ctx.w.transfer
+    }
+
+    fn run<M: Member>(&mut self, m: &M, clock: &TaskClock, trace: &mut PhaseTrace) -> TaskPart {
+        let (ctx, io, op, source, limit) = (self.ctx, &mut *self.io, self.op, self.source, self.limit);
+        let w = ctx.w;
+        let file_index = ctx.map.file_of(source);
+        let path = &ctx.files.show(file_index);
+        let visitor = ctx.map.visitor(source);
+        let mut t = TaskTiming { task: m.rank() as u32, node: m.node(), ..TaskTiming::default() };
+        let mut acc = Acc { trace, tally: VerifyTally::default(), error: None };
+        let mut done = 0;
+        t.open_start = clock.now();
+        let deadline = w.stonewall_secs.map(|s| t.open_start + (s * 1e9) as u64);
+        // Engines that touch no storage (null, delay) get no file.
+        let file = match backends::entry(&w.engine).caps.storage {
+            true => match open(ctx.files, file_index, op, w) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    acc.error = Some(EngineError::io("open", path, None, e));
+                    None
+                }
+            },
+            false => None,
+        };
+        let mut attached = false;
+        if acc.error.is_none() {
+            match &mut io.backend {
+                Ok(b) => match b.attach(file.as_ref(), op, ctx.map.file_size()) {
+                    Ok(()) => attached = true,
+                    Err(e) => acc.error = Some(EngineError::io("prepare", path, None, e)),
+                },
+                Err(setup) => acc.error = Some(setup.error(w)),
+            }
+        }
+        t.xfer_start = clock.now();
+        acc.trace.progression.push((t.xfer_start, 0));
+        let site = IoSite {
+            ctx,
+            clock,
+            abort: m.abort_flag(),
+            path,
+            file: file.as_ref(),
+            op,
+            source: source as u64,
+            visitor: &visitor,
+            counter: &ctx.progress.done[m.local_index()].0,
+            step: (limit / CHECKPOINTS).max(1),
+        };
+        if attached {
+            done = site.transfers(io, 0..limit, deadline, &mut acc);
+        }
+        if w.wear_out {
+            // Every task takes part in this reduction, failed or not, so nobody waits for ever.
+            let goal = m.max(done);
+            if let (None, true) = (&acc.error, attached) {
+                done = site.transfers(io, done..goal, None, &mut acc);
+            }
+        }
+        t.xfer_end = clock.now();
+        acc.trace.progression.push((t.xfer_end, done));
+        if let (None, true) = (&acc.error, op == Op::Write && w.fsync) {
+            let flushed = match &mut io.backend {
+                Ok(b) => b.flush(),
+                Err(_) => Ok(()),
+            };
+            if let Err(e) = flushed.and_then(|()| file.as_ref().map_or(Ok(()), File::sync_all)) {
+                acc.error = Some(EngineError::io("fsync", path, None, e));
+            }
+        }
+        t.sync_end = clock.now();
+        if attached {
+            if let Ok(b) = &mut io.backend {
+                b.detach();
+            }
+        }
+        if let Some(f) = file {
+            // std's File ignores close errors; network file systems report write-back errors here.
+            // SAFETY: into_raw_fd gives up ownership, so the descriptor is closed exactly once.
+            if unsafe { libc::close(f.into_raw_fd()) } != 0 && acc.error.is_none() {
+                acc.error = Some(EngineError::io("close", path, None, std::io::Error::last_os_error()));
+            }
+        }
+        t.close_end = clock.now();
+        t.ops = done;
+        t.bytes = done * w.transfer;
+        let failure = acc.error.map(|e| {
+            m.raise_abort();
+            TaskFailure {
+                task: m.rank(),
+                node: m.node(),
+                message: e.to_string(),
+                hint: e.hint(),
+                interrupted: matches!(e, EngineError::Interrupted),
+            }
+        });
+        TaskPart { timing: t, verify: acc.tally, failure }
+    }
+}
+
+fn open(files: &DataFiles, index: usize, op: Op, w: &Workload) -> std::io::Result<File> {
+    let access = match op {
+        // A writable shared mapping needs a descriptor open for reading too.
+        Op::Write if backends::entry(&w.engine).caps.writes_need_read => libc::O_RDWR,
+        Op::Write => libc::O_WRONLY,
+        Op::Read => libc::O_RDONLY,
+    };
+    // The lead named every file in the manifest before the run; a writing task creates its
+    // file (or opens it, when another task or phase made it), through the target's
+    // descriptor, never through a link. Made on the writer's own node, no other node holds
+    // stale attributes of an empty file (FUSE clients cache them).
+    let flags = access | if w.direct { libc::O_DIRECT } else { 0 };
+    let name = &files.names[index];
+    let file = match op {
+        Op::Write => files.dir.create_or_open_own(name, flags)?,
+        Op::Read => files.dir.open_own(name, flags)?,
+    };
+    // Tell the page cache the access pattern, as fio does by default: deep readahead for
+    // sequential reads, none for random ones. Only advice, so its failure is ignored.
+    let advice = match w.pattern {
+        Pattern::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+        Pattern::Random | Pattern::RandomOverlap => libc::POSIX_FADV_RANDOM,
+        Pattern::Backward | Pattern::Stride(_) => libc::POSIX_FADV_NORMAL,
+    };
+    // SAFETY: advises on an open descriptor; no memory is involved.
+    unsafe { libc::posix_fadvise(std::os::unix::io::AsRawFd::as_raw_fd(&file), 0, 0, advice) };
+    Ok(file)
+}
+
+/// One task's view of a phase's transfers.
+struct IoSite<'a> {
+    ctx: &'a Context<'a>,
+    clock: &'a TaskClock,
+    abort: &'a AtomicBool,
+    path: &'a Path,
+    file: Option<&'a File>,
+    op: Op,
+    source: u64,
+    visitor: &'a Visitor<'a>,
+    counter: &'a AtomicU64,
+    step: u64,
+}
+
+impl IoSite<'_> {
+    /// Makes transfers `range` in pattern order, keeping up to the queue depth in flight,
+    /// until done, a failure, the abort flag or the deadline; in-flight transfers are always
+    /// drained. Returns how many transfers completed (from `from` on, counted from 0).
+    fn transfers(&self, io: &mut TaskIo, range: Range<u64>, deadline: Option<u64>, acc: &mut Acc) -> u64 {
+        let (from, to) = (range.start, range.end);
+        let Acc { trace, tally, error } = acc;
+        let w = self.ctx.w;
+        let len = w.transfer as usize;
+        let Ok(backend) = io.backend.as_mut() else { return from };
+        let (mut next, mut completed, mut inflight, mut stop) = (from, from, 0usize, false);
+        loop {
+            while !stop && next < to {
+                let Some(slot) = io.free.pop() else { break };
+                let offset = self.visitor.offset(next);
+                let buf = io.slots[slot].as_mut_slice();
+                if self.op == Op::Write {
+                    if w.verify {
+                        fill_verified(buf, Stamp { token: self.ctx.token, task: self.source, offset });
+                    } else {
+                        stamp_plain(buf, offset);
+                    }
+                }
+                io.offsets[slot] = offset;
+                io.started[slot] = self.clock.now();
+                // SAFETY: the slot came off the free list, so nothing is in flight on it; it
+                // goes back only after its completion is reaped below.
+                if let Err(e) = unsafe { backend.submit(slot, offset) } {
+                    io.free.push(slot);
+                    *error = Some(EngineError::io(self.op.name(), self.path, Some(offset), e));
+                    stop = true;
+                    break;
+                }
+                inflight += 1;
+                next += 1;
+            }
+            if inflight == 0 {
+                break;
+            }
+            if let Err(e) = backend.reap(1, &mut io.done) {
+                *error = Some(EngineError::io(self.op.name(), self.path, None, e));
+                break;
+            }
+            for (slot, result) in io.done.drain(..) {
+                let t = self.clock.now();
+                inflight -= 1;
+                io.free.push(slot);
+                let offset = io.offsets[slot];
+                match result {
+                    Ok(n) if n == len => {}
+                    Ok(n) if self.op == Op::Read && w.verify => {
+                        // Under verification a file that ends early is wrong data, not an I/O
+                        // error: the bytes that should be there are not.
+                        tally.checked += 1;
+                        tally.bad += 1;
+                        if tally.first.is_none() {
+                            let mismatch =
+                                Mismatch { fault: Fault::Missing, offset: offset + n as u64, expected: 0, found: 0 };
+                            tally.first = Some(BadTransfer { path: self.path.to_path_buf(), mismatch });
+                        }
+                        stop = true;
+                        continue;
+                    }
+                    Ok(n) if self.op == Op::Read => {
+                        *error =
+                            Some(EngineError::ShortRead { path: self.path.to_path_buf(), offset, got: n, want: len });
+                        stop = true;
+                        continue;
+                    }
+                    Ok(n) => {
+                        let e = std::io::Error::new(std::io::ErrorKind::WriteZero, format!("wrote {n} of {len} bytes"));
+                        *error = Some(EngineError::io("write", self.path, Some(offset), e));
+                        stop = true;
+                        continue;
+                    }
+                    Err(e) => {
+                        *error = Some(EngineError::io(self.op.name(), self.path, Some(offset), e));
+                        stop = true;
+                        continue;
+                    }
+                }
+                // An fsync after each write is part of that write's latency: the operation
+                // is not done until the data is on stable storage.
+                let t = if self.op == Op::Write && w.fsync_each {
+                    if let Err(e) = self.file.map_or(Ok(()), File::sync_all) {
+                        *error = Some(EngineError::io("fsync", self.path, Some(offset), e));
+                        stop = true;
+                        continue;
+                    }
+                    self.clock.now()
+                } else {
+                    t
+                };
+                trace.histogram.record(t.saturating_sub(io.started[slot]));
+                trace.series.add(t, w.transfer);
+                completed += 1;
+                self.counter.store(completed * w.transfer, Relaxed);
+                if completed % self.step == 0 {
+                    trace.progression.push((t, completed));
+                }
+                if self.op == Op::Read && w.verify {
+                    tally.checked += 1;
+                    let stamp = Stamp { token: self.ctx.token, task: self.source, offset };
+                    if let Some(mismatch) = check(io.slots[slot].as_slice(), stamp, &mut io.scratch) {
+                        tally.bad += 1;
+                        tally.stale += (mismatch.fault == Fault::Stale) as u64;
+                        if tally.first.is_none() {
+                            tally.first = Some(BadTransfer { path: self.path.to_path_buf(), mismatch });
+                        }
+                    }
+                }
+                if deadline.is_some_and(|d| t >= d) {
+                    stop = true;
+                }
+            }
+            if self.abort.load(Relaxed) {
+                stop = true;
+            }
+            if INTERRUPTED.load(Relaxed) {
+                *error = Some(EngineError::Interrupted);
+                stop = true;
+            }
+        }
+        completed
+    }
+}
