@@ -105,6 +105,40 @@ pub struct RunRecord {
     /// Whether a signal stopped the run (not stored; the error text says it).
     #[serde(skip)]
     pub interrupted: bool,
+    /// Where the figures come from: `measured` by iosurvey, or `imported:TOOL` from another
+    /// tool's output (which may carry summary figures only).
+    #[serde(default = "measured")]
+    pub provenance: String,
+}
+
+/// The provenance of what iosurvey measured itself.
+pub const MEASURED: &str = "measured";
+
+fn measured() -> String {
+    MEASURED.to_string()
+}
+
+/// The best figures of one op over a run's iterations: what `ls` shows of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BestFigure {
+    /// Op name.
+    pub op: String,
+    /// Bandwidth, bytes/s.
+    pub bandwidth: Option<f64>,
+    /// Operations per second.
+    pub iops: Option<f64>,
+    /// Whether any iteration may have been served by (or absorbed into) the page cache.
+    pub possibly_cached: bool,
+}
+
+/// What the store indexes of a record, for the queries that do not read it whole.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunIndex {
+    /// What was measured, whatever the team size or repetition: runs with the same key are
+    /// comparable.
+    pub workload_key: String,
+    /// The best figures per op, in the order the ops first ran.
+    pub headline: Vec<BestFigure>,
 }
 
 /// Where and how a run ran: what the record keeps beside the workload and the measurements.
@@ -245,7 +279,32 @@ impl RunRecord {
             reorder_crosses_nodes: elsewhere,
             failure_hint,
             interrupted,
+            provenance: measured(),
         }
+    }
+
+    /// What the store indexes of this record.
+    pub fn index(&self) -> RunIndex {
+        let mut headline: Vec<BestFigure> = Vec::new();
+        for p in &self.phases {
+            let best = match headline.iter_mut().find(|b| b.op == p.op.name()) {
+                Some(b) => b,
+                None => {
+                    let fresh =
+                        BestFigure { op: p.op.name().into(), bandwidth: None, iops: None, possibly_cached: false };
+                    headline.push(fresh);
+                    headline.last_mut().expect("just pushed")
+                }
+            };
+            let max = |a: Option<f64>, b: Option<f64>| match (a, b) {
+                (Some(x), Some(y)) => Some(x.max(y)),
+                (x, y) => x.or(y),
+            };
+            best.bandwidth = max(best.bandwidth, p.figures.bandwidth);
+            best.iops = max(best.iops, p.figures.iops);
+            best.possibly_cached |= p.possibly_cached.is_some();
+        }
+        RunIndex { workload_key: self.workload.key(), headline }
     }
 
     /// Per-op figures over iterations, in the order ops first ran.

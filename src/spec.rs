@@ -437,6 +437,29 @@ impl Workload {
         self.transfers_per_task().saturating_mul(self.transfer).saturating_mul(self.tasks as u64)
     }
 
+    /// What the workload measures, whatever its team size, repetitions, seed and series
+    /// interval: workloads with the same key are comparable run for run.
+    pub fn key(&self) -> String {
+        let ops: Vec<&str> = self.ops.iter().map(|o| o.name()).collect();
+        format!(
+            "{:?}/{:?}/{}/{}/t{}/b{}/s{}/{}{}{}{}/{}/qd{}",
+            self.access,
+            self.layout,
+            self.pattern,
+            ops.join(","),
+            self.transfer,
+            self.block,
+            self.segments,
+            if self.direct { "direct" } else { "buffered" },
+            if self.fsync { "+fsync" } else { "" },
+            if self.fsync_each { "+fsync-each" } else { "" },
+            if self.verify { "+verify" } else { "" },
+            self.engine,
+            self.iodepth
+        )
+        .to_lowercase()
+    }
+
     /// A short human label: "file-per-task sequential 1 MiB x 2 GiB, 4 tasks".
     pub fn label(&self) -> String {
         let access = match (self.access, self.layout) {
@@ -536,6 +559,15 @@ mod tests {
         let v = Workload { verify: true, ..w.clone() };
         assert_eq!(v.task_buffer_bytes(), 5 << 20);
         assert_eq!(w.planned_memory(2), 2 * ((4 << 20) + crate::measure::MAX_SERIES_POINTS as u64 * 16));
+    }
+
+    #[test]
+    fn the_key_ignores_team_size_and_repetitions_but_not_what_is_measured() {
+        let a = ok();
+        assert_eq!(a.key(), Workload { tasks: 8, iterations: 3, seed: 9, ..ok() }.key());
+        assert_ne!(a.key(), Workload { direct: true, ..ok() }.key());
+        assert_ne!(a.key(), Workload { transfer: 8192, ..ok() }.key());
+        assert_eq!(a.key(), "filepertask/segmented/sequential/write,read/t4096/b8192/s1/buffered/sync/qd1");
     }
 
     #[test]

@@ -4,15 +4,13 @@
 //! file to the current schema, applied in order when a store is opened. A run is written in
 //! one transaction, so the store holds whole runs (ok or failed) and never half of one.
 
-use crate::env::Environment;
-use crate::measure::histogram::Latency;
-use crate::measure::{aggregate, Series, TaskTiming};
 use crate::net::NetResult;
-use crate::record::{PhaseRecord, RunRecord, Status, VerifySummary};
-use crate::spec::Op;
+use crate::record::{BestFigure, RunRecord};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
+
+mod legacy;
 
 /// Schema steps; entry i takes a store from version i to version i + 1.
 const MIGRATIONS: &[&str] = &[
@@ -117,7 +115,37 @@ CREATE TABLE series (
     PRIMARY KEY (phase_id, idx)
 );
 "#,
+    // v5: each run's record whole, with the columns queries need; [`backfill`] fills them
+    // for the runs of older stores from their rows.
+    r#"
+ALTER TABLE runs ADD COLUMN record_json TEXT;
+ALTER TABLE runs ADD COLUMN provenance TEXT NOT NULL DEFAULT 'measured';
+ALTER TABLE runs ADD COLUMN workload_key TEXT;
+ALTER TABLE runs ADD COLUMN headline_json TEXT;
+CREATE INDEX runs_by_workload ON runs(workload_key);
+CREATE INDEX runs_by_started ON runs(started);
+"#,
+    // v6: the rows the records replaced.
+    r#"
+DROP TABLE series;
+DROP TABLE tasks;
+DROP TABLE phases;
+"#,
 ];
+
+/// The schema version after which runs are stored as whole records (the v4 rows are read
+/// back into records by [`legacy`] before they are dropped).
+const WHOLE_RECORDS: usize = 5;
+
+/// The version of the stored record's JSON shape.
+const RECORD_VERSION: u32 = 1;
+
+/// A record as the store keeps it: whole, with the version of its shape.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StoredRecord {
+    version: u32,
+    record: RunRecord,
+}
 
 /// A store failure.
 #[derive(Debug, Error)]
@@ -223,19 +251,8 @@ pub struct RunRow {
     pub random: bool,
     /// The best figures of each op, in the order the ops first ran.
     pub best: Vec<BestFigure>,
-}
-
-/// The best figures of one op over a run's iterations.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct BestFigure {
-    /// Op name.
-    pub op: String,
-    /// Bandwidth, bytes/s.
-    pub bandwidth: Option<f64>,
-    /// Operations per second.
-    pub iops: Option<f64>,
-    /// Whether any iteration may have been served by (or absorbed into) the page cache.
-    pub possibly_cached: bool,
+    /// measured, or imported:TOOL.
+    pub provenance: String,
 }
 
 /// An open store.
@@ -289,8 +306,11 @@ impl Store {
             // two first runs at once must not both create the schema.
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(wrap)?;
             let found = version(&tx).map_err(wrap)?;
-            for step in MIGRATIONS.iter().skip(found.clamp(0, known) as usize) {
+            for (v, step) in MIGRATIONS.iter().enumerate().skip(found.clamp(0, known) as usize) {
                 tx.execute_batch(step).map_err(wrap)?;
+                if v + 1 == WHOLE_RECORDS {
+                    backfill(&tx).map_err(wrap)?;
+                }
             }
             if found < known {
                 tx.pragma_update(None, "user_version", known).map_err(wrap)?;
@@ -431,12 +451,7 @@ impl Store {
             .conn
             .prepare(
                 "SELECT r.id, r.survey_id, r.sweep_id, r.started, r.status, r.label, r.host, r.target, r.fs_type,
-                        json_extract(r.spec_json, '$.pattern') != 'sequential',
-                        (SELECT json_group_array(json_object('op', op, 'bandwidth', bw, 'iops', io,
-                                                             'possibly_cached', json(cached)))
-                         FROM (SELECT op, MAX(bandwidth) AS bw, MAX(iops) AS io,
-                                      CASE WHEN MAX(possibly_cached IS NOT NULL) THEN 'true' ELSE 'false' END AS cached
-                               FROM phases WHERE run_id = r.id GROUP BY op ORDER BY MIN(seq)))
+                        json_extract(r.spec_json, '$.pattern') != 'sequential', r.headline_json, r.provenance
                  FROM runs r ORDER BY r.id",
             )
             .map_err(|e| self.wrap(e))?;
@@ -458,6 +473,7 @@ impl Store {
                     best: serde_json::from_str(&best).map_err(|e| {
                         rusqlite::Error::FromSqlConversionFailure(10, rusqlite::types::Type::Text, Box::new(e))
                     })?,
+                    provenance: r.get(11)?,
                 })
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
@@ -481,316 +497,94 @@ impl Store {
         self.ids_where("SELECT id FROM runs WHERE survey_id = ?1 ORDER BY id", survey_id)
     }
 
-    /// Reads a whole run back.
+    /// Reads a whole run back: the record as it was stored.
     pub fn load(&self, id: i64) -> Result<RunRecord, StoreError> {
-        let head = self
+        let text: Option<String> = self
             .conn
-            .query_row(
-                "SELECT survey_id, name, started, status, error, command_line, spec_json, warnings_json,
-                        host, kernel, cpu_model, cpu_count, ram_bytes, target, fs_type, mount_source,
-                        mount_point, mount_options, block_device, tool_version, sweep_id, clock_uncertainty_ns,
-                        reorder_crosses_nodes FROM runs WHERE id = ?1",
-                [id],
-                |r| {
-                    let text = |i| r.get::<_, Option<String>>(i).map(Option::unwrap_or_default);
-                    let env = Environment {
-                        host: text(8)?,
-                        kernel: text(9)?,
-                        cpu_model: text(10)?,
-                        cpu_count: r.get::<_, Option<i64>>(11)?.unwrap_or(0) as usize,
-                        ram_bytes: r.get::<_, Option<i64>>(12)?.unwrap_or(0) as u64,
-                        target: text(13)?,
-                        fs_type: text(14)?,
-                        mount_source: text(15)?,
-                        mount_point: text(16)?,
-                        mount_options: text(17)?,
-                        block_device: r.get(18)?,
-                        tool_version: text(19)?,
-                    };
-                    let team = (r.get::<_, Option<i64>>(20)?, r.get::<_, i64>(21)? as u64, r.get::<_, bool>(22)?);
-                    Ok((
-                        team,
-                        r.get(0)?,
-                        r.get(1)?,
-                        r.get(2)?,
-                        r.get::<_, String>(3)?,
-                        r.get(4)?,
-                        r.get(5)?,
-                        r.get::<_, String>(6)?,
-                        r.get::<_, String>(7)?,
-                        env,
-                    ))
-                },
-            )
+            .query_row("SELECT record_json FROM runs WHERE id = ?1", [id], |r| r.get(0))
             .optional()
             .map_err(|e| self.wrap(e))?
             .ok_or(StoreError::NoRun(id))?;
-        let (
-            (sweep_id, clock_uncertainty_ns, reorder_crosses_nodes),
-            survey_id,
-            name,
-            started,
-            status,
-            error,
-            command_line,
-            spec_json,
-            warnings_json,
-            env,
-        ) = head;
-        let damaged = |what: &str, e: serde_json::Error| StoreError::Damaged(id, format!("{what}: {e}"));
-        let workload = serde_json::from_str(&spec_json).map_err(|e| damaged("spec", e))?;
-        let warnings = serde_json::from_str(&warnings_json).map_err(|e| damaged("warnings", e))?;
-        let status = match status.as_str() {
-            "ok" => Status::Ok,
-            _ => Status::Failed,
-        };
-        Ok(RunRecord {
-            id: Some(id),
-            survey_id,
-            name,
-            started,
-            status,
-            error,
-            command_line,
-            workload,
-            env,
-            phases: self.load_phases(id)?,
-            warnings,
-            sweep_id,
-            hosts: self.load_hosts(id)?,
-            clock_uncertainty_ns,
-            reorder_crosses_nodes,
-            failure_hint: None,
-            interrupted: false,
-        })
-    }
-
-    fn load_hosts(&self, run_id: i64) -> Result<Vec<String>, StoreError> {
-        let mut stmt =
-            self.conn.prepare("SELECT host FROM nodes WHERE run_id = ?1 ORDER BY node").map_err(|e| self.wrap(e))?;
-        let hosts = stmt.query_map([run_id], |r| r.get(0)).and_then(|h| h.collect()).map_err(|e| self.wrap(e))?;
-        Ok(hosts)
-    }
-
-    fn load_phases(&self, run_id: i64) -> Result<Vec<PhaseRecord>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT id, op, iteration, possibly_cached, caches_dropped, verify_checked, verify_bad,
-                        verify_stale, verify_first, latency_json, series_origin_ns, series_interval_ns
-                 FROM phases WHERE run_id = ?1 ORDER BY seq",
-            )
-            .map_err(|e| self.wrap(e))?;
-        let heads = stmt
-            .query_map([run_id], |r| {
-                let verify = r.get::<_, Option<i64>>(5)?.map(|checked| -> rusqlite::Result<VerifySummary> {
-                    Ok(VerifySummary {
-                        checked: checked as u64,
-                        bad: r.get::<_, i64>(6)? as u64,
-                        stale: r.get::<_, i64>(7)? as u64,
-                        first: r.get(8)?,
-                    })
-                });
-                let series = Series {
-                    origin_ns: r.get::<_, i64>(10)? as u64,
-                    interval_ns: r.get::<_, i64>(11)? as u64,
-                    ..Series::default()
-                };
-                Ok((
-                    (r.get::<_, i64>(0)?, r.get::<_, Option<String>>(9)?, series),
-                    r.get::<_, String>(1)?,
-                    r.get::<_, u32>(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    verify.transpose()?,
-                ))
-            })
-            .and_then(|h| h.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| self.wrap(e))?;
-        let mut series_stmt = self
-            .conn
-            .prepare("SELECT bytes, ops FROM series WHERE phase_id = ?1 ORDER BY idx")
-            .map_err(|e| self.wrap(e))?;
-        let mut tasks_stmt = self
-            .conn
-            .prepare(
-                "SELECT task, node, bytes, ops, open_start, xfer_start, xfer_end, sync_end, close_end,
-                        bytes_at_first_finish FROM tasks WHERE phase_id = ?1 ORDER BY task",
-            )
-            .map_err(|e| self.wrap(e))?;
-        heads
-            .into_iter()
-            .map(|((phase_id, latency_json, mut series), op, iteration, possibly_cached, caches_dropped, verify)| {
-                let latency: Latency = match latency_json {
-                    Some(text) => {
-                        serde_json::from_str(&text).map_err(|e| StoreError::Damaged(run_id, format!("latency: {e}")))?
-                    }
-                    None => Latency::default(),
-                };
-                let rows: Vec<(i64, i64)> = series_stmt
-                    .query_map([phase_id], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .and_then(|t| t.collect())
-                    .map_err(|e| self.wrap(e))?;
-                (series.bytes, series.ops) = rows.into_iter().map(|(b, o)| (b as u64, o as u64)).unzip();
-                let tasks: Vec<TaskTiming> = tasks_stmt
-                    .query_map([phase_id], |r| {
-                        let n = |i| r.get::<_, i64>(i).map(|v| v as u64);
-                        Ok(TaskTiming {
-                            task: r.get(0)?,
-                            node: r.get(1)?,
-                            bytes: n(2)?,
-                            ops: n(3)?,
-                            open_start: n(4)?,
-                            xfer_start: n(5)?,
-                            xfer_end: n(6)?,
-                            sync_end: n(7)?,
-                            close_end: n(8)?,
-                            bytes_at_first_finish: n(9)?,
-                        })
-                    })
-                    .and_then(|t| t.collect())
-                    .map_err(|e| self.wrap(e))?;
-                let op = match op.as_str() {
-                    "write" => Op::Write,
-                    "read" => Op::Read,
-                    other => return Err(StoreError::Damaged(run_id, format!("unknown op {other}"))),
-                };
-                Ok(PhaseRecord {
-                    op,
-                    iteration,
-                    figures: aggregate(&tasks),
-                    possibly_cached,
-                    caches_dropped,
-                    verify,
-                    latency,
-                    series,
-                    tasks,
-                })
-            })
-            .collect()
+        let text = text.ok_or_else(|| StoreError::Damaged(id, "no record".into()))?;
+        let stored: StoredRecord =
+            serde_json::from_str(&text).map_err(|e| StoreError::Damaged(id, format!("record: {e}")))?;
+        let mut record = stored.record;
+        record.id = Some(id);
+        Ok(record)
     }
 }
 
+/// The JSON of a value, as an SQL conversion error when it fails.
+fn json<T: serde::Serialize>(v: &T) -> rusqlite::Result<String> {
+    serde_json::to_string(v).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))
+}
+
+/// Writes one run: its record whole, and the columns queries need (next to the type:
+/// [`RunRecord::index`]).
 fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
-    let spec = serde_json::to_string(&r.workload).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
-    let warnings =
-        serde_json::to_string(&r.warnings).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?;
+    let index = r.index();
+    let stored = StoredRecord { version: RECORD_VERSION, record: RunRecord { id: None, ..r.clone() } };
     let e = &r.env;
     tx.execute(
-        "INSERT INTO runs (survey_id, name, started, status, error, command_line, label, spec_json, warnings_json,
-            host, kernel, cpu_model, cpu_count, ram_bytes, target, fs_type, mount_source, mount_point,
-            mount_options, block_device, tool_version, sweep_id, clock_uncertainty_ns, reorder_crosses_nodes)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21,
-                 ?22, ?23, ?24)",
+        "INSERT INTO runs (survey_id, sweep_id, name, started, status, error, command_line, label, spec_json,
+            warnings_json, host, target, fs_type, tool_version, provenance, workload_key, headline_json,
+            record_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
         params![
             r.survey_id,
+            r.sweep_id,
             r.name,
             r.started,
             r.status.name(),
             r.error,
             r.command_line,
             r.workload.label(),
-            spec,
-            warnings,
+            json(&r.workload)?,
+            json(&r.warnings)?,
             e.host,
-            e.kernel,
-            e.cpu_model,
-            e.cpu_count as i64,
-            e.ram_bytes as i64,
             e.target,
             e.fs_type,
-            e.mount_source,
-            e.mount_point,
-            e.mount_options,
-            e.block_device,
             e.tool_version,
-            r.sweep_id,
-            r.clock_uncertainty_ns as i64,
-            r.reorder_crosses_nodes
+            r.provenance,
+            index.workload_key,
+            json(&index.headline)?,
+            json(&stored)?
         ],
     )?;
     let run_id = tx.last_insert_rowid();
     for (node, host) in r.hosts.iter().enumerate() {
         tx.execute("INSERT INTO nodes (run_id, node, host) VALUES (?1, ?2, ?3)", params![run_id, node as i64, host])?;
     }
-    let mut phase_stmt = tx.prepare(
-        "INSERT INTO phases (run_id, seq, op, iteration, bytes, ops, window_ns, bandwidth, transfer_rate, iops,
-            task_min, task_max, first_finish_rate, possibly_cached, caches_dropped, verify_checked, verify_bad,
-            verify_stale, verify_first, latency_json, lat_p50_ns, lat_p99_ns, lat_max_ns, series_origin_ns,
-            series_interval_ns)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22,
-                 ?23, ?24, ?25)",
-    )?;
-    let mut series_stmt =
-        tx.prepare("INSERT INTO series (phase_id, idx, start_ns, bytes, ops) VALUES (?1, ?2, ?3, ?4, ?5)")?;
-    let mut task_stmt = tx.prepare(
-        "INSERT INTO tasks (phase_id, task, node, bytes, ops, open_start, xfer_start, xfer_end, sync_end, close_end,
-            bytes_at_first_finish) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-    )?;
-    for (seq, p) in r.phases.iter().enumerate() {
-        let f = &p.figures;
-        let v = p.verify.as_ref();
-        phase_stmt.execute(params![
-            run_id,
-            seq as i64,
-            p.op.name(),
-            p.iteration,
-            f.bytes as i64,
-            f.ops as i64,
-            f.window_ns as i64,
-            f.bandwidth,
-            f.transfer_rate,
-            f.iops,
-            f.task_min,
-            f.task_max,
-            f.first_finish_rate,
-            p.possibly_cached,
-            p.caches_dropped,
-            v.map(|v| v.checked as i64),
-            v.map(|v| v.bad as i64),
-            v.map(|v| v.stale as i64),
-            v.and_then(|v| v.first.clone()),
-            serde_json::to_string(&p.latency).map_err(|e| rusqlite::Error::ToSqlConversionFailure(Box::new(e)))?,
-            p.latency.p50 as i64,
-            p.latency.p99 as i64,
-            p.latency.max as i64,
-            p.series.origin_ns as i64,
-            p.series.interval_ns as i64
-        ])?;
-        let phase_id = tx.last_insert_rowid();
-        for (i, (bytes, ops)) in p.series.bytes.iter().zip(&p.series.ops).enumerate() {
-            series_stmt.execute(params![
-                phase_id,
-                i as i64,
-                (p.series.origin_ns + i as u64 * p.series.interval_ns) as i64,
-                *bytes as i64,
-                *ops as i64
-            ])?;
-        }
-        for t in &p.tasks {
-            task_stmt.execute(params![
-                phase_id,
-                t.task,
-                t.node,
-                t.bytes as i64,
-                t.ops as i64,
-                t.open_start as i64,
-                t.xfer_start as i64,
-                t.xfer_end as i64,
-                t.sync_end as i64,
-                t.close_end as i64,
-                t.bytes_at_first_finish as i64
-            ])?;
-        }
-    }
     Ok(run_id)
+}
+
+/// Stores whole the record of every run an older store kept as rows.
+fn backfill(tx: &Transaction) -> rusqlite::Result<()> {
+    let ids: Vec<i64> = tx
+        .prepare("SELECT id FROM runs WHERE record_json IS NULL")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for id in ids {
+        let Some(record) = legacy::load(tx, id)? else { continue };
+        let index = record.index();
+        let stored = StoredRecord { version: RECORD_VERSION, record: RunRecord { id: None, ..record } };
+        tx.execute(
+            "UPDATE runs SET record_json = ?1, workload_key = ?2, headline_json = ?3 WHERE id = ?4",
+            params![json(&stored)?, index.workload_key, json(&index.headline)?, id],
+        )?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::engine::{Execution, PhaseOutcome, TaskFailure, VerifyTally};
-    use crate::spec::Workload;
+    use crate::env::Environment;
+    use crate::measure::histogram::Latency;
+    use crate::measure::{Series, TaskTiming};
+    use crate::record::Status;
+    use crate::spec::{Op, Workload};
 
     fn sample_latency() -> Latency {
         let mut h = crate::measure::histogram::Histogram::default();
@@ -902,13 +696,51 @@ mod tests {
     fn an_interrupted_save_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("s.db")).unwrap();
-        // A trigger makes the second task row fail, half way through the run's writes.
-        store.conn.execute_batch("CREATE TRIGGER boom BEFORE INSERT ON tasks WHEN NEW.task = 1 BEGIN SELECT RAISE(ABORT, 'disk gone'); END;").unwrap();
+        // A trigger makes the second node row fail, after the run's row was written.
+        store.conn.execute_batch("CREATE TRIGGER boom BEFORE INSERT ON nodes WHEN NEW.node = 1 BEGIN SELECT RAISE(ABORT, 'disk gone'); END;").unwrap();
         assert!(store.save(&sample(None)).is_err());
-        for table in ["runs", "phases", "tasks"] {
+        for table in ["runs", "nodes"] {
             let n: i64 = store.conn.query_row(&format!("SELECT COUNT(*) FROM {table}"), [], |r| r.get(0)).unwrap();
             assert_eq!(n, 0, "{table} keeps half a run");
         }
+    }
+
+    #[test]
+    fn a_v4_store_of_the_previous_main_migrates_without_loss() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v4.db");
+        std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store-v4.db"), &path).unwrap();
+        // What v4 held, read as v4 read it.
+        let before: Vec<RunRecord> = {
+            let conn = Connection::open(&path).unwrap();
+            assert_eq!(conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0)).unwrap(), 4);
+            (1..=8).map(|id| legacy::load(&conn, id).unwrap().expect("run in the fixture")).collect()
+        };
+        let store = Store::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), MIGRATIONS.len() as i64);
+        for (id, old) in (1..=8).zip(&before) {
+            assert_eq!(store.load(id).unwrap(), RunRecord { id: Some(id), ..old.clone() }, "run {id}");
+        }
+        assert_eq!(store.load(8).unwrap().status, Status::Failed, "the failed verified read is still failed");
+        assert_eq!(store.survey_runs(1).unwrap(), [4, 5, 6]);
+        assert_eq!(store.sweep_runs(1).unwrap(), [2, 3]);
+        let rows = store.list().unwrap();
+        assert_eq!(rows.len(), 8);
+        assert!(rows.iter().all(|r| r.provenance == "measured" && !r.best.is_empty()));
+        assert!(rows[1].random && !rows[0].random);
+        let tables: Vec<String> = store
+            .conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            tables,
+            ["net_runs", "nodes", "runs", "surveys", "sweeps"],
+            "the rows the records replaced are gone"
+        );
     }
 
     #[test]
