@@ -5,6 +5,7 @@
 //! and `record` (team-wide figures) -> `store` -> `report`. See docs/architecture.md.
 #![deny(missing_docs)]
 
+pub mod analysis;
 pub mod engine;
 pub mod env;
 pub mod measure;

@@ -3,11 +3,41 @@
 use crate::spec::{Access, Layout, Op, Pattern, Workload};
 use crate::units::{KIB, MIB};
 
+/// What a run of the survey is for; its name is stored with the run, and the analysis reads
+/// it back into the role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Sequential, a file per task (N-to-N).
+    SeqFilePerTask,
+    /// 4 KiB random on the same files.
+    Random4k,
+    /// Sequential, one shared file (N-to-1).
+    SeqShared,
+}
+
+impl Role {
+    const ALL: [Role; 3] = [Role::SeqFilePerTask, Role::Random4k, Role::SeqShared];
+
+    /// The stable name stored with the run.
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::SeqFilePerTask => "seq-file-per-task",
+            Role::Random4k => "random-4k",
+            Role::SeqShared => "seq-shared",
+        }
+    }
+
+    /// The role of a stored name.
+    pub fn from_name(name: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|r| r.name() == name)
+    }
+}
+
 /// One run of a survey.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SurveyItem {
-    /// Stable name, stored with the run.
-    pub name: &'static str,
+    /// What it is for.
+    pub role: Role,
     /// What to run.
     pub workload: Workload,
 }
@@ -42,9 +72,9 @@ pub fn survey(shape: SurveyShape) -> Vec<SurveyItem> {
         ..Workload::default()
     };
     vec![
-        SurveyItem { name: "seq-file-per-task", workload: base.clone() },
+        SurveyItem { role: Role::SeqFilePerTask, workload: base.clone() },
         SurveyItem {
-            name: "random-4k",
+            role: Role::Random4k,
             workload: Workload {
                 pattern: Pattern::Random,
                 transfer: 4 * KIB,
@@ -54,7 +84,7 @@ pub fn survey(shape: SurveyShape) -> Vec<SurveyItem> {
             },
         },
         SurveyItem {
-            name: "seq-shared",
+            role: Role::SeqShared,
             workload: Workload { access: Access::Shared, layout: Layout::Segmented, ..base },
         },
     ]
@@ -143,7 +173,8 @@ mod tests {
     fn battery_reuses_the_sequential_files_for_random_io() {
         let items =
             survey(SurveyShape { size: 3 * MIB * 1024, tasks: 3, direct: true, drop_caches: false, random_secs: 5.0 });
-        let names: Vec<_> = items.iter().map(|i| i.name).collect();
+        let names: Vec<_> = items.iter().map(|i| i.role.name()).collect();
+        assert!(names.iter().all(|n| Role::from_name(n).is_some()));
         assert_eq!(names, ["seq-file-per-task", "random-4k", "seq-shared"]);
         let (seq, rnd) = (&items[0].workload, &items[1].workload);
         assert_eq!((seq.block, seq.tasks, seq.access), (1024 * MIB, 3, Access::FilePerTask));

@@ -342,14 +342,15 @@ fn ls_names_groups_that_show_takes_with_time_host_and_target() {
     assert_eq!(bed.run("--pattern random --transfer 4k --block 1m").code, 0);
     let ls = iosurvey(&["ls", "--db", &bed.db]);
     assert_eq!(ls.code, 0, "{}", ls.stderr);
-    let lines: Vec<&str> = ls.stdout.lines().collect();
-    assert!(
-        lines[1].contains(" w1 ") && lines[1].contains("UTC") && lines[1].contains(bed.dir.to_str().unwrap()),
-        "{}",
-        ls.stdout
-    );
-    assert!(lines[1].contains("MiB/s") && lines[3].contains("IOPS"), "random runs show IOPS: {}", ls.stdout);
-    assert!(lines[3].contains("IOPS*") && ls.stdout.contains("possibly the page cache"), "{}", ls.stdout);
+    let row = |id: &str| ls.stdout.lines().find(|l| l.trim_start().starts_with(&format!("{id} "))).unwrap();
+    let dir = bed.dir.to_str().unwrap();
+    assert!(row("1").contains(" w1 ") && row("1").contains("UTC") && row("1").contains(dir), "{}", ls.stdout);
+    assert!(row("1").contains("MiB/s") && row("3").contains("IOPS"), "random runs show IOPS: {}", ls.stdout);
+    assert!(row("3").contains("IOPS*") && ls.stdout.contains("possibly the page cache"), "{}", ls.stdout);
+    for (format, needle) in [("csv", "id,group,started"), ("md", "| id | group |"), ("json", "\"tables\"")] {
+        let out = iosurvey(&["ls", "--format", format, "--db", &bed.db]);
+        assert!(out.code == 0 && out.stdout.contains(needle), "{format}: {}", out.stdout);
+    }
     let sweep = iosurvey(&["show", "w1", "--db", &bed.db]);
     assert_eq!(sweep.code, 0, "{}", sweep.stderr);
     assert!(sweep.stdout.contains("sweep") || sweep.stdout.contains("clients"), "{}", sweep.stdout);

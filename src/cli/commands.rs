@@ -2,11 +2,12 @@
 //! the target; every process runs its tasks.
 
 use super::{progress, Cli, Command, Failure, NetArgs, RunArgs, SurveyArgs};
+use iosurvey::analysis::{self, Report};
 use iosurvey::engine::INTERRUPTED;
 use iosurvey::net;
 use iosurvey::plan::{self, SurveyShape};
 use iosurvey::record::RunRecord;
-use iosurvey::report;
+use iosurvey::report::{self, Format};
 use iosurvey::runner::{Filing, Lead, RunError, Runner, Watch};
 use iosurvey::spec::Workload;
 use iosurvey::store::Store;
@@ -45,11 +46,11 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
     match &cli.command {
         Command::Run(args) => run(cli, args, team),
         Command::Survey(args) => survey(cli, args, team),
-        Command::Ls { json } => lead_prints(team, || {
+        Command::Ls { json, format } => lead_prints(team, || {
             let rows = Store::open_existing(&cli.db)?.list()?;
-            Ok(if *json { to_json(&rows)? } else { report::list_text(&rows) })
+            Ok(if *json { to_json(&rows)? } else { render(analysis::list(&rows), *format) })
         }),
-        Command::Show { id, json } => lead_prints(team, || show(&cli.db, *id, *json)),
+        Command::Show { id, json, format } => lead_prints(team, || show(&cli.db, *id, *json, *format)),
         Command::Net(args) => net(cli, args, team),
         Command::Overhead => lead_prints(team, || Ok(overhead())),
         Command::Engines { json, all } => lead_prints(team, || {
@@ -70,8 +71,13 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
     }
 }
 
+/// A report laid out in a format.
+fn render(r: Report, format: Format) -> String {
+    report::exporter(format).render(&r)
+}
+
 /// `show`: one run in full, or the table of a survey or a sweep.
-fn show(db: &Path, id: super::Shown, json: bool) -> Result<String, Failure> {
+fn show(db: &Path, id: super::Shown, json: bool, format: Format) -> Result<String, Failure> {
     use super::Shown;
     let store = Store::open_existing(db)?;
     let (ids, group) = match id {
@@ -80,7 +86,7 @@ fn show(db: &Path, id: super::Shown, json: bool) -> Result<String, Failure> {
             if json {
                 return to_json(&record);
             }
-            return Ok(report::run_text(&record) + &report::net_text(&store.net_within(&record.hosts)?));
+            return Ok(render(analysis::run(&record).and(analysis::net(&store.net_within(&record.hosts)?)), format));
         }
         Shown::Survey(n) => (store.survey_runs(n)?, format!("s{n}")),
         Shown::Sweep(n) => (store.sweep_runs(n)?, format!("w{n}")),
@@ -95,8 +101,8 @@ fn show(db: &Path, id: super::Shown, json: bool) -> Result<String, Failure> {
     let records = ids.into_iter().map(|i| store.load(i)).collect::<Result<Vec<_>, _>>()?;
     Ok(match id {
         _ if json => to_json(&records)?,
-        Shown::Survey(n) => report::survey_text(n, &records),
-        _ => report::sweep_text(records[0].sweep_id, &records),
+        Shown::Survey(n) => render(analysis::survey(n, &records), format),
+        _ => render(analysis::sweep(records[0].sweep_id, &records), format),
     })
 }
 
@@ -307,11 +313,11 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
         if cli.quiet {
             println!("run {}", r.id.unwrap_or_default());
         } else if !sweep {
-            print!("{}", report::run_text(r));
+            print!("{}", render(analysis::run(r), Format::Text));
         }
     }
     if sweep && !cli.quiet && !to_stdout && !records.is_empty() {
-        print!("{}", report::sweep_text(sweep_id, &records));
+        print!("{}", render(analysis::sweep(sweep_id, &records), Format::Text));
     }
     failure.map_or(Ok(()), |e| Err(e.into()))
 }
@@ -400,8 +406,9 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
     };
     let lead = team.process() == 0;
     let items = plan::survey(shape);
-    let runs =
-        items.iter().map(|i| (&i.workload, Filing { name: Some(i.name), survey_id: Some(survey_id), sweep_id: None }));
+    let runs = items
+        .iter()
+        .map(|i| (&i.workload, Filing { name: Some(i.role.name()), survey_id: Some(survey_id), sweep_id: None }));
     let (records, failure) = run_in_turn(&mut runner, runs, |w, filing| {
         if lead && !cli.quiet {
             say!("iosurvey: {} ({})", filing.name.unwrap_or("-"), w.label());
@@ -412,7 +419,7 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
         warn_leftovers(target);
     }
     if !records.is_empty() {
-        print!("{}", report::survey_text(survey_id, &records));
+        print!("{}", render(analysis::survey(survey_id, &records), Format::Text));
     }
     if lead && !shape.drop_caches && !cli.quiet {
         say!(
@@ -443,7 +450,7 @@ fn net<T: Team>(cli: &Cli, a: &NetArgs, team: &T) -> Result<(), Failure> {
         }
     }
     if !results.is_empty() {
-        print!("{}", report::net_text(&results));
+        print!("{}", render(analysis::net(&results), Format::Text));
     }
     Ok(())
 }

@@ -85,14 +85,19 @@ enum Command {
         all: bool,
     },
     /// List the stored runs.
-    #[command(after_help = "Examples:\n  iosurvey ls\n  iosurvey ls --db results.db --json")]
+    #[command(
+        after_help = "Examples:\n  iosurvey ls\n  iosurvey ls --db results.db --json\n  iosurvey ls --format csv"
+    )]
     Ls {
-        /// Print JSON instead of a table.
+        /// Print the rows as JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Lay the table out as text, json, csv or md.
+        #[arg(long, value_enum, default_value = "text")]
+        format: iosurvey::report::Format,
     },
     /// Show one stored run in full.
-    #[command(after_help = "Examples:\n  iosurvey show 7\n  iosurvey show 7 --json")]
+    #[command(after_help = "Examples:\n  iosurvey show 7\n  iosurvey show 7 --json\n  iosurvey show s3 --format md")]
     Show {
         /// A run id (7), a survey (s3) or a sweep (w2), as `iosurvey ls` prints them.
         #[arg(value_parser = shown)]
@@ -100,6 +105,9 @@ enum Command {
         /// Print the whole record as JSON.
         #[arg(long)]
         json: bool,
+        /// Lay the tables out as text, json, csv or md.
+        #[arg(long, value_enum, default_value = "text")]
+        format: iosurvey::report::Format,
     },
 }
 

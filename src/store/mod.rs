@@ -579,75 +579,12 @@ fn backfill(tx: &Transaction) -> rusqlite::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{Execution, PhaseOutcome, TaskFailure, VerifyTally};
-    use crate::env::Environment;
-    use crate::measure::histogram::Latency;
-    use crate::measure::{Series, TaskTiming};
+    use crate::engine::TaskFailure;
     use crate::record::Status;
-    use crate::spec::{Op, Workload};
-
-    fn sample_latency() -> Latency {
-        let mut h = crate::measure::histogram::Histogram::default();
-        for v in [100, 2000, 2000, 90_000] {
-            h.record(v);
-        }
-        h.summary()
-    }
+    use crate::spec::Workload;
 
     fn sample(failure: Option<TaskFailure>) -> RunRecord {
-        let t = |task, bytes| TaskTiming {
-            task,
-            bytes,
-            ops: 2,
-            open_start: 5,
-            xfer_start: 6,
-            xfer_end: 90,
-            sync_end: 95,
-            close_end: 100,
-            bytes_at_first_finish: bytes / 2,
-            node: 0,
-        };
-        let phases = vec![
-            PhaseOutcome {
-                op: Op::Write,
-                iteration: 0,
-                tasks: vec![t(0, 4096), t(1, 8192)],
-                verify: None,
-                caches_dropped: false,
-                latency: sample_latency(),
-                series: Series { origin_ns: 7, interval_ns: 50, bytes: vec![4096, 0, 8192], ops: vec![1, 0, 2] },
-            },
-            PhaseOutcome {
-                op: Op::Read,
-                iteration: 0,
-                tasks: vec![t(0, 4096), t(1, 4096)],
-                verify: Some(VerifyTally { checked: 2, ..VerifyTally::default() }),
-                caches_dropped: true,
-                latency: Latency::default(),
-                series: Series::default(),
-            },
-        ];
-        let env = Environment {
-            host: "h".into(),
-            fs_type: "ext4".into(),
-            block_device: Some("vda".into()),
-            ram_bytes: 1 << 30,
-            ..Environment::default()
-        };
-        let facts = crate::record::RunFacts {
-            env,
-            command_line: "iosurvey run".into(),
-            started: 1234,
-            hosts: vec!["n1".into(), "n2".into()],
-            clock_uncertainty_ns: 42,
-        };
-        let mut r = RunRecord::assemble(
-            Workload { verify: true, ..Workload::default() },
-            Execution { phases, failure, reorder_crosses_nodes: true },
-            facts,
-        );
-        r.warnings.push("a warning".into());
-        r
+        crate::record::fixtures::run(failure)
     }
 
     #[test]

@@ -1,0 +1,454 @@
+//! Stored records turned into what a reader is shown: typed tables and findings, computed
+//! here and rendered elsewhere (the report room's exporters), so that every renderer (text,
+//! JSON, CSV, Markdown, HTML to come) shows the same numbers, and a finding is computed once.
+
+use crate::measure::Spread;
+use crate::net::NetResult;
+use crate::plan::Role;
+use crate::record::{RunRecord, Status};
+use crate::spec::{Op, Pattern};
+use crate::store::RunRow;
+use crate::units::{format_size, format_time, gb_per_s, mib_per_s, secs};
+use serde::Serialize;
+
+/// One value of a table; numbers keep their value, with the decimals to show.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Cell {
+    /// Words.
+    Text(String),
+    /// A count.
+    Int(u64),
+    /// A measured value.
+    Num {
+        /// The value.
+        value: f64,
+        /// Decimals to print.
+        #[serde(skip)]
+        decimals: usize,
+    },
+    /// Nothing to show (printed as "-").
+    Empty,
+}
+
+impl Cell {
+    fn num(value: Option<f64>, decimals: usize) -> Cell {
+        value.map_or(Cell::Empty, |value| Cell::Num { value, decimals })
+    }
+
+    fn text(s: impl Into<String>) -> Cell {
+        Cell::Text(s.into())
+    }
+
+    /// Whether the cell holds a number (renderers align those right).
+    pub fn is_number(&self) -> bool {
+        matches!(self, Cell::Int(_) | Cell::Num { .. })
+    }
+}
+
+impl std::fmt::Display for Cell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Cell::Text(s) => f.write_str(s),
+            Cell::Int(n) => write!(f, "{n}"),
+            Cell::Num { value, decimals } => write!(f, "{value:.decimals$}"),
+            Cell::Empty => f.write_str("-"),
+        }
+    }
+}
+
+/// A titled table with its notes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Table {
+    /// What it shows.
+    pub title: String,
+    /// Column headers, with units.
+    pub columns: Vec<String>,
+    /// Rows of cells, as many as columns.
+    pub rows: Vec<Vec<Cell>>,
+    /// Lines to read with it (series ranges, footnotes).
+    pub notes: Vec<String>,
+}
+
+impl Table {
+    fn new(title: impl Into<String>, columns: &[&str]) -> Table {
+        Table {
+            title: title.into(),
+            columns: columns.iter().map(|c| c.to_string()).collect(),
+            rows: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// A sentence the stored numbers defend, with its number and the runs behind it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    /// The sentence.
+    pub text: String,
+    /// Its number.
+    pub value: f64,
+    /// Ids of the runs it rests on.
+    pub runs: Vec<i64>,
+}
+
+/// What a command shows: a heading, tables, findings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Report {
+    /// Lines of context before the tables.
+    pub heading: Vec<String>,
+    /// The tables, in order.
+    pub tables: Vec<Table>,
+    /// The findings.
+    pub findings: Vec<Finding>,
+    /// Lines after everything (warnings, failure).
+    pub footer: Vec<String>,
+}
+
+fn mib(v: Option<f64>) -> Cell {
+    Cell::num(v.map(mib_per_s), 1)
+}
+
+fn group(survey: Option<i64>, sweep: Option<i64>) -> String {
+    match (survey, sweep) {
+        (Some(i), _) => format!("s{i}"),
+        (_, Some(i)) => format!("w{i}"),
+        _ => "-".into(),
+    }
+}
+
+/// One run in full: context, a row per phase, latency, per node, the spread over iterations.
+pub fn run(r: &RunRecord) -> Report {
+    let w = &r.workload;
+    let e = &r.env;
+    let mut report = Report::default();
+    let id = r.id.map_or("unsaved".to_string(), |i| i.to_string());
+    report.heading.push(format!("run {id}: {}", w.label()));
+    report.heading.push(format!(
+        "target {} ({} on {}{}), host {}, kernel {}, {} CPUs, {} RAM, started {}",
+        e.target,
+        e.fs_type,
+        e.mount_source,
+        e.block_device.as_deref().map(|d| format!(" [{d}]")).unwrap_or_default(),
+        e.host,
+        e.kernel,
+        e.cpu_count,
+        format_size(e.ram_bytes),
+        format_time(r.started)
+    ));
+    let mut options: Vec<String> = [
+        (w.direct, "direct"),
+        (w.fsync, "fsync"),
+        (w.fsync_each, "fsync-each"),
+        (w.verify, "verify"),
+        (w.reorder, "reorder"),
+        (w.drop_caches, "drop-caches"),
+    ]
+    .into_iter()
+    .filter(|(on, _)| *on)
+    .map(|(_, name)| name.to_string())
+    .collect();
+    if let Some(sw) = w.stonewall_secs {
+        options.push(format!("stonewall {sw}s{}", if w.wear_out { " + wear-out" } else { "" }));
+    }
+    if !options.is_empty() {
+        report.heading.push(format!("options: {}", options.join(", ")));
+    }
+    let mut phases = Table::new(
+        "phases",
+        &[
+            "phase",
+            "iter",
+            "MiB/s",
+            "GB/s",
+            "IOPS",
+            "xfer MiB/s",
+            "task min",
+            "task max",
+            "1st-done",
+            "time s",
+            "notes",
+        ],
+    );
+    for p in &r.phases {
+        let f = &p.figures;
+        let mut notes = Vec::new();
+        if let Some(c) = &p.possibly_cached {
+            notes.push(format!("possibly cached: {c}"));
+        }
+        if let Some(v) = &p.verify {
+            notes.push(match v.bad {
+                0 => format!("verified {} transfers", v.checked),
+                bad => format!("{bad} of {} transfers BAD", v.checked),
+            });
+        }
+        phases.rows.push(vec![
+            Cell::text(p.op.name()),
+            Cell::Int(p.iteration as u64 + 1),
+            mib(f.bandwidth),
+            Cell::num(f.bandwidth.map(gb_per_s), 2),
+            Cell::num(f.iops, 0),
+            mib(f.transfer_rate),
+            mib(f.task_min),
+            mib(f.task_max),
+            mib(f.first_finish_rate),
+            Cell::num(Some(secs(f.window_ns)), 3),
+            Cell::text(notes.join("; ")),
+        ]);
+    }
+    report.tables.push(phases);
+    let timed: Vec<_> = r.phases.iter().filter(|p| p.latency.count > 0).collect();
+    if !timed.is_empty() {
+        let title = format!("latency per transfer (us, engine {}, iodepth {})", w.engine, w.iodepth);
+        let mut lat =
+            Table::new(title, &["phase", "iter", "count", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max"]);
+        let us = |ns: u64| Cell::num(Some(ns as f64 / 1e3), 1);
+        for p in timed {
+            let l = &p.latency;
+            lat.rows.push(vec![
+                Cell::text(p.op.name()),
+                Cell::Int(p.iteration as u64 + 1),
+                Cell::Int(l.count),
+                Cell::num(Some(l.mean / 1e3), 1),
+                us(l.p50),
+                us(l.p90),
+                us(l.p99),
+                us(l.p999),
+                us(l.p9999),
+                us(l.max),
+            ]);
+        }
+        for p in r.phases.iter().filter(|p| p.series.bytes.len() > 1) {
+            let width = p.series.interval_ns as f64 / 1e9;
+            let rates: Vec<f64> = p.series.bytes.iter().map(|&b| mib_per_s(b as f64 / width)).collect();
+            let (lo, hi) = rates.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &r| (lo.min(r), hi.max(r)));
+            lat.notes.push(format!(
+                "{} {}: {} intervals of {width} s, {lo:.1} to {hi:.1} MiB/s (first and last partial)",
+                p.op.name(),
+                p.iteration + 1,
+                rates.len()
+            ));
+        }
+        report.tables.push(lat);
+    }
+    if r.hosts.len() > 1 {
+        let title = format!(
+            "per node (MiB/s), {} nodes, clock uncertainty {} us",
+            r.hosts.len(),
+            r.clock_uncertainty_ns / 1000
+        );
+        let mut columns = vec!["phase", "iter"];
+        columns.extend(r.hosts.iter().map(String::as_str));
+        let mut nodes = Table::new(title, &columns);
+        for p in &r.phases {
+            let mut row = vec![Cell::text(p.op.name()), Cell::Int(p.iteration as u64 + 1)];
+            let per_node = RunRecord::per_node(p);
+            row.extend(
+                (0..r.hosts.len())
+                    .map(|n| mib(per_node.iter().find(|(k, _)| *k as usize == n).and_then(|(_, f)| f.bandwidth))),
+            );
+            nodes.rows.push(row);
+        }
+        report.tables.push(nodes);
+    }
+    if w.reorder {
+        report.footer.push(format!(
+            "reorder: {}",
+            if r.reorder_crosses_nodes {
+                "every task read data written on another node"
+            } else {
+                "tasks read a neighbour's data on the same node (the page cache is shared)"
+            }
+        ));
+    }
+    if w.iterations > 1 {
+        let mut spread =
+            Table::new(format!("over {} iterations (MiB/s)", w.iterations), &["op", "min", "mean", "max", "stddev"]);
+        for sum in r.summaries() {
+            if let Some(b) = sum.bandwidth {
+                spread.rows.push(spread_row(sum.op, &b));
+            }
+        }
+        report.tables.push(spread);
+    }
+    report.footer.extend(r.warnings.iter().map(|w| format!("warning: {w}")));
+    if r.status == Status::Failed {
+        report.footer.push(format!("FAILED: {}", r.error.as_deref().unwrap_or("unknown error")));
+    }
+    report
+}
+
+fn spread_row(op: Op, s: &Spread) -> Vec<Cell> {
+    let m = |v: f64| Cell::num(Some(mib_per_s(v)), 1);
+    vec![Cell::text(op.name()), m(s.min), m(s.mean), m(s.max), s.stddev.map_or(Cell::Empty, m)]
+}
+
+/// `iosurvey ls`: a row per stored run; the group (`s3` a survey, `w2` a sweep) is what `show`
+/// takes too. Sequential runs show their best MiB/s per op, random ones their best IOPS; `*`
+/// marks a figure that may be the page cache's.
+pub fn list(rows: &[RunRow]) -> Report {
+    let mut t = Table::new("runs", &["id", "group", "started", "host", "status", "fs", "best", "workload", "target"]);
+    let mut cached = false;
+    for r in rows {
+        let best: Vec<String> = r
+            .best
+            .iter()
+            .map(|b| {
+                cached |= b.possibly_cached;
+                let mark = if b.possibly_cached { "*" } else { "" };
+                match r.random {
+                    true => format!("{}={} IOPS{mark}", b.op, Cell::num(b.iops, 0)),
+                    false => format!("{}={} MiB/s{mark}", b.op, mib(b.bandwidth)),
+                }
+            })
+            .collect();
+        t.rows.push(vec![
+            Cell::Int(r.id as u64),
+            Cell::text(group(r.survey_id, r.sweep_id)),
+            Cell::text(format_time(r.started)),
+            Cell::text(&r.host),
+            Cell::text(&r.status),
+            Cell::text(&r.fs_type),
+            Cell::text(best.join(" ")),
+            Cell::text(&r.label),
+            Cell::text(&r.target),
+        ]);
+    }
+    if cached {
+        t.notes.push("* possibly the page cache's figure, not the storage's ('iosurvey show ID' says why)".into());
+    }
+    Report { tables: vec![t], ..Report::default() }
+}
+
+/// Which ops' figures may be the page cache's, and why.
+fn cache_notes(r: &RunRecord) -> Vec<String> {
+    r.summaries()
+        .into_iter()
+        .filter_map(|x| x.possibly_cached.map(|c| format!("{} possibly cached: {c}", x.op.name())))
+        .collect()
+}
+
+/// Mean bandwidth (or IOPS) of an op over a run's iterations.
+fn mean_of(r: &RunRecord, op: Op, iops: bool) -> Option<f64> {
+    let sum = r.summaries().into_iter().find(|s| s.op == op)?;
+    (if iops { sum.iops } else { sum.bandwidth }).map(|s| s.mean)
+}
+
+fn random(r: &RunRecord) -> bool {
+    r.workload.pattern != Pattern::Sequential
+}
+
+/// The mean IOPS (random work) or MiB/s (sequential) of an op.
+fn headline(r: &RunRecord, op: Op) -> Cell {
+    match random(r) {
+        true => Cell::num(mean_of(r, op, true), 0),
+        false => mib(mean_of(r, op, false)),
+    }
+}
+
+fn failure_or(r: &RunRecord, notes: Vec<String>) -> Cell {
+    match r.status {
+        Status::Failed => Cell::text(format!("FAILED: {}", r.error.as_deref().unwrap_or(""))),
+        Status::Ok => Cell::text(notes.join("; ")),
+    }
+}
+
+/// A sweep: a row per point, team size against write and read (IOPS for random work).
+pub fn sweep(sweep_id: Option<i64>, runs: &[RunRecord]) -> Report {
+    let first = runs.first().map(|r| r.workload.label()).unwrap_or_default();
+    let unit = if runs.first().is_some_and(random) { "IOPS" } else { "MiB/s" };
+    let (write, read) = (format!("write {unit}"), format!("read {unit}"));
+    let mut t = Table::new(
+        format!("sweep {} over clients: {first}", sweep_id.map_or("-".into(), |i| i.to_string())),
+        &["clients", "run", &write, &read, "notes"],
+    );
+    for r in runs {
+        t.rows.push(vec![
+            Cell::Int(r.workload.tasks as u64),
+            r.id.map_or(Cell::Empty, |i| Cell::Int(i as u64)),
+            headline(r, Op::Write),
+            headline(r, Op::Read),
+            failure_or(r, cache_notes(r)),
+        ]);
+    }
+    Report { tables: vec![t], ..Report::default() }
+}
+
+/// The characterization of a survey, and what it finds: N-to-1 against N-to-N.
+pub fn survey(survey_id: i64, runs: &[RunRecord]) -> Report {
+    let target = runs.first().map(|r| format!("{} ({})", r.env.target, r.env.fs_type)).unwrap_or_default();
+    let mut t = Table::new(format!("survey {survey_id} of {target}"), &["workload", "write", "read", "unit", "notes"]);
+    for r in runs {
+        let mut notes = cache_notes(r);
+        if r.workload.direct {
+            notes.push("O_DIRECT".into());
+        }
+        t.rows.push(vec![
+            Cell::text(r.name.as_deref().unwrap_or("-")),
+            headline(r, Op::Write),
+            headline(r, Op::Read),
+            Cell::text(if random(r) { "IOPS" } else { "MiB/s" }),
+            failure_or(r, notes),
+        ]);
+    }
+    Report { tables: vec![t], findings: shared_vs_own_files(runs), ..Report::default() }
+}
+
+/// N-to-1 bandwidth as a share of N-to-N, per op, from the survey's two sequential roles. With
+/// one task the two workloads are the same, so no ratio is made.
+fn shared_vs_own_files(runs: &[RunRecord]) -> Vec<Finding> {
+    let by_role = |role: Role| runs.iter().find(|r| r.name.as_deref().and_then(Role::from_name) == Some(role));
+    let (Some(own), Some(shared)) = (by_role(Role::SeqFilePerTask), by_role(Role::SeqShared)) else {
+        return Vec::new();
+    };
+    if own.workload.tasks < 2 || own.status == Status::Failed || shared.status == Status::Failed {
+        return Vec::new();
+    }
+    [Op::Write, Op::Read]
+        .into_iter()
+        .filter_map(|op| {
+            let (a, b) = (mean_of(own, op, false)?, mean_of(shared, op, false)?);
+            let value = 100.0 * b / a;
+            Some(Finding {
+                text: format!("N-to-1 {} is {value:.0}% of N-to-N", op.name()),
+                value,
+                runs: [own.id, shared.id].into_iter().flatten().collect(),
+            })
+        })
+        .collect()
+}
+
+/// Network ceilings between nodes, a row per pattern.
+pub fn net(results: &[NetResult]) -> Report {
+    if results.is_empty() {
+        return Report::default();
+    }
+    let mut t =
+        Table::new("network ceiling (MPI point to point)", &["pattern", "senders", "receivers", "MiB/s", "GB/s"]);
+    for n in results {
+        let mut senders = n.senders.clone();
+        senders.dedup();
+        let mut receivers = n.receivers.clone();
+        receivers.sort();
+        receivers.dedup();
+        t.rows.push(vec![
+            Cell::text(&n.pattern),
+            Cell::text(senders.join(",")),
+            Cell::text(receivers.join(",")),
+            mib(n.bandwidth),
+            Cell::num(n.bandwidth.map(gb_per_s), 2),
+        ]);
+    }
+    Report { tables: vec![t], ..Report::default() }
+}
+
+impl Report {
+    /// This report followed by another's tables and lines.
+    pub fn and(mut self, other: Report) -> Report {
+        self.heading.extend(other.heading);
+        self.tables.extend(other.tables);
+        self.findings.extend(other.findings);
+        self.footer.extend(other.footer);
+        self
+    }
+}
