@@ -136,21 +136,7 @@ pub fn run(r: &RunRecord) -> Report {
         format_size(e.ram_bytes),
         format_time(r.started)
     ));
-    let mut options: Vec<String> = [
-        (w.direct, "direct"),
-        (w.fsync, "fsync"),
-        (w.fsync_each, "fsync-each"),
-        (w.verify, "verify"),
-        (w.reorder, "reorder"),
-        (w.drop_caches, "drop-caches"),
-    ]
-    .into_iter()
-    .filter(|(on, _)| *on)
-    .map(|(_, name)| name.to_string())
-    .collect();
-    if let Some(sw) = w.stonewall_secs {
-        options.push(format!("stonewall {sw}s{}", if w.wear_out { " + wear-out" } else { "" }));
-    }
+    let options = w.changed();
     if !options.is_empty() {
         report.heading.push(format!("options: {}", options.join(", ")));
     }

@@ -136,92 +136,110 @@ impl Op {
     }
 }
 
-/// Everything that decides the bytes moved and the way they move.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Everything that decides the bytes moved and the way they move. Each field is declared
+/// once, here: its type, its default, its help, its command-line flag (the CLI flattens this
+/// struct into `run`) and its name in stored records. Validation is [`Workload::validate`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
+#[serde(default)]
 pub struct Workload {
-    /// N-to-N or N-to-1.
+    /// File per task (N-to-N) or one shared file (N-to-1).
+    #[arg(long, value_enum, default_value = "file-per-task")]
     pub access: Access,
-    /// Division of a shared file.
+    /// How a shared file is divided among tasks.
+    #[arg(long, value_enum, default_value = "segmented")]
     pub layout: Layout,
-    /// Order of transfers within a task.
+    /// Order of a task's transfers: sequential, random, random-overlap, backward, or stride:K.
+    #[arg(long, default_value = "sequential")]
     pub pattern: Pattern,
-    /// Phases, in order, per iteration.
+    /// Phases in order, e.g. write,read.
+    #[arg(long = "op", value_enum, value_delimiter = ',', default_value = "write,read")]
     pub ops: Vec<Op>,
-    /// Bytes per I/O call.
+    /// Bytes per I/O call (k, m, g, t are powers of two; 47008 is bytes).
+    #[arg(long, short = 't', value_parser = size, default_value = "1m")]
     pub transfer: u64,
     /// Bytes per task per segment.
+    #[arg(long, short = 'b', value_parser = size, default_value = "1g")]
     pub block: u64,
-    /// Number of segments (IOR -s).
+    /// Segments (IOR -s).
+    #[arg(long, short = 's', default_value_t = 1)]
     pub segments: u64,
-    /// Tasks (threads) in the team.
+    /// Tasks in the team that work (the command line's --tasks is threads per process).
+    #[arg(skip = 1usize)]
     pub tasks: usize,
-    /// How many times the list of ops repeats.
+    /// Repetitions of the op list.
+    #[arg(long, short = 'i', default_value_t = 1)]
     pub iterations: u32,
     /// O_DIRECT with aligned buffers.
+    #[arg(long)]
     pub direct: bool,
     /// fsync at the end of each write phase, inside the timed window.
+    #[arg(long)]
     pub fsync: bool,
-    /// fsync after every write.
+    /// fsync after every write, inside that write's latency.
+    #[arg(long)]
     pub fsync_each: bool,
-    /// Stamp and check every byte.
+    /// Stamp every transfer and check every byte read.
+    #[arg(long)]
     pub verify: bool,
     /// Seed for random orders and data.
+    #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Fixed data signature for verification (IOR -G); by default each run draws its own, so
-    /// that data left by another run is recognised as stale.
+    /// Stamp verified data with this signature instead of a fresh one per run, so that a later
+    /// run given the same signature can check it (IOR -G).
+    #[arg(long)]
     pub signature: Option<u64>,
-    /// Stop every task this many seconds after the phase started.
+    /// Stop every task this many seconds into a phase.
+    #[arg(long = "stonewall", value_name = "SECONDS")]
     pub stonewall_secs: Option<f64>,
-    /// After the stonewall, every task goes on to the count the fastest reached.
+    /// After the stonewall, every task finishes the amount the fastest reached.
+    #[arg(long)]
     pub wear_out: bool,
-    /// sync and drop the page cache before every phase (root only).
+    /// sync and drop the page cache before each phase (root).
+    #[arg(long)]
     pub drop_caches: bool,
     /// Each task reads what another task wrote.
+    #[arg(long)]
     pub reorder: bool,
-    /// The I/O interface.
-    #[serde(default)]
+    /// I/O interface: sync (pwrite/pread), io_uring, libaio (kernel AIO) or mmap ('iosurvey
+    /// engines' lists them).
+    #[arg(long, default_value = "sync")]
     pub engine: EngineName,
-    /// Transfers each task keeps in flight (io_uring, libaio).
-    #[serde(default = "one")]
+    /// Transfers each task keeps in flight (io_uring and libaio).
+    #[arg(long, default_value_t = 1)]
     pub iodepth: u32,
-    /// Width of the time series' intervals, seconds.
-    #[serde(default = "one_second")]
+    /// Width of the time series' intervals, in seconds (at least 0.001).
+    #[arg(long = "interval", default_value_t = 1.0, value_name = "SECONDS")]
     pub interval_secs: f64,
 }
 
-fn one() -> u32 {
-    1
+/// Reads a size for clap: "1m", "47008".
+fn size(s: &str) -> Result<u64, String> {
+    crate::units::parse_size(s).map_err(|e| e.to_string())
 }
 
-fn one_second() -> f64 {
-    1.0
+/// The defaults are the command line's: parsed from no arguments, so they are declared once.
+#[derive(clap::Parser)]
+struct Defaults {
+    #[command(flatten)]
+    workload: Workload,
 }
 
 impl Default for Workload {
     fn default() -> Self {
-        Workload {
-            access: Access::FilePerTask,
-            layout: Layout::Segmented,
-            pattern: Pattern::Sequential,
-            ops: vec![Op::Write, Op::Read],
-            transfer: 1 << 20,
-            block: 1 << 30,
-            segments: 1,
-            tasks: 1,
-            iterations: 1,
-            direct: false,
-            fsync: false,
-            fsync_each: false,
-            verify: false,
-            seed: 1,
-            signature: None,
-            stonewall_secs: None,
-            wear_out: false,
-            drop_caches: false,
-            reorder: false,
-            engine: EngineName::default(),
-            iodepth: 1,
-            interval_secs: 1.0,
+        use clap::Parser;
+        Defaults::try_parse_from(["iosurvey"]).expect("the declared defaults parse").workload
+    }
+}
+
+impl FromStr for EngineName {
+    type Err = String;
+    /// A name, or `name:param`; the engine registry checks that it exists.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.split_once(':') {
+            _ if s.is_empty() => Err("an engine name is empty".into()),
+            Some((base, param)) if base.is_empty() || param.is_empty() => Err(format!("bad engine '{s}'")),
+            Some((base, param)) => Ok(EngineName::new(base, Some(param))),
+            None => Ok(EngineName::new(s, None)),
         }
     }
 }
@@ -319,6 +337,9 @@ pub enum SpecError {
         /// The smaller of MemAvailable and the cgroup's limit.
         available: u64,
     },
+    /// An engine the registry does not know, or a parameter it refuses.
+    #[error("{0}")]
+    Engine(String),
     /// fsync on a run with no writes.
     #[error("--fsync and --fsync-each apply to write phases, and --op has none (hint: add write to --op or drop the fsync option)")]
     FsyncWithoutWrite,
@@ -460,6 +481,22 @@ impl Workload {
         .to_lowercase()
     }
 
+    /// The settings that differ from the defaults, as `name` (a flag that is on) or
+    /// `name=value`, named as records name them: read from the one declaration of the fields.
+    pub fn changed(&self) -> Vec<String> {
+        let value = |w: &Workload| serde_json::to_value(w).unwrap_or_default();
+        let (mine, default) = (value(self), value(&Workload { tasks: self.tasks, ..Workload::default() }));
+        let (Some(mine), Some(default)) = (mine.as_object(), default.as_object()) else { return Vec::new() };
+        mine.iter()
+            .filter(|(k, v)| default.get(*k) != Some(v))
+            .map(|(k, v)| match v {
+                serde_json::Value::Bool(true) => k.replace('_', "-"),
+                serde_json::Value::String(t) => format!("{}={t}", k.replace('_', "-")),
+                other => format!("{}={other}", k.replace('_', "-")),
+            })
+            .collect()
+    }
+
     /// A short human label: "file-per-task sequential 1 MiB x 2 GiB, 4 tasks".
     pub fn label(&self) -> String {
         let access = match (self.access, self.layout) {
@@ -568,6 +605,19 @@ mod tests {
         assert_ne!(a.key(), Workload { direct: true, ..ok() }.key());
         assert_ne!(a.key(), Workload { transfer: 8192, ..ok() }.key());
         assert_eq!(a.key(), "filepertask/segmented/sequential/write,read/t4096/b8192/s1/buffered/sync/qd1");
+    }
+
+    #[test]
+    fn the_changed_settings_come_from_the_declaration() {
+        let w = Workload {
+            verify: true,
+            stonewall_secs: Some(2.0),
+            engine: EngineName::new("io_uring", None),
+            tasks: 8,
+            ..Workload::default()
+        };
+        assert_eq!(w.changed(), ["engine=io_uring", "stonewall-secs=2.0", "verify"], "in name order");
+        assert!(Workload { tasks: 3, ..Workload::default() }.changed().is_empty());
     }
 
     #[test]

@@ -172,30 +172,7 @@ fn watcher(cli: &Cli) -> Option<&'static Watch> {
 
 /// The workload of `run` for `tasks` active tasks.
 fn workload(a: &RunArgs, tasks: usize) -> Result<Workload, Failure> {
-    let mut w = Workload {
-        access: a.access,
-        layout: a.layout,
-        pattern: a.pattern,
-        ops: a.op.clone(),
-        transfer: a.transfer,
-        block: a.block,
-        segments: a.segments,
-        tasks,
-        iterations: a.iterations,
-        direct: a.direct,
-        fsync: a.fsync,
-        fsync_each: a.fsync_each,
-        verify: a.verify,
-        seed: a.seed,
-        signature: a.signature,
-        stonewall_secs: a.stonewall,
-        wear_out: a.wear_out,
-        drop_caches: a.drop_caches,
-        reorder: a.reorder,
-        engine: a.engine.clone(),
-        iodepth: a.iodepth,
-        interval_secs: a.interval,
-    };
+    let mut w = Workload { tasks, ..a.workload.clone() };
     if let Some(total) = a.total {
         w.set_total(total)?;
     }

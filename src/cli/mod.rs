@@ -15,7 +15,7 @@ mod progress;
 use clap::{Args, Parser, Subcommand};
 use iosurvey::engine::{EngineError, INTERRUPTED};
 use iosurvey::runner::RunError;
-use iosurvey::spec::{Access, EngineName, Layout, Op, Pattern, SpecError};
+use iosurvey::spec::{SpecError, Workload};
 use iosurvey::store::StoreError;
 use iosurvey::units::parse_size;
 use std::path::PathBuf;
@@ -52,7 +52,7 @@ enum Command {
   iosurvey run --dir /scratch/x --pattern random --transfer 4k --block 1g --direct --tasks 2
   iosurvey run --dir /scratch/x --total 8g --tasks 8 --iterations 3 --drop-caches --reorder
   iosurvey run --dir /scratch/x --op write --transfer 1m --block 4g --stonewall 30 --wear-out")]
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Run the standard battery on a target and print a characterization.
     #[command(after_help = "Examples:
   iosurvey survey                    in a scratch directory under the current one
@@ -136,80 +136,17 @@ fn size(s: &str) -> Result<u64, String> {
 
 #[derive(Args)]
 struct RunArgs {
-    /// Directory under test: empty, or holding only iosurvey's files.
+    /// Directory under test: empty, or holding only iosurvey's files (a missing leaf is made).
     #[arg(long, value_name = "DIR")]
     dir: PathBuf,
-    /// File per task (N-to-N) or one shared file (N-to-1).
-    #[arg(long, value_enum, default_value = "file-per-task")]
-    access: Access,
-    /// How a shared file is divided among tasks.
-    #[arg(long, value_enum, default_value = "segmented")]
-    layout: Layout,
-    /// sequential, random, random-overlap, backward, or stride:K.
-    #[arg(long, default_value = "sequential")]
-    pattern: Pattern,
-    /// Phases in order, e.g. write,read.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "write,read")]
-    op: Vec<Op>,
-    /// Bytes per I/O call (k, m, g, t are powers of two; 47008 is bytes).
-    #[arg(long, short = 't', value_parser = size, default_value = "1m")]
-    transfer: u64,
-    /// Bytes per task per segment.
-    #[arg(long, short = 'b', value_parser = size, default_value = "1g")]
-    block: u64,
-    /// Segments (IOR -s).
-    #[arg(long, short = 's', default_value_t = 1)]
-    segments: u64,
+    #[command(flatten)]
+    workload: Workload,
     /// Aggregate bytes, split evenly over tasks (replaces --block).
     #[arg(long, value_parser = size, conflicts_with = "block")]
     total: Option<u64>,
     /// Tasks (threads) in each process; under MPI the team is ranks x tasks.
     #[arg(long, short = 'n', default_value_t = 1)]
     tasks: usize,
-    /// Repetitions of the op list.
-    #[arg(long, short = 'i', default_value_t = 1)]
-    iterations: u32,
-    /// O_DIRECT with aligned buffers.
-    #[arg(long)]
-    direct: bool,
-    /// I/O interface: sync (pwrite/pread), io_uring, libaio (kernel AIO) or mmap ('iosurvey
-    /// engines' lists them).
-    #[arg(long, value_parser = iosurvey::engine::backends::parse, default_value = "sync")]
-    engine: EngineName,
-    /// Transfers each task keeps in flight (io_uring and libaio).
-    #[arg(long, default_value_t = 1)]
-    iodepth: u32,
-    /// Width of the time series' intervals, in seconds.
-    #[arg(long, default_value_t = 1.0, value_name = "SECONDS")]
-    interval: f64,
-    /// fsync at the end of each write phase, inside the timed window.
-    #[arg(long)]
-    fsync: bool,
-    /// fsync after every write.
-    #[arg(long)]
-    fsync_each: bool,
-    /// Stamp every transfer and check every byte read.
-    #[arg(long)]
-    verify: bool,
-    /// Seed for random orders.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
-    /// Stamp verified data with this signature instead of a fresh one per run, so that a later
-    /// run given the same signature can check it (IOR -G).
-    #[arg(long)]
-    signature: Option<u64>,
-    /// Stop every task this many seconds into a phase.
-    #[arg(long, value_name = "SECONDS")]
-    stonewall: Option<f64>,
-    /// After the stonewall, every task finishes the amount the fastest reached.
-    #[arg(long)]
-    wear_out: bool,
-    /// sync and drop the page cache before each phase (root).
-    #[arg(long)]
-    drop_caches: bool,
-    /// Each task reads what another task wrote.
-    #[arg(long)]
-    reorder: bool,
     #[command(flatten)]
     target: TargetArgs,
     /// Sweep the number of active tasks inside one launch: "1,2,4,8", "1..64:x2", "2..8:+2";

@@ -125,16 +125,23 @@ pub fn parse(text: &str) -> Result<EngineName, String> {
         format!("unknown engine '{text}' (hint: one of {}; 'iosurvey engines' lists them)", names.join(", "))
     })?;
     match (e.param, param) {
-        (Some(check), Some(p)) => check(p).map_err(|why| format!("bad parameter in '{text}': {why}"))?,
-        (Some(_), None) => return Err(format!("the {} engine needs a parameter, e.g. {}:100us", e.name, e.name)),
-        (None, Some(_)) => return Err(format!("the {} engine takes no parameter ('{text}')", e.name)),
+        (Some(check), Some(p)) => {
+            check(p).map_err(|why| format!("bad parameter in '{text}': {why} (hint: e.g. {}:100us)", e.name))?
+        }
+        (Some(_), None) => {
+            return Err(format!("the {} engine needs a parameter (hint: e.g. {}:100us)", e.name, e.name))
+        }
+        (None, Some(_)) => {
+            return Err(format!("the {} engine takes no parameter ('{text}') (hint: give --engine {})", e.name, e.name))
+        }
         (None, None) => {}
     }
     Ok(EngineName::new(e.name, param))
 }
 
-/// The rules a workload's engine puts on it.
+/// The rules a workload's engine puts on it, and that it names a registered engine.
 pub fn check(w: &Workload) -> Result<(), SpecError> {
+    parse(&w.engine.to_string()).map_err(SpecError::Engine)?;
     let e = entry(&w.engine);
     if w.iodepth > 1 && !e.caps.queues {
         return Err(SpecError::DepthWithoutQueue { engine: e.name, depth: w.iodepth });
