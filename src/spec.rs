@@ -207,6 +207,10 @@ pub struct Workload {
     /// Transfers each task keeps in flight (io_uring and libaio).
     #[arg(long, default_value_t = 1)]
     pub iodepth: u32,
+    /// Do not tell the page cache the access pattern (posix_fadvise), as IOR does not; by
+    /// default iosurvey advises it, as fio does.
+    #[arg(long)]
+    pub no_fadvise: bool,
     /// Width of the time series' intervals, in seconds (at least 0.001).
     #[arg(long = "interval", default_value_t = 1.0, value_name = "SECONDS")]
     pub interval_secs: f64,

@@ -219,6 +219,7 @@ fn open(files: &DataFiles, index: usize, op: Op, w: &Workload) -> std::io::Resul
     // Tell the page cache the access pattern, as fio does by default: deep readahead for
     // sequential reads, none for random ones. Only advice, so its failure is ignored.
     let advice = match w.pattern {
+        _ if w.no_fadvise => return Ok(file),
         Pattern::Sequential => libc::POSIX_FADV_SEQUENTIAL,
         Pattern::Random | Pattern::RandomOverlap => libc::POSIX_FADV_RANDOM,
         Pattern::Backward | Pattern::Stride(_) => libc::POSIX_FADV_NORMAL,
