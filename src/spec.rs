@@ -248,17 +248,71 @@ impl FromStr for EngineName {
     }
 }
 
-/// A workload that cannot run as given.
+/// A setting of a workload, as the spec names it. Errors say which setting would fix them;
+/// each front end spells it its own way (`--block` for iosurvey, `-b` for IOR's options).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    /// Bytes per I/O call.
+    Transfer,
+    /// Bytes per task per segment.
+    Block,
+    /// Segments.
+    Segments,
+    /// Aggregate bytes over the team.
+    Total,
+    /// Tasks.
+    Tasks,
+    /// Repetitions.
+    Iterations,
+    /// The phases.
+    Ops,
+    /// The order of transfers.
+    Pattern,
+    /// The stonewall.
+    Stonewall,
+    /// Transfers in flight.
+    Iodepth,
+    /// The I/O interface.
+    Engine,
+    /// The time series' interval.
+    Interval,
+    /// fsync at the end of write phases, or after every write.
+    Fsync,
+}
+
+/// What would make a refused workload run: settings and the values that would work.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Hint {
+    /// Give the setting this value.
+    Use(Setting, String),
+    /// Give it at least this.
+    AtLeast(Setting, String),
+    /// Give it at most this.
+    AtMost(Setting, String),
+    /// Give it a multiple of this.
+    MultipleOf(Setting, String),
+    /// Add the setting (with a value, where it takes one).
+    Add(Setting, Option<String>),
+    /// Leave the setting out.
+    Drop(Setting),
+    /// Make any of these smaller.
+    Lower(Vec<Setting>),
+    /// One or the other.
+    Either(Box<Hint>, Box<Hint>),
+}
+
+/// A workload that cannot run as given. The message names no flag: [`SpecError::hint`] says
+/// which setting would fix it.
 #[derive(Debug, Error, PartialEq)]
 pub enum SpecError {
     /// A count that must be positive is zero.
-    #[error("{what} is zero (hint: give {what} a positive value)")]
+    #[error("the {what:?} setting is zero")]
     Zero {
-        /// The option.
-        what: &'static str,
+        /// The setting.
+        what: Setting,
     },
     /// Transfer larger than the block it is cut from.
-    #[error("transfer size {transfer} is larger than block size {block} (hint: make --block at least --transfer)")]
+    #[error("transfer size {transfer} is larger than block size {block}")]
     TransferLargerThanBlock {
         /// Transfer, formatted.
         transfer: String,
@@ -266,9 +320,7 @@ pub enum SpecError {
         block: String,
     },
     /// Block is not a whole number of transfers.
-    #[error(
-        "block size {block} bytes is not a multiple of transfer size {transfer} bytes (hint: use --block {suggest})"
-    )]
+    #[error("block size {block} bytes is not a multiple of transfer size {transfer} bytes")]
     BlockNotMultiple {
         /// Block in bytes.
         block: u64,
@@ -277,8 +329,8 @@ pub enum SpecError {
         /// Nearest valid block.
         suggest: u64,
     },
-    /// --total cannot be split evenly.
-    #[error("total {total} bytes cannot be split into {parts} equal blocks of whole {transfer}-byte transfers (hint: pick a --total that is a multiple of {step})")]
+    /// The total cannot be split evenly.
+    #[error("total {total} bytes cannot be split into {parts} equal blocks of whole {transfer}-byte transfers")]
     TotalNotDivisible {
         /// Total requested.
         total: u64,
@@ -290,7 +342,7 @@ pub enum SpecError {
         step: u64,
     },
     /// Verification needs room for the header.
-    #[error("--verify needs transfers of at least {min} bytes, got {transfer} (hint: raise --transfer)")]
+    #[error("verification needs transfers of at least {min} bytes, got {transfer}")]
     VerifyTooSmall {
         /// Smallest transfer that holds the header.
         min: u64,
@@ -298,18 +350,16 @@ pub enum SpecError {
         transfer: u64,
     },
     /// Random-overlap writes leave some slots unwritten, so reads of them cannot be checked.
-    #[error(
-        "--verify cannot check --pattern random-overlap: some transfers are never written (hint: use --pattern random)"
-    )]
+    #[error("verification cannot check the random-overlap pattern: some transfers are never written")]
     VerifyOverlap,
     /// Wear-out without a stonewall.
-    #[error("--wear-out only makes sense with --stonewall (hint: add --stonewall SECONDS)")]
+    #[error("wear-out only makes sense after a stonewall")]
     WearOutAlone,
     /// A stonewall that is not a positive number of seconds.
-    #[error("stonewall of {0} seconds is not positive (hint: give a number of seconds above 0)")]
+    #[error("stonewall of {0} seconds is not positive")]
     BadStonewall(f64),
     /// A queue depth the engine cannot keep.
-    #[error("the {engine} engine makes one transfer at a time, so --iodepth {depth} cannot be kept (hint: use --engine io_uring or --engine libaio for queue depths above 1)")]
+    #[error("the {engine} engine makes one transfer at a time, so a queue depth of {depth} cannot be kept")]
     DepthWithoutQueue {
         /// Engine name.
         engine: &'static str,
@@ -317,24 +367,28 @@ pub enum SpecError {
         depth: u32,
     },
     /// A time-series interval that is not a positive number.
-    #[error("interval of {0} seconds is not positive (hint: give --interval a number of seconds above 0, e.g. 0.1)")]
+    #[error("interval of {0} seconds is not positive")]
     BadInterval(f64),
     /// A time-series interval finer than the clock can usefully resolve.
-    #[error("interval of {0} seconds is below the 1 ms minimum (hint: give --interval 0.001 or more)")]
+    #[error("interval of {0} seconds is below the 1 ms minimum")]
     IntervalTooFine(f64),
     /// A queue depth above what iosurvey keeps.
-    #[error("--iodepth {0} is too large: iosurvey keeps at most {MAX_IODEPTH} transfers in flight per task (hint: use --iodepth {MAX_IODEPTH} or less, and more --tasks for more in flight)")]
+    #[error("a queue depth of {0} is too large: iosurvey keeps at most {MAX_IODEPTH} transfers in flight per task")]
     DepthTooLarge(u32),
     /// Sizes whose product does not fit a file offset.
-    #[error("{what} would need {need} bytes ({}), more than a file offset can address (8 EiB) (hint: lower --block, --segments or --tasks)", approx_size(*.need))]
+    #[error("block {block} bytes x {segments} segments x {tasks} tasks would need {need} bytes ({}), more than a file offset can address (8 EiB)", approx_size(*.need))]
     TooLarge {
-        /// The product, named by its factors.
-        what: String,
+        /// Block in bytes.
+        block: u64,
+        /// Segments.
+        segments: u64,
+        /// Tasks.
+        tasks: usize,
         /// The bytes it would need.
         need: u128,
     },
     /// More memory than the run may take.
-    #[error("the run would take {} of memory on one node for I/O buffers and time series, above a quarter of the {} available (hint: lower --iodepth, --transfer or --tasks)", format_size(*.need), format_size(*.available))]
+    #[error("the run would take {} of memory on one node for I/O buffers and time series, above a quarter of the {} available", format_size(*.need), format_size(*.available))]
     TooMuchMemory {
         /// Bytes planned.
         need: u64,
@@ -342,11 +396,42 @@ pub enum SpecError {
         available: u64,
     },
     /// An engine the registry does not know, or a parameter it refuses.
-    #[error("{0}")]
-    Engine(String),
+    #[error("{why}")]
+    Engine {
+        /// What is wrong.
+        why: String,
+        /// What would work.
+        fix: String,
+    },
     /// fsync on a run with no writes.
-    #[error("--fsync and --fsync-each apply to write phases, and --op has none (hint: add write to --op or drop the fsync option)")]
+    #[error("fsync applies to write phases, and the run has none")]
     FsyncWithoutWrite,
+}
+
+impl SpecError {
+    /// Which setting would fix it, and with what value.
+    pub fn hint(&self) -> Hint {
+        use Hint::*;
+        match self {
+            SpecError::Zero { what } => AtLeast(*what, "1".into()),
+            SpecError::TransferLargerThanBlock { transfer, .. } => AtLeast(Setting::Block, transfer.clone()),
+            SpecError::BlockNotMultiple { suggest, .. } => Use(Setting::Block, suggest.to_string()),
+            SpecError::TotalNotDivisible { step, .. } => MultipleOf(Setting::Total, step.to_string()),
+            SpecError::VerifyTooSmall { min, .. } => AtLeast(Setting::Transfer, min.to_string()),
+            SpecError::VerifyOverlap => Use(Setting::Pattern, "random".into()),
+            SpecError::WearOutAlone => Add(Setting::Stonewall, Some("SECONDS".into())),
+            SpecError::BadStonewall(_) => AtLeast(Setting::Stonewall, "a number of seconds above 0".into()),
+            SpecError::DepthWithoutQueue { .. } => Use(Setting::Engine, "io_uring or libaio".into()),
+            SpecError::BadInterval(_) | SpecError::IntervalTooFine(_) => AtLeast(Setting::Interval, "0.001".into()),
+            SpecError::DepthTooLarge(_) => AtMost(Setting::Iodepth, MAX_IODEPTH.to_string()),
+            SpecError::TooLarge { .. } => Lower(vec![Setting::Block, Setting::Segments, Setting::Tasks]),
+            SpecError::TooMuchMemory { .. } => Lower(vec![Setting::Iodepth, Setting::Transfer, Setting::Tasks]),
+            SpecError::Engine { fix, .. } => Use(Setting::Engine, fix.clone()),
+            SpecError::FsyncWithoutWrite => {
+                Either(Box::new(Add(Setting::Ops, Some("write".into()))), Box::new(Drop(Setting::Fsync)))
+            }
+        }
+    }
 }
 
 /// Smallest transfer that carries a whole verification header.
@@ -378,24 +463,23 @@ impl Workload {
     /// Checks every rule a run depends on; the engine may assume them.
     pub fn validate(&self) -> Result<(), SpecError> {
         for (what, v) in [
-            ("--transfer", self.transfer),
-            ("--block", self.block),
-            ("--segments", self.segments),
-            ("--tasks", self.tasks as u64),
-            ("--iterations", self.iterations as u64),
-            ("--op", self.ops.len() as u64),
+            (Setting::Transfer, self.transfer),
+            (Setting::Block, self.block),
+            (Setting::Segments, self.segments),
+            (Setting::Tasks, self.tasks as u64),
+            (Setting::Iterations, self.iterations as u64),
+            (Setting::Ops, self.ops.len() as u64),
         ] {
             if v == 0 {
                 return Err(SpecError::Zero { what });
             }
         }
         if let Pattern::Stride(0) = self.pattern {
-            return Err(SpecError::Zero { what: "the stride" });
+            return Err(SpecError::Zero { what: Setting::Pattern });
         }
         let need = self.block as u128 * self.segments as u128 * self.tasks as u128;
         if need > i64::MAX as u128 {
-            let what = format!("--block {} x --segments {} x --tasks {}", self.block, self.segments, self.tasks);
-            return Err(SpecError::TooLarge { what, need });
+            return Err(SpecError::TooLarge { block: self.block, segments: self.segments, tasks: self.tasks, need });
         }
         if self.transfer > self.block {
             return Err(SpecError::TransferLargerThanBlock {
@@ -422,7 +506,7 @@ impl Workload {
             _ => {}
         }
         if self.iodepth == 0 {
-            return Err(SpecError::Zero { what: "--iodepth" });
+            return Err(SpecError::Zero { what: Setting::Iodepth });
         }
         if self.iodepth > MAX_IODEPTH {
             return Err(SpecError::DepthTooLarge(self.iodepth));
@@ -556,7 +640,7 @@ mod tests {
 
     #[test]
     fn refuses_contradictions() {
-        assert_eq!(Workload { tasks: 0, ..ok() }.validate(), Err(SpecError::Zero { what: "--tasks" }));
+        assert_eq!(Workload { tasks: 0, ..ok() }.validate(), Err(SpecError::Zero { what: Setting::Tasks }));
         let v = Workload { verify: true, pattern: Pattern::RandomOverlap, ..ok() };
         assert_eq!(v.validate(), Err(SpecError::VerifyOverlap));
         assert_eq!(Workload { wear_out: true, ..ok() }.validate(), Err(SpecError::WearOutAlone));
@@ -575,13 +659,8 @@ mod tests {
     fn sizes_that_overflow_are_refused_with_what_they_would_need() {
         let w = Workload { transfer: 1 << 20, block: 8 << 40, segments: 1 << 20, tasks: 2, ..Workload::default() };
         let e = w.validate().unwrap_err();
-        assert_eq!(
-            e,
-            SpecError::TooLarge {
-                what: "--block 8796093022208 x --segments 1048576 x --tasks 2".into(),
-                need: 1 << 64
-            }
-        );
+        assert_eq!(e, SpecError::TooLarge { block: 8 << 40, segments: 1 << 20, tasks: 2, need: 1 << 64 });
+        assert_eq!(e.hint(), Hint::Lower(vec![Setting::Block, Setting::Segments, Setting::Tasks]));
         assert!(e.to_string().contains("18446744073709551616 bytes (16.0 EiB)"), "{e}");
         let mut t = Workload { tasks: usize::MAX, segments: u64::MAX, ..ok() };
         assert!(t.set_total(4096).is_err(), "a product that wraps is not a divisor");

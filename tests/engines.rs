@@ -88,7 +88,11 @@ fn the_time_series_adds_up_to_the_phase_and_latency_counts_every_transfer() {
 #[test]
 fn a_queue_depth_without_a_queueing_engine_is_refused() {
     let bed = Bed::new();
-    assert_one_line_error(&bed.run("--iodepth 32 --block 1m"), 2, &["sync engine", "--iodepth 32"]);
+    assert_one_line_error(
+        &bed.run("--iodepth 32 --block 1m"),
+        2,
+        &["sync engine", "queue depth of 32", "--engine io_uring"],
+    );
 }
 
 #[test]

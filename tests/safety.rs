@@ -144,7 +144,11 @@ fn memory_is_bounded_before_the_run() {
     let bed = Bed::new();
     assert_refused(&bed, &bed.run("--interval 1e-12"), &["below the 1 ms minimum"]);
     assert_refused(&bed, &bed.run("--interval 1e-9"), &["below the 1 ms minimum"]);
-    assert_refused(&bed, &bed.run("--engine io_uring --iodepth 32768"), &["--iodepth 32768 is too large"]);
+    assert_refused(
+        &bed,
+        &bed.run("--engine io_uring --iodepth 32768"),
+        &["queue depth of 32768 is too large", "--iodepth at most 4096"],
+    );
     let out = bed.run("--engine io_uring --iodepth 4096 --transfer 64m --block 1t --no-space-check");
     assert_refused(&bed, &out, &["of memory on one node", "a quarter of"]);
     assert!(bed.entries().is_empty());
@@ -170,7 +174,11 @@ fn memory_is_bounded_before_the_run() {
 fn size_products_that_overflow_are_refused_with_the_number_they_need() {
     let bed = Bed::new();
     let out = bed.run("--block 8t --segments 1048576 --tasks 2");
-    assert_refused(&bed, &out, &["18446744073709551616 bytes", "16.0 EiB", "--segments 1048576"]);
+    assert_refused(
+        &bed,
+        &out,
+        &["18446744073709551616 bytes", "16.0 EiB", "1048576 segments", "lower --block, --segments or --tasks"],
+    );
     assert!(bed.entries().is_empty());
 }
 

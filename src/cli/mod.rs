@@ -10,6 +10,7 @@ macro_rules! say {
 }
 
 mod commands;
+mod hints;
 mod progress;
 
 use clap::{Args, Parser, Subcommand};
@@ -240,9 +241,8 @@ impl From<RunError> for Failure {
 }
 
 impl From<SpecError> for Failure {
-    /// Spec errors carry their own hint.
     fn from(e: SpecError) -> Self {
-        Failure { line: Some(e.to_string()), code: 2 }
+        Failure::new(&e, hints::spell(&e.hint()), 2)
     }
 }
 

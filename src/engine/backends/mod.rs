@@ -114,25 +114,31 @@ fn find(name: &str) -> Option<&'static Registered> {
     ENGINES.iter().copied().find(|e| e.name == name || (e.name == "io_uring" && matches!(name, "io-uring" | "uring")))
 }
 
-/// Reads `--engine`: a registered name, with its parameter where it takes one.
-pub fn parse(text: &str) -> Result<EngineName, String> {
+/// Reads an engine's name: a registered one, with its parameter where it takes one.
+pub fn parse(text: &str) -> Result<EngineName, SpecError> {
     let (base, param) = match text.split_once(':') {
         Some((b, p)) => (b, Some(p)),
         None => (text, None),
     };
     let names: Vec<&str> = ENGINES.iter().filter(|e| !e.caps.hidden).map(|e| e.name).collect();
-    let e = find(base).ok_or_else(|| {
-        format!("unknown engine '{text}' (hint: one of {}; 'iosurvey engines' lists them)", names.join(", "))
-    })?;
+    let refuse = |why: String, fix: String| Err(SpecError::Engine { why, fix });
+    let Some(e) = find(base) else {
+        return refuse(
+            format!("unknown engine '{text}'"),
+            format!("one of {} ('iosurvey engines' lists them)", names.join(", ")),
+        );
+    };
     match (e.param, param) {
         (Some(check), Some(p)) => {
-            check(p).map_err(|why| format!("bad parameter in '{text}': {why} (hint: e.g. {}:100us)", e.name))?
+            if let Err(why) = check(p) {
+                return refuse(format!("bad parameter in '{text}': {why}"), format!("{}:100us, say", e.name));
+            }
         }
         (Some(_), None) => {
-            return Err(format!("the {} engine needs a parameter (hint: e.g. {}:100us)", e.name, e.name))
+            return refuse(format!("the {} engine needs a parameter", e.name), format!("{}:100us, say", e.name))
         }
         (None, Some(_)) => {
-            return Err(format!("the {} engine takes no parameter ('{text}') (hint: give --engine {})", e.name, e.name))
+            return refuse(format!("the {} engine takes no parameter ('{text}')", e.name), e.name.to_string())
         }
         (None, None) => {}
     }
@@ -141,7 +147,7 @@ pub fn parse(text: &str) -> Result<EngineName, String> {
 
 /// The rules a workload's engine puts on it, and that it names a registered engine.
 pub fn check(w: &Workload) -> Result<(), SpecError> {
-    parse(&w.engine.to_string()).map_err(SpecError::Engine)?;
+    parse(&w.engine.to_string())?;
     let e = entry(&w.engine);
     if w.iodepth > 1 && !e.caps.queues {
         return Err(SpecError::DepthWithoutQueue { engine: e.name, depth: w.iodepth });
@@ -249,9 +255,14 @@ mod tests {
             assert_eq!(parsed.to_string(), text);
         }
         assert_eq!(entry(&parse("uring").unwrap()).name, "io_uring");
-        assert!(parse("fast").unwrap_err().contains("unknown engine"));
-        assert!(parse("delay").unwrap_err().contains("needs a parameter"));
-        assert!(parse("delay:soon").unwrap_err().contains("bad parameter"));
-        assert!(parse("sync:1").unwrap_err().contains("takes no parameter"));
+        let why = |t: &str| parse(t).unwrap_err().to_string();
+        assert!(why("fast").contains("unknown engine"));
+        assert!(why("delay").contains("needs a parameter"));
+        assert!(why("delay:soon").contains("bad parameter"));
+        assert!(why("sync:1").contains("takes no parameter"));
+        assert_eq!(
+            parse("sync:1").unwrap_err().hint(),
+            crate::spec::Hint::Use(crate::spec::Setting::Engine, "sync".into())
+        );
     }
 }
