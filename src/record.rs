@@ -101,7 +101,7 @@ pub struct RunRecord {
     pub reorder_crosses_nodes: bool,
     /// What the user can do about the failure (not stored: advice, not a result).
     #[serde(skip)]
-    pub failure_hint: Option<String>,
+    pub failure_hint: Option<crate::spec::Hint>,
     /// Whether a signal stopped the run (not stored; the error text says it).
     #[serde(skip)]
     pub interrupted: bool,

@@ -6,7 +6,7 @@
 use crate::engine::{self, offsets::mix, offsets::OffsetMap, DataFiles, EngineError, Progress};
 use crate::env;
 use crate::record::{RunFacts, RunRecord, Status};
-use crate::spec::{Access, Op, SpecError, Workload};
+use crate::spec::{Access, Hint, Op, Setting, SpecError, Workload};
 use crate::store::{Store, StoreError};
 use crate::target::dir::Dir;
 use crate::target::{cache, data_files, Target, TargetError};
@@ -39,7 +39,7 @@ pub enum RunError {
         /// The stored record.
         record: Box<RunRecord>,
         /// What the user can do.
-        hint: String,
+        hint: Hint,
         /// Exit code: 1 for an error, 3 for bad data, 130 for an interrupt.
         code: i32,
     },
@@ -53,14 +53,14 @@ pub enum RunError {
 
 impl RunError {
     /// What the user can do about it.
-    pub fn hint(&self) -> String {
+    pub fn hint(&self) -> Hint {
         match self {
-            RunError::Spec(_) => "see 'iosurvey run --help'".into(),
+            RunError::Spec(e) => e.hint(),
             RunError::Refused(e) => e.hint(),
             RunError::Target(e) => e.hint(),
-            RunError::Store(e) => e.hint().into(),
+            RunError::Store(e) => e.hint(),
             RunError::Failed { hint, .. } => hint.clone(),
-            RunError::Peer { .. } => "see the lead process's message".into(),
+            RunError::Peer { .. } => Hint::say("see the lead process's message"),
         }
     }
 
@@ -255,11 +255,14 @@ fn file(lead: &mut Lead, mut record: RunRecord, warnings: Vec<String>, filing: F
     let stale = record.phases.iter().filter_map(|p| p.verify.as_ref()).any(|v| v.stale > 0);
     let hint = match &record.failure_hint {
         Some(_) if record.interrupted && lead.target.keeps() => {
-            "the run is stored as failed and its files were kept (--keep); run it again".into()
+            Hint::say("the run is stored as failed and its files were kept; run it again")
         }
         Some(h) => h.clone(),
-        None if stale => "the files hold another run's data: write them in the same run (--op write,read)".into(),
-        None => "the storage returned other bytes than were written; check the file system and its devices".into(),
+        None if stale => Hint::Because(
+            "the files hold another run's data".into(),
+            Box::new(Hint::Use(Setting::Ops, "write,read".into())),
+        ),
+        None => Hint::say("the storage returned other bytes than were written; check the file system and its devices"),
     };
     let code = if record.interrupted {
         130

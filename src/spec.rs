@@ -248,9 +248,9 @@ impl FromStr for EngineName {
     }
 }
 
-/// A setting of a workload, as the spec names it. Errors say which setting would fix them;
+/// A setting of a run, as the library names it. Errors say which setting would fix them;
 /// each front end spells it its own way (`--block` for iosurvey, `-b` for IOR's options).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Setting {
     /// Bytes per I/O call.
     Transfer,
@@ -278,11 +278,28 @@ pub enum Setting {
     Interval,
     /// fsync at the end of write phases, or after every write.
     Fsync,
+    /// O_DIRECT.
+    Direct,
+    /// The target directory.
+    Dir,
+    /// Accepting a directory that holds other files.
+    Force,
+    /// Leaving the data files.
+    Keep,
+    /// Skipping the free-space check.
+    NoSpaceCheck,
+    /// The result store.
+    Db,
 }
 
-/// What would make a refused workload run: settings and the values that would work.
-#[derive(Debug, Clone, PartialEq)]
+/// What would make a refused or failed run work: settings and the values that would work,
+/// or words where no setting would.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum Hint {
+    /// Words that name no setting.
+    Say(String),
+    /// A reason, then what to do about it.
+    Because(String, Box<Hint>),
     /// Give the setting this value.
     Use(Setting, String),
     /// Give it at least this.
@@ -406,6 +423,18 @@ pub enum SpecError {
     /// fsync on a run with no writes.
     #[error("fsync applies to write phases, and the run has none")]
     FsyncWithoutWrite,
+}
+
+impl Hint {
+    /// Words that name no setting.
+    pub fn say(text: impl Into<String>) -> Hint {
+        Hint::Say(text.into())
+    }
+
+    /// This, or that.
+    pub fn or(self, other: Hint) -> Hint {
+        Hint::Either(Box::new(self), Box::new(other))
+    }
 }
 
 impl SpecError {

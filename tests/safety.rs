@@ -275,7 +275,7 @@ fn sighup_is_handled_as_sigterm_and_the_keep_hint_says_kept() {
     std::thread::sleep(Duration::from_millis(200));
     signal(&child, libc::SIGHUP);
     let out = finish(child);
-    assert_one_line_error(&out, 130, &["interrupted", "kept (--keep)"]);
+    assert_one_line_error(&out, 130, &["interrupted", "its files were kept"]);
     assert_eq!(bed.runs()[0]["status"], "failed");
     assert_eq!(bed.entries(), [".iosurvey-manifest", "iosurvey.000000"], "kept as asked");
 }

@@ -19,12 +19,22 @@ fn flag(s: Setting) -> &'static str {
         Setting::Engine => "--engine",
         Setting::Interval => "--interval",
         Setting::Fsync => "--fsync and --fsync-each",
+        Setting::Direct => "--direct",
+        Setting::Dir => "--dir",
+        Setting::Force => "--force",
+        Setting::Keep => "--keep",
+        Setting::NoSpaceCheck => "--no-space-check",
+        Setting::Db => "--db",
     }
 }
 
 /// A hint in words, with flags.
 pub fn spell(h: &Hint) -> String {
     match h {
+        Hint::Say(text) => text.clone(),
+        Hint::Because(why, what) => format!("{} {why}", spell(what)),
+        // A value ("9216") is used; a description ("an empty directory") is given.
+        Hint::Use(s, v) if v.contains(' ') => format!("give {} {v}", flag(*s)),
         Hint::Use(s, v) => format!("use {} {v}", flag(*s)),
         Hint::AtLeast(s, v) => format!("give {} at least {v}", flag(*s)),
         Hint::AtMost(s, v) => format!("give {} at most {v}", flag(*s)),
@@ -52,6 +62,7 @@ mod tests {
     #[test]
     fn hints_are_spelled_with_flags() {
         assert_eq!(spell(&Hint::Use(Setting::Block, "9216".into())), "use --block 9216");
+        assert_eq!(spell(&Hint::Use(Setting::Dir, "an empty directory".into())), "give --dir an empty directory");
         assert_eq!(
             spell(&Hint::Lower(vec![Setting::Block, Setting::Segments, Setting::Tasks])),
             "lower --block, --segments or --tasks"

@@ -235,7 +235,7 @@ impl From<RunError> for Failure {
         match e {
             RunError::Peer { code } => Failure::silent(code),
             RunError::Spec(e) => e.into(),
-            e => Failure::new(&e, e.hint(), e.exit_code()),
+            e => Failure::new(&e, hints::spell(&e.hint()), e.exit_code()),
         }
     }
 }
@@ -248,19 +248,19 @@ impl From<SpecError> for Failure {
 
 impl From<EngineError> for Failure {
     fn from(e: EngineError) -> Self {
-        Failure::new(&e, e.hint(), 2)
+        Failure::new(&e, hints::spell(&e.hint()), 2)
     }
 }
 
 impl From<iosurvey::target::TargetError> for Failure {
     fn from(e: iosurvey::target::TargetError) -> Self {
-        Failure::new(&e, e.hint(), 2)
+        Failure::new(&e, hints::spell(&e.hint()), 2)
     }
 }
 
 impl From<StoreError> for Failure {
     fn from(e: StoreError) -> Self {
-        Failure::new(&e, e.hint(), e.exit_code())
+        Failure::new(&e, hints::spell(&e.hint()), e.exit_code())
     }
 }
 

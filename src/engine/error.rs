@@ -1,5 +1,6 @@
 //! The engine's errors: what failed, on which file and offset, and what the user can do.
 
+use crate::spec::{Hint, Setting};
 use std::io;
 use std::path::PathBuf;
 use thiserror::Error;
@@ -53,36 +54,41 @@ pub enum EngineError {
 
 impl EngineError {
     /// What the user can do about it.
-    pub fn hint(&self) -> String {
+    pub fn hint(&self) -> Hint {
+        use Setting::*;
         match self {
             EngineError::Io { source, op, .. } => match source.raw_os_error() {
                 // statvfs does not see quotas, so EDQUOT arrives like a full disk, mid-run.
                 Some(libc::ENOSPC) | Some(libc::EDQUOT) => {
-                    "free space on the target (or raise the quota) or make the run smaller (--block, --total)".into()
+                    Hint::say("free space on the target (or raise the quota)").or(Hint::Lower(vec![Block, Total]))
                 }
-                Some(libc::EACCES) | Some(libc::EPERM) => {
-                    "check the permissions of the target, or pick a directory you may write to".into()
+                Some(libc::EINVAL) if *op == "open" => {
+                    Hint::Because("the file system may refuse O_DIRECT".into(), Box::new(Hint::Drop(Direct)))
                 }
-                Some(libc::EROFS) => "the file system is mounted read-only; pick a writable target".into(),
-                Some(libc::ENOENT) if *op == "open" => {
-                    "the file was removed during the run; run it again in a directory nobody else changes".into()
-                }
-                Some(libc::ELOOP) => {
-                    "a symbolic link replaced one of iosurvey's files during the run; it was not followed".into()
-                }
-                Some(libc::EINVAL) if *op == "open" => "the file system may refuse O_DIRECT; drop --direct".into(),
-                Some(libc::EIO) => "the device reported an I/O error; look at dmesg".into(),
-                _ => "check the target file system and retry".into(),
+                errno => Hint::say(match errno {
+                    Some(libc::EACCES) | Some(libc::EPERM) => {
+                        "check the permissions of the target, or pick a directory you may write to"
+                    }
+                    Some(libc::EROFS) => "the file system is mounted read-only; pick a writable target",
+                    Some(libc::ENOENT) if *op == "open" => {
+                        "the file was removed during the run; run it again in a directory nobody else changes"
+                    }
+                    Some(libc::ELOOP) => {
+                        "a symbolic link replaced one of iosurvey's files during the run; it was not followed"
+                    }
+                    Some(libc::EIO) => "the device reported an I/O error; look at dmesg",
+                    _ => "check the target file system and retry",
+                }),
             },
             EngineError::EngineUnavailable { .. } => {
-                "pick another --engine ('iosurvey engines' lists what this machine allows)".into()
+                Hint::Use(Engine, "another one ('iosurvey engines' lists what this machine allows)".into())
             }
-            EngineError::Interrupted => "the run is stored as failed and its files removed; run it again".into(),
-            EngineError::ShortRead { .. } => {
-                "read what was written: match --block, --segments and --tasks to the write run, or add write to --op"
-                    .into()
-            }
-            EngineError::NoMemory { .. } => "lower --iodepth or --transfer, or run fewer --tasks per node".into(),
+            EngineError::Interrupted => Hint::say("the run is stored as failed and its files removed; run it again"),
+            EngineError::ShortRead { .. } => Hint::Because(
+                "read what was written, with the sizes and tasks of the run that wrote it".into(),
+                Box::new(Hint::Add(Ops, Some("write".into()))),
+            ),
+            EngineError::NoMemory { .. } => Hint::Lower(vec![Iodepth, Transfer, Tasks]),
         }
     }
 

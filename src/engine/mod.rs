@@ -106,7 +106,7 @@ pub struct TaskFailure {
     /// What failed and why.
     pub message: String,
     /// What the user can do.
-    pub hint: String,
+    pub hint: crate::spec::Hint,
     /// Whether a signal stopped it.
     pub interrupted: bool,
 }
@@ -164,7 +164,11 @@ impl Execution {
             task: 0,
             node: 0,
             message,
-            hint: "the system refused a thread: raise the process or thread limit (ulimit -u, the cgroup's pids.max) or lower --tasks".into(),
+            hint: crate::spec::Hint::Because(
+                "the system refused a thread: raise the process or thread limit (ulimit -u, the cgroup's pids.max)"
+                    .into(),
+                Box::new(crate::spec::Hint::Lower(vec![crate::spec::Setting::Tasks])),
+            ),
             interrupted: false,
         };
         Execution { phases: Vec::new(), failure: Some(failure), reorder_crosses_nodes: false }

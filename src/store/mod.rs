@@ -6,6 +6,7 @@
 
 use crate::net::NetResult;
 use crate::record::{BestFigure, RunRecord};
+use crate::spec::{Hint, Setting};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
 use std::path::{Path, PathBuf};
 use thiserror::Error;
@@ -202,17 +203,22 @@ fn one_line(e: &rusqlite::Error) -> String {
 
 impl StoreError {
     /// What the user can do about it.
-    pub fn hint(&self) -> &'static str {
+    pub fn hint(&self) -> Hint {
         match self {
-            StoreError::Sqlite { .. } => "check that the --db path is writable and is an iosurvey store",
-            StoreError::TooNew { .. } => "use a newer iosurvey, or another --db",
-            StoreError::NoRun(_) => "list the stored runs with 'iosurvey ls'",
-            StoreError::Damaged(..) => "the row was altered outside iosurvey; re-run the workload",
-            StoreError::BadPath { .. } => "give --db a regular file, or a new name in a directory you may write to",
-            StoreError::Missing(_) => "check the --db path; a store is made by the first run that uses it",
-            StoreError::Spilled { .. } => {
-                "import nothing by hand yet: keep that file; free space or unlock the store and run again"
+            StoreError::Sqlite { .. } => Hint::say("check that the store's file is writable and is an iosurvey store"),
+            StoreError::TooNew { .. } => {
+                Hint::say("use a newer iosurvey").or(Hint::Use(Setting::Db, "another store".into()))
             }
+            StoreError::NoRun(_) => Hint::say("list the stored runs with 'iosurvey ls'"),
+            StoreError::Damaged(..) => Hint::say("the row was altered outside iosurvey; re-run the workload"),
+            StoreError::BadPath { .. } => {
+                Hint::Use(Setting::Db, "a regular file, or a new name in a directory you may write to".into())
+            }
+            StoreError::Missing(_) => Hint::Because(
+                "(a store is made by the first run that uses it)".into(),
+                Box::new(Hint::Use(Setting::Db, "the path of an existing store".into())),
+            ),
+            StoreError::Spilled { .. } => Hint::say("keep that file; free space or unlock the store and run again"),
         }
     }
 
@@ -618,7 +624,7 @@ mod tests {
                 task: 1,
                 node: 1,
                 message: "write failed: No space left on device".into(),
-                hint: "free space".into(),
+                hint: crate::spec::Hint::say("free space"),
                 interrupted: false,
             })))
             .unwrap();

@@ -13,6 +13,7 @@ pub mod dir;
 pub mod live;
 pub mod manifest;
 
+use crate::spec::{Hint, Setting};
 use crate::units::format_size;
 use dir::{own_file, Dir, Unsafe};
 use manifest::{BadManifest, Holder, Manifest, State};
@@ -121,29 +122,36 @@ pub enum TargetError {
 
 impl TargetError {
     /// What the user can do about it.
-    pub fn hint(&self) -> String {
+    pub fn hint(&self) -> Hint {
+        use Setting::*;
         match self {
-            TargetError::Io { source, .. } => match source.raw_os_error() {
-                Some(libc::EACCES) | Some(libc::EPERM) => "check the permissions of the target, or pick a directory you may write to".into(),
-                Some(libc::EROFS) => "the file system is mounted read-only; pick a writable target".into(),
-                Some(libc::ENOSPC) | Some(libc::EDQUOT) => "free space on the target (or raise the quota)".into(),
-                _ => "check the target file system and retry".into(),
-            },
-            TargetError::MissingDir(_) => "create the parent directory first, or give an existing one with --dir".into(),
-            TargetError::NotADir(_) => "give a directory with --dir".into(),
-            TargetError::RootDir | TargetError::NotEmpty { .. } => {
-                "give an empty directory, or pass --force to use it anyway (iosurvey still removes only its own files)".into()
-            }
-            TargetError::Unsafe { .. } | TargetError::BadManifest { .. } => {
-                "iosurvey writes and removes only plain files it created itself; remove or rename that entry, or use another directory".into()
-            }
-            TargetError::Foreign(_) => "move that file away or use another directory; --force does not let iosurvey overwrite files it did not create".into(),
-            TargetError::Busy { .. } => "wait for that run to end, or use another directory".into(),
-            TargetError::NoSpace { .. } => "free space, make the run smaller (--block, --total), or pass --no-space-check if the file system compresses or deduplicates".into(),
-            TargetError::ReadOnly(_) => "pick a writable target, or run only reads of kept files (--op read)".into(),
-            TargetError::NoData(_) => "write the data first (--op write,read), or keep the files of an earlier run (--keep) with the same --block, --segments and --tasks".into(),
-            TargetError::DirectRefused(_) => "drop --direct, or use a file system that supports O_DIRECT".into(),
-            TargetError::DirectMisaligned { align, .. } => format!("use a --transfer that is a multiple of {align}"),
+            TargetError::Io { source, .. } => Hint::say(match source.raw_os_error() {
+                Some(libc::EACCES) | Some(libc::EPERM) => "check the permissions of the target, or pick a directory you may write to",
+                Some(libc::EROFS) => "the file system is mounted read-only; pick a writable target",
+                Some(libc::ENOSPC) | Some(libc::EDQUOT) => "free space on the target (or raise the quota)",
+                _ => "check the target file system and retry",
+            }),
+            TargetError::MissingDir(_) => Hint::say("create the parent directory first").or(Hint::Use(Dir, "an existing directory".into())),
+            TargetError::NotADir(_) => Hint::Use(Dir, "a directory".into()),
+            TargetError::RootDir | TargetError::NotEmpty { .. } => Hint::Use(Dir, "an empty directory".into()).or(Hint::Because(
+                "to use it anyway (iosurvey still removes only its own files)".into(),
+                Box::new(Hint::Add(Force, None)),
+            )),
+            TargetError::Unsafe { .. } | TargetError::BadManifest { .. } => Hint::say(
+                "iosurvey writes and removes only plain files it created itself; remove or rename that entry, or use another directory",
+            ),
+            TargetError::Foreign(_) => Hint::say("move that file away or use another directory: iosurvey never writes a file it did not create, whatever it is told"),
+            TargetError::Busy { .. } => Hint::say("wait for that run to end, or use another directory"),
+            TargetError::NoSpace { .. } => Hint::say("free space")
+                .or(Hint::Lower(vec![Block, Total]))
+                .or(Hint::Because("if the file system compresses or deduplicates".into(), Box::new(Hint::Add(NoSpaceCheck, None)))),
+            TargetError::ReadOnly(_) => Hint::say("pick a writable target").or(Hint::Because("to read kept files".into(), Box::new(Hint::Use(Ops, "read".into())))),
+            TargetError::NoData(_) => Hint::Use(Ops, "write,read".into()).or(Hint::Because(
+                "in the run that writes them, with the same sizes and tasks".into(),
+                Box::new(Hint::Add(Keep, None)),
+            )),
+            TargetError::DirectRefused(_) => Hint::Drop(Direct).or(Hint::say("use a file system that supports O_DIRECT")),
+            TargetError::DirectMisaligned { align, .. } => Hint::MultipleOf(Transfer, align.to_string()),
         }
     }
 
