@@ -1,0 +1,165 @@
+//! The team as MPI ranks x threads (cargo feature `mpi`).
+//!
+//! Collectives are hierarchical: the threads of a process meet through the local team, then
+//! one thread per process (its local leader) takes part in the MPI collective, then shares
+//! the result with its threads. MPI is initialised with MPI_THREAD_MULTIPLE because different
+//! threads of a process lead different sub-teams, and a monitor thread listens for aborts.
+//!
+//! Clocks: every process reads CLOCK_MONOTONIC; at start-up the lead measures each rank's
+//! offset by ping-pong (Cristian's method, the round with the shortest round trip wins) and
+//! the worst half round trip is kept as the alignment uncertainty.
+//!
+//! One file per job: [`abort`] (the abort channel and its monitor), [`nodes`] (node
+//! discovery), [`clock`] (clock alignment), [`collectives`] (a member's collectives).
+
+mod abort;
+mod clock;
+mod collectives;
+mod nodes;
+
+use super::local::LocalTeam;
+use super::{Member, Team};
+use abort::AbortChannel;
+pub use collectives::MpiMember;
+use mpi::environment::Universe;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::*;
+use mpi::Threading;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// A communicator usable from any thread.
+struct Comm(pub(super) SimpleCommunicator);
+
+// SAFETY: MPI is initialised with MPI_THREAD_MULTIPLE (checked in `MpiTeam::init`), under
+// which the standard allows any thread to call MPI on any communicator.
+unsafe impl Send for Comm {}
+// SAFETY: as above.
+unsafe impl Sync for Comm {}
+
+/// This process's place in an MPI team.
+pub struct MpiTeam {
+    world: Arc<Comm>,
+    process: usize,
+    processes: usize,
+    node_of_process: Vec<u32>,
+    hosts: Vec<String>,
+    offset: i64,
+    uncertainty: u64,
+    abort: Arc<AbortChannel>,
+    monitor: Mutex<Option<JoinHandle<()>>>,
+    // Dropped last: finalises MPI.
+    _universe: Universe,
+}
+
+// SAFETY: the universe is only touched at drop; the communicators are thread-safe under
+// MPI_THREAD_MULTIPLE; the rest is plain data.
+unsafe impl Sync for MpiTeam {}
+
+/// Why MPI could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum MpiError {
+    /// MPI_Init failed or was already done.
+    #[error("MPI could not be initialised")]
+    Init,
+    /// The library lacks full thread support.
+    #[error("the MPI library does not provide MPI_THREAD_MULTIPLE (it gives {0:?})")]
+    Threading(Threading),
+}
+
+impl MpiTeam {
+    /// Initialises MPI (under mpirun, srun, or as a singleton), finds nodes and aligns clocks.
+    pub fn init() -> Result<MpiTeam, MpiError> {
+        let (universe, threading) = mpi::initialize_with_threading(Threading::Multiple).ok_or(MpiError::Init)?;
+        if threading != Threading::Multiple {
+            return Err(MpiError::Threading(threading));
+        }
+        let world = universe.world();
+        let (process, processes) = (world.rank() as usize, world.size() as usize);
+        let (node_of_process, hosts) = nodes::discover(&world);
+        let (offset, uncertainty) = clock::align(&world);
+        let abort = Arc::new(AbortChannel {
+            flag: AtomicBool::new(false),
+            sent: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            comm: Comm(world.duplicate()),
+        });
+        let monitor = {
+            let abort = abort.clone();
+            std::thread::spawn(move || abort.listen())
+        };
+        Ok(MpiTeam {
+            world: Arc::new(Comm(world)),
+            process,
+            processes,
+            node_of_process,
+            hosts,
+            offset,
+            uncertainty,
+            abort,
+            monitor: Mutex::new(Some(monitor)),
+            _universe: universe,
+        })
+    }
+}
+
+impl Drop for MpiTeam {
+    fn drop(&mut self) {
+        self.abort.stop.store(true, Ordering::Relaxed);
+        if let Some(m) = self.monitor.lock().ok().and_then(|mut m| m.take()) {
+            let _ = m.join();
+        }
+        // Nobody leaves while others may still send: the last collective of the run.
+        self.world.0.barrier();
+    }
+}
+
+impl Team for MpiTeam {
+    type Member = MpiMember;
+    fn process(&self) -> usize {
+        self.process
+    }
+    fn processes(&self) -> usize {
+        self.processes
+    }
+    fn members(&self, threads: usize) -> Vec<MpiMember> {
+        let size = self.processes * threads;
+        let nodes: Arc<[u32]> = (0..size).map(|r| self.node_of_process[r / threads]).collect::<Vec<_>>().into();
+        LocalTeam::threads(threads)
+            .into_iter()
+            .map(|local| MpiMember {
+                rank: self.process * threads + local.rank(),
+                size,
+                nodes: nodes.clone(),
+                local,
+                comm: self.world.clone(),
+                offset: self.offset,
+                abort: self.abort.clone(),
+            })
+            .collect()
+    }
+    fn hosts(&self) -> Vec<String> {
+        self.hosts.clone()
+    }
+    fn clock_uncertainty(&self) -> u64 {
+        self.uncertainty
+    }
+    fn share(&self, bytes: Vec<u8>) -> Vec<u8> {
+        let root = self.world.0.process_at_rank(0);
+        let mut len = bytes.len() as u64;
+        root.broadcast_into(&mut len);
+        let mut buf = if self.process == 0 { bytes } else { vec![0u8; len as usize] };
+        root.broadcast_into(&mut buf[..]);
+        buf
+    }
+    fn process_nodes(&self) -> Vec<u32> {
+        self.node_of_process.clone()
+    }
+    fn send(&self, to: usize, bytes: &[u8]) {
+        self.world.0.process_at_rank(to as i32).send(bytes);
+    }
+    fn receive(&self, from: usize, buf: &mut [u8]) {
+        self.world.0.process_at_rank(from as i32).receive_into(buf);
+    }
+}
