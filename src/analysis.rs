@@ -6,7 +6,7 @@ use crate::measure::Spread;
 use crate::net::NetResult;
 use crate::plan::Role;
 use crate::record::{RunRecord, Status};
-use crate::spec::{Op, Pattern};
+use crate::spec::Op;
 use crate::store::RunRow;
 use crate::units::{format_size, format_time, gb_per_s, mib_per_s, secs};
 use serde::Serialize;
@@ -321,7 +321,7 @@ fn mean_of(r: &RunRecord, op: Op, iops: bool) -> Option<f64> {
 }
 
 fn random(r: &RunRecord) -> bool {
-    r.workload.pattern != Pattern::Sequential
+    r.workload.random()
 }
 
 /// The mean IOPS (random work) or MiB/s (sequential) of an op.

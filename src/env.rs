@@ -90,6 +90,28 @@ fn cpu_model() -> String {
         .unwrap_or_default()
 }
 
+/// Why `path` could not take a file iosurvey writes (a store, a JSON record), if it could
+/// not: it must be a writable regular file, or a new name in a writable directory.
+pub fn writable_file(path: &Path) -> Result<(), &'static str> {
+    let (probe, why) = match fs::metadata(path) {
+        Ok(m) if !m.is_file() => return Err("not a regular file"),
+        Ok(_) => (path, "it is not writable"),
+        Err(_) => {
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            if !parent.is_dir() {
+                return Err("its directory does not exist");
+            }
+            (parent, "its directory is not writable")
+        }
+    };
+    let c = std::ffi::CString::new(probe.as_os_str().as_encoded_bytes()).map_err(|_| "not a path")?;
+    // SAFETY: c is a valid NUL-terminated path.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+        return Err(why);
+    }
+    Ok(())
+}
+
 /// A field of /proc/meminfo, in bytes.
 fn meminfo(field: &str) -> Option<u64> {
     let t = fs::read_to_string("/proc/meminfo").ok()?;

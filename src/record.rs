@@ -139,6 +139,8 @@ pub struct RunIndex {
     pub workload_key: String,
     /// The best figures per op, in the order the ops first ran.
     pub headline: Vec<BestFigure>,
+    /// Whether IOPS, not bandwidth, is its figure of merit.
+    pub random: bool,
 }
 
 /// Where and how a run ran: what the record keeps beside the workload and the measurements.
@@ -304,7 +306,7 @@ impl RunRecord {
             best.iops = max(best.iops, p.figures.iops);
             best.possibly_cached |= p.possibly_cached.is_some();
         }
-        RunIndex { workload_key: self.workload.key(), headline }
+        RunIndex { workload_key: self.workload.key(), headline, random: self.workload.random() }
     }
 
     /// Per-op figures over iterations, in the order ops first ran.
@@ -435,6 +437,25 @@ pub(crate) mod fixtures {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_index_keeps_the_best_of_each_op_over_iterations() {
+        let mut r = fixtures::run(None);
+        let mut again = r.phases[0].clone();
+        again.iteration = 1;
+        again.figures.bandwidth = Some(5e11);
+        again.figures.iops = Some(10.0);
+        again.possibly_cached = None;
+        r.phases.push(again);
+        let index = r.index();
+        let ops: Vec<&str> = index.headline.iter().map(|b| b.op.as_str()).collect();
+        assert_eq!(ops, ["write", "read"], "in the order the ops first ran");
+        let write = &index.headline[0];
+        assert_eq!(write.bandwidth, Some(5e11), "the larger of the two iterations");
+        assert_eq!(write.iops, r.phases[0].figures.iops, "each figure its own maximum");
+        assert!(write.possibly_cached, "flagged when any iteration may be cached");
+        assert!(!index.random);
+    }
 
     #[test]
     fn reads_and_writes_are_flagged_unless_caches_were_defeated() {

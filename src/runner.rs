@@ -11,6 +11,7 @@ use crate::store::{Store, StoreError};
 use crate::target::dir::Dir;
 use crate::target::{cache, data_files, Target, TargetError};
 use crate::team::{share_value, Team};
+use crate::units::now_unix;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -112,10 +113,6 @@ pub struct Runner<'a, T: Team> {
     pub space_check: bool,
     /// Called with the live progress of each run; returns a function that stops watching.
     pub watch: Option<&'a Watch>,
-}
-
-fn now_unix() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
 }
 
 /// A token unique to this run, stamped into verified data so that stale data is recognised.
@@ -303,7 +300,7 @@ fn preflight(
         target.check_readable(names)?;
     }
     if w.direct {
-        let align = if target.writable() { target.direct_alignment()? } else { 512 };
+        let align = target.direct_alignment(names)?;
         if w.transfer % align != 0 {
             return Err(
                 TargetError::DirectMisaligned { dir: target.dir().path().into(), align, transfer: w.transfer }.into()

@@ -155,10 +155,10 @@ pub struct Workload {
     #[arg(long = "op", value_enum, value_delimiter = ',', default_value = "write,read")]
     pub ops: Vec<Op>,
     /// Bytes per I/O call (k, m, g, t are powers of two; 47008 is bytes).
-    #[arg(long, short = 't', value_parser = size, default_value = "1m")]
+    #[arg(long, short = 't', value_parser = crate::units::size_arg, default_value = "1m")]
     pub transfer: u64,
     /// Bytes per task per segment.
-    #[arg(long, short = 'b', value_parser = size, default_value = "1g")]
+    #[arg(long, short = 'b', value_parser = crate::units::size_arg, default_value = "1g")]
     pub block: u64,
     /// Segments (IOR -s).
     #[arg(long, short = 's', default_value_t = 1)]
@@ -214,11 +214,6 @@ pub struct Workload {
     /// Width of the time series' intervals, in seconds (at least 0.001).
     #[arg(long = "interval", default_value_t = 1.0, value_name = "SECONDS")]
     pub interval_secs: f64,
-}
-
-/// Reads a size for clap: "1m", "47008".
-fn size(s: &str) -> Result<u64, String> {
-    crate::units::parse_size(s).map_err(|e| e.to_string())
 }
 
 /// The defaults are the command line's: parsed from no arguments, so they are declared once.
@@ -573,6 +568,11 @@ impl Workload {
     /// Bytes the whole team moves in one phase.
     pub fn bytes_per_phase(&self) -> u64 {
         self.transfers_per_task().saturating_mul(self.transfer).saturating_mul(self.tasks as u64)
+    }
+
+    /// Whether transfers go in other than sequential order: then IOPS is the figure of merit.
+    pub fn random(&self) -> bool {
+        self.pattern != Pattern::Sequential
     }
 
     /// What the workload measures, whatever its team size, repetitions, seed and series

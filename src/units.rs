@@ -84,6 +84,16 @@ pub fn secs(nanos: u64) -> f64 {
     nanos as f64 / 1e9
 }
 
+/// Reads a size on the command line (clap's value parser): "1m", "47008".
+pub fn size_arg(text: &str) -> Result<u64, String> {
+    parse_size(text).map_err(|e| e.to_string())
+}
+
+/// The wall clock, Unix seconds (for records and manifests, never for timing).
+pub fn now_unix() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
+}
+
 /// Parses a duration, "100us", "1.5ms", "2s", "500ns", into nanoseconds.
 pub fn parse_duration(text: &str) -> Result<u64, String> {
     let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());

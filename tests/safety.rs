@@ -25,6 +25,13 @@ fn wait_until(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
     }
 }
 
+/// Starts `iosurvey run` on the bed and returns once it has made `file` in the target.
+fn spawn_until_made(bed: &Bed, args: &str, file: &str) -> Child {
+    let child = bed.spawn(args);
+    wait_until(file, 20, || bed.entries().iter().any(|e| e == file));
+    child
+}
+
 fn signal(child: &Child, sig: i32) {
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(child.id() as i32, sig) };
@@ -128,8 +135,8 @@ fn force_never_writes_a_file_iosurvey_did_not_create() {
 #[test]
 fn a_second_run_in_the_same_directory_is_refused_naming_the_holder() {
     let bed = Bed::new();
-    let first = bed.spawn("--op write --transfer 4k --block 1g --stonewall 2 --no-space-check");
-    wait_until("the first run's files", 20, || bed.entries().contains(&"iosurvey.000000".to_string()));
+    let first =
+        spawn_until_made(&bed, "--op write --transfer 4k --block 1g --stonewall 2 --no-space-check", "iosurvey.000000");
     let out = bed.run("--block 1m");
     assert_one_line_error(&out, 2, &["in use by another iosurvey run", &format!("pid {}", first.id())]);
     let first = finish(first);
@@ -270,8 +277,11 @@ fn an_interrupt_delivered_twice_by_a_wrapper_still_stores_the_run_and_cleans_up(
 #[test]
 fn sighup_is_handled_as_sigterm_and_the_keep_hint_says_kept() {
     let bed = Bed::new();
-    let child = bed.spawn("--op write --transfer 1m --block 64m --iterations 1000 --fsync-each --keep");
-    wait_until("the data file", 20, || bed.entries().contains(&"iosurvey.000000".to_string()));
+    let child = spawn_until_made(
+        &bed,
+        "--op write --transfer 1m --block 64m --iterations 1000 --fsync-each --keep",
+        "iosurvey.000000",
+    );
     std::thread::sleep(Duration::from_millis(200));
     signal(&child, libc::SIGHUP);
     let out = finish(child);
@@ -285,8 +295,7 @@ fn a_second_signal_stops_at_once_and_still_removes_the_files() {
     // Each write takes 3 s on this slow server, so the first signal cannot end the run soon.
     let Some(ffs) = FaultFs::mount(&[("FAULTFS_DELAY_MS", "3000"), ("FAULTFS_MATCH", "iosurvey.")]) else { return };
     let bed = &ffs.bed;
-    let child = bed.spawn("--op write --transfer 1m --block 64m --no-space-check");
-    wait_until("the data file", 20, || bed.entries().contains(&"iosurvey.000000".to_string()));
+    let child = spawn_until_made(bed, "--op write --transfer 1m --block 64m --no-space-check", "iosurvey.000000");
     std::thread::sleep(Duration::from_millis(300));
     signal(&child, libc::SIGTERM);
     std::thread::sleep(Duration::from_millis(1300));
@@ -303,8 +312,11 @@ fn a_second_signal_stops_at_once_and_still_removes_the_files() {
 fn after_sigkill_the_next_run_reclaims_the_leftovers_but_not_kept_files() {
     let bed = Bed::new();
     assert_eq!(bed.run("--access shared --block 1m --keep").code, 0);
-    let child = bed.spawn("--op write --transfer 4k --block 1g --tasks 2 --fsync-each --no-space-check");
-    wait_until("the data files", 20, || bed.entries().contains(&"iosurvey.000001".to_string()));
+    let child = spawn_until_made(
+        &bed,
+        "--op write --transfer 4k --block 1g --tasks 2 --fsync-each --no-space-check",
+        "iosurvey.000001",
+    );
     signal(&child, libc::SIGKILL);
     let _ = finish(child);
     assert_eq!(bed.entries(), [".iosurvey-manifest", "iosurvey.000000", "iosurvey.000001", "iosurvey.shared"]);
@@ -448,6 +460,9 @@ fn a_read_only_mount_with_kept_files_refuses_writes_and_allows_reads() {
     assert_eq!(bed.runs().len(), before, "nothing stored");
     let out = bed.run("--op read --block 1m --verify --signature 7");
     assert_eq!(out.code, 0, "{}", out.stderr);
+    // Nothing can be made to probe O_DIRECT, so a kept file is opened for it.
+    let out = bed.run("--op read --block 1m --direct");
+    assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(bed.entries(), [".iosurvey-manifest", "iosurvey.000000"]);
 }
 
@@ -534,8 +549,7 @@ fn a_run_that_cannot_stop_is_ended_within_slurms_kill_wait() {
     // so the deadline removes the files and exits.
     let Some(ffs) = FaultFs::mount(&[("FAULTFS_DELAY_MS", "25000"), ("FAULTFS_MATCH", "iosurvey.")]) else { return };
     let bed = &ffs.bed;
-    let child = bed.spawn("--op write --transfer 1m --block 64m --no-space-check");
-    wait_until("the data file", 20, || bed.entries().contains(&"iosurvey.000000".to_string()));
+    let child = spawn_until_made(bed, "--op write --transfer 1m --block 64m --no-space-check", "iosurvey.000000");
     std::thread::sleep(Duration::from_millis(300));
     let t = Instant::now();
     signal(&child, libc::SIGTERM);
@@ -553,8 +567,11 @@ fn edquot_is_handled_as_a_full_disk() {
 #[test]
 fn a_target_renamed_away_mid_run_is_cleaned_where_it_went() {
     let bed = Bed::new();
-    let child = bed.spawn("--op write,read --transfer 64k --block 256m --tasks 2 --stonewall 1.5 --no-space-check");
-    wait_until("the data files", 20, || bed.entries().contains(&"iosurvey.000001".to_string()));
+    let child = spawn_until_made(
+        &bed,
+        "--op write,read --transfer 64k --block 256m --tasks 2 --stonewall 1.5 --no-space-check",
+        "iosurvey.000001",
+    );
     let moved = bed.tmp.path().join("moved");
     fs::rename(&bed.dir, &moved).unwrap();
     let out = finish(child);

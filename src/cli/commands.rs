@@ -14,6 +14,7 @@ use iosurvey::store::Store;
 use iosurvey::target::dir::Dir;
 use iosurvey::target::{cache, Target};
 use iosurvey::team::{all_agree, share_value, Team};
+use iosurvey::units::now_unix;
 use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -162,10 +163,6 @@ fn say_notes(target: &mut Target) {
     }
 }
 
-fn now() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
-}
-
 fn watcher(cli: &Cli) -> Option<&'static Watch> {
     (!cli.quiet && std::io::stderr().is_terminal()).then_some(&progress::watch as &Watch)
 }
@@ -185,30 +182,13 @@ fn check_json_path(path: &Path) -> Result<(), Failure> {
     if path == Path::new("-") {
         return Ok(());
     }
-    let refuse = |why: &str| {
+    iosurvey::env::writable_file(path).map_err(|why| {
         Failure::new(
             format!("cannot write the JSON record to {}: {why}", path.display()),
             "pick a writable --json path, or - for standard output",
             2,
         )
-    };
-    let (probe, what) = match std::fs::metadata(path) {
-        Ok(m) if !m.is_file() => return Err(refuse("it is not a regular file")),
-        Ok(_) => (path.to_path_buf(), "it is not writable"),
-        Err(_) => {
-            let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-            if !parent.is_dir() {
-                return Err(refuse("its directory does not exist"));
-            }
-            (parent.to_path_buf(), "its directory is not writable")
-        }
-    };
-    let c = std::ffi::CString::new(probe.as_os_str().as_bytes()).map_err(|_| refuse("not a path"))?;
-    // SAFETY: c is a valid NUL-terminated path.
-    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
-        return Err(refuse(what));
-    }
-    Ok(())
+    })
 }
 
 /// Writes the records as JSON: one object for a single run, an array for a sweep; `-` is
@@ -262,7 +242,7 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
             }
         };
         say_notes(&mut target);
-        let sweep_id = if sweep { Some(store.begin_sweep(now(), "clients", &command_line())?) } else { None };
+        let sweep_id = if sweep { Some(store.begin_sweep(now_unix(), "clients", &command_line())?) } else { None };
         Ok((store, target, sweep_id))
     })?;
     let sweep_id = state.as_ref().and_then(|s| s.2);
@@ -355,9 +335,9 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
         })?;
         let name = format!("iosurvey-survey-{}", std::process::id());
         let mut target = Target::create(parent, name.as_ref(), a.target.options()).map_err(RunError::from)?;
-        let survey_id = store.begin_survey(now(), &target.dir().path().to_string_lossy(), &command_line())?;
+        let survey_id = store.begin_survey(now_unix(), &target.dir().path().to_string_lossy(), &command_line())?;
         let plan = SurveyPlan {
-            direct: target.direct_alignment().is_ok_and(|align| 4096 % align == 0),
+            direct: target.direct_alignment(&[]).is_ok_and(|align| 4096 % align == 0),
             drop_caches: cache::can_drop(),
         };
         Ok((store, target, survey_id, plan))
@@ -421,7 +401,7 @@ fn net<T: Team>(cli: &Cli, a: &NetArgs, team: &T) -> Result<(), Failure> {
     for pattern in net::patterns(nodes) {
         if let Some(r) = net::measure(team, pattern, a.transfer as usize, count) {
             if let Some(store) = &store {
-                store.save_net(now(), &command_line(), &r)?;
+                store.save_net(now_unix(), &command_line(), &r)?;
             }
             results.push(r);
         }

@@ -18,7 +18,7 @@ use iosurvey::engine::{EngineError, INTERRUPTED};
 use iosurvey::runner::RunError;
 use iosurvey::spec::{SpecError, Workload};
 use iosurvey::store::StoreError;
-use iosurvey::units::parse_size;
+use iosurvey::units::size_arg;
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
@@ -131,10 +131,6 @@ fn shown(s: &str) -> Result<Shown, String> {
     })
 }
 
-fn size(s: &str) -> Result<u64, String> {
-    parse_size(s).map_err(|e| e.to_string())
-}
-
 #[derive(Args)]
 struct RunArgs {
     /// Directory under test: empty, or holding only iosurvey's files (a missing leaf is made).
@@ -143,7 +139,7 @@ struct RunArgs {
     #[command(flatten)]
     workload: Workload,
     /// Aggregate bytes, split evenly over tasks (replaces --block).
-    #[arg(long, value_parser = size, conflicts_with = "block")]
+    #[arg(long, value_parser = size_arg, conflicts_with = "block")]
     total: Option<u64>,
     /// Tasks (threads) in each process; under MPI the team is ranks x tasks.
     #[arg(long, short = 'n', default_value_t = 1)]
@@ -181,10 +177,10 @@ impl TargetArgs {
 #[derive(Args)]
 struct NetArgs {
     /// Bytes per message.
-    #[arg(long, short = 't', value_parser = size, default_value = "1m")]
+    #[arg(long, short = 't', value_parser = size_arg, default_value = "1m")]
     transfer: u64,
     /// Bytes each sending node sends.
-    #[arg(long, value_parser = size, default_value = "1g")]
+    #[arg(long, value_parser = size_arg, default_value = "1g")]
     size: u64,
 }
 
@@ -193,7 +189,7 @@ struct SurveyArgs {
     /// Directory in which to make the survey's scratch directory (default: the current one).
     dir: Option<PathBuf>,
     /// Bytes each sequential workload moves per phase.
-    #[arg(long, value_parser = size, default_value = "4g")]
+    #[arg(long, value_parser = size_arg, default_value = "4g")]
     size: u64,
     /// Tasks (default: the number of CPUs).
     #[arg(long)]

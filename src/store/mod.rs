@@ -123,6 +123,7 @@ ALTER TABLE runs ADD COLUMN record_json TEXT;
 ALTER TABLE runs ADD COLUMN provenance TEXT NOT NULL DEFAULT 'measured';
 ALTER TABLE runs ADD COLUMN workload_key TEXT;
 ALTER TABLE runs ADD COLUMN headline_json TEXT;
+ALTER TABLE runs ADD COLUMN random INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX runs_by_workload ON runs(workload_key);
 CREATE INDEX runs_by_started ON runs(started);
 "#,
@@ -271,22 +272,7 @@ impl Store {
     /// Opens (creating if needed) and migrates the store at `path`, which must be a regular
     /// file or a new name in a writable directory.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let bad = |why| StoreError::BadPath { path: path.to_path_buf(), why };
-        match std::fs::metadata(path) {
-            Ok(m) if m.is_file() => {}
-            Ok(_) => return Err(bad("not a regular file")),
-            Err(_) => {
-                let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-                if !parent.is_dir() {
-                    return Err(bad("its directory does not exist"));
-                }
-                let c = std::ffi::CString::new(parent.as_os_str().as_encoded_bytes()).map_err(|_| bad("not a path"))?;
-                // SAFETY: c is a valid NUL-terminated path.
-                if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
-                    return Err(bad("its directory is not writable"));
-                }
-            }
-        }
+        crate::env::writable_file(path).map_err(|why| StoreError::BadPath { path: path.to_path_buf(), why })?;
         Store::connect(path, OpenFlags::default())
     }
 
@@ -457,7 +443,7 @@ impl Store {
             .conn
             .prepare(
                 "SELECT r.id, r.survey_id, r.sweep_id, r.started, r.status, r.label, r.host, r.target, r.fs_type,
-                        json_extract(r.spec_json, '$.pattern') != 'sequential', r.headline_json, r.provenance
+                        r.random, r.headline_json, r.provenance
                  FROM runs r ORDER BY r.id",
             )
             .map_err(|e| self.wrap(e))?;
@@ -475,7 +461,7 @@ impl Store {
                     host: text(6)?,
                     target: text(7)?,
                     fs_type: text(8)?,
-                    random: r.get::<_, Option<bool>>(9)?.unwrap_or(false),
+                    random: r.get(9)?,
                     best: serde_json::from_str(&best).map_err(|e| {
                         rusqlite::Error::FromSqlConversionFailure(10, rusqlite::types::Type::Text, Box::new(e))
                     })?,
@@ -534,8 +520,8 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
     tx.execute(
         "INSERT INTO runs (survey_id, sweep_id, name, started, status, error, command_line, label, spec_json,
             warnings_json, host, target, fs_type, tool_version, provenance, workload_key, headline_json,
-            record_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+            random, record_json)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
         params![
             r.survey_id,
             r.sweep_id,
@@ -554,6 +540,7 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
             r.provenance,
             index.workload_key,
             json(&index.headline)?,
+            index.random,
             json(&stored)?
         ],
     )?;
@@ -575,8 +562,8 @@ fn backfill(tx: &Transaction) -> rusqlite::Result<()> {
         let index = record.index();
         let stored = StoredRecord { version: RECORD_VERSION, record: RunRecord { id: None, ..record } };
         tx.execute(
-            "UPDATE runs SET record_json = ?1, workload_key = ?2, headline_json = ?3 WHERE id = ?4",
-            params![json(&stored)?, index.workload_key, json(&index.headline)?, id],
+            "UPDATE runs SET record_json = ?1, workload_key = ?2, headline_json = ?3, random = ?4 WHERE id = ?5",
+            params![json(&stored)?, index.workload_key, json(&index.headline)?, index.random, id],
         )?;
     }
     Ok(())

@@ -14,7 +14,7 @@ pub mod live;
 pub mod manifest;
 
 use crate::spec::{Hint, Setting};
-use crate::units::format_size;
+use crate::units::{format_size, now_unix};
 use dir::{own_file, Dir, Unsafe};
 use manifest::{BadManifest, Holder, Manifest, State};
 use std::ffi::{OsStr, OsString};
@@ -190,10 +190,6 @@ pub struct Leftovers {
     pub problems: Vec<String>,
     /// Files left on purpose (--keep).
     pub kept: usize,
-}
-
-fn now_unix() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
 }
 
 impl Target {
@@ -435,20 +431,23 @@ impl Target {
 
     /// Checks that the file system takes O_DIRECT and returns its offset alignment, with a
     /// probe file named in the manifest like any other.
-    pub fn direct_alignment(&mut self) -> Result<u64, TargetError> {
-        self.claim(&[PROBE.to_string()])?;
-        let opened = self.dir.create(PROBE, libc::O_DIRECT);
-        let align = match &opened {
-            Ok(f) => Ok(dio_offset_align(f).unwrap_or(512)),
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Err(TargetError::DirectRefused(self.dir.path().into())),
-            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => Err(TargetError::Foreign(self.dir.show(PROBE))),
-            Err(e) => Err(TargetError::io(
-                "create",
-                self.dir.show(PROBE),
-                io::Error::from_raw_os_error(e.raw_os_error().unwrap_or(0)),
-            )),
+    /// On a read-only file system nothing can be made, so the first of `existing` (files the
+    /// run will read) is opened for the probe instead.
+    pub fn direct_alignment(&mut self, existing: &[String]) -> Result<u64, TargetError> {
+        let dir = self.dir.clone();
+        let probe = |opened: io::Result<std::fs::File>, name: &str| match opened {
+            Ok(f) => Ok(dio_offset_align(&f).unwrap_or(512)),
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Err(TargetError::DirectRefused(dir.path().into())),
+            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => Err(TargetError::Foreign(dir.show(name))),
+            Err(e) => Err(TargetError::io("open", dir.show(name), e)),
         };
-        drop(opened);
+        if !self.writable {
+            return existing
+                .first()
+                .map_or(Ok(512), |name| probe(dir.open_own(name, libc::O_RDONLY | libc::O_DIRECT), name));
+        }
+        self.claim(&[PROBE.to_string()])?;
+        let align = probe(dir.create(PROBE, libc::O_DIRECT), PROBE);
         self.release(PROBE)?;
         align
     }
