@@ -77,6 +77,15 @@ pub struct VerifyTally {
 }
 
 impl VerifyTally {
+    /// Counts a bad transfer, keeping the first one seen.
+    fn bad(&mut self, path: &std::path::Path, mismatch: Mismatch) {
+        self.bad += 1;
+        self.stale += (mismatch.fault == data::Fault::Stale) as u64;
+        if self.first.is_none() {
+            self.first = Some(BadTransfer { path: path.to_path_buf(), mismatch });
+        }
+    }
+
     fn add(&mut self, other: VerifyTally) {
         self.checked += other.checked;
         self.bad += other.bad;

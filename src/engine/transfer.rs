@@ -8,7 +8,7 @@ use super::backends::{self, Backend, BufRef, Completion};
 use super::data::{check, fill_verified, stamp_plain, AlignedBuf, Fault, Mismatch, Stamp};
 use super::offsets::Visitor;
 use super::phase::{PhaseKind, PhaseTrace, TaskClock, TaskPart};
-use super::{BadTransfer, Context, DataFiles, EngineError, TaskFailure, VerifyTally, INTERRUPTED};
+use super::{Context, DataFiles, EngineError, TaskFailure, VerifyTally, INTERRUPTED};
 use crate::measure::{TaskTiming, CHECKPOINTS};
 use crate::spec::{Op, Pattern, Workload};
 use crate::team::Member;
@@ -297,12 +297,8 @@ impl IoSite<'_> {
                         // Under verification a file that ends early is wrong data, not an I/O
                         // error: the bytes that should be there are not.
                         tally.checked += 1;
-                        tally.bad += 1;
-                        if tally.first.is_none() {
-                            let mismatch =
-                                Mismatch { fault: Fault::Missing, offset: offset + n as u64, expected: 0, found: 0 };
-                            tally.first = Some(BadTransfer { path: self.path.to_path_buf(), mismatch });
-                        }
+                        let end = offset + n as u64;
+                        tally.bad(self.path, Mismatch { fault: Fault::Missing, offset: end, expected: 0, found: 0 });
                         stop = true;
                         continue;
                     }
@@ -347,11 +343,7 @@ impl IoSite<'_> {
                     tally.checked += 1;
                     let stamp = Stamp { token: self.ctx.token, task: self.source, offset };
                     if let Some(mismatch) = check(io.slots[slot].as_slice(), stamp, &mut io.scratch) {
-                        tally.bad += 1;
-                        tally.stale += (mismatch.fault == Fault::Stale) as u64;
-                        if tally.first.is_none() {
-                            tally.first = Some(BadTransfer { path: self.path.to_path_buf(), mismatch });
-                        }
+                        tally.bad(self.path, mismatch);
                     }
                 }
                 if deadline.is_some_and(|d| t >= d) {

@@ -42,6 +42,19 @@ pub struct Holder {
     pub started: i64,
 }
 
+impl Holder {
+    /// Whether the holder is known to have ended: a process of this host that no longer
+    /// exists. A holder on another host cannot be checked, so it is never known gone.
+    pub fn is_gone(&self) -> bool {
+        if self.host != crate::env::hostname() {
+            return false;
+        }
+        // SAFETY: signal 0 only checks that the process exists.
+        let rc = unsafe { libc::kill(self.pid as libc::pid_t, 0) };
+        rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+    }
+}
+
 impl fmt::Display for Holder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "pid {} on {} since {}", self.pid, self.host, crate::units::format_time(self.started))

@@ -177,7 +177,6 @@ pub struct Target {
     made: Option<(Dir, OsString)>,
     manifest: Manifest,
     writable: bool,
-    created: Vec<String>,
     keep: bool,
     notes: Vec<String>,
     live: live::Handle,
@@ -229,11 +228,10 @@ impl Target {
             if dir.path() == Path::new("/") && !options.force {
                 return Err(TargetError::RootDir);
             }
-            lock(&dir, &mut notes)?;
-            let manifest = read_manifest(&dir)?;
-            Ok(manifest)
+            let exclusive = lock(&dir, &mut notes)?;
+            Ok((read_manifest(&dir)?, exclusive))
         })();
-        let manifest = match result {
+        let (manifest, exclusive) = match result {
             Ok(m) => m,
             Err(e) => {
                 undo(&made);
@@ -246,12 +244,11 @@ impl Target {
             made,
             manifest,
             writable,
-            created: Vec::new(),
             keep: options.keep,
             notes,
             live: live::Handle::default(),
         };
-        if let Err(e) = t.check_entries(options.force) {
+        if let Err(e) = t.check_entries(options.force, exclusive) {
             undo(&t.made);
             t.made = None;
             return Err(e);
@@ -262,7 +259,7 @@ impl Target {
     /// Checks every entry: manifest entries must be iosurvey's own plain files; files a dead
     /// run left (`running`) are removed; anything else is foreign. Then records this run as
     /// the holder.
-    fn check_entries(&mut self, force: bool) -> Result<(), TargetError> {
+    fn check_entries(&mut self, force: bool, exclusive: bool) -> Result<(), TargetError> {
         let dir = self.dir.clone();
         let mut reclaimed = Vec::new();
         for (name, state) in self.manifest.entries.clone() {
@@ -272,6 +269,12 @@ impl Target {
             };
             own_file(&st).map_err(|why| TargetError::Unsafe { path: dir.show(&name), why })?;
             if state == State::Running {
+                // Without a lock that keeps every other run out, a holder that may still be
+                // alive may still be writing these: refuse rather than remove its files.
+                let holder = self.manifest.holder.as_ref();
+                if !may_reclaim(exclusive, holder) {
+                    return Err(TargetError::Busy { dir: dir.path().into(), holder: holder.cloned() });
+                }
                 dir.unlink(&name).map_err(|e| TargetError::io("remove", dir.show(&name), e))?;
                 self.manifest.entries.remove(&name);
                 reclaimed.push(name);
@@ -336,7 +339,7 @@ impl Target {
         let dir = self.dir.clone();
         let mut fresh = Vec::new();
         for name in names {
-            if self.created.contains(name) || self.manifest.entries.contains_key(name) {
+            if self.manifest.entries.contains_key(name) {
                 continue;
             }
             if dir.stat(name).map_err(|e| TargetError::io("stat", dir.show(name), e))?.is_some() {
@@ -351,7 +354,6 @@ impl Target {
             self.manifest.entries.insert(name.clone(), State::Running);
         }
         self.save_manifest()?;
-        self.created.extend(fresh);
         self.publish();
         Ok(())
     }
@@ -364,10 +366,15 @@ impl Target {
             }
             _ => {}
         }
-        self.created.retain(|n| n != name);
         self.manifest.entries.remove(name);
         self.publish();
         self.save_manifest()
+    }
+
+    /// The files this run created: the manifest's `running` entries, since any a dead run
+    /// left were removed when the run took the directory.
+    fn created(&self) -> Vec<String> {
+        self.manifest.entries.iter().filter(|(_, s)| **s == State::Running).map(|(n, _)| n.clone()).collect()
     }
 
     /// Tells the signal-time clean-up what this run has created.
@@ -377,8 +384,8 @@ impl Target {
             None => Some(None),
         });
         if let Some((dir, made)) = copies {
-            let ours = self.manifest.entries.keys().all(|n| self.created.contains(n));
-            let names = if self.keep { Vec::new() } else { self.created.clone() };
+            let ours = self.manifest.entries.values().all(|s| *s == State::Running);
+            let names = if self.keep { Vec::new() } else { self.created() };
             self.live.update(live::Files { dir, names, manifest_too: ours && !self.keep, made });
         }
     }
@@ -404,7 +411,7 @@ impl Target {
                 None => return Err(TargetError::NoData(self.dir.show(name))),
                 Some(st) => own_file(&st).map_err(|why| TargetError::Unsafe { path: self.dir.show(name), why })?,
             }
-            if !self.created.contains(name) && !self.manifest.entries.contains_key(name) {
+            if !self.manifest.entries.contains_key(name) {
                 return Err(TargetError::Foreign(self.dir.show(name)));
             }
         }
@@ -458,7 +465,7 @@ impl Target {
         let mut left = Leftovers::default();
         let dir = self.dir.clone();
         self.manifest.holder = None;
-        for name in std::mem::take(&mut self.created) {
+        for name in self.created() {
             if self.keep {
                 self.manifest.entries.insert(name, State::Kept);
                 left.kept += 1;
@@ -492,19 +499,26 @@ impl Target {
     }
 }
 
+/// Whether the `running` files of `holder` are a dead run's: certainly when this run holds a
+/// lock that keeps every other run out, else only when the holder is known to have ended.
+fn may_reclaim(exclusive: bool, holder: Option<&Holder>) -> bool {
+    exclusive || holder.is_some_and(Holder::is_gone)
+}
+
 /// Takes the directory's lock for the whole run, on its own descriptor (no lock file).
-fn lock(dir: &Dir, notes: &mut Vec<String>) -> Result<(), TargetError> {
+/// Returns whether the lock keeps every other run out (not so without locks, or with locks
+/// that hold per node only).
+fn lock(dir: &Dir, notes: &mut Vec<String>) -> Result<bool, TargetError> {
     // SAFETY: flock on an open descriptor.
     if unsafe { libc::flock(dir.raw(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
         let env = crate::env::collect(dir.path());
-        if let Some(why) = per_node_locks(&env.fs_type, &env.mount_options) {
-            notes.push(format!("{} {why}: a run on another node would not be kept out", dir.path().display()));
-        }
-        return Ok(());
+        let Some(why) = per_node_locks(&env.fs_type, &env.mount_options) else { return Ok(true) };
+        notes.push(format!("{} {why}: a run on another node would not be kept out", dir.path().display()));
+        return Ok(false);
     }
     let busy = || read_manifest(dir).ok().and_then(|m| m.holder);
     notes.extend(lock_refused(io::Error::last_os_error(), dir.path(), busy)?);
-    Ok(())
+    Ok(false)
 }
 
 /// What a refused lock means: another run (an error naming its holder), a file system
@@ -690,6 +704,18 @@ mod tests {
         assert!(per_node_locks("nfs4", "rw,relatime rw,vers=4.2,local_lock=flock").is_some());
         assert!(per_node_locks("nfs4", "rw local_lock=none").is_none());
         assert!(per_node_locks("ext4", "rw").is_none());
+    }
+
+    #[test]
+    fn without_a_lock_only_a_holder_known_dead_has_its_files_reclaimed() {
+        let me = Holder { pid: std::process::id(), host: crate::env::hostname(), started: 0 };
+        let dead = Holder { pid: i32::MAX as u32, ..me.clone() };
+        let elsewhere = Holder { host: "another-node".into(), ..dead.clone() };
+        assert!(may_reclaim(true, Some(&me)), "the lock is proof enough");
+        assert!(!may_reclaim(false, Some(&me)), "a live holder keeps its files");
+        assert!(may_reclaim(false, Some(&dead)));
+        assert!(!may_reclaim(false, Some(&elsewhere)), "another host's pid cannot be checked");
+        assert!(!may_reclaim(false, None));
     }
 
     #[test]
