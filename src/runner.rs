@@ -150,22 +150,10 @@ impl<T: Team> Runner<'_, T> {
         let names = data_files(w.access == Access::Shared, map.files());
         let mut warnings = Vec::new();
         let mut refusal = None;
-        let per_node = self.threads
-            * self
-                .team
-                .process_nodes()
-                .iter()
-                .fold(std::collections::BTreeMap::new(), |mut m, n| {
-                    *m.entry(*n).or_insert(0usize) += 1;
-                    m
-                })
-                .into_values()
-                .max()
-                .unwrap_or(1);
+        let per_node = self.threads * engine::placement::largest_node(&self.team.process_nodes()).max(1);
         let verdict =
             self.lead.as_mut().map(|lead| match preflight(lead.target, w, &names, self.space_check, per_node) {
                 Ok(()) => {
-                    warnings.extend(lead.target.take_notes());
                     let drop_caches = w.drop_caches && cache::can_drop();
                     if w.drop_caches && !drop_caches {
                         warnings.push(

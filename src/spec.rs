@@ -226,7 +226,11 @@ struct Defaults {
 impl Default for Workload {
     fn default() -> Self {
         use clap::Parser;
-        Defaults::try_parse_from(["iosurvey"]).expect("the declared defaults parse").workload
+        // Parsed once: records read back fill missing fields from it.
+        static DEFAULT: std::sync::OnceLock<Workload> = std::sync::OnceLock::new();
+        DEFAULT
+            .get_or_init(|| Defaults::try_parse_from(["iosurvey"]).expect("the declared defaults parse").workload)
+            .clone()
     }
 }
 

@@ -335,6 +335,7 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
         })?;
         let name = format!("iosurvey-survey-{}", std::process::id());
         let mut target = Target::create(parent, name.as_ref(), a.target.options()).map_err(RunError::from)?;
+        say_notes(&mut target);
         let survey_id = store.begin_survey(now_unix(), &target.dir().path().to_string_lossy(), &command_line())?;
         let plan = SurveyPlan {
             direct: target.direct_alignment(&[]).is_ok_and(|align| 4096 % align == 0),

@@ -9,7 +9,7 @@ pub fn reorder_sources(nodes: &[u32]) -> (Vec<usize>, bool) {
     let n = nodes.len();
     let mut listed: Vec<usize> = (0..n).collect();
     listed.sort_by_key(|&r| (nodes[r], r));
-    let largest = (0..n).map(|r| nodes.iter().filter(|&&x| x == nodes[r]).count()).max().unwrap_or(0);
+    let largest = largest_node(nodes);
     let crosses = largest * 2 <= n;
     let shift = if crosses { largest } else { 1 };
     let mut sources = vec![0; n];
@@ -17,6 +17,15 @@ pub fn reorder_sources(nodes: &[u32]) -> (Vec<usize>, bool) {
         sources[reader] = listed[(i + shift) % n.max(1)];
     }
     (sources, crosses)
+}
+
+/// How many of the entries of `nodes` the most crowded node has (0 for none).
+pub fn largest_node(nodes: &[u32]) -> usize {
+    let mut count = std::collections::BTreeMap::new();
+    for n in nodes {
+        *count.entry(n).or_insert(0usize) += 1;
+    }
+    count.into_values().max().unwrap_or(0)
 }
 
 /// The ranks of the first `count` tasks taken round-robin over nodes: one task on every node
