@@ -3,11 +3,12 @@
 //! failed) in one transaction. Decisions only the lead can take reach the other processes
 //! through [`Team::share`], so every process takes the same path and nobody waits for ever.
 
-use crate::engine::{self, offsets::mix, offsets::OffsetMap, DataFiles, EngineError, Progress};
+use crate::engine::{self, offsets::mix, offsets::OffsetMap, DataFiles, EngineError, Execution, Progress};
 use crate::env;
+use crate::janitor::{self, Duty};
 use crate::record::{RunFacts, RunRecord, Status};
 use crate::spec::{Access, Hint, Op, Setting, SpecError, Workload};
-use crate::store::{Store, StoreError};
+use crate::store::{will, Store, StoreError};
 use crate::target::dir::Dir;
 use crate::target::{cache, data_files, Target, TargetError};
 use crate::team::{share_value, Team};
@@ -97,6 +98,15 @@ pub struct Filing<'a> {
     pub sweep_id: Option<i64>,
 }
 
+impl Filing<'_> {
+    /// Files `record` under this name, survey and sweep.
+    fn apply(&self, record: &mut RunRecord) {
+        record.name = self.name.map(str::to_string);
+        record.survey_id = self.survey_id;
+        record.sweep_id = self.sweep_id;
+    }
+}
+
 /// Settings shared by every run of one command.
 pub struct Runner<'a, T: Team> {
     /// Who runs.
@@ -176,7 +186,27 @@ impl<T: Team> Runner<'_, T> {
             warnings.push("the target path is not valid UTF-8: it is stored with replacement characters".into());
         }
         let files = DataFiles { dir: self.dir.clone(), names };
-        let started = now_unix();
+        let facts = RunFacts {
+            env: self.lead.as_ref().map(|lead| env::collect(lead.target.dir().path())).unwrap_or_default(),
+            command_line: self.command_line.clone(),
+            started: now_unix(),
+            hosts: self.team.hosts(),
+            clock_uncertainty_ns: self.team.clock_uncertainty(),
+        };
+        // Should the process have to end at once, or be killed outright, the run is still
+        // stored, as failed: by the signal path (the will) or by the janitor.
+        let will = self.lead.as_ref().map(|lead| {
+            let mut skeleton = RunRecord::assemble(w.clone(), Execution::default(), facts.clone());
+            filing.apply(&mut skeleton);
+            let duty = Duty {
+                dir: lead.target.dir().path().to_path_buf(),
+                made: lead.target.made(),
+                store: lead.store.path().to_path_buf(),
+                record: skeleton.clone(),
+                pid: std::process::id(),
+            };
+            (will::arm(lead.store.path(), skeleton), janitor::arm(&duty))
+        });
         let progress = Progress::new(self.threads);
         let stop = self.lead.as_ref().and(self.watch).map(|watch| watch(progress.clone()));
         let inputs = engine::RunInputs { w, files: &files, token, drop_caches, progress };
@@ -184,19 +214,28 @@ impl<T: Team> Runner<'_, T> {
         if let Some(stop) = stop {
             stop();
         }
-        let hosts = self.team.hosts();
-        let clock_uncertainty_ns = self.team.clock_uncertainty();
-        let command_line = self.command_line.clone();
+        // A will the signal path took: it stores the run while the process ends.
+        let (will, watch) = will.unzip();
+        let storing = will.map(will::Armed::revoke);
         let result = match (self.lead.as_mut(), exec) {
+            (Some(_), Some(_)) if matches!(storing, Some(None)) => Some(Err(RunError::Peer { code: 130 })),
             (Some(lead), Some(exec)) => {
-                let env = env::collect(lead.target.dir().path());
-                let facts = RunFacts { env, command_line, started, hosts, clock_uncertainty_ns };
                 let record = RunRecord::assemble(w.clone(), exec, facts);
                 warnings.extend(widened_series(&record, w));
-                Some(file(lead, record, warnings, filing))
+                let filed = file(lead, record, warnings, filing);
+                if let Some(Some(storing)) = storing {
+                    storing.done(match &filed {
+                        Ok(r) => r.id,
+                        Err(RunError::Failed { id, .. }) => Some(*id),
+                        Err(_) => None,
+                    });
+                }
+                Some(filed)
             }
             _ => None,
         };
+        // Filed (or being filed by the signal path): the janitor's watch ends.
+        drop(watch);
         let outcome = result.as_ref().map(|r| Outcome { code: r.as_ref().err().map_or(0, RunError::exit_code) });
         let code = share_value(self.team, outcome.as_ref()).code;
         match result {
@@ -228,9 +267,7 @@ fn widened_series(record: &RunRecord, w: &Workload) -> Vec<String> {
 
 /// On the lead: stores the record and decides success.
 fn file(lead: &mut Lead, mut record: RunRecord, warnings: Vec<String>, filing: Filing) -> Result<RunRecord, RunError> {
-    record.name = filing.name.map(str::to_string);
-    record.survey_id = filing.survey_id;
-    record.sweep_id = filing.sweep_id;
+    filing.apply(&mut record);
     record.warnings = warnings;
     let id = lead.store.save_or_spill(&record)?;
     record.id = Some(id);

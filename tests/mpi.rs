@@ -166,3 +166,45 @@ fn test_engines_under_mpi_give_figures_computed_independently() {
     assert!(p["figures"]["bandwidth"].as_f64().unwrap() <= ceiling);
     assert!(bed.entries().is_empty());
 }
+
+#[test]
+fn a_rank_killed_mid_phase_stops_the_others_within_seconds_and_the_run_is_filed() {
+    let Some(bed) = mpi_bed() else { return };
+    let mpirun = bed.spawn("--op write --transfer 64k --block 64m --iterations 100000 --no-space-check");
+    let deadline = Instant::now() + std::time::Duration::from_secs(30);
+    while !bed.entries().iter().any(|e| e == "iosurvey.000003") {
+        assert!(Instant::now() < deadline, "the run never made its files");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let rank1 = rank_pid(&bed, 1).expect("rank 1 is running");
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(rank1 as i32, libc::SIGKILL) };
+    let killed = Instant::now();
+    let out = outcome(mpirun.wait_with_output().unwrap());
+    assert!(killed.elapsed().as_secs() < 10, "the others stopped after {:?}", killed.elapsed());
+    assert_ne!(out.code, 0);
+    let ours: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("iosurvey")).collect();
+    assert_eq!(ours.len(), 1, "{}", out.stderr);
+    assert!(ours[0].contains("janitor removes the run's files and stores it as failed"), "{}", ours[0]);
+    // The janitor outlives the launcher: give it a few seconds.
+    let deadline = Instant::now() + std::time::Duration::from_secs(15);
+    while !(bed.entries().is_empty() && bed.runs().len() == 1) {
+        assert!(Instant::now() < deadline, "left: {:?}, runs: {}", bed.entries(), bed.runs().len());
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let run = bed.last_run();
+    assert_eq!(run["status"], "failed");
+    assert!(run["error"].as_str().unwrap().contains("ended during the run"), "{}", run["error"]);
+    assert_store_intact(&bed.db);
+}
+
+/// The process id of MPI rank `rank` of the run on `bed`.
+fn rank_pid(bed: &Bed, rank: u32) -> Option<u32> {
+    let dir = bed.dir.display().to_string();
+    std::fs::read_dir("/proc").ok()?.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok()).find(|pid| {
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        String::from_utf8_lossy(&cmd).contains(&dir)
+            && env.split(|&b| b == 0).any(|v| v == format!("OMPI_COMM_WORLD_RANK={rank}").as_bytes())
+    })
+}

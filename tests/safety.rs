@@ -32,6 +32,14 @@ fn spawn_until_made(bed: &Bed, args: &str, file: &str) -> Child {
     child
 }
 
+/// As `spawn_until_made`, looking behind the FUSE layer: a slow server answers one request at
+/// a time, so a listing through it would wait for the slow write.
+fn spawn_until_made_behind(ffs: &FaultFs, args: &str, file: &str) -> Child {
+    let child = ffs.bed.spawn(args);
+    wait_until(file, 20, || ffs.backing_entries().iter().any(|e| e == file));
+    child
+}
+
 fn signal(child: &Child, sig: i32) {
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(child.id() as i32, sig) };
@@ -295,7 +303,8 @@ fn a_second_signal_stops_at_once_and_still_removes_the_files() {
     // Each write takes 3 s on this slow server, so the first signal cannot end the run soon.
     let Some(ffs) = FaultFs::mount(&[("FAULTFS_DELAY_MS", "3000"), ("FAULTFS_MATCH", "iosurvey.")]) else { return };
     let bed = &ffs.bed;
-    let child = spawn_until_made(bed, "--op write --transfer 1m --block 64m --no-space-check", "iosurvey.000000");
+    let child =
+        spawn_until_made_behind(&ffs, "--op write --transfer 1m --block 64m --no-space-check", "iosurvey.000000");
     std::thread::sleep(Duration::from_millis(300));
     signal(&child, libc::SIGTERM);
     std::thread::sleep(Duration::from_millis(1300));
@@ -303,13 +312,19 @@ fn a_second_signal_stops_at_once_and_still_removes_the_files() {
     signal(&child, libc::SIGTERM);
     let out = finish(child);
     assert!(t.elapsed() < Duration::from_secs(12), "bounded: {:?}", t.elapsed());
-    assert_one_line_error(&out, 130, &["stopped at once", "files were removed"]);
+    // Whichever ends the run, the signal path or the run itself (when it was already filing
+    // its record), one line says so, and the run is stored once, as failed.
+    assert_one_line_error(&out, 130, &["run 1", "files"]);
+    assert!(out.stderr.contains("stopped at once") || out.stderr.contains("interrupted by a signal"), "{}", out.stderr);
     assert!(bed.entries().is_empty(), "{:?}", bed.entries());
     assert!(ffs.backing_entries().is_empty(), "{:?}", ffs.backing_entries());
+    let runs = bed.runs();
+    assert_eq!(runs.len(), 1, "stored once: not again by the janitor or by the other path");
+    assert_eq!(runs[0]["status"], "failed");
 }
 
 #[test]
-fn after_sigkill_the_next_run_reclaims_the_leftovers_but_not_kept_files() {
+fn after_sigkill_the_janitor_removes_the_files_and_stores_the_run_but_not_kept_files() {
     let bed = Bed::new();
     assert_eq!(bed.run("--access shared --block 1m --keep").code, 0);
     let child = spawn_until_made(
@@ -318,12 +333,60 @@ fn after_sigkill_the_next_run_reclaims_the_leftovers_but_not_kept_files() {
         "iosurvey.000001",
     );
     signal(&child, libc::SIGKILL);
+    // Standard error closes when the janitor, which shares it, is done.
+    let out = finish(child);
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", out.stderr);
+    assert!(
+        lines[0].contains("ended during the run without cleaning up") && lines[0].contains("stored as failed run 2")
+    );
+    assert!(lines[0].contains("its files were removed"), "{}", lines[0]);
+    assert_eq!(bed.entries(), [".iosurvey-manifest", "iosurvey.shared"], "the kept file stays");
+    let runs = bed.runs();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[1]["status"], "failed");
+    assert_eq!(bed.show(2)["workload"]["tasks"], 2, "the record names the run that was killed");
+    assert_store_intact(&bed.db);
+}
+
+#[test]
+fn after_sigkill_of_run_and_janitor_the_next_run_reclaims_the_leftovers() {
+    let bed = Bed::new();
+    let child = spawn_until_made(
+        &bed,
+        "--op write --transfer 4k --block 1g --tasks 2 --fsync-each --no-space-check",
+        "iosurvey.000001",
+    );
+    let janitor = children(child.id()).into_iter().find(|&p| cmdline(p).ends_with("janitor")).expect("a janitor");
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(janitor as i32, libc::SIGKILL) };
+    signal(&child, libc::SIGKILL);
     let _ = finish(child);
-    assert_eq!(bed.entries(), [".iosurvey-manifest", "iosurvey.000000", "iosurvey.000001", "iosurvey.shared"]);
-    let out = bed.run("--access shared --op read --block 1m");
+    assert_eq!(bed.entries(), [".iosurvey-manifest", "iosurvey.000000", "iosurvey.000001"]);
+    let out = bed.run("--block 1m");
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stderr.contains("removed 2 files left by run pid"), "{}", out.stderr);
-    assert_eq!(bed.entries(), [".iosurvey-manifest", "iosurvey.shared"], "the kept file stays");
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+}
+
+/// The processes whose parent is `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    let stat = |p: &str| fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+    fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|p| {
+            // After the command's closing parenthesis: state, then the parent's pid.
+            let s = stat(&p.to_string());
+            s.rsplit_once(") ").and_then(|(_, rest)| rest.split(' ').nth(1)?.parse::<u32>().ok()) == Some(pid)
+        })
+        .collect()
+}
+
+fn cmdline(pid: u32) -> String {
+    fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " ").trim().to_string())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -548,8 +611,8 @@ fn a_run_that_cannot_stop_is_ended_within_slurms_kill_wait() {
     // Each write takes 25 s on this hung server: the first signal alone cannot end the run,
     // so the deadline removes the files and exits.
     let Some(ffs) = FaultFs::mount(&[("FAULTFS_DELAY_MS", "25000"), ("FAULTFS_MATCH", "iosurvey.")]) else { return };
-    let bed = &ffs.bed;
-    let child = spawn_until_made(bed, "--op write --transfer 1m --block 64m --no-space-check", "iosurvey.000000");
+    let child =
+        spawn_until_made_behind(&ffs, "--op write --transfer 1m --block 64m --no-space-check", "iosurvey.000000");
     std::thread::sleep(Duration::from_millis(300));
     let t = Instant::now();
     signal(&child, libc::SIGTERM);

@@ -54,6 +54,8 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
         Command::Show { id, json, format } => lead_prints(team, || show(&cli.db, *id, *json, *format)),
         Command::Net(args) => net(cli, args, team),
         Command::Overhead => lead_prints(team, || Ok(overhead())),
+        // Served before the team starts (see cli::main).
+        Command::Janitor => Ok(()),
         Command::Engines { json, all } => lead_prints(team, || {
             let states = iosurvey::engine::backends::states(*all);
             if *json {

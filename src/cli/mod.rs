@@ -9,6 +9,18 @@ macro_rules! say {
     }};
 }
 
+/// Whether the command's closing error line has been said.
+static SPOKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Says the command's one closing error line, unless a path that ended it first said one.
+macro_rules! say_error {
+    ($($arg:tt)*) => {{
+        if !SPOKEN.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            say!("iosurvey: error: {}", format!($($arg)*));
+        }
+    }};
+}
+
 mod commands;
 mod hints;
 mod progress;
@@ -75,6 +87,9 @@ enum Command {
     /// Time the data path's own additions per transfer (for bench/overhead).
     #[command(hide = true)]
     Overhead,
+    /// Cleans up after a run whose process was killed (started by iosurvey itself).
+    #[command(hide = true)]
+    Janitor,
     /// List the I/O engines and whether this machine allows each.
     #[command(after_help = "Examples:\n  iosurvey engines\n  iosurvey engines --json --all")]
     Engines {
@@ -220,7 +235,7 @@ impl Failure {
     /// Prints the line now (once the process ends, it may be too late to be seen).
     fn said(self) -> Self {
         if let Some(line) = &self.line {
-            say!("iosurvey: error: {line}");
+            say_error!("{line}");
         }
         Failure::silent(self.code)
     }
@@ -298,7 +313,16 @@ pub fn main() -> i32 {
             return 2;
         }
     };
+    if matches!(cli.command, Command::Janitor) {
+        return iosurvey::janitor::serve(std::io::stdin().lock());
+    }
     catch_interrupts();
+    iosurvey::team::on_broken(|why| {
+        if !LEAD.load(std::sync::atomic::Ordering::Relaxed) {
+            say_error!("{why} (hint: the lead process says what became of the run)");
+        }
+        stop_now(why)
+    });
     let result = with_team(|team| commands::dispatch(&cli, team));
     // From here on, the signal thread's stop-at-once path cannot start: one ending, one line.
     let _ending = ENDING.lock();
@@ -306,7 +330,7 @@ pub fn main() -> i32 {
         Ok(()) => 0,
         Err(f) => {
             if let Some(line) = f.line {
-                say!("iosurvey: error: {line}");
+                say_error!("{line}");
             }
             f.code
         }
@@ -320,6 +344,9 @@ fn with_team(f: impl FnOnce(&iosurvey::team::mpi::MpiTeam) -> Result<(), Failure
     let team = iosurvey::team::mpi::MpiTeam::init()
         .map_err(|e| Failure::new(e, "check the MPI installation and launcher", 1))?;
     let _ = commands::TEAM_START_NS.set(started.elapsed().as_nanos() as u64);
+    use iosurvey::team::Team;
+    ONE_OF_MANY.store(team.processes() > 1, std::sync::atomic::Ordering::Relaxed);
+    LEAD.store(team.process() == 0, std::sync::atomic::Ordering::Relaxed);
     f(&team)
 }
 
@@ -357,6 +384,9 @@ const STOP_DEADLINE: std::time::Duration = std::time::Duration::from_secs(18);
 /// the exit).
 const REMOVE_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// How long stopping at once waits for a run that is storing its own record.
+const STORE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 fn signal_set() -> libc::sigset_t {
     // SAFETY: sigset_t is plain data, initialised by sigemptyset before use.
     let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
@@ -384,6 +414,11 @@ fn catch_interrupts() {
             let deadline = first.map(|t| (t + STOP_DEADLINE).saturating_duration_since(std::time::Instant::now()));
             match wait_signal(&set, deadline) {
                 Some(_) if !RUNNING.load(std::sync::atomic::Ordering::Relaxed) => std::process::exit(130),
+                // A launcher that ends one process of an MPI job ends the others within a
+                // second or less, and a dead peer would hang the collectives of a clean stop.
+                Some(sig) if ONE_OF_MANY.load(std::sync::atomic::Ordering::Relaxed) => {
+                    stop_now(&format!("{} to one process of an MPI job", signal_name(sig)))
+                }
                 Some(_) => match first {
                     None => {
                         first = Some(std::time::Instant::now());
@@ -436,20 +471,51 @@ fn wait_signal(set: &libc::sigset_t, limit: Option<std::time::Duration>) -> Opti
 /// signal thread stopping at once.
 static ENDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Ends the process now: removes the files of the run in progress, for a bounded time, and
-/// says in one line what could not be removed.
+/// Whether this process is one of several of an MPI job, where a signal ends it at once.
+static ONE_OF_MANY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether this process leads its team: it holds the target and the store, and speaks.
+static LEAD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+fn signal_name(sig: libc::c_int) -> &'static str {
+    match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGHUP => "SIGHUP",
+        _ => "SIGTERM",
+    }
+}
+
+/// Ends the process now: removes the files of the run in progress, for a bounded time,
+/// stores the run as failed, and says in one line what became of both. A process that does
+/// not lead has neither and ends silently: its lead speaks for the team.
 fn stop_now(why: &str) -> ! {
     // Blocks for good if the command is already ending on its own; it then exits for us.
     let _ending = ENDING.lock();
+    if !LEAD.load(std::sync::atomic::Ordering::Relaxed) {
+        std::process::exit(130)
+    }
+    // A launcher that ends one process of an MPI job sends SIGKILL within milliseconds of
+    // SIGTERM: the janitor, out of its reach, files the run and removes its files.
+    if ONE_OF_MANY.load(std::sync::atomic::Ordering::Relaxed) && iosurvey::janitor::on_watch() {
+        iosurvey::janitor::quiet();
+        say_error!("stopped at once after {why}: iosurvey's janitor removes the run's files and stores it as failed (hint: see 'iosurvey ls', then run it again)");
+        std::process::exit(130)
+    }
+    // Stored first: the store is not on the target, whose server may hang the removal.
+    let stored = match iosurvey::store::will::execute(&format!("stopped at once after {why}"), STORE_WAIT) {
+        Some(Ok(id)) => format!("stored as failed run {id}"),
+        Some(Err(e)) => format!("the run could not be stored ({e})"),
+        None => "the run was not stored".into(),
+    };
+    // Filed: the janitor must not file it twice.
+    iosurvey::janitor::disarm();
     let left = iosurvey::target::live::remove_all(REMOVE_LIMIT);
     if left.is_empty() {
-        say!(
-            "iosurvey: error: stopped at once after {why}: the run was not stored; its files were removed (hint: run it again)"
-        );
+        say_error!("stopped at once after {why}: {stored}; its files were removed (hint: run it again)");
     } else {
         let names: Vec<String> = left.iter().map(|p| p.display().to_string()).collect();
-        say!(
-            "iosurvey: error: stopped at once after {why}: the run was not stored; {} file(s) could not be removed in 10 s: {} (hint: remove them by hand once the file system answers)",
+        say_error!(
+            "stopped at once after {why}: {stored}; {} file(s) could not be removed in 10 s: {} (hint: remove them by hand once the file system answers)",
             left.len(),
             names.join(", ")
         );

@@ -141,7 +141,7 @@ pub struct PhaseOutcome {
 
 /// What a run's execution produced, on the lead task: the phases that ran, and the error
 /// that stopped it.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Execution {
     /// Completed (or, for the last one on error, partial) phases.
     pub phases: Vec<PhaseOutcome>,

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 mod legacy;
+pub mod will;
 
 /// Schema steps; entry i takes a store from version i to version i + 1.
 const MIGRATIONS: &[&str] = &[
@@ -314,6 +315,11 @@ impl Store {
             return Err(StoreError::TooNew { path: path.to_path_buf(), found, known });
         }
         Ok(Store { conn, path: path.to_path_buf() })
+    }
+
+    /// The store's file.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     fn wrap(&self, source: rusqlite::Error) -> StoreError {

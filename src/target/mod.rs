@@ -210,6 +210,31 @@ impl Target {
         }
     }
 
+    /// Removes at once what a run that ended without cleaning up left in `path`, as the next
+    /// run there would on taking the directory: its `running` files, then the manifest and,
+    /// when `made` (the run made the directory), the directory, if nothing else is in them.
+    /// Waits up to `patience` for the dead run's lock to go. Nothing is created. Returns what
+    /// could not be removed.
+    pub fn reclaim(path: &Path, made: bool, patience: std::time::Duration) -> Result<Vec<String>, TargetError> {
+        let deadline = std::time::Instant::now() + patience;
+        let options = Options { force: true, keep: false };
+        loop {
+            let dir = match Dir::open(path) {
+                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(Vec::new()),
+                other => other.map_err(|e| TargetError::io("open", path, e))?,
+            };
+            let parent = path.parent().filter(|_| made).and_then(|p| Dir::open(p).ok());
+            let made = parent.zip(path.file_name().map(OsStr::to_os_string));
+            match Target::adopt(dir, made, options) {
+                Err(TargetError::Busy { .. }) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(50))
+                }
+                Err(e) => return Err(e),
+                Ok(t) => return Ok(t.cleanup().problems),
+            }
+        }
+    }
+
     /// Makes a fresh directory `name` in `parent` as the target; it is removed at clean-up.
     pub fn create(parent: Dir, name: &OsStr, options: Options) -> Result<Target, TargetError> {
         let dir = parent.mkdir(name).map_err(|e| TargetError::io("mkdir", parent.show(name), e))?;
@@ -315,6 +340,11 @@ impl Target {
     /// The directory, for the engine's opens.
     pub fn dir(&self) -> &Arc<Dir> {
         &self.dir
+    }
+
+    /// Whether iosurvey made the directory for this run (and so removes it).
+    pub fn made(&self) -> bool {
+        self.made.is_some()
     }
 
     /// What the user should hear about the target (locks, reclaimed leftovers), once.

@@ -6,6 +6,7 @@
 //! ranks x threads, with the same traits, so the engine does not change between them.
 
 pub mod clock;
+pub mod epochs;
 pub mod local;
 #[cfg(feature = "mpi")]
 pub mod mpi;
@@ -67,7 +68,8 @@ pub trait Team: Sync {
     /// Number of processes (MPI ranks; 1 for a local team).
     fn processes(&self) -> usize;
     /// Members for `threads` threads of this process; together with the other processes'
-    /// members they form one team.
+    /// members they form one team, for one run: its abort flag starts clear. Every process
+    /// calls it at the same point.
     fn members(&self, threads: usize) -> Vec<Self::Member>;
     /// Host name of each node, by node index.
     fn hosts(&self) -> Vec<String>;
@@ -85,8 +87,41 @@ pub trait Team: Sync {
 
 /// Sends a value from the lead process to every process (`None` on the others).
 pub fn share_value<T: Team, V: Serialize + DeserializeOwned>(team: &T, value: Option<&V>) -> V {
-    let bytes = value.map(|v| serde_json::to_vec(&v).expect("plain data serializes")).unwrap_or_default();
-    serde_json::from_slice(&team.share(bytes)).expect("the lead sends a value")
+    let bytes = value.map(|v| encode(v)).unwrap_or_default();
+    decode(&team.share(bytes), "the lead")
+}
+
+/// A value as the bytes a collective carries.
+pub(crate) fn encode<V: Serialize + ?Sized>(value: &V) -> Vec<u8> {
+    serde_json::to_vec(value).unwrap_or_else(|e| broken(&format!("a value could not be encoded for the team: {e}")))
+}
+
+/// A value from the bytes a collective carried from `from`.
+pub(crate) fn decode<V: DeserializeOwned>(bytes: &[u8], from: &str) -> V {
+    serde_json::from_slice(bytes).unwrap_or_else(|e| {
+        broken(&format!("what {from} sent could not be read ({e}); every node must run the same iosurvey build"))
+    })
+}
+
+/// What ends the process when the team cannot go on (installed by the command line, which
+/// removes the run's files and stores it as failed). Under MPI, a process that ends makes
+/// the launcher end the others, whose own clean-up then runs.
+static ON_BROKEN: std::sync::OnceLock<fn(&str) -> !> = std::sync::OnceLock::new();
+
+/// Sets what ends the process when the team cannot go on.
+pub fn on_broken(end: fn(&str) -> !) {
+    let _ = ON_BROKEN.set(end);
+}
+
+/// Ends the process: the team cannot go on, because of `why`.
+pub(crate) fn broken(why: &str) -> ! {
+    match ON_BROKEN.get() {
+        Some(end) => end(why),
+        None => {
+            eprintln!("iosurvey: error: {why}");
+            std::process::exit(1)
+        }
+    }
 }
 
 /// Whether every process says yes: the lead collects the answers and shares the verdict.

@@ -104,10 +104,19 @@ impl Bed {
         listing(&self.dir)
     }
 
-    /// Starts `iosurvey run` on the bed without waiting, stderr captured.
+    /// Starts `iosurvey run` on the bed (through its launcher, if any) without waiting,
+    /// stderr captured.
     pub fn spawn(&self, args: &str) -> Child {
-        Command::new(env!("CARGO_BIN_EXE_iosurvey"))
-            .args(["run", "--dir"])
+        let bin = env!("CARGO_BIN_EXE_iosurvey");
+        let mut cmd = match self.launcher.split_first() {
+            Some((first, rest)) => {
+                let mut c = Command::new(first);
+                c.args(rest).arg(bin);
+                c
+            }
+            None => Command::new(bin),
+        };
+        cmd.args(["run", "--dir"])
             .arg(&self.dir)
             .args(["--db", &self.db, "-q"])
             .args(args.split_whitespace())

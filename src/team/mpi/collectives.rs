@@ -89,7 +89,7 @@ impl Member for MpiMember {
     }
     fn gather<T: Serialize + DeserializeOwned + Send + 'static>(&self, value: T) -> Option<Vec<T>> {
         let mine = self.local.gather_any(value)?;
-        let bytes = serde_json::to_vec(&mine).expect("plain data serializes");
+        let bytes = crate::team::encode(&mine);
         let root = self.comm.0.process_at_rank(0);
         let len = bytes.len() as i32;
         if self.comm.0.rank() != 0 {
@@ -103,9 +103,8 @@ impl Member for MpiMember {
         let mut buf = vec![0u8; lens.iter().sum::<i32>() as usize];
         root.gather_varcount_into_root(&bytes[..], &mut PartitionMut::new(&mut buf[..], &lens[..], &displs[..]));
         let mut all = Vec::with_capacity(self.size);
-        for (&at, &l) in displs.iter().zip(&lens) {
-            let part: Vec<T> =
-                serde_json::from_slice(&buf[at as usize..(at + l) as usize]).expect("peers send what we send");
+        for (p, (&at, &l)) in displs.iter().zip(&lens).enumerate() {
+            let part: Vec<T> = crate::team::decode(&buf[at as usize..(at + l) as usize], &format!("process {p}"));
             all.extend(part);
         }
         Some(all)
@@ -121,7 +120,9 @@ impl Member for MpiMember {
             })
         });
         let comms = self.local.broadcast_any(comms);
-        let comm = comms[flag as usize].clone().expect("this process has a task of this flag");
+        let Some(comm) = comms[flag as usize].clone() else {
+            crate::team::broken("a split of the team lost this process's own side")
+        };
         let node = self.node();
         let layout = (sub_local.rank() == 0).then(|| {
             let mine = [sub_local.size() as u32, node];
@@ -143,7 +144,7 @@ impl Member for MpiMember {
         }
     }
     fn abort_flag(&self) -> &AtomicBool {
-        &self.abort.flag
+        &self.abort.epochs.flag
     }
     fn raise_abort(&self) {
         self.abort.raise();

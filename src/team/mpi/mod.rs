@@ -25,7 +25,6 @@ use mpi::environment::Universe;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Threading;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
@@ -79,12 +78,7 @@ impl MpiTeam {
         let (process, processes) = (world.rank() as usize, world.size() as usize);
         let (node_of_process, hosts) = nodes::discover(&world);
         let (offset, uncertainty) = clock::align(&world);
-        let abort = Arc::new(AbortChannel {
-            flag: AtomicBool::new(false),
-            sent: AtomicBool::new(false),
-            stop: AtomicBool::new(false),
-            comm: Comm(world.duplicate()),
-        });
+        let abort = Arc::new(AbortChannel::new(Comm(world.duplicate())));
         let monitor = {
             let abort = abort.clone();
             std::thread::spawn(move || abort.listen())
@@ -106,7 +100,7 @@ impl MpiTeam {
 
 impl Drop for MpiTeam {
     fn drop(&mut self) {
-        self.abort.stop.store(true, Ordering::Relaxed);
+        self.abort.close();
         if let Some(m) = self.monitor.lock().ok().and_then(|mut m| m.take()) {
             let _ = m.join();
         }
@@ -124,6 +118,7 @@ impl Team for MpiTeam {
         self.processes
     }
     fn members(&self, threads: usize) -> Vec<MpiMember> {
+        self.abort.epochs.next();
         let size = self.processes * threads;
         let nodes: Arc<[u32]> = (0..size).map(|r| self.node_of_process[r / threads]).collect::<Vec<_>>().into();
         LocalTeam::threads(threads)
