@@ -22,11 +22,8 @@ pub enum Status {
 
 impl Status {
     /// Name in the store.
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Failed => "failed",
-        }
+    pub fn name(self) -> String {
+        crate::spec::variant_name(&self)
     }
 }
 
@@ -293,7 +290,7 @@ impl RunRecord {
                 Some(b) => b,
                 None => {
                     let fresh =
-                        BestFigure { op: p.op.name().into(), bandwidth: None, iops: None, possibly_cached: false };
+                        BestFigure { op: p.op.name(), bandwidth: None, iops: None, possibly_cached: false };
                     headline.push(fresh);
                     headline.last_mut().expect("just pushed")
                 }

@@ -127,12 +127,17 @@ pub enum Op {
 }
 
 impl Op {
-    /// The name used in output and in the store.
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Write => "write",
-            Op::Read => "read",
-        }
+    /// The name used in output and in the store: serde's, the one spelling.
+    pub fn name(self) -> String {
+        variant_name(&self)
+    }
+}
+
+/// The text serde gives a unit variant, so that an enum's names are spelled in one place.
+pub fn variant_name<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
     }
 }
 
@@ -582,7 +587,7 @@ impl Workload {
     /// What the workload measures, whatever its team size, repetitions, seed and series
     /// interval: workloads with the same key are comparable run for run.
     pub fn key(&self) -> String {
-        let ops: Vec<&str> = self.ops.iter().map(|o| o.name()).collect();
+        let ops: Vec<String> = self.ops.iter().map(|o| o.name()).collect();
         format!(
             "{:?}/{:?}/{}/{}/t{}/b{}/s{}/{}{}{}{}/{}/qd{}",
             self.access,

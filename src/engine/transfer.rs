@@ -272,7 +272,7 @@ impl IoSite<'_> {
                 // goes back only after its completion is reaped below.
                 if let Err(e) = unsafe { backend.submit(slot, offset) } {
                     io.free.push(slot);
-                    *error = Some(EngineError::io(self.op.name(), self.path, Some(offset), e));
+                    *error = Some(EngineError::io(syscall(self.op), self.path, Some(offset), e));
                     stop = true;
                     break;
                 }
@@ -283,7 +283,7 @@ impl IoSite<'_> {
                 break;
             }
             if let Err(e) = backend.reap(1, &mut io.done) {
-                *error = Some(EngineError::io(self.op.name(), self.path, None, e));
+                *error = Some(EngineError::io(syscall(self.op), self.path, None, e));
                 break;
             }
             for (slot, result) in io.done.drain(..) {
@@ -315,7 +315,7 @@ impl IoSite<'_> {
                         continue;
                     }
                     Err(e) => {
-                        *error = Some(EngineError::io(self.op.name(), self.path, Some(offset), e));
+                        *error = Some(EngineError::io(syscall(self.op), self.path, Some(offset), e));
                         stop = true;
                         continue;
                     }
@@ -359,5 +359,14 @@ impl IoSite<'_> {
             }
         }
         completed
+    }
+}
+
+/// The system call an op makes, as error messages name it (not the op's own name, which is
+/// serde's: a phase kind may one day make several calls).
+fn syscall(op: Op) -> &'static str {
+    match op {
+        Op::Write => "write",
+        Op::Read => "read",
     }
 }
