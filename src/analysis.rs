@@ -409,23 +409,44 @@ pub fn net(results: &[NetResult]) -> Report {
     if results.is_empty() {
         return Report::default();
     }
-    let mut t =
-        Table::new("network ceiling (MPI point to point)", &["pattern", "senders", "receivers", "MiB/s", "GB/s"]);
+    let mut t = Table::new(
+        "network ceiling",
+        &["mode", "pattern", "streams", "senders", "receivers", "message", "MiB/s", "min MiB/s", "max MiB/s", "GB/s"],
+    );
+    let hosts = |v: &[String]| {
+        let mut h = v.to_vec();
+        h.sort();
+        h.dedup();
+        h.join(",")
+    };
     for n in results {
-        let mut senders = n.senders.clone();
-        senders.dedup();
-        let mut receivers = n.receivers.clone();
-        receivers.sort();
-        receivers.dedup();
+        let (min, max) = n.spread().unzip();
+        let pattern = if n.both_ways && n.pattern != crate::net::Pattern::Bisection {
+            format!("{} both ways", n.pattern.name())
+        } else {
+            n.pattern.name()
+        };
         t.rows.push(vec![
-            Cell::text(&n.pattern),
-            Cell::text(senders.join(",")),
-            Cell::text(receivers.join(",")),
+            Cell::text(crate::spec::variant_name(&n.mode)),
+            Cell::text(pattern),
+            Cell::num(Some(n.streams as f64), 0),
+            Cell::text(hosts(&n.senders)),
+            Cell::text(hosts(&n.receivers)),
+            Cell::text(crate::units::format_size(n.message)),
             mib(n.bandwidth),
+            mib(min),
+            mib(max),
             Cell::num(n.bandwidth.map(gb_per_s), 2),
         ]);
     }
-    Report { tables: vec![t], ..Report::default() }
+    let mut report = Report { tables: vec![t], ..Report::default() };
+    if results.iter().any(|n| n.one_node) {
+        report.footer.push(
+            "all endpoints are processes of one node: these figures are the node's own loopback and memory, not a network"
+                .into(),
+        );
+    }
+    report
 }
 
 impl Report {

@@ -289,8 +289,7 @@ impl RunRecord {
             let best = match headline.iter_mut().find(|b| b.op == p.op.name()) {
                 Some(b) => b,
                 None => {
-                    let fresh =
-                        BestFigure { op: p.op.name(), bandwidth: None, iops: None, possibly_cached: false };
+                    let fresh = BestFigure { op: p.op.name(), bandwidth: None, iops: None, possibly_cached: false };
                     headline.push(fresh);
                     headline.last_mut().expect("just pushed")
                 }

@@ -381,3 +381,70 @@ fn json_to_stdout_is_the_only_output_and_a_sweep_keeps_every_point() {
     let tasks: Vec<u64> = points.as_array().unwrap().iter().map(|p| p["workload"]["tasks"].as_u64().unwrap()).collect();
     assert_eq!(tasks, [1, 2, 3]);
 }
+
+/// A free TCP port on loopback (free when asked; the tests then take it at once).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Starts `iosurvey net --serve` on `port` with more arguments; waits until it listens.
+fn start_server(port: u16, more: &[&str]) -> std::process::Child {
+    let mut server = Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .args(["net", "--serve", "--port", &port.to_string()])
+        .args(more)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(server.stderr.as_mut().unwrap()), &mut first).unwrap();
+    assert!(first.contains(&format!("listening on 127.0.0.1:{port}")), "{first}");
+    server
+}
+
+#[test]
+fn a_client_sends_to_a_server_that_counts_every_byte_and_logs_it() {
+    let port = free_port();
+    let server = start_server(port, &["--once"]);
+    let bed = Bed::new();
+    let to = format!("127.0.0.1:{port}");
+    let out = iosurvey(&["net", "--to", &to, "--streams", "3", "--size", "8m", "--repetitions", "0", "--db", &bed.db]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let line = out.stdout.trim();
+    assert!(line.starts_with("tcp 1-to-1 streams=3 ") && line.contains(&format!("-> {to}: ")), "{line}");
+    assert!(line.ends_with(" GB/s)") && !line.contains(','), "fixed shape, no thousands separators: {line}");
+    let served = outcome(server.wait_with_output().unwrap());
+    assert_eq!(served.code, 0, "--once ends after its first client");
+    // With no repetitions asked, one timed round: the one session --once serves.
+    assert!(served.stderr.contains("3 streams, 8388608 bytes"), "{}", served.stderr);
+    let conn = rusqlite::Connection::open(&bed.db).unwrap();
+    let stored: String = conn.query_row("SELECT record_json FROM net_runs", [], |r| r.get(0)).unwrap();
+    let stored: Value = serde_json::from_str(&stored).unwrap();
+    assert_eq!((stored["mode"].as_str(), stored["streams"].as_u64()), (Some("tcp"), Some(3)));
+}
+
+#[test]
+fn a_server_that_vanishes_mid_run_ends_the_client_with_one_line() {
+    let port = free_port();
+    let mut server = start_server(port, &[]);
+    let to = format!("127.0.0.1:{port}");
+    let bed = Bed::new();
+    let client = Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .args(["net", "--to", &to, "--size", "1t", "--db", &bed.db])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    server.kill().unwrap();
+    let _ = server.wait();
+    let out = outcome(client.wait_with_output().unwrap());
+    assert_one_line_error(&out, 1, &["connection to 127.0.0.1", "broke after", "--serve"]);
+}
+
+#[test]
+fn the_server_listens_only_where_told() {
+    let out = iosurvey(&["net", "--serve", "--bind", "192.0.2.1", "--port", &free_port().to_string()]);
+    assert_one_line_error(&out, 1, &["cannot take connections", "--bind"]);
+    let out = iosurvey(&["net", "--to", "127.0.0.1:1", "--size", "1m", "--db", &Bed::new().db]);
+    assert_one_line_error(&out, 1, &["cannot connect to 127.0.0.1:1"]);
+}

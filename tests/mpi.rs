@@ -208,3 +208,73 @@ fn rank_pid(bed: &Bed, rank: u32) -> Option<u32> {
             && env.split(|&b| b == 0).any(|v| v == format!("OMPI_COMM_WORLD_RANK={rank}").as_bytes())
     })
 }
+
+#[test]
+fn mpi_mode_keeps_its_window_in_flight_and_moves_every_byte() {
+    let Some(bed) = mpi_bed() else { return };
+    let launcher: Vec<&str> = bed.launcher.iter().map(String::as_str).collect();
+    let out = launch(
+        &launcher,
+        &[
+            "net",
+            "--mode",
+            "mpi",
+            "--pattern",
+            "1-to-1,N-to-1",
+            "--window",
+            "8",
+            "--messages",
+            "64k..128k",
+            "--size",
+            "4m",
+            "--repetitions",
+            "2",
+            "--db",
+            &bed.db,
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", out.stdout);
+    assert!(lines[1].starts_with("mpi N-to-1 streams=1 ") && lines[1].contains(" -> "), "{}", lines[1]);
+    let conn = rusqlite::Connection::open(&bed.db).unwrap();
+    let mut stmt = conn.prepare("SELECT record_json FROM net_runs ORDER BY id").unwrap();
+    let records: Vec<Value> = stmt
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(|t| serde_json::from_str(&t.unwrap()).unwrap())
+        .collect();
+    for (r, links) in records.iter().zip([1u64, 3]) {
+        assert_eq!(r["peak_in_flight"], 8, "{r}");
+        let message = r["message"].as_u64().unwrap();
+        assert_eq!(r["bytes"].as_u64(), Some(links * (4 << 20)), "{links} links of 4 MiB at {message}-byte messages");
+        assert_eq!(r["curve"].as_array().unwrap().len(), 2, "64k and 128k");
+        assert_eq!(r["samples"].as_array().unwrap().len(), 2);
+        assert_eq!(r["one_node"], true);
+    }
+}
+
+#[test]
+fn every_rank_is_a_client_of_one_server_at_once() {
+    let Some(bed) = mpi_bed() else { return };
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let server = Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .args(["net", "--serve", "--port", &port.to_string(), "--max-clients", "4"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let launcher: Vec<&str> = bed.launcher.iter().map(String::as_str).collect();
+    let to = format!("127.0.0.1:{port}");
+    let out = launch(
+        &launcher,
+        &["net", "--to", &to, "--streams", "2", "--size", "2m", "--repetitions", "1", "--db", &bed.db],
+    );
+    let mut server = server;
+    server.kill().unwrap();
+    let served = outcome(server.wait_with_output().unwrap());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.trim().starts_with("tcp N-to-1 streams=2 "), "{}", out.stdout);
+    // Two rounds (one untimed) of four clients, each logged with its two streams.
+    assert_eq!(served.stderr.matches("2 streams, 2097152 bytes").count(), 8, "{}", served.stderr);
+}

@@ -390,29 +390,137 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
 }
 
 fn net<T: Team>(cli: &Cli, a: &NetArgs, team: &T) -> Result<(), Failure> {
-    let nodes = team.hosts().len();
-    if nodes < 2 {
+    if a.serve {
+        return net_serve(a, team);
+    }
+    let store = on_lead(team, || Ok(Store::open(&cli.db)?))?;
+    let results = match &a.to {
+        Some(to) => vec![net_client(a, to, team)?],
+        None => net_between(a, team)?,
+    };
+    for r in results.iter().filter(|_| team.process() == 0) {
+        if let Some(store) = &store {
+            store.save_net(now_unix(), &command_line(), r)?;
+        }
+        println!("{}", r.line());
+    }
+    if results.iter().any(|r| r.one_node) && !cli.quiet {
+        say!("iosurvey: note: every endpoint is a process of one node: the figures are its loopback and memory, not a network");
+    }
+    Ok(())
+}
+
+/// The ceilings between the team's nodes: every mode, stream count and pattern asked for.
+fn net_between<T: Team>(a: &NetArgs, team: &T) -> Result<Vec<net::NetResult>, Failure> {
+    let (ends, _) = net::endpoints(&team.process_nodes());
+    if ends.len() < 2 {
         return Err(Failure::new(
-            format!("iosurvey net needs at least 2 nodes, and this team has {nodes}"),
-            "launch it with mpirun across nodes, from a build with --features mpi",
+            format!("iosurvey net needs at least 2 processes, and this team has {}", ends.len()),
+            "launch it with mpirun across nodes, from a build with --features mpi, or use --to HOST with 'iosurvey net --serve' there",
             2,
         ));
     }
-    let store = on_lead(team, || Ok(Store::open(&cli.db)?))?;
-    let count = (a.size / a.transfer.max(1)).max(1) as usize;
+    let sizes = net::sizes(&a.messages)
+        .map_err(|e| Failure::new(format!("--messages {}: {e}", a.messages), "give MIN..MAX, e.g. 64k..16m", 2))?;
+    if !(1..=4096).contains(&a.window) {
+        return Err(Failure::new(format!("--window {} is out of range", a.window), "give 1 to 4096 messages", 2));
+    }
+    let modes = if a.mode.is_empty() { vec![net::Mode::Tcp, net::Mode::Mpi] } else { a.mode.clone() };
+    let patterns: Vec<net::Pattern> = if a.pattern.is_empty() {
+        net::Pattern::ALL.into_iter().filter(|p| p.worth_it(ends.len())).collect()
+    } else {
+        a.pattern.clone()
+    };
+    let streams = if a.streams.is_empty() { vec![1, 4] } else { a.streams.clone() };
+    let ways: &[bool] = if a.both_ways { &[false, true] } else { &[false] };
+    let mpi = net::mpi_mode::Plan { sizes, per_link: a.size, window: a.window, repetitions: a.repetitions };
     let mut results = Vec::new();
-    for pattern in net::patterns(nodes) {
-        if let Some(r) = net::measure(team, pattern, a.transfer as usize, count) {
-            if let Some(store) = &store {
-                store.save_net(now_unix(), &command_line(), &r)?;
+    for mode in modes {
+        let counts: &[usize] = if mode == net::Mode::Tcp { &streams } else { &[1] };
+        for &p in counts {
+            let tcp = net::tcp_mode::Plan {
+                streams: p,
+                per_link: a.size,
+                write: a.transfer as usize,
+                repetitions: a.repetitions,
+                interface: a.interface.clone(),
+            };
+            for &pattern in &patterns {
+                // Bisection is both ways by definition: measured once.
+                let ways = if pattern == net::Pattern::Bisection { &ways[..1] } else { ways };
+                for &both in ways {
+                    let r = match mode {
+                        net::Mode::Mpi => net::mpi_mode::measure(team, pattern, both, &mpi),
+                        net::Mode::Tcp => net::tcp_mode::measure(team, pattern, both, &tcp),
+                    };
+                    results.extend(r);
+                }
             }
-            results.push(r);
         }
     }
-    if !results.is_empty() {
-        print!("{}", render(analysis::net(&results), Format::Text));
+    Ok(results)
+}
+
+/// N clients (the team's processes) to one server started with `net --serve`.
+fn net_client<T: Team>(a: &NetArgs, to: &str, team: &T) -> Result<net::NetResult, Failure> {
+    use iosurvey::team::Member;
+    let addr =
+        net::serve::parse_to(to).map_err(|e| Failure::new(format!("--to {to}: {e}"), "give HOST or HOST:PORT", 2))?;
+    let member = team.members(1).pop().ok_or_else(|| Failure::silent(1))?;
+    let streams = a.streams.first().copied().unwrap_or(1).max(1);
+    let total = a.size * team.processes() as u64;
+    let mut samples = Vec::new();
+    let mut fastest = u64::MAX;
+    // An untimed first round (TCP's slow start) unless no repetitions are asked: then one
+    // timed round, one session on the server.
+    let warm_up = usize::from(a.repetitions > 0);
+    for round in 0..warm_up + a.repetitions.max(1) {
+        member.barrier();
+        let start = iosurvey::team::clock::monotonic_ns();
+        let session = (std::process::id() as u64) << 32 | (team.process() as u64) << 16 | round as u64;
+        let sent = match net::tcp::send(addr, session, streams, a.size, a.transfer as usize) {
+            Ok(n) => n,
+            Err(e) if team.processes() == 1 => {
+                return Err(Failure::new(e, "check that 'iosurvey net --serve' runs there and is reachable", 1))
+            }
+            Err(e) => iosurvey::team::broken(&e.to_string()),
+        };
+        let window_ns = member.max(iosurvey::team::clock::monotonic_ns() - start);
+        let arrived = member.sum(sent);
+        if round >= warm_up && arrived == total {
+            fastest = fastest.min(window_ns);
+            samples.extend(iosurvey::units::rate(total, window_ns));
+        }
     }
-    Ok(())
+    let hosts = team.hosts();
+    let senders: Vec<String> =
+        team.process_nodes().iter().map(|&n| hosts.get(n as usize).cloned().unwrap_or_default()).collect();
+    Ok(net::NetResult {
+        mode: net::Mode::Tcp,
+        pattern: if team.processes() > 1 { net::Pattern::ManyToOne } else { net::Pattern::OneToOne },
+        both_ways: false,
+        streams,
+        receivers: vec![to.to_string(); senders.len()],
+        senders,
+        message: a.transfer,
+        bytes: total,
+        window_ns: fastest,
+        bandwidth: (!samples.is_empty()).then(|| samples.iter().sum::<f64>() / samples.len() as f64),
+        samples,
+        curve: Vec::new(),
+        peak_in_flight: 0,
+        one_node: false,
+    })
+}
+
+/// `net --serve`: one process, no store, until interrupted or, with --once, one client.
+fn net_serve<T: Team>(a: &NetArgs, team: &T) -> Result<(), Failure> {
+    if team.processes() > 1 {
+        return Err(Failure::new("net --serve runs as one process", "start it without mpirun", 2));
+    }
+    let server = net::serve::Server { bind: a.bind, port: a.port, once: a.once, max_clients: a.max_clients };
+    net::serve::serve(&server, |line| say!("iosurvey: {line}"))
+        .map_err(|e| Failure::new(e, "pick a free --port, and a --bind address this host has", 1))
 }
 
 /// What `team-timing` prints (one JSON line, from the lead).

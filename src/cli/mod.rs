@@ -191,12 +191,55 @@ impl TargetArgs {
 
 #[derive(Args)]
 struct NetArgs {
-    /// Bytes per message.
+    /// Modes to measure: mpi (messages with a window in flight), tcp (streams, iperf's role);
+    /// default both (TCP with 1 and with 4 streams).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    mode: Vec<iosurvey::net::Mode>,
+    /// Patterns to measure (default: every one that means something with these nodes).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pattern: Vec<iosurvey::net::Pattern>,
+    /// Also measure each pattern with every link carrying both ways at once.
+    #[arg(long)]
+    both_ways: bool,
+    /// TCP streams per link (default: 1, then 4).
+    #[arg(long, short = 'P', value_delimiter = ',')]
+    streams: Vec<usize>,
+    /// MPI message sizes: MIN..MAX, doubling.
+    #[arg(long, default_value = "64k..16m", value_name = "MIN..MAX")]
+    messages: String,
+    /// MPI messages in flight per stream.
+    #[arg(long, default_value_t = 64)]
+    window: usize,
+    /// Bytes per TCP write.
     #[arg(long, short = 't', value_parser = size_arg, default_value = "1m")]
     transfer: u64,
-    /// Bytes each sending node sends.
-    #[arg(long, value_parser = size_arg, default_value = "1g")]
+    /// Bytes each link carries per repetition.
+    #[arg(long, value_parser = size_arg, default_value = "256m")]
     size: u64,
+    /// Timed repetitions of each figure (warm-up excluded).
+    #[arg(long, default_value_t = 3)]
+    repetitions: usize,
+    /// The network interface TCP listens on, e.g. ib0 or eth0 (default: the host name's).
+    #[arg(long, value_name = "NAME")]
+    interface: Option<String>,
+    /// Serve TCP clients (no MPI needed): read and discard what they send, log each.
+    #[arg(long, conflicts_with = "to")]
+    serve: bool,
+    /// Where --serve listens (only there).
+    #[arg(long, default_value = "127.0.0.1", requires = "serve", value_name = "ADDR")]
+    bind: std::net::IpAddr,
+    /// The port of --serve.
+    #[arg(long, default_value_t = iosurvey::net::serve::DEFAULT_PORT, requires = "serve")]
+    port: u16,
+    /// With --serve: end after the first client.
+    #[arg(long, requires = "serve")]
+    once: bool,
+    /// With --serve: clients served at once; more are turned away.
+    #[arg(long, default_value_t = 8, requires = "serve")]
+    max_clients: usize,
+    /// Send TCP streams to a server started with --serve (from every rank of an MPI launch).
+    #[arg(long, value_name = "HOST[:PORT]")]
+    to: Option<String>,
 }
 
 #[derive(Args)]

@@ -134,6 +134,11 @@ DROP TABLE series;
 DROP TABLE tasks;
 DROP TABLE phases;
 "#,
+    // v7: each network figure whole (mode, streams, repetitions, the message-size curve);
+    // rows from before hold MPI figures, read from their columns.
+    r#"
+ALTER TABLE net_runs ADD COLUMN record_json TEXT;
+"#,
 ];
 
 /// The schema version after which runs are stored as whole records (the v4 rows are read
@@ -355,56 +360,64 @@ impl Store {
 
     /// Stores one network measurement and returns its id.
     pub fn save_net(&self, started: i64, command_line: &str, n: &NetResult) -> Result<i64, StoreError> {
-        let json = |v: &Vec<String>| serde_json::to_string(v).expect("strings serialize");
+        let json = |v: &Vec<String>| serde_json::to_string(v).unwrap_or_default();
         self.insert(
             "INSERT INTO net_runs (started, command_line, pattern, senders_json, receivers_json, message, bytes,
-                window_ns, bandwidth) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                window_ns, bandwidth, record_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             params![
                 started,
                 command_line,
-                n.pattern,
+                n.pattern.name(),
                 json(&n.senders),
                 json(&n.receivers),
                 n.message as i64,
                 n.bytes as i64,
                 n.window_ns as i64,
-                n.bandwidth
+                n.bandwidth,
+                serde_json::to_string(n).unwrap_or_default(),
             ],
         )
     }
 
-    /// The newest network measurement of each pattern among nodes that are all in `hosts`.
+    /// The newest network measurement of each mode, pattern and stream count among nodes
+    /// that are all in `hosts`.
     pub fn net_within(&self, hosts: &[String]) -> Result<Vec<NetResult>, StoreError> {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT pattern, senders_json, receivers_json, message, bytes, window_ns, bandwidth FROM net_runs
-                 ORDER BY id DESC",
+                "SELECT record_json, pattern, senders_json, receivers_json, message, bytes, window_ns, bandwidth
+                 FROM net_runs ORDER BY id DESC",
             )
             .map_err(|e| self.wrap(e))?;
         let rows = stmt
             .query_map([], |r| {
-                let list =
-                    |i| r.get::<_, String>(i).map(|t| serde_json::from_str::<Vec<String>>(&t).unwrap_or_default());
-                Ok(NetResult {
-                    pattern: r.get(0)?,
-                    senders: list(1)?,
-                    receivers: list(2)?,
-                    message: r.get::<_, i64>(3)? as u64,
-                    bytes: r.get::<_, i64>(4)? as u64,
-                    window_ns: r.get::<_, i64>(5)? as u64,
-                    bandwidth: r.get(6)?,
-                })
+                if let Some(whole) = r.get::<_, Option<String>>(0)? {
+                    return Ok(serde_json::from_str::<NetResult>(&whole).ok());
+                }
+                let list = |i| r.get::<_, String>(i).map(|t| serde_json::from_str::<serde_json::Value>(&t).ok());
+                // A row from before v7: an MPI figure, its fields in columns.
+                let old = serde_json::json!({
+                    "pattern": r.get::<_, String>(1)?,
+                    "senders": list(2)?,
+                    "receivers": list(3)?,
+                    "message": r.get::<_, i64>(4)?,
+                    "bytes": r.get::<_, i64>(5)?,
+                    "window_ns": r.get::<_, i64>(6)?,
+                    "bandwidth": r.get::<_, Option<f64>>(7)?,
+                });
+                Ok(serde_json::from_value::<NetResult>(old).ok())
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(|e| self.wrap(e))?;
+        let rows: Vec<NetResult> = rows.into_iter().flatten().collect();
         let mut seen = Vec::new();
         Ok(rows
             .into_iter()
             .filter(|n| n.senders.iter().chain(&n.receivers).all(|h| hosts.contains(h)))
             .filter(|n| {
-                let fresh = !seen.contains(&n.pattern);
-                seen.push(n.pattern.clone());
+                let key = (n.mode, n.pattern, n.both_ways, n.streams);
+                let fresh = !seen.contains(&key);
+                seen.push(key);
                 fresh
             })
             .collect())
@@ -683,21 +696,38 @@ mod tests {
     fn network_ceilings_are_found_for_the_nodes_of_a_run() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("s.db")).unwrap();
-        let net = |pattern: &str, hosts: [&str; 2], bw| NetResult {
-            pattern: pattern.into(),
-            senders: vec![hosts[0].into()],
-            receivers: vec![hosts[1].into()],
-            message: 1 << 20,
-            bytes: 1 << 30,
-            window_ns: 1_000_000_000,
-            bandwidth: Some(bw),
+        let net = |mode: &str, hosts: [&str; 2], bw: f64| -> NetResult {
+            serde_json::from_value(serde_json::json!({
+                "mode": mode, "pattern": "1-to-1", "senders": [hosts[0]], "receivers": [hosts[1]],
+                "message": 1 << 20, "bytes": 1 << 30, "window_ns": 1_000_000_000, "bandwidth": bw,
+            }))
+            .unwrap()
         };
-        store.save_net(1, "x", &net("1-to-1", ["a", "b"], 1.0)).unwrap();
-        store.save_net(2, "x", &net("1-to-1", ["a", "b"], 2.0)).unwrap();
-        store.save_net(3, "x", &net("1-to-1", ["a", "z"], 3.0)).unwrap();
+        store.save_net(1, "x", &net("mpi", ["a", "b"], 1.0)).unwrap();
+        store.save_net(2, "x", &net("mpi", ["a", "b"], 2.0)).unwrap();
+        store.save_net(3, "x", &net("mpi", ["a", "z"], 3.0)).unwrap();
+        store.save_net(4, "x", &net("tcp", ["a", "b"], 4.0)).unwrap();
+        // A row from before v7, without its whole record: read from its columns, as MPI.
+        store
+            .conn
+            .execute(
+                "INSERT INTO net_runs (started, command_line, pattern, senders_json, receivers_json, message, bytes,
+                    window_ns, bandwidth) VALUES (0, 'old', 'N-to-1', '[\"c\"]', '[\"a\"]', 1, 2, 3, 5.0)",
+                [],
+            )
+            .unwrap();
         let found = store.net_within(&["a".into(), "b".into(), "c".into()]).unwrap();
-        assert_eq!(found.len(), 1, "newest per pattern, only among the run's hosts");
-        assert_eq!(found[0].bandwidth, Some(2.0));
+        let got: Vec<(String, String, Option<f64>)> =
+            found.iter().map(|n| (crate::spec::variant_name(&n.mode), n.pattern.name(), n.bandwidth)).collect();
+        assert_eq!(
+            got,
+            [
+                ("mpi".into(), "N-to-1".into(), Some(5.0)),
+                ("tcp".into(), "1-to-1".into(), Some(4.0)),
+                ("mpi".into(), "1-to-1".into(), Some(2.0))
+            ],
+            "newest per mode and pattern, only among the run's hosts"
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ pub mod local;
 pub mod mpi;
 
 use serde::de::DeserializeOwned;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::sync::atomic::AtomicBool;
 
 /// One task's handle on its team. Every collective must be called by every member of the team,
@@ -83,6 +83,36 @@ pub trait Team: Sync {
     fn send(&self, to: usize, bytes: &[u8]);
     /// Receives exactly `buf.len()` bytes from another process (blocking).
     fn receive(&self, from: usize, buf: &mut [u8]);
+    /// Moves the messages `flow` describes to and from other processes, with its window in
+    /// flight; returns when every one has arrived or left.
+    fn flow(&self, flow: &Flow) -> FlowCount;
+}
+
+/// Message streams between this process and others: `count` messages of `message` bytes to
+/// each process in `to` and from each in `from`, at most `window` in flight per stream.
+#[derive(Debug, Clone, Default)]
+pub struct Flow {
+    /// Processes this one sends to.
+    pub to: Vec<usize>,
+    /// Processes this one receives from.
+    pub from: Vec<usize>,
+    /// Bytes per message.
+    pub message: usize,
+    /// Messages per stream.
+    pub count: usize,
+    /// Messages in flight per stream.
+    pub window: usize,
+}
+
+/// What a flow did, counted as it happened.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FlowCount {
+    /// Messages sent.
+    pub sent: u64,
+    /// Messages received.
+    pub received: u64,
+    /// The most messages one stream had in flight at once.
+    pub peak_in_flight: usize,
 }
 
 /// Sends a value from the lead process to every process (`None` on the others).
@@ -114,7 +144,7 @@ pub fn on_broken(end: fn(&str) -> !) {
 }
 
 /// Ends the process: the team cannot go on, because of `why`.
-pub(crate) fn broken(why: &str) -> ! {
+pub fn broken(why: &str) -> ! {
     match ON_BROKEN.get() {
         Some(end) => end(why),
         None => {

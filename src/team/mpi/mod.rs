@@ -15,6 +15,7 @@
 mod abort;
 mod clock;
 mod collectives;
+mod flow;
 mod nodes;
 
 use super::local::LocalTeam;
@@ -156,5 +157,8 @@ impl Team for MpiTeam {
     }
     fn receive(&self, from: usize, buf: &mut [u8]) {
         self.world.0.process_at_rank(from as i32).receive_into(buf);
+    }
+    fn flow(&self, flow: &crate::team::Flow) -> crate::team::FlowCount {
+        flow::run(&self.world, flow)
     }
 }

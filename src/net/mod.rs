@@ -1,0 +1,179 @@
+//! The network ceiling: how fast the nodes can move bytes to each other, measured next to
+//! the storage figures of the same nodes (the iperf numbers of the papers), in two modes:
+//!
+//! - `mpi`: point-to-point messages with a window in flight per stream (as OSU's osu_bw and
+//!   osu_mbw_mr), over a sweep of message sizes; the best size is the figure, the rest the
+//!   curve ([`mpi_mode`]);
+//! - `tcp`: P TCP streams per link, in iperf's role: what NFS, SMB and many parallel file
+//!   system clients ride on ([`tcp`]), between the ranks of an MPI launch or from clients to
+//!   a server that needs no MPI ([`serve`]).
+//!
+//! An endpoint is one process per node (the lowest-ranked), or every process when all run on
+//! one node (then the figures are the node's own loopback and memory, and say so).
+
+pub mod mpi_mode;
+pub mod pattern;
+pub mod serve;
+pub mod tcp;
+pub mod tcp_mode;
+
+pub use pattern::Pattern;
+
+use crate::units::{gb_per_s, mib_per_s};
+use serde::{Deserialize, Serialize};
+
+/// How the bytes travel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// MPI point-to-point messages.
+    #[default]
+    Mpi,
+    /// TCP streams.
+    Tcp,
+}
+
+/// One measured figure: a mode, a pattern, its links and what they carried.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NetResult {
+    /// MPI messages or TCP streams (stores before the TCP mode hold MPI figures only).
+    #[serde(default)]
+    pub mode: Mode,
+    /// Who sends to whom.
+    pub pattern: Pattern,
+    /// Whether every link also carried the other way at the same time.
+    #[serde(default)]
+    pub both_ways: bool,
+    /// TCP streams per link (1 for MPI: one message stream per link).
+    #[serde(default = "one")]
+    pub streams: usize,
+    /// The sending host of each link.
+    pub senders: Vec<String>,
+    /// The receiving host of each link.
+    pub receivers: Vec<String>,
+    /// Bytes per message (MPI: the best size of the sweep) or per write (TCP).
+    pub message: u64,
+    /// Bytes moved in all, per repetition.
+    pub bytes: u64,
+    /// The fastest repetition's window, from the common start to the last arrival, ns.
+    pub window_ns: u64,
+    /// The mean over the repetitions, bytes per second.
+    pub bandwidth: Option<f64>,
+    /// Each repetition's bandwidth, bytes per second (warm-up excluded).
+    #[serde(default)]
+    pub samples: Vec<f64>,
+    /// MPI: the mean bandwidth at each message size of the sweep.
+    #[serde(default)]
+    pub curve: Vec<(u64, f64)>,
+    /// MPI: the most messages one stream had in flight at once, counted.
+    #[serde(default)]
+    pub peak_in_flight: usize,
+    /// Whether the endpoints were processes of one node rather than nodes.
+    #[serde(default)]
+    pub one_node: bool,
+}
+
+fn one() -> usize {
+    1
+}
+
+impl NetResult {
+    /// The figure's line, in a fixed shape for scripts:
+    /// `MODE PATTERN streams=P SENDERS -> RECEIVERS: X MiB/s (Y GB/s)`.
+    pub fn line(&self) -> String {
+        let hosts = |v: &[String]| {
+            let mut h = v.to_vec();
+            h.sort();
+            h.dedup();
+            h.join(",")
+        };
+        let pattern = if self.both_ways && self.pattern != Pattern::Bisection {
+            format!("{}-both-ways", self.pattern.name())
+        } else {
+            self.pattern.name()
+        };
+        let bw = self.bandwidth.unwrap_or(0.0);
+        format!(
+            "{} {pattern} streams={} {} -> {}: {:.1} MiB/s ({:.2} GB/s)",
+            crate::spec::variant_name(&self.mode),
+            self.streams,
+            hosts(&self.senders),
+            hosts(&self.receivers),
+            mib_per_s(bw),
+            gb_per_s(bw)
+        )
+    }
+
+    /// The spread of the repetitions: (min, max) bytes per second.
+    pub fn spread(&self) -> Option<(f64, f64)> {
+        let min = self.samples.iter().copied().reduce(f64::min)?;
+        let max = self.samples.iter().copied().reduce(f64::max)?;
+        Some((min, max))
+    }
+}
+
+/// The endpoints of a team: the lowest-ranked process of each node, or every process when
+/// all are on one node. Returns the processes and whether they share one node.
+pub fn endpoints(process_nodes: &[u32]) -> (Vec<usize>, bool) {
+    let nodes = process_nodes.iter().max().map_or(0, |&m| m as usize + 1);
+    if nodes <= 1 {
+        return ((0..process_nodes.len()).collect(), true);
+    }
+    let first = (0..nodes).filter_map(|n| process_nodes.iter().position(|&p| p as usize == n)).collect();
+    (first, false)
+}
+
+/// Message sizes from `MIN..MAX` (or one size), doubling from MIN; MAX at most 1 GiB.
+pub fn sizes(text: &str) -> Result<Vec<u64>, String> {
+    let (lo, hi) = text.split_once("..").unwrap_or((text, text));
+    let parse = |t: &str| crate::units::parse_size(t.trim()).map_err(|e| e.to_string());
+    let (lo, hi) = (parse(lo)?, parse(hi)?);
+    if lo == 0 || hi < lo || hi > 1 << 30 {
+        return Err(format!("sizes from 1 byte to 1 GiB, smallest first; got {lo} to {hi}"));
+    }
+    Ok(std::iter::successors(Some(lo), |&s| s.checked_mul(2).filter(|&n| n <= hi)).collect())
+}
+
+/// The mean of some samples.
+fn mean(samples: &[f64]) -> Option<f64> {
+    (!samples.is_empty()).then(|| samples.iter().sum::<f64>() / samples.len() as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_are_one_process_per_node_or_every_process_of_one_node() {
+        assert_eq!(endpoints(&[0, 0, 1, 1, 2]), (vec![0, 2, 4], false));
+        assert_eq!(endpoints(&[0, 1, 0, 1]), (vec![0, 1], false));
+        assert_eq!(endpoints(&[0, 0, 0]), (vec![0, 1, 2], true));
+        assert_eq!(sizes("64k..16m").unwrap().len(), 9);
+        assert_eq!(sizes("64k..100k").unwrap(), vec![65536]);
+        assert_eq!(sizes("1m").unwrap(), vec![1 << 20]);
+        assert!(sizes("16m..64k").is_err() && sizes("0..1k").is_err() && sizes("1k..2g").is_err());
+    }
+
+    #[test]
+    fn the_line_has_its_fixed_shape() {
+        let r = NetResult {
+            mode: Mode::Tcp,
+            pattern: Pattern::ManyToOne,
+            both_ways: false,
+            streams: 4,
+            senders: vec!["node2".into(), "node3".into()],
+            receivers: vec!["node1".into(), "node1".into()],
+            message: 1 << 20,
+            bytes: 1 << 30,
+            window_ns: 1,
+            bandwidth: Some(2.0 * 1048576.0 * 1000.0),
+            samples: vec![1.0, 3.0, 2.0],
+            curve: Vec::new(),
+            peak_in_flight: 0,
+            one_node: false,
+        };
+        assert_eq!(r.line(), "tcp N-to-1 streams=4 node2,node3 -> node1: 2000.0 MiB/s (2.10 GB/s)");
+        assert_eq!(r.spread(), Some((1.0, 3.0)));
+        assert_eq!(mean(&r.samples), Some(2.0));
+    }
+}
