@@ -485,7 +485,9 @@ fn net_client<T: Team>(a: &NetArgs, to: &str, team: &T) -> Result<net::NetResult
             }
             Err(e) => iosurvey::team::broken(&e.to_string()),
         };
-        let window_ns = member.max(iosurvey::team::clock::monotonic_ns() - start);
+        let elapsed = iosurvey::team::clock::monotonic_ns() - start;
+        member.rest();
+        let window_ns = member.max(elapsed);
         let arrived = member.sum(sent);
         if round >= warm_up && arrived == total {
             fastest = fastest.min(window_ns);

@@ -58,7 +58,9 @@ pub fn measure<T: Team>(team: &T, pattern: Pattern, both_ways: bool, plan: &Plan
             member.barrier();
             let start = monotonic_ns();
             let counted = team.flow(&flow);
-            let window_ns = member.max(monotonic_ns() - start);
+            let elapsed = monotonic_ns() - start;
+            member.rest();
+            let window_ns = member.max(elapsed);
             let arrived = member.sum(counted.received);
             peak = peak.max(member.max(counted.peak_in_flight as u64) as usize);
             // Every message sent arrived, or the figure would be a lie.

@@ -53,7 +53,9 @@ pub fn measure<T: Team>(team: &T, pattern: Pattern, both_ways: bool, plan: &Plan
         let start = monotonic_ns();
         let arrived = exchange(listener.as_ref(), receives, &targets, plan, rep as u64)
             .unwrap_or_else(|e| crate::team::broken(&format!("the TCP streams failed: {e}")));
-        let window_ns = member.max(monotonic_ns() - start);
+        let elapsed = monotonic_ns() - start;
+        member.rest();
+        let window_ns = member.max(elapsed);
         let arrived = member.sum(arrived);
         if arrived != total {
             crate::team::broken(&format!("{arrived} bytes arrived over TCP, not {total}"));

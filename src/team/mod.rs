@@ -31,6 +31,12 @@ pub trait Member: Send {
     fn clock_offset(&self) -> i64;
     /// Waits until every member has arrived.
     fn barrier(&self);
+    /// Waits until every member has arrived, sleeping rather than polling: for waits that
+    /// may be long while others still measure (an MPI barrier busy-polls a core, which a
+    /// small node's senders and receivers need).
+    fn rest(&self) {
+        self.barrier();
+    }
     /// Every member gets the largest of the values the members gave.
     fn max(&self, value: u64) -> u64;
     /// Every member gets the smallest of the values the members gave.

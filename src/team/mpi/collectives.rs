@@ -65,6 +65,26 @@ impl Member for MpiMember {
         }
         self.local.barrier();
     }
+    fn rest(&self) {
+        self.local.barrier();
+        if self.leads_process() {
+            use mpi::raw::AsRaw;
+            // SAFETY: the request is waited for (tested to completion) before it goes.
+            unsafe {
+                let mut req = std::mem::zeroed();
+                mpi::ffi::MPI_Ibarrier(self.comm.0.as_raw(), &mut req);
+                loop {
+                    let mut done = 0;
+                    mpi::ffi::MPI_Test(&mut req, &mut done, mpi::ffi::RSMPI_STATUS_IGNORE);
+                    if done != 0 {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_micros(200));
+                }
+            }
+        }
+        self.local.barrier();
+    }
     fn max(&self, value: u64) -> u64 {
         self.reduce(value, |l, v| l.max(v), SystemOperation::max())
     }
