@@ -404,6 +404,47 @@ fn shared_vs_own_files(runs: &[RunRecord]) -> Vec<Finding> {
         .collect()
 }
 
+/// A run's storage figures as shares of the network ceiling of its nodes: the pattern its
+/// clients make (N-to-1 from several nodes, else 1-to-1), from senders among its hosts, the
+/// highest such ceiling (so the share is not flattered), named in full.
+pub fn against_ceiling(record: &RunRecord, ceilings: &[NetResult]) -> Report {
+    let nodes = record.hosts.len();
+    let pattern = if nodes > 1 { crate::net::Pattern::ManyToOne } else { crate::net::Pattern::OneToOne };
+    let best = ceilings
+        .iter()
+        .filter(|c| c.pattern == pattern && !c.both_ways && !c.one_node)
+        .filter(|c| c.senders.iter().all(|h| record.hosts.contains(h)))
+        .filter_map(|c| Some((c, c.bandwidth?)))
+        .max_by(|a, b| a.1.total_cmp(&b.1));
+    let Some((ceiling, limit)) = best else { return Report::default() };
+    let findings = record
+        .index()
+        .headline
+        .iter()
+        .filter_map(|b| {
+            let value = 100.0 * b.bandwidth? / limit;
+            let mut receivers = ceiling.receivers.clone();
+            receivers.dedup();
+            Some(Finding {
+                text: format!(
+                    "{} reaches {value:.0}% of the {} {} ceiling of these nodes ({} stream{}, {} -> {}: {:.1} MiB/s)",
+                    b.op,
+                    crate::spec::variant_name(&ceiling.mode),
+                    pattern.name(),
+                    ceiling.streams,
+                    if ceiling.streams == 1 { "" } else { "s" },
+                    ceiling.senders.join(","),
+                    receivers.join(","),
+                    mib_per_s(limit)
+                ),
+                value,
+                runs: record.id.into_iter().collect(),
+            })
+        })
+        .collect();
+    Report { findings, ..Report::default() }
+}
+
 /// Network ceilings between nodes, a row per pattern.
 pub fn net(results: &[NetResult]) -> Report {
     if results.is_empty() {
@@ -457,5 +498,50 @@ impl Report {
         self.findings.extend(other.findings);
         self.footer.extend(other.footer);
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::fixtures;
+
+    fn ceiling(mode: &str, pattern: &str, senders: &[&str], streams: usize, mib: f64) -> NetResult {
+        serde_json::from_value(serde_json::json!({
+            "mode": mode, "pattern": pattern, "streams": streams, "senders": senders,
+            "receivers": vec!["srv"; senders.len()], "message": 1, "bytes": 1, "window_ns": 1,
+            "bandwidth": mib * 1048576.0,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn storage_figures_are_shares_of_the_highest_ceiling_of_their_nodes_and_pattern() {
+        let mut r = fixtures::run(None);
+        r.id = Some(4);
+        r.hosts = vec!["n1".into(), "n2".into()];
+        for p in &mut r.phases {
+            let mib = if p.op == Op::Write { 500.0 } else { 1500.0 };
+            p.figures.bandwidth = Some(mib * 1048576.0);
+        }
+        let ceilings = [
+            ceiling("tcp", "N-to-1", &["n1", "n2"], 1, 1000.0),
+            ceiling("tcp", "N-to-1", &["n1", "n2"], 4, 2000.0),
+            ceiling("mpi", "1-to-1", &["n2"], 1, 9000.0),
+            ceiling("tcp", "N-to-1", &["n1", "x9"], 4, 8000.0),
+        ];
+        let found = against_ceiling(&r, &ceilings).findings;
+        let texts: Vec<&str> = found.iter().map(|f| f.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "write reaches 25% of the tcp N-to-1 ceiling of these nodes (4 streams, n1,n2 -> srv: 2000.0 MiB/s)",
+                "read reaches 75% of the tcp N-to-1 ceiling of these nodes (4 streams, n1,n2 -> srv: 2000.0 MiB/s)",
+            ],
+            "the 1-to-1 figure is another pattern, the 8000 one comes from a node outside the run"
+        );
+        assert_eq!((found[0].value, found[0].runs.as_slice()), (25.0, &[4][..]));
+        r.hosts.truncate(1);
+        assert!(against_ceiling(&r, &ceilings).findings.is_empty(), "one node: no 1-to-1 from n1 was measured");
     }
 }

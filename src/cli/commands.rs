@@ -89,7 +89,10 @@ fn show(db: &Path, id: super::Shown, json: bool, format: Format) -> Result<Strin
             if json {
                 return to_json(&record);
             }
-            return Ok(render(analysis::run(&record).and(analysis::net(&store.net_within(&record.hosts)?)), format));
+            let ceilings = store.net_within(&record.hosts)?;
+            let shown =
+                analysis::run(&record).and(analysis::net(&ceilings)).and(analysis::against_ceiling(&record, &ceilings));
+            return Ok(render(shown, format));
         }
         Shown::Survey(n) => (store.survey_runs(n)?, format!("s{n}")),
         Shown::Sweep(n) => (store.sweep_runs(n)?, format!("w{n}")),

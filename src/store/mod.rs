@@ -379,7 +379,7 @@ impl Store {
         )
     }
 
-    /// The newest network measurement of each mode, pattern and stream count among nodes
+    /// The newest network measurement of each mode, pattern and stream count sent from nodes
     /// that are all in `hosts`.
     pub fn net_within(&self, hosts: &[String]) -> Result<Vec<NetResult>, StoreError> {
         let mut stmt = self
@@ -413,7 +413,8 @@ impl Store {
         let mut seen = Vec::new();
         Ok(rows
             .into_iter()
-            .filter(|n| n.senders.iter().chain(&n.receivers).all(|h| hosts.contains(h)))
+            // From these nodes, to them or to a server (`net --to`).
+            .filter(|n| n.senders.iter().all(|h| hosts.contains(h)))
             .filter(|n| {
                 let key = (n.mode, n.pattern, n.both_ways, n.streams);
                 let fresh = !seen.contains(&key);
@@ -705,7 +706,7 @@ mod tests {
         };
         store.save_net(1, "x", &net("mpi", ["a", "b"], 1.0)).unwrap();
         store.save_net(2, "x", &net("mpi", ["a", "b"], 2.0)).unwrap();
-        store.save_net(3, "x", &net("mpi", ["a", "z"], 3.0)).unwrap();
+        store.save_net(3, "x", &net("mpi", ["z", "b"], 3.0)).unwrap();
         store.save_net(4, "x", &net("tcp", ["a", "b"], 4.0)).unwrap();
         // A row from before v7, without its whole record: read from its columns, as MPI.
         store
@@ -726,7 +727,7 @@ mod tests {
                 ("tcp".into(), "1-to-1".into(), Some(4.0)),
                 ("mpi".into(), "1-to-1".into(), Some(2.0))
             ],
-            "newest per mode and pattern, only among the run's hosts"
+            "newest per mode and pattern, only from the run's hosts"
         );
     }
 
