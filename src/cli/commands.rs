@@ -406,6 +406,9 @@ fn net<T: Team>(cli: &Cli, a: &NetArgs, team: &T) -> Result<(), Failure> {
             store.save_net(now_unix(), &command_line(), r)?;
         }
         println!("{}", r.line());
+        if let Some(note) = r.zerocopy_note().filter(|_| !cli.quiet) {
+            say!("iosurvey: note: {note}");
+        }
     }
     if results.iter().any(|r| r.one_node) && !cli.quiet {
         say!("iosurvey: note: every endpoint is a process of one node: the figures are its loopback and memory, not a network");
@@ -447,6 +450,7 @@ fn net_between<T: Team>(a: &NetArgs, team: &T) -> Result<Vec<net::NetResult>, Fa
                 write: a.transfer as usize,
                 repetitions: a.repetitions,
                 interface: a.interface.clone(),
+                zerocopy: a.zerocopy,
             };
             for &pattern in &patterns {
                 // Bisection is both ways by definition: measured once.
@@ -477,12 +481,17 @@ fn net_client<T: Team>(a: &NetArgs, to: &str, team: &T) -> Result<net::NetResult
     // An untimed first round (TCP's slow start) unless no repetitions are asked: then one
     // timed round, one session on the server.
     let warm_up = usize::from(a.repetitions > 0);
+    let mut zc = net::zerocopy::Report::default();
     for round in 0..warm_up + a.repetitions.max(1) {
         member.barrier();
         let start = iosurvey::team::clock::monotonic_ns();
         let session = (std::process::id() as u64) << 32 | (team.process() as u64) << 16 | round as u64;
-        let sent = match net::tcp::send(addr, session, streams, a.size, a.transfer as usize) {
-            Ok(n) => n,
+        let how = net::tcp::Sending { streams, write: a.transfer as usize, zerocopy: a.zerocopy };
+        let sent = match net::tcp::send(addr, session, how, a.size) {
+            Ok(sent) => {
+                zc = zc + sent.zerocopy;
+                sent.bytes
+            }
             Err(e) if team.processes() == 1 => {
                 return Err(Failure::new(e, "check that 'iosurvey net --serve' runs there and is reachable", 1))
             }
@@ -515,6 +524,11 @@ fn net_client<T: Team>(a: &NetArgs, to: &str, team: &T) -> Result<net::NetResult
         curve: Vec::new(),
         peak_in_flight: 0,
         one_node: false,
+        zerocopy: a.zerocopy.then(|| net::zerocopy::Report {
+            sends: member.sum(zc.sends),
+            completed: member.sum(zc.completed),
+            copied: member.sum(zc.copied),
+        }),
     })
 }
 

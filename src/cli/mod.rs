@@ -222,6 +222,9 @@ struct NetArgs {
     /// The network interface TCP listens on, e.g. ib0 or eth0 (default: the host name's).
     #[arg(long, value_name = "NAME")]
     interface: Option<String>,
+    /// TCP sends with MSG_ZEROCOPY; says how many the kernel copied anyway.
+    #[arg(long)]
+    zerocopy: bool,
     /// Serve TCP clients (no MPI needed): read and discard what they send, log each.
     #[arg(long, conflicts_with = "to")]
     serve: bool,

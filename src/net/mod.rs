@@ -16,6 +16,7 @@ pub mod pattern;
 pub mod serve;
 pub mod tcp;
 pub mod tcp_mode;
+pub mod zerocopy;
 
 pub use pattern::Pattern;
 
@@ -71,6 +72,9 @@ pub struct NetResult {
     /// Whether the endpoints were processes of one node rather than nodes.
     #[serde(default)]
     pub one_node: bool,
+    /// TCP with `--zerocopy`: what the kernel said of the sends (over every repetition).
+    #[serde(default)]
+    pub zerocopy: Option<zerocopy::Report>,
 }
 
 fn one() -> usize {
@@ -102,6 +106,19 @@ impl NetResult {
             mib_per_s(bw),
             gb_per_s(bw)
         )
+    }
+
+    /// What became of zero-copy sends, when asked for: how many the kernel copied anyway.
+    pub fn zerocopy_note(&self) -> Option<String> {
+        let z = self.zerocopy?;
+        let share = if z.completed > 0 { 100.0 * z.copied as f64 / z.completed as f64 } else { 0.0 };
+        Some(format!(
+            "{}: zero-copy asked; the kernel copied {share:.0}% of {} completed sends (of {}){}",
+            self.line().split(':').next().unwrap_or_default(),
+            z.completed,
+            z.sends,
+            if share >= 99.5 { ", so the figure includes the copy (loopback and veth always copy)" } else { "" }
+        ))
     }
 
     /// The spread of the repetitions: (min, max) bytes per second.
@@ -171,6 +188,7 @@ mod tests {
             curve: Vec::new(),
             peak_in_flight: 0,
             one_node: false,
+            zerocopy: None,
         };
         assert_eq!(r.line(), "tcp N-to-1 streams=4 node2,node3 -> node1: 2000.0 MiB/s (2.10 GB/s)");
         assert_eq!(r.spread(), Some((1.0, 3.0)));

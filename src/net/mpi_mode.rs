@@ -102,6 +102,7 @@ pub fn measure<T: Team>(team: &T, pattern: Pattern, both_ways: bool, plan: &Plan
         curve,
         peak_in_flight: peak,
         one_node,
+        zerocopy: None,
     })
 }
 

@@ -155,9 +155,9 @@ mod tests {
         let addr = SocketAddr::from(([127, 0, 0, 1], port));
         let mut sent = None;
         for _ in 0..100 {
-            match tcp::send(addr, 1, 3, 5 << 20, 1 << 16) {
+            match tcp::send(addr, 1, tcp::Sending { streams: 3, write: 1 << 16, zerocopy: false }, 5 << 20) {
                 Ok(n) => {
-                    sent = Some(n);
+                    sent = Some(n.bytes);
                     break;
                 }
                 Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),

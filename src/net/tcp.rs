@@ -3,8 +3,10 @@
 //! each stream with the count it read. The sender's clock stops at that answer, when the
 //! bytes have arrived, not when they left its socket buffer; and a short count is an error.
 
+pub use super::zerocopy;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 const MAGIC: [u8; 8] = *b"iosnet01";
@@ -89,24 +91,44 @@ pub fn shares(bytes: u64, streams: usize) -> Vec<u64> {
     (0..n).map(|i| bytes / n + u64::from(i < bytes % n)).collect()
 }
 
-/// Sends `bytes` to `addr` over `streams` connections at once, in writes of `write` bytes;
-/// returns when the receiver has counted every byte.
-pub fn send(addr: SocketAddr, session: u64, streams: usize, bytes: u64, write: usize) -> Result<u64, NetError> {
-    let parts = shares(bytes, streams);
+/// How a sender writes.
+#[derive(Debug, Clone, Copy)]
+pub struct Sending {
+    /// Connections per link.
+    pub streams: usize,
+    /// Bytes per write.
+    pub write: usize,
+    /// Send with MSG_ZEROCOPY and count what the kernel copied anyway.
+    pub zerocopy: bool,
+}
+
+/// What a sender moved.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sent {
+    /// Bytes the receiver counted.
+    pub bytes: u64,
+    /// The kernel's word on zero-copy sends (all zero without them).
+    pub zerocopy: zerocopy::Report,
+}
+
+/// Sends `bytes` to `addr` over `how.streams` connections at once; returns when the
+/// receiver has counted every byte.
+pub fn send(addr: SocketAddr, session: u64, how: Sending, bytes: u64) -> Result<Sent, NetError> {
+    let parts = shares(bytes, how.streams);
     std::thread::scope(|s| {
         let handles: Vec<_> = parts
             .iter()
             .enumerate()
             .map(|(index, &share)| {
                 let hello = Hello { session, streams: parts.len() as u16, index: index as u16 };
-                s.spawn(move || send_one(addr, hello, share, write))
+                s.spawn(move || send_one(addr, hello, share, how))
             })
             .collect();
-        let mut total = 0;
+        let mut total = Sent::default();
         let mut first_error = None;
         for h in handles {
             match h.join().unwrap_or_else(|_| Err(NetError::Listen(io::Error::other("a stream's thread panicked")))) {
-                Ok(n) => total += n,
+                Ok(one) => total = Sent { bytes: total.bytes + one.bytes, zerocopy: total.zerocopy + one.zerocopy },
                 Err(e) => first_error = first_error.or(Some(e)),
             }
         }
@@ -114,18 +136,30 @@ pub fn send(addr: SocketAddr, session: u64, streams: usize, bytes: u64, write: u
     })
 }
 
-fn send_one(addr: SocketAddr, hello: Hello, share: u64, write: usize) -> Result<u64, NetError> {
+fn send_one(addr: SocketAddr, hello: Hello, share: u64, how: Sending) -> Result<Sent, NetError> {
     let mut conn = TcpStream::connect_timeout(&addr, Duration::from_secs(10))
         .map_err(|source| NetError::Connect { addr, source })?;
     let _ = conn.set_nodelay(true);
     let lost = |sent, source| NetError::Lost { addr, sent, source };
     conn.write_all(&hello.encode()).map_err(|e| lost(0, e))?;
-    let buf = vec![0x5au8; write.max(1)];
+    let fd = conn.as_raw_fd();
+    let mut report = zerocopy::Report::default();
+    if how.zerocopy {
+        zerocopy::enable(fd).map_err(|e| lost(0, e))?;
+    }
+    let buf = vec![0x5au8; how.write.max(1)];
     let mut sent = 0u64;
     while sent < share {
         let n = (share - sent).min(buf.len() as u64) as usize;
-        conn.write_all(&buf[..n]).map_err(|e| lost(sent, e))?;
-        sent += n as u64;
+        if how.zerocopy {
+            sent += zerocopy::send(fd, &buf[..n], &mut report).map_err(|e| lost(sent, e))? as u64;
+        } else {
+            conn.write_all(&buf[..n]).map_err(|e| lost(sent, e))?;
+            sent += n as u64;
+        }
+    }
+    if how.zerocopy {
+        zerocopy::finish(fd, &mut report, 30).map_err(|e| lost(sent, e))?;
     }
     conn.shutdown(Shutdown::Write).map_err(|e| lost(sent, e))?;
     let mut ack = [0u8; 8];
@@ -134,7 +168,7 @@ fn send_one(addr: SocketAddr, hello: Hello, share: u64, write: usize) -> Result<
     if got != sent {
         return Err(NetError::Short { addr, sent, got });
     }
-    Ok(sent)
+    Ok(Sent { bytes: sent, zerocopy: report })
 }
 
 /// Serves one stream: reads its hello, then everything to its end, discarding it, and
@@ -255,10 +289,21 @@ mod tests {
         let bytes = 3 * (1 << 20) + 17;
         let (sent, got) = std::thread::scope(|s| {
             let r = s.spawn(|| receive(&listener, 4));
-            let sent = send(addr, 7, 4, bytes, 64 << 10).unwrap();
-            (sent, r.join().unwrap().unwrap())
+            let sent = send(addr, 7, Sending { streams: 4, write: 64 << 10, zerocopy: false }, bytes).unwrap();
+            (sent.bytes, r.join().unwrap().unwrap())
         });
         assert_eq!((sent, got), (bytes, bytes));
+        // Zero-copy sends over loopback: every one completes, and the kernel says it copied
+        // (loopback cannot hand user pages to a device).
+        let (sent, got) = std::thread::scope(|s| {
+            let r = s.spawn(|| receive(&listener, 2));
+            let sent = send(addr, 8, Sending { streams: 2, write: 256 << 10, zerocopy: true }, bytes).unwrap();
+            (sent, r.join().unwrap().unwrap())
+        });
+        assert_eq!((sent.bytes, got), (bytes, bytes));
+        let z = sent.zerocopy;
+        assert!(z.sends >= 12 && z.completed == z.sends, "{z:?}");
+        assert_eq!(z.copied, z.completed, "loopback copies: {z:?}");
         let hello = Hello { session: 9, streams: 4, index: 3 };
         assert_eq!(Hello::decode(&hello.encode()), Some(hello));
         assert!(local_ip(Some("no-such-interface-x")).is_err());

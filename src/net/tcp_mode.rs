@@ -22,6 +22,8 @@ pub struct Plan {
     pub repetitions: usize,
     /// The network interface to listen on (default: the host name's).
     pub interface: Option<String>,
+    /// Send with MSG_ZEROCOPY.
+    pub zerocopy: bool,
 }
 
 /// Measures one pattern. Collective: every process calls it; the lead gets the result.
@@ -48,11 +50,13 @@ pub fn measure<T: Team>(team: &T, pattern: Pattern, both_ways: bool, plan: &Plan
     let total = links.len() as u64 * plan.per_link;
     let mut samples = Vec::new();
     let mut fastest = u64::MAX;
+    let mut zc = tcp::zerocopy::Report::default();
     for rep in 0..=plan.repetitions.max(1) {
         member.barrier();
         let start = monotonic_ns();
-        let arrived = exchange(listener.as_ref(), receives, &targets, plan, rep as u64)
+        let (arrived, sent) = exchange(listener.as_ref(), receives, &targets, plan, rep as u64)
             .unwrap_or_else(|e| crate::team::broken(&format!("the TCP streams failed: {e}")));
+        zc = zc + sent;
         let elapsed = monotonic_ns() - start;
         member.rest();
         let window_ns = member.max(elapsed);
@@ -66,6 +70,11 @@ pub fn measure<T: Team>(team: &T, pattern: Pattern, both_ways: bool, plan: &Plan
             samples.extend(rate(total, window_ns));
         }
     }
+    let zerocopy = plan.zerocopy.then(|| tcp::zerocopy::Report {
+        sends: member.sum(zc.sends),
+        completed: member.sum(zc.completed),
+        copied: member.sum(zc.copied),
+    });
     let hosts = team.hosts();
     let name = |e: usize| {
         let host = hosts.get(team.process_nodes()[ends[e]] as usize).cloned().unwrap_or_default();
@@ -90,6 +99,7 @@ pub fn measure<T: Team>(team: &T, pattern: Pattern, both_ways: bool, plan: &Plan
         curve: Vec::new(),
         peak_in_flight: 0,
         one_node,
+        zerocopy,
     })
 }
 
@@ -99,27 +109,32 @@ fn listen(interface: Option<&str>) -> TcpListener {
 }
 
 /// This process's part of one round: serve its receives and send to its targets, at once.
-/// Returns the bytes it received.
+/// Returns the bytes it received and the kernel's word on its zero-copy sends.
 fn exchange(
     listener: Option<&TcpListener>,
     receives: usize,
     targets: &[SocketAddr],
     plan: &Plan,
     round: u64,
-) -> Result<u64, NetError> {
+) -> Result<(u64, tcp::zerocopy::Report), NetError> {
     let session = (std::process::id() as u64) << 32 | round;
+    let how = tcp::Sending { streams: plan.streams, write: plan.write, zerocopy: plan.zerocopy };
     std::thread::scope(|s| {
         let receiving = listener.map(|l| s.spawn(move || tcp::receive(l, receives)));
-        let sending: Vec<_> = targets
-            .iter()
-            .map(|&addr| s.spawn(move || tcp::send(addr, session, plan.streams, plan.per_link, plan.write)))
-            .collect();
+        let sending: Vec<_> =
+            targets.iter().map(|&addr| s.spawn(move || tcp::send(addr, session, how, plan.per_link))).collect();
+        let mut zc = tcp::zerocopy::Report::default();
         for h in sending {
-            h.join().unwrap_or_else(|_| Err(NetError::Listen(std::io::Error::other("a sender panicked"))))?;
+            let sent =
+                h.join().unwrap_or_else(|_| Err(NetError::Listen(std::io::Error::other("a sender panicked"))))?;
+            zc = zc + sent.zerocopy;
         }
-        match receiving {
-            Some(h) => h.join().unwrap_or_else(|_| Err(NetError::Listen(std::io::Error::other("a receiver panicked")))),
-            None => Ok(0),
-        }
+        let got = match receiving {
+            Some(h) => {
+                h.join().unwrap_or_else(|_| Err(NetError::Listen(std::io::Error::other("a receiver panicked"))))?
+            }
+            None => 0,
+        };
+        Ok((got, zc))
     })
 }
