@@ -14,7 +14,7 @@ use iosurvey::store::Store;
 use iosurvey::target::dir::Dir;
 use iosurvey::target::{cache, Target};
 use iosurvey::team::{all_agree, share_value, Team};
-use iosurvey::units::now_unix;
+use iosurvey::units::{format_size, now_unix};
 use std::ffi::OsString;
 use std::io::IsTerminal;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -406,7 +406,7 @@ fn net<T: Team>(cli: &Cli, a: &NetArgs, team: &T) -> Result<(), Failure> {
             store.save_net(now_unix(), &command_line(), r)?;
         }
         println!("{}", r.line());
-        if let Some(note) = r.zerocopy_note().filter(|_| !cli.quiet) {
+        for note in r.zerocopy_note().into_iter().chain(r.curve_note()).filter(|_| !cli.quiet) {
             say!("iosurvey: note: {note}");
         }
     }
@@ -439,6 +439,24 @@ fn net_between<T: Team>(a: &NetArgs, team: &T) -> Result<Vec<net::NetResult>, Fa
     };
     let streams = if a.streams.is_empty() { vec![1, 4] } else { a.streams.clone() };
     let ways: &[bool] = if a.both_ways { &[false, true] } else { &[false] };
+    if modes.contains(&net::Mode::Tcp) {
+        for (&p, &both, &n) in combinations(&patterns, ways, &streams) {
+            let need = net::tcp_buffers(&p.links(ends.len(), both), ends.len(), n.max(1), a.transfer);
+            if need > net::MAX_BUFFERS {
+                return Err(Failure::new(
+                    format!(
+                        "{} with {n} streams of {} writes would hold {} of buffers in one process, over the {} allowed",
+                        p.name(),
+                        format_size(a.transfer),
+                        format_size(need),
+                        format_size(net::MAX_BUFFERS)
+                    ),
+                    "use fewer --streams or a smaller --transfer",
+                    2,
+                ));
+            }
+        }
+    }
     let mpi = net::mpi_mode::Plan { sizes, per_link: a.size, window: a.window, repetitions: a.repetitions };
     let mut results = Vec::new();
     for mode in modes {
@@ -468,6 +486,15 @@ fn net_between<T: Team>(a: &NetArgs, team: &T) -> Result<Vec<net::NetResult>, Fa
     Ok(results)
 }
 
+/// Every combination of a pattern, a direction and a stream count.
+fn combinations<'a>(
+    patterns: &'a [net::Pattern],
+    ways: &'a [bool],
+    streams: &'a [usize],
+) -> impl Iterator<Item = (&'a net::Pattern, &'a bool, &'a usize)> {
+    patterns.iter().flat_map(move |p| ways.iter().flat_map(move |w| streams.iter().map(move |s| (p, w, s))))
+}
+
 /// N clients (the team's processes) to one server started with `net --serve`.
 fn net_client<T: Team>(a: &NetArgs, to: &str, team: &T) -> Result<net::NetResult, Failure> {
     use iosurvey::team::Member;
@@ -475,6 +502,17 @@ fn net_client<T: Team>(a: &NetArgs, to: &str, team: &T) -> Result<net::NetResult
         net::serve::parse_to(to).map_err(|e| Failure::new(format!("--to {to}: {e}"), "give HOST or HOST:PORT", 2))?;
     let member = team.members(1).pop().ok_or_else(|| Failure::silent(1))?;
     let streams = a.streams.first().copied().unwrap_or(1).max(1);
+    if streams as u64 * a.transfer > net::MAX_BUFFERS {
+        return Err(Failure::new(
+            format!(
+                "{streams} streams of {} writes would hold more than {} of buffers",
+                format_size(a.transfer),
+                format_size(net::MAX_BUFFERS)
+            ),
+            "use fewer --streams or a smaller --transfer",
+            2,
+        ));
+    }
     let total = a.size * team.processes() as u64;
     let mut samples = Vec::new();
     let mut fastest = u64::MAX;

@@ -121,6 +121,23 @@ impl NetResult {
         ))
     }
 
+    /// The MPI mode's curve over message sizes, and its best size, when it has more than one.
+    pub fn curve_note(&self) -> Option<String> {
+        (self.curve.len() > 1).then(|| {
+            let points: Vec<String> = self
+                .curve
+                .iter()
+                .map(|&(size, bw)| format!("{} {:.0}", crate::units::format_size(size), mib_per_s(bw)))
+                .collect();
+            format!(
+                "{}: MiB/s by message size: {}; best at {}",
+                self.line().split(':').next().unwrap_or_default(),
+                points.join(", "),
+                crate::units::format_size(self.message)
+            )
+        })
+    }
+
     /// The spread of the repetitions: (min, max) bytes per second.
     pub fn spread(&self) -> Option<(f64, f64)> {
         let min = self.samples.iter().copied().reduce(f64::min)?;
@@ -140,15 +157,32 @@ pub fn endpoints(process_nodes: &[u32]) -> (Vec<usize>, bool) {
     (first, false)
 }
 
-/// Message sizes from `MIN..MAX` (or one size), doubling from MIN; MAX at most 1 GiB.
+/// The most memory `net` holds in buffers in one process (the MPI mode holds two messages).
+pub const MAX_BUFFERS: u64 = 256 << 20;
+
+/// Message sizes from `MIN..MAX` (or one size), doubling from MIN; two of the largest fit in
+/// [`MAX_BUFFERS`].
 pub fn sizes(text: &str) -> Result<Vec<u64>, String> {
     let (lo, hi) = text.split_once("..").unwrap_or((text, text));
     let parse = |t: &str| crate::units::parse_size(t.trim()).map_err(|e| e.to_string());
     let (lo, hi) = (parse(lo)?, parse(hi)?);
-    if lo == 0 || hi < lo || hi > 1 << 30 {
-        return Err(format!("sizes from 1 byte to 1 GiB, smallest first; got {lo} to {hi}"));
+    if lo == 0 || hi < lo || hi > MAX_BUFFERS / 2 {
+        return Err(format!("sizes from 1 byte to 128 MiB, smallest first; got {lo} to {hi}"));
     }
     Ok(std::iter::successors(Some(lo), |&s| s.checked_mul(2).filter(|&n| n <= hi)).collect())
+}
+
+/// The buffers the TCP mode holds in the busiest process: a write buffer per outgoing stream
+/// and a read buffer per incoming one.
+pub fn tcp_buffers(links: &[(usize, usize)], endpoints: usize, streams: usize, write: u64) -> u64 {
+    (0..endpoints)
+        .map(|e| {
+            let out = links.iter().filter(|l| l.0 == e).count() as u64;
+            let inn = links.iter().filter(|l| l.1 == e).count() as u64;
+            streams as u64 * (out * write + inn * tcp::READ_BUF as u64)
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 /// The mean of some samples.
@@ -168,7 +202,12 @@ mod tests {
         assert_eq!(sizes("64k..16m").unwrap().len(), 9);
         assert_eq!(sizes("64k..100k").unwrap(), vec![65536]);
         assert_eq!(sizes("1m").unwrap(), vec![1 << 20]);
-        assert!(sizes("16m..64k").is_err() && sizes("0..1k").is_err() && sizes("1k..2g").is_err());
+        assert!(sizes("16m..64k").is_err() && sizes("0..1k").is_err() && sizes("1k..256m").is_err());
+        assert_eq!(sizes("128m").unwrap(), vec![128 << 20]);
+        // N-to-1 over 5 endpoints, 4 streams of 1 MiB writes: endpoint 0 reads 16 streams.
+        let links = Pattern::ManyToOne.links(5, false);
+        assert_eq!(tcp_buffers(&links, 5, 4, 1 << 20), 16 << 20);
+        assert_eq!(tcp_buffers(&Pattern::OneToMany.links(5, false), 5, 2, 8 << 20), 64 << 20);
     }
 
     #[test]

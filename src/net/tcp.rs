@@ -11,7 +11,8 @@ use std::time::Duration;
 
 const MAGIC: [u8; 8] = *b"iosnet01";
 const HELLO: usize = 20;
-const READ_BUF: usize = 1 << 20;
+/// Bytes a receiver reads at a time (its buffer per stream).
+pub const READ_BUF: usize = 1 << 20;
 
 /// Why a stream failed.
 #[derive(Debug, thiserror::Error)]
