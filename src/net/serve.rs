@@ -7,11 +7,18 @@ use super::tcp::{self, Hello, NetError};
 use crate::units::{gb_per_s, mib_per_s, rate};
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Instant;
 
 /// The port `--serve` and `--to` use unless told.
 pub const DEFAULT_PORT: u16 = 5301;
+
+/// Streams the server reads at once (each with its read buffer: 256 MiB in all).
+const MAX_STREAMS: usize = 256;
+
+/// How long a new connection may take to say hello.
+const HELLO_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How the server runs.
 #[derive(Debug, Clone)]
@@ -31,14 +38,26 @@ struct Session {
     peer: IpAddr,
     streams: u16,
     ended: u16,
+    /// Streams admitted and not ended yet.
+    open: u16,
     bytes: u64,
     start: Instant,
+    /// When a stream of it last began or ended.
+    last: Instant,
+}
+
+impl Session {
+    /// A session none of whose streams is open, quiet for longer than a hello may take: its
+    /// client is gone without sending the rest.
+    fn abandoned(&self) -> bool {
+        self.open == 0 && self.last.elapsed() > HELLO_WAIT
+    }
 }
 
 /// What a stream's thread reports.
 enum Event {
     Ended { hello: Hello, peer: SocketAddr, bytes: u64 },
-    Failed(NetError),
+    Failed(Option<Hello>, NetError),
 }
 
 /// Serves until killed, or until the first session ends with `once`. `log` gets a line per
@@ -53,10 +72,20 @@ pub fn serve(server: &Server, log: impl Fn(&str)) -> Result<(), NetError> {
         let sessions = sessions.clone();
         let max = server.max_clients.max(1);
         std::thread::spawn(move || -> Result<(), NetError> {
+            let open = Arc::new(AtomicUsize::new(0));
             for conn in listener.incoming() {
                 let conn = conn.map_err(NetError::Listen)?;
-                let (sessions, tx) = (sessions.clone(), tx.clone());
-                std::thread::spawn(move || take(conn, &sessions, max, &tx));
+                // Each stream holds a read buffer: past the bound, a connection is closed
+                // unread (its client sees the connection break, and says so).
+                if open.fetch_add(1, Ordering::SeqCst) >= MAX_STREAMS {
+                    open.fetch_sub(1, Ordering::SeqCst);
+                    continue;
+                }
+                let (sessions, tx, open) = (sessions.clone(), tx.clone(), open.clone());
+                std::thread::spawn(move || {
+                    take(conn, &sessions, max, &tx);
+                    open.fetch_sub(1, Ordering::SeqCst);
+                });
             }
             Ok(())
         })
@@ -67,6 +96,8 @@ pub fn serve(server: &Server, log: impl Fn(&str)) -> Result<(), NetError> {
                 let mut all = sessions.lock().unwrap_or_else(|p| p.into_inner());
                 let Some(s) = all.get_mut(&hello.session) else { continue };
                 s.ended += 1;
+                s.open = s.open.saturating_sub(1);
+                s.last = Instant::now();
                 s.bytes += bytes;
                 if s.ended < s.streams {
                     continue;
@@ -88,7 +119,13 @@ pub fn serve(server: &Server, log: impl Fn(&str)) -> Result<(), NetError> {
                     return Ok(());
                 }
             }
-            Event::Failed(e) => log(&format!("client dropped: {e}")),
+            Event::Failed(hello, e) => {
+                // The rest of a broken session's streams will not come: its place is free.
+                if let Some(h) = hello {
+                    sessions.lock().unwrap_or_else(|p| p.into_inner()).remove(&h.session);
+                }
+                log(&format!("client dropped: {e}"))
+            }
         }
         if accepting.is_finished() {
             break;
@@ -101,23 +138,41 @@ pub fn serve(server: &Server, log: impl Fn(&str)) -> Result<(), NetError> {
 /// then reads it to its end.
 fn take(conn: TcpStream, sessions: &Mutex<HashMap<u64, Session>>, max: usize, tx: &mpsc::Sender<Event>) {
     let peer = conn.peer_addr().unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
+    // A connection that never says hello must not hold its thread for ever.
+    let _ = conn.set_read_timeout(Some(HELLO_WAIT));
+    let seen = std::cell::Cell::new(None);
     let admitted = |hello: &Hello| {
+        seen.set(Some(*hello));
         let mut all = sessions.lock().unwrap_or_else(|p| p.into_inner());
-        if all.contains_key(&hello.session) {
+        if let Some(s) = all.get_mut(&hello.session) {
+            s.open += 1;
+            s.last = Instant::now();
             return true;
+        }
+        if all.len() >= max {
+            all.retain(|_, s| !s.abandoned());
         }
         if all.len() >= max {
             return false;
         }
+        let now = Instant::now();
         all.insert(
             hello.session,
-            Session { peer: peer.ip(), streams: hello.streams.max(1), ended: 0, bytes: 0, start: Instant::now() },
+            Session {
+                peer: peer.ip(),
+                streams: hello.streams.max(1),
+                ended: 0,
+                open: 1,
+                bytes: 0,
+                start: now,
+                last: now,
+            },
         );
         true
     };
     let event = match tcp::receive_admitted(conn, admitted) {
         Ok((hello, bytes)) => Event::Ended { hello, peer, bytes },
-        Err(e) => Event::Failed(e),
+        Err(e) => Event::Failed(seen.get(), e),
     };
     let _ = tx.send(event);
 }
@@ -140,7 +195,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_server_counts_each_clients_streams_and_turns_away_the_client_too_many() {
+    fn a_server_counts_each_clients_streams_and_logs_each_client() {
         let port = {
             let l = TcpListener::bind("127.0.0.1:0").unwrap();
             l.local_addr().unwrap().port()
@@ -168,6 +223,79 @@ mod tests {
         let lines = lines.lock().unwrap();
         assert!(lines[0].starts_with("listening on 127.0.0.1:"), "{lines:?}");
         assert!(lines.last().unwrap().contains("3 streams, 5242880 bytes"), "{lines:?}");
+    }
+
+    #[test]
+    fn a_client_whose_stream_breaks_frees_its_place() {
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let server = Server { bind: IpAddr::from([127, 0, 0, 1]), port, once: true, max_clients: 1 };
+        let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+        let log = {
+            let lines = lines.clone();
+            move |l: &str| lines.lock().unwrap().push(l.to_string())
+        };
+        let serving = std::thread::spawn(move || serve(&server, log));
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let mut broken = loop {
+            if let Ok(c) = TcpStream::connect(addr) {
+                break c;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        // One stream of two, some bytes, then a reset (SO_LINGER 0): the session breaks.
+        broken.write_all(&Hello { session: 77, streams: 2, index: 0 }.encode()).unwrap();
+        broken.write_all(&[1u8; 4096]).unwrap();
+        let linger = libc::linger { l_onoff: 1, l_linger: 0 };
+        // SAFETY: setsockopt reads one linger from a valid pointer.
+        unsafe {
+            libc::setsockopt(
+                broken.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_LINGER,
+                &linger as *const _ as *const libc::c_void,
+                std::mem::size_of::<libc::linger>() as libc::socklen_t,
+            );
+        }
+        drop(broken);
+        let mut sent = None;
+        for _ in 0..100 {
+            if let Ok(n) = tcp::send(addr, 78, tcp::Sending { streams: 1, write: 1 << 16, zerocopy: false }, 1 << 20) {
+                sent = Some(n.bytes);
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert_eq!(sent, Some(1 << 20), "the one place was freed for the next client");
+        serving.join().unwrap().unwrap();
+        let lines = lines.lock().unwrap();
+        assert!(lines.iter().any(|l| l.starts_with("client dropped")), "{lines:?}");
+    }
+
+    #[test]
+    fn a_client_past_max_clients_is_turned_away() {
+        use std::io::Write;
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let server = Server { bind: IpAddr::from([127, 0, 0, 1]), port, once: false, max_clients: 1 };
+        // Serves until the test process ends.
+        std::thread::spawn(move || serve(&server, |_| {}));
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let mut first = loop {
+            if let Ok(c) = TcpStream::connect(addr) {
+                break c;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        // The first client holds the one place: one of its two streams is open.
+        first.write_all(&Hello { session: 1, streams: 2, index: 0 }.encode()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let second = tcp::send(addr, 2, tcp::Sending { streams: 1, write: 1 << 16, zerocopy: false }, 1 << 20);
+        assert!(matches!(second, Err(NetError::Lost { .. })), "{second:?}");
+    }
+
+    #[test]
+    fn to_addresses_take_the_default_port() {
         assert_eq!(parse_to("127.0.0.1").unwrap().port(), DEFAULT_PORT);
         assert_eq!(parse_to("127.0.0.1:9").unwrap().port(), 9);
         assert!(parse_to("no.such.host.invalid").is_err());

@@ -68,7 +68,7 @@ pub struct Hello {
 }
 
 impl Hello {
-    fn encode(&self) -> [u8; HELLO] {
+    pub(crate) fn encode(&self) -> [u8; HELLO] {
         let mut b = [0u8; HELLO];
         b[..8].copy_from_slice(&MAGIC);
         b[8..16].copy_from_slice(&self.session.to_le_bytes());
@@ -188,6 +188,8 @@ pub fn receive_admitted(mut conn: TcpStream, admit: impl FnOnce(&Hello) -> bool)
     if !admit(&hello) {
         return Err(NetError::Full(peer));
     }
+    // Once the stream has begun, a slow sender is the measurement, not a fault.
+    let _ = conn.set_read_timeout(None);
     let mut buf = vec![0u8; READ_BUF];
     let mut got = 0u64;
     loop {
