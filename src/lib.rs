@@ -17,6 +17,7 @@ pub mod record;
 pub mod report;
 pub mod runner;
 pub mod spec;
+pub mod stats;
 pub mod store;
 pub mod target;
 pub mod team;
