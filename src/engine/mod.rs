@@ -14,6 +14,7 @@ pub mod offsets;
 mod phase;
 pub mod placement;
 mod transfer;
+pub mod tree;
 
 use crate::measure::histogram::Latency;
 use crate::measure::{Series, TaskTiming, MIN_INTERVAL_NS};
