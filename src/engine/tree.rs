@@ -151,7 +151,7 @@ mod tests {
             let placed = t.placed(items);
             let n = holders.end - holders.start;
             assert_eq!(placed, items / n * n, "{t:?}: rounded down to a multiple of {n}");
-            let mut per_dir = vec![0u64; 13];
+            let mut per_dir = [0u64; 13];
             for i in 0..placed {
                 per_dir[t.dir_of(i, items) as usize] += 1;
             }
