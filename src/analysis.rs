@@ -273,7 +273,8 @@ fn spread_row(op: Op, s: &Spread) -> Vec<Cell> {
 /// takes too. Sequential runs show their best MiB/s per op, random ones their best IOPS; `*`
 /// marks a figure that may be the page cache's.
 pub fn list(rows: &[RunRow]) -> Report {
-    let mut t = Table::new("runs", &["id", "group", "started", "host", "status", "fs", "best", "workload", "target"]);
+    let mut t =
+        Table::new("runs", &["id", "group", "label", "started", "host", "status", "fs", "best", "workload", "target"]);
     let mut cached = false;
     for r in rows {
         let best: Vec<String> = r
@@ -291,6 +292,7 @@ pub fn list(rows: &[RunRow]) -> Report {
         t.rows.push(vec![
             Cell::Int(r.id as u64),
             Cell::text(group(r.survey_id, r.sweep_id)),
+            Cell::text(r.system.as_deref().unwrap_or("-")),
             Cell::text(format_time(r.started)),
             Cell::text(&r.host),
             Cell::text(&r.status),
@@ -445,6 +447,92 @@ pub fn against_ceiling(record: &RunRecord, ceilings: &[NetResult]) -> Report {
     Report { findings, ..Report::default() }
 }
 
+/// One side of a comparison: a name (ids or a label, as the user gave it) and its runs.
+pub struct Side<'a> {
+    /// How the user named it.
+    pub name: &'a str,
+    /// Its runs.
+    pub runs: &'a [RunRecord],
+}
+
+/// Each completed run's figure per (workload, op): its mean over iterations, in the unit of
+/// merit (IOPS for random workloads, bytes/s otherwise). Keys in the order first seen.
+fn figures_by_workload(runs: &[RunRecord]) -> Vec<((String, String, bool), Vec<f64>)> {
+    let mut out: Vec<((String, String, bool), Vec<f64>)> = Vec::new();
+    for r in runs.iter().filter(|r| r.status == Status::Ok) {
+        let random = r.workload.random();
+        for s in r.summaries() {
+            let figure = if random { s.iops } else { s.bandwidth };
+            let Some(f) = figure.map(|x| x.mean) else { continue };
+            let key = (r.workload.label(), s.op.name(), random);
+            match out.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, v)) => v.push(f),
+                None => out.push((key, vec![f])),
+            }
+        }
+    }
+    out
+}
+
+/// Two sides set like with like: for each workload and op both have, their means over runs,
+/// the ratio A / B with its interval over the runs (docs/findings.md) and the verdict in one
+/// line; workloads only one side has are listed apart.
+pub fn compare(a: Side, b: Side) -> Report {
+    let (fa, fb) = (figures_by_workload(a.runs), figures_by_workload(b.runs));
+    let mut t = Table::new(
+        format!("{} against {}", a.name, b.name),
+        &["workload", "op", "unit", "A", "A runs", "B", "B runs", "A/B", "95% low", "95% high", "verdict"],
+    );
+    let mut findings = Vec::new();
+    let ids = |runs: &[RunRecord]| runs.iter().filter_map(|r| r.id).collect::<Vec<_>>();
+    for ((workload, op, random), xa) in &fa {
+        let Some((_, xb)) = fb.iter().find(|(k, _)| k.0 == *workload && k.1 == *op && k.2 == *random) else { continue };
+        let (ma, mb) = (mean_of_samples(xa), mean_of_samples(xb));
+        let unit = if *random { "IOPS" } else { "MiB/s" };
+        let shown = |v: f64| if *random { Cell::num(Some(v), 0) } else { Cell::num(Some(mib_per_s(v)), 1) };
+        let interval = crate::stats::ratio_interval(xa, xb);
+        let verdict = match &interval {
+            Some(r) => crate::stats::sentence(a.name, b.name, r),
+            None => "a single run on a side: no interval, no verdict".to_string(),
+        };
+        t.rows.push(vec![
+            Cell::text(workload),
+            Cell::text(op),
+            Cell::text(unit),
+            shown(ma),
+            Cell::Int(xa.len() as u64),
+            shown(mb),
+            Cell::Int(xb.len() as u64),
+            Cell::num(Some(ma / mb), 3),
+            Cell::num(interval.map(|r| r.lo), 3),
+            Cell::num(interval.map(|r| r.hi), 3),
+            Cell::text(&verdict),
+        ]);
+        if interval.is_some() {
+            findings.push(Finding {
+                text: format!("{workload} {op}: {verdict}"),
+                value: ma / mb,
+                runs: ids(a.runs).into_iter().chain(ids(b.runs)).collect(),
+            });
+        }
+    }
+    let mut apart = Table::new("set apart: on one side only", &["side", "workload", "op"]);
+    for (side, mine, other) in [(a.name, &fa, &fb), (b.name, &fb, &fa)] {
+        for ((workload, op, _), _) in mine.iter().filter(|(k, _)| !other.iter().any(|(o, _)| o == k)) {
+            apart.rows.push(vec![Cell::text(side), Cell::text(workload), Cell::text(op)]);
+        }
+    }
+    let mut tables = vec![t];
+    if !apart.rows.is_empty() {
+        tables.push(apart);
+    }
+    Report { tables, findings, ..Report::default() }
+}
+
+fn mean_of_samples(xs: &[f64]) -> f64 {
+    xs.iter().sum::<f64>() / xs.len().max(1) as f64
+}
+
 /// Network ceilings between nodes, a row per pattern.
 pub fn net(results: &[NetResult]) -> Report {
     if results.is_empty() {
@@ -513,6 +601,42 @@ mod tests {
             "bandwidth": mib * 1048576.0,
         }))
         .unwrap()
+    }
+
+    /// A run of the fixture's workload whose write and read ran at `write` and `read` MiB/s.
+    fn run_at(id: i64, write: f64, read: f64) -> RunRecord {
+        let mut r = fixtures::run(None);
+        r.id = Some(id);
+        for p in &mut r.phases {
+            p.figures.bandwidth = Some(if p.op == Op::Write { write } else { read } * 1048576.0);
+        }
+        r
+    }
+
+    #[test]
+    fn a_comparison_sets_like_beside_like_with_its_interval_and_verdict() {
+        let a: Vec<RunRecord> = [(1, 200.0, 100.0), (2, 204.0, 130.0), (3, 198.0, 90.0)]
+            .iter()
+            .map(|&(id, w, r)| run_at(id, w, r))
+            .collect();
+        let b: Vec<RunRecord> = [(4, 100.0, 110.0), (5, 101.0, 95.0), (6, 99.0, 120.0)]
+            .iter()
+            .map(|&(id, w, r)| run_at(id, w, r))
+            .collect();
+        let mut other = run_at(7, 1.0, 1.0);
+        other.workload.transfer *= 2;
+        let b_all: Vec<RunRecord> = b.iter().cloned().chain([other]).collect();
+        let report = compare(Side { name: "fast", runs: &a }, Side { name: "slow", runs: &b_all });
+        let t = &report.tables[0];
+        assert_eq!(t.rows.len(), 2, "write and read of the one shared workload");
+        let verdicts: Vec<String> = t.rows.iter().map(|r| format!("{:?}", r[10])).collect();
+        assert!(verdicts[0].contains("fast is 2.01 ± "), "{verdicts:?}");
+        assert!(verdicts[1].contains("no difference beyond the noise"), "{verdicts:?}");
+        assert_eq!(report.tables[1].rows.len(), 2, "the other workload's write and read, set apart");
+        assert_eq!(report.findings[0].runs, [1, 2, 3, 4, 5, 6, 7]);
+        let single = compare(Side { name: "a", runs: &a[..1] }, Side { name: "b", runs: &b });
+        assert!(format!("{:?}", single.tables[0].rows[0][10]).contains("single run"));
+        assert!(single.findings.is_empty(), "no claim from a single run");
     }
 
     #[test]

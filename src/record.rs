@@ -106,6 +106,10 @@ pub struct RunRecord {
     /// tool's output (which may carry summary figures only).
     #[serde(default = "measured")]
     pub provenance: String,
+    /// The name the user gave the target or system measured (`--label`), for listing and
+    /// comparing.
+    #[serde(default)]
+    pub label: Option<String>,
 }
 
 /// The provenance of what iosurvey measured itself.
@@ -279,6 +283,7 @@ impl RunRecord {
             failure_hint,
             interrupted,
             provenance: measured(),
+            label: None,
         }
     }
 

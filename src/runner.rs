@@ -96,14 +96,17 @@ pub struct Filing<'a> {
     pub survey_id: Option<i64>,
     /// Sweep id.
     pub sweep_id: Option<i64>,
+    /// The name of the system measured (`--label`).
+    pub label: Option<&'a str>,
 }
 
 impl Filing<'_> {
-    /// Files `record` under this name, survey and sweep.
+    /// Files `record` under this name, survey, sweep and label.
     fn apply(&self, record: &mut RunRecord) {
         record.name = self.name.map(str::to_string);
         record.survey_id = self.survey_id;
         record.sweep_id = self.sweep_id;
+        record.label = self.label.map(str::to_string);
     }
 }
 

@@ -347,7 +347,7 @@ fn ls_names_groups_that_show_takes_with_time_host_and_target() {
     assert!(row("1").contains(" w1 ") && row("1").contains("UTC") && row("1").contains(dir), "{}", ls.stdout);
     assert!(row("1").contains("MiB/s") && row("3").contains("IOPS"), "random runs show IOPS: {}", ls.stdout);
     assert!(row("3").contains("IOPS*") && ls.stdout.contains("possibly the page cache"), "{}", ls.stdout);
-    for (format, needle) in [("csv", "id,group,started"), ("md", "| id | group |"), ("json", "\"tables\"")] {
+    for (format, needle) in [("csv", "id,group,label,started"), ("md", "| id | group |"), ("json", "\"tables\"")] {
         let out = iosurvey(&["ls", "--format", format, "--db", &bed.db]);
         assert!(out.code == 0 && out.stdout.contains(needle), "{format}: {}", out.stdout);
     }
@@ -447,4 +447,28 @@ fn the_server_listens_only_where_told() {
     assert_one_line_error(&out, 1, &["cannot take connections", "--bind"]);
     let out = iosurvey(&["net", "--to", "127.0.0.1:1", "--size", "1m", "--db", &Bed::new().db]);
     assert_one_line_error(&out, 1, &["cannot connect to 127.0.0.1:1"]);
+}
+
+#[test]
+fn runs_under_two_labels_are_compared_like_with_like() {
+    let bed = Bed::new();
+    for _ in 0..3 {
+        for (label, delay) in [("fast", "200us"), ("slow", "2ms")] {
+            let out = bed.run(&format!("--engine delay:{delay} --transfer 4k --block 128k --label {label}"));
+            assert_eq!(out.code, 0, "{}", out.stderr);
+        }
+    }
+    let only = iosurvey(&["ls", "--db", &bed.db, "--label", "fast", "--json"]);
+    let rows: Vec<Value> = serde_json::from_str(&only.stdout).unwrap();
+    assert_eq!(rows.len(), 3);
+    assert!(rows.iter().all(|r| r["system"] == "fast"));
+    let out = iosurvey(&["compare", "fast", "slow", "--db", &bed.db, "--format", "csv"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.contains("times faster")).collect();
+    assert_eq!(lines.len(), 2, "write and read: {}", out.stdout);
+    assert!(lines.iter().all(|l| l.contains("fast is ") && l.contains(" times faster than slow")), "{}", out.stdout);
+    let out = iosurvey(&["compare", "fast", "nothing", "--db", &bed.db]);
+    assert_one_line_error(&out, 2, &["no runs for 'nothing'"]);
+    let out = iosurvey(&["run", "--dir", "/tmp/x", "--label", ""]);
+    assert_eq!(out.code, 2);
 }

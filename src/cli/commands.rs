@@ -47,11 +47,13 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
     match &cli.command {
         Command::Run(args) => run(cli, args, team),
         Command::Survey(args) => survey(cli, args, team),
-        Command::Ls { json, format } => lead_prints(team, || {
-            let rows = Store::open_existing(&cli.db)?.list()?;
+        Command::Ls { json, label, format } => lead_prints(team, || {
+            let mut rows = Store::open_existing(&cli.db)?.list()?;
+            rows.retain(|r| label.is_none() || r.system == *label);
             Ok(if *json { to_json(&rows)? } else { render(analysis::list(&rows), *format) })
         }),
         Command::Show { id, json, format } => lead_prints(team, || show(&cli.db, *id, *json, *format)),
+        Command::Compare { a, b, format } => lead_prints(team, || compare(&cli.db, a, b, *format)),
         Command::Net(args) => net(cli, args, team),
         Command::Overhead => lead_prints(team, || Ok(overhead())),
         // Served before the team starts (see cli::main).
@@ -110,6 +112,32 @@ fn show(db: &Path, id: super::Shown, json: bool, format: Format) -> Result<Strin
         Shown::Survey(n) => render(analysis::survey(n, &records), format),
         _ => render(analysis::sweep(records[0].sweep_id, &records), format),
     })
+}
+
+/// The runs a side of `compare` names: a run, a survey's or a sweep's by id, else every run
+/// with that label.
+fn side(store: &Store, name: &str) -> Result<Vec<RunRecord>, Failure> {
+    use super::Shown;
+    let ids = match super::shown(name) {
+        Ok(Shown::Run(id)) => vec![id],
+        Ok(Shown::Survey(n)) => store.survey_runs(n)?,
+        Ok(Shown::Sweep(n)) => store.sweep_runs(n)?,
+        Err(_) => store.list()?.into_iter().filter(|r| r.system.as_deref() == Some(name)).map(|r| r.id).collect(),
+    };
+    if ids.is_empty() {
+        return Err(Failure::new(
+            format!("no runs for '{name}' in the store"),
+            "give a run id (12), a survey (s3), a sweep (w2) or a --label that 'iosurvey ls' lists",
+            2,
+        ));
+    }
+    Ok(ids.into_iter().map(|i| store.load(i)).collect::<Result<Vec<_>, _>>()?)
+}
+
+fn compare(db: &Path, a: &str, b: &str, format: Format) -> Result<String, Failure> {
+    let store = Store::open_existing(db)?;
+    let (ra, rb) = (side(&store, a)?, side(&store, b)?);
+    Ok(render(analysis::compare(analysis::Side { name: a, runs: &ra }, analysis::Side { name: b, runs: &rb }), format))
 }
 
 /// Runs `f` on the lead process only; its success or exit code reaches every process, so
@@ -261,8 +289,12 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
         space_check: !a.target.no_space_check,
         watch: watcher(cli),
     };
-    let (records, failure) =
-        run_in_turn(&mut runner, points.iter().map(|p| (p, Filing { sweep_id, ..Filing::default() })), |_, _| {});
+    let label = a.target.label.as_deref();
+    let (records, failure) = run_in_turn(
+        &mut runner,
+        points.iter().map(|p| (p, Filing { sweep_id, label, ..Filing::default() })),
+        |_, _| {},
+    );
     drop(runner);
     if let Some((_, target, _)) = state {
         warn_leftovers(target);
@@ -369,9 +401,15 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
     };
     let lead = team.process() == 0;
     let items = plan::survey(shape);
-    let runs = items
-        .iter()
-        .map(|i| (&i.workload, Filing { name: Some(i.role.name()), survey_id: Some(survey_id), sweep_id: None }));
+    let runs = items.iter().map(|i| {
+        let filing = Filing {
+            name: Some(i.role.name()),
+            survey_id: Some(survey_id),
+            sweep_id: None,
+            label: a.target.label.as_deref(),
+        };
+        (&i.workload, filing)
+    });
     let (records, failure) = run_in_turn(&mut runner, runs, |w, filing| {
         if lead && !cli.quiet {
             say!("iosurvey: {} ({})", filing.name.unwrap_or("-"), w.label());

@@ -108,7 +108,23 @@ enum Command {
         /// Print the rows as JSON instead of a table.
         #[arg(long)]
         json: bool,
+        /// Only the runs with this --label.
+        #[arg(long, value_name = "NAME")]
+        label: Option<String>,
         /// Lay the table out as text, json, csv or md.
+        #[arg(long, value_enum, default_value = "text")]
+        format: iosurvey::report::Format,
+    },
+    /// Compare two sets of runs like with like: runs, surveys or sweeps by id, or labels.
+    #[command(
+        after_help = "Examples:\n  iosurvey compare s1 s2\n  iosurvey compare lustre-a f800 --format md\n  iosurvey compare 12 14"
+    )]
+    Compare {
+        /// The first side: a run id (12), a survey (s3), a sweep (w2), or a --label.
+        a: String,
+        /// The second side, the same way.
+        b: String,
+        /// Lay the tables out as text, json, csv or md.
         #[arg(long, value_enum, default_value = "text")]
         format: iosurvey::report::Format,
     },
@@ -181,6 +197,17 @@ struct TargetArgs {
     /// Skip the free-space check (for file systems that compress or deduplicate).
     #[arg(long)]
     no_space_check: bool,
+    /// Name the system measured, e.g. lustre-a or f800 (listed, filtered on, compared by).
+    #[arg(long, value_name = "NAME", value_parser = label_arg)]
+    label: Option<String>,
+}
+
+/// A `--label`: a short name of printable characters.
+fn label_arg(text: &str) -> Result<String, String> {
+    if text.is_empty() || text.chars().count() > 64 || text.chars().any(char::is_control) {
+        return Err("a label is 1 to 64 printable characters".into());
+    }
+    Ok(text.to_string())
 }
 
 impl TargetArgs {

@@ -219,6 +219,7 @@ mod tests {
                 random: false,
                 best: vec![best("write", Some(2.5e9), Some(2384.0), false), best("read", Some(4.0e9), None, true)],
                 provenance: "measured".into(),
+                system: Some("lustre-a".into()),
             },
             RunRow {
                 id: 2,
@@ -233,6 +234,7 @@ mod tests {
                 random: true,
                 best: vec![best("write", None, Some(12345.6), false)],
                 provenance: "measured".into(),
+                system: None,
             },
         ]
     }

@@ -91,6 +91,7 @@ pub(super) fn load(conn: &Connection, id: i64) -> rusqlite::Result<Option<RunRec
         failure_hint: None,
         interrupted: false,
         provenance: crate::record::MEASURED.into(),
+        label: None,
     }))
 }
 

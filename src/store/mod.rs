@@ -139,6 +139,11 @@ DROP TABLE phases;
     r#"
 ALTER TABLE net_runs ADD COLUMN record_json TEXT;
 "#,
+    // v8: the name the user gave the system measured (`--label`), listed and filtered on.
+    r#"
+ALTER TABLE runs ADD COLUMN system_label TEXT;
+CREATE INDEX runs_by_system_label ON runs(system_label);
+"#,
 ];
 
 /// The schema version after which runs are stored as whole records (the v4 rows are read
@@ -266,6 +271,8 @@ pub struct RunRow {
     pub best: Vec<BestFigure>,
     /// measured, or imported:TOOL.
     pub provenance: String,
+    /// The name the user gave the system measured (`--label`).
+    pub system: Option<String>,
 }
 
 /// An open store.
@@ -463,7 +470,7 @@ impl Store {
             .conn
             .prepare(
                 "SELECT r.id, r.survey_id, r.sweep_id, r.started, r.status, r.label, r.host, r.target, r.fs_type,
-                        r.random, r.headline_json, r.provenance
+                        r.random, r.headline_json, r.provenance, r.system_label
                  FROM runs r ORDER BY r.id",
             )
             .map_err(|e| self.wrap(e))?;
@@ -486,6 +493,7 @@ impl Store {
                         rusqlite::Error::FromSqlConversionFailure(10, rusqlite::types::Type::Text, Box::new(e))
                     })?,
                     provenance: r.get(11)?,
+                    system: r.get(12)?,
                 })
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
@@ -540,8 +548,8 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
     tx.execute(
         "INSERT INTO runs (survey_id, sweep_id, name, started, status, error, command_line, label, spec_json,
             warnings_json, host, target, fs_type, tool_version, provenance, workload_key, headline_json,
-            random, record_json)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+            random, record_json, system_label)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
         params![
             r.survey_id,
             r.sweep_id,
@@ -561,7 +569,8 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
             index.workload_key,
             json(&index.headline)?,
             index.random,
-            json(&stored)?
+            json(&stored)?,
+            r.label
         ],
     )?;
     let run_id = tx.last_insert_rowid();
