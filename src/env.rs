@@ -132,6 +132,51 @@ pub fn memory_available() -> u64 {
     meminfo("MemAvailable").unwrap_or(u64::MAX).min(limit.unwrap_or(u64::MAX))
 }
 
+/// A CPU cache level of this machine.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuCache {
+    /// 1, 2, 3...
+    pub level: u32,
+    /// Data, Instruction or Unified.
+    pub kind: String,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// The caches of CPU 0 that hold data (data and unified), from /sys, read through `read`.
+pub fn cpu_caches(read: impl Fn(&str) -> Option<String>) -> Vec<CpuCache> {
+    (0..16)
+        .map_while(|i| {
+            let at = |f: &str| read(&format!("/sys/devices/system/cpu/cpu0/cache/index{i}/{f}"));
+            let size = at("size")?;
+            let size = size.trim();
+            let (digits, unit) = size.split_at(size.find(|c: char| !c.is_ascii_digit()).unwrap_or(size.len()));
+            let scale = match unit {
+                "K" => 1 << 10,
+                "M" => 1 << 20,
+                "G" => 1 << 30,
+                _ => 1,
+            };
+            Some(CpuCache {
+                level: at("level")?.trim().parse().ok()?,
+                kind: at("type")?.trim().to_string(),
+                bytes: digits.parse::<u64>().ok()? * scale,
+            })
+        })
+        .filter(|c| c.kind != "Instruction")
+        .collect()
+}
+
+/// What bounds the page cache of this process: the smaller of RAM and its memory cgroup's
+/// limit, and which of the two it is.
+pub fn page_cache_bound() -> (u64, &'static str) {
+    let cgroups = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    match cgroup_memory_limit(&cgroups, |p| fs::read_to_string(p).ok()) {
+        Some(limit) if limit < ram_bytes() => (limit, "the memory cgroup's limit"),
+        _ => (ram_bytes(), "RAM"),
+    }
+}
+
 /// The memory limit of the cgroup named in `/proc/self/cgroup` text (v1 memory controller or
 /// v2 unified), reading control files through `read`; `None` when unlimited or unknown.
 fn cgroup_memory_limit(cgroups: &str, read: impl Fn(&str) -> Option<String>) -> Option<u64> {
@@ -193,6 +238,31 @@ fn block_device(dev: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cpu_caches_are_read_from_sys_without_instruction_caches() {
+        let files: std::collections::HashMap<String, &str> = [
+            ("index0/level", "1"),
+            ("index0/type", "Data"),
+            ("index0/size", "48K"),
+            ("index1/level", "1"),
+            ("index1/type", "Instruction"),
+            ("index1/size", "32K"),
+            ("index2/level", "2"),
+            ("index2/type", "Unified"),
+            ("index2/size", "2048K\n"),
+            ("index3/level", "3"),
+            ("index3/type", "Unified"),
+            ("index3/size", "260M"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (format!("/sys/devices/system/cpu/cpu0/cache/{k}"), v))
+        .collect();
+        let caches = cpu_caches(|p| files.get(p).map(|v| v.to_string()));
+        let got: Vec<(u32, u64)> = caches.iter().map(|c| (c.level, c.bytes)).collect();
+        assert_eq!(got, [(1, 48 << 10), (2, 2 << 20), (3, 260 << 20)]);
+        assert!(cpu_caches(|_| None).is_empty());
+    }
 
     #[test]
     fn the_memory_cgroup_limit_is_found_for_v1_and_v2() {

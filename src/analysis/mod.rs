@@ -2,6 +2,8 @@
 //! here and rendered elsewhere (the report room's exporters), so that every renderer (text,
 //! JSON, CSV, Markdown, HTML to come) shows the same numbers, and a finding is computed once.
 
+pub mod cliffs;
+
 use crate::measure::Spread;
 use crate::net::NetResult;
 use crate::plan::Role;
