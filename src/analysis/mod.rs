@@ -3,6 +3,7 @@
 //! JSON, CSV, Markdown, HTML to come) shows the same numbers, and a finding is computed once.
 
 pub mod cliffs;
+pub mod scaling;
 
 use crate::measure::Spread;
 use crate::net::NetResult;
@@ -361,7 +362,26 @@ pub fn sweep(sweep_id: Option<i64>, runs: &[RunRecord]) -> Report {
             failure_or(r, cache_notes(r)),
         ]);
     }
-    Report { tables: vec![t], ..Report::default() }
+    let is_random = runs.first().is_some_and(random);
+    let show = |v: f64| if is_random { format!("{v:.0} IOPS") } else { format!("{:.1} MiB/s", mib_per_s(v)) };
+    let findings = [Op::Write, Op::Read]
+        .into_iter()
+        .flat_map(|op| {
+            let points: Vec<scaling::Point> = runs
+                .iter()
+                .filter(|r| r.status == Status::Ok)
+                .filter_map(|r| {
+                    Some(scaling::Point {
+                        clients: r.workload.tasks as u64,
+                        value: mean_of(r, op, is_random)?,
+                        run: r.id?,
+                    })
+                })
+                .collect();
+            scaling::findings(&op.name(), &points, show)
+        })
+        .collect();
+    Report { tables: vec![t], findings, ..Report::default() }
 }
 
 /// The characterization of a survey, and what it finds: N-to-1 against N-to-N.
