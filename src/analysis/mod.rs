@@ -3,6 +3,7 @@
 //! JSON, CSV, Markdown, HTML to come) shows the same numbers, and a finding is computed once.
 
 pub mod cliffs;
+pub mod outliers;
 pub mod scaling;
 
 use crate::measure::Spread;
@@ -264,6 +265,7 @@ pub fn run(r: &RunRecord) -> Report {
     if r.status == Status::Failed {
         report.footer.push(format!("FAILED: {}", r.error.as_deref().unwrap_or("unknown error")));
     }
+    report.findings.extend(slow_ones(r));
     report
 }
 
@@ -342,6 +344,40 @@ fn failure_or(r: &RunRecord, notes: Vec<String>) -> Cell {
         Status::Failed => Cell::text(format!("FAILED: {}", r.error.as_deref().unwrap_or(""))),
         Status::Ok => Cell::text(notes.join("; ")),
     }
+}
+
+/// Tasks and nodes whose rate stands apart, slow, from their peers', per phase.
+fn slow_ones(r: &RunRecord) -> Vec<Finding> {
+    let host = |n: u32| r.hosts.get(n as usize).cloned().unwrap_or_else(|| format!("node {n}"));
+    let mut out = Vec::new();
+    for p in &r.phases {
+        let tasks: Vec<(String, f64)> = p
+            .tasks
+            .iter()
+            .filter_map(|t| {
+                let rate = crate::units::rate(t.bytes, t.close_end.saturating_sub(t.open_start))?;
+                Some((format!("task {} on {}", t.task, host(t.node)), rate))
+            })
+            .collect();
+        let nodes: Vec<(String, f64)> =
+            RunRecord::per_node(p).into_iter().filter_map(|(n, f)| Some((host(n), f.bandwidth?))).collect();
+        for (members, kind) in [(&tasks, "task"), (&nodes, "node")] {
+            let (slow, median) = outliers::slow(members);
+            out.extend(slow.into_iter().map(|(name, rate)| Finding {
+                text: format!(
+                    "{} {}: {name} ran at {:.1} MiB/s, {:.0}% of the median {kind} ({:.1} MiB/s)",
+                    p.op.name(),
+                    p.iteration + 1,
+                    mib_per_s(*rate),
+                    100.0 * rate / median,
+                    mib_per_s(median)
+                ),
+                value: 100.0 * rate / median,
+                runs: r.id.into_iter().collect(),
+            }));
+        }
+    }
+    out
 }
 
 /// A sweep: a row per point, team size against write and read (IOPS for random work).
@@ -659,6 +695,28 @@ mod tests {
         let single = compare(Side { name: "a", runs: &a[..1] }, Side { name: "b", runs: &b });
         assert!(format!("{:?}", single.tables[0].rows[0][10]).contains("single run"));
         assert!(single.findings.is_empty(), "no claim from a single run");
+    }
+
+    #[test]
+    fn a_slow_task_among_many_is_found_and_named() {
+        let mut r = fixtures::run(None);
+        r.id = Some(9);
+        r.hosts = vec!["n0".into(), "n1".into()];
+        let base = r.phases[0].tasks[0];
+        // Six tasks moving 1 GiB each in 1 s, but task 4 (on n0) takes 2.5 s.
+        r.phases[0].tasks = (0..6u32)
+            .map(|t| crate::measure::TaskTiming {
+                task: t,
+                node: t % 2,
+                bytes: 1 << 30,
+                open_start: 0,
+                close_end: if t == 4 { 2_500_000_000 } else { 1_000_000_000 },
+                ..base
+            })
+            .collect();
+        let found: Vec<String> = slow_ones(&r).into_iter().map(|f| f.text).collect();
+        assert_eq!(found, ["write 1: task 4 on n0 ran at 409.6 MiB/s, 40% of the median task (1024.0 MiB/s)"]);
+        assert!(run(&r).findings.iter().any(|f| f.text.contains("task 4 on n0")), "shown with the run");
     }
 
     #[test]
