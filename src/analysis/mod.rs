@@ -266,6 +266,7 @@ pub fn run(r: &RunRecord) -> Report {
         report.footer.push(format!("FAILED: {}", r.error.as_deref().unwrap_or("unknown error")));
     }
     report.findings.extend(slow_ones(r));
+    report.findings.extend(read_from_cache(r));
     report
 }
 
@@ -344,6 +345,27 @@ fn failure_or(r: &RunRecord, notes: Vec<String>) -> Cell {
         Status::Failed => Cell::text(format!("FAILED: {}", r.error.as_deref().unwrap_or(""))),
         Status::Ok => Cell::text(notes.join("; ")),
     }
+}
+
+/// Reads at least twice as fast as the run's own writes, while flagged as possibly cached:
+/// the page cache's figure, most likely (the seeds' reads "beyond" the storage).
+fn read_from_cache(r: &RunRecord) -> Vec<Finding> {
+    let s = r.summaries();
+    let of = |op: Op| s.iter().find(|x| x.op == op);
+    let (Some(w), Some(rd)) = (of(Op::Write), of(Op::Read)) else { return Vec::new() };
+    let (Some(wb), Some(rb)) = (w.bandwidth.map(|b| b.mean), rd.bandwidth.map(|b| b.mean)) else { return Vec::new() };
+    let Some(why) = &rd.possibly_cached else { return Vec::new() };
+    if wb <= 0.0 || rb < 2.0 * wb {
+        return Vec::new();
+    }
+    vec![Finding {
+        text: format!(
+            "read runs at {:.1}x the write of the same data ({why}): most likely the page cache's figure, not the storage's",
+            rb / wb
+        ),
+        value: rb / wb,
+        runs: r.id.into_iter().collect(),
+    }]
 }
 
 /// Tasks and nodes whose rate stands apart, slow, from their peers', per phase.
@@ -574,6 +596,21 @@ pub fn compare(a: Side, b: Side) -> Report {
             });
         }
     }
+    for (side, figures) in [(&a, &fa), (&b, &fb)] {
+        findings.extend(figures.iter().filter_map(|((workload, op, _), xs)| {
+            let cv = coefficient_of_variation(xs)?;
+            Some(Finding {
+                text: format!(
+                    "{}: {workload} {op} varies by {:.1}% over {} runs (coefficient of variation)",
+                    side.name,
+                    100.0 * cv,
+                    xs.len()
+                ),
+                value: 100.0 * cv,
+                runs: ids(side.runs),
+            })
+        }));
+    }
     let mut apart = Table::new("set apart: on one side only", &["side", "workload", "op"]);
     for (side, mine, other) in [(a.name, &fa, &fb), (b.name, &fb, &fa)] {
         for ((workload, op, _), _) in mine.iter().filter(|(k, _)| !other.iter().any(|(o, _)| o == k)) {
@@ -585,6 +622,12 @@ pub fn compare(a: Side, b: Side) -> Report {
         tables.push(apart);
     }
     Report { tables, findings, ..Report::default() }
+}
+
+/// Sample standard deviation over mean, for 2 samples or more.
+fn coefficient_of_variation(xs: &[f64]) -> Option<f64> {
+    let spread = crate::measure::spread(xs)?;
+    Some(spread.stddev? / spread.mean).filter(|cv| cv.is_finite())
 }
 
 fn mean_of_samples(xs: &[f64]) -> f64 {
@@ -692,9 +735,29 @@ mod tests {
         assert!(verdicts[1].contains("no difference beyond the noise"), "{verdicts:?}");
         assert_eq!(report.tables[1].rows.len(), 2, "the other workload's write and read, set apart");
         assert_eq!(report.findings[0].runs, [1, 2, 3, 4, 5, 6, 7]);
+        let cv: Vec<&str> = report.findings.iter().map(|f| f.text.as_str()).filter(|t| t.contains("varies")).collect();
+        // fast's writes 200, 204, 198: sd 3.06 over mean 200.67.
+        assert!(cv[0].starts_with("fast: ") && cv[0].contains("write varies by 1.5% over 3 runs"), "{cv:?}");
+        assert_eq!(cv.len(), 4, "write and read on each side; the single-run workload says nothing");
         let single = compare(Side { name: "a", runs: &a[..1] }, Side { name: "b", runs: &b });
         assert!(format!("{:?}", single.tables[0].rows[0][10]).contains("single run"));
-        assert!(single.findings.is_empty(), "no claim from a single run");
+        assert!(single.findings.iter().all(|f| f.text.contains("varies")), "no comparison claimed from a single run");
+    }
+
+    #[test]
+    fn reads_far_above_the_runs_writes_while_possibly_cached_are_called_the_caches() {
+        let mut r = run_at(3, 100.0, 350.0);
+        for p in &mut r.phases {
+            p.possibly_cached = (p.op == Op::Read).then(|| "read without --direct".to_string());
+        }
+        let found = read_from_cache(&r);
+        assert_eq!(found.len(), 1);
+        assert!(found[0].text.starts_with("read runs at 3.5x the write of the same data (read without --direct)"));
+        for p in &mut r.phases {
+            p.possibly_cached = None;
+        }
+        assert!(read_from_cache(&r).is_empty(), "not flagged: no claim");
+        assert!(read_from_cache(&run_at(4, 100.0, 150.0)).is_empty());
     }
 
     #[test]
