@@ -467,6 +467,7 @@ fn runs_under_two_labels_are_compared_like_with_like() {
     let lines: Vec<&str> = out.stdout.lines().filter(|l| l.contains("times faster")).collect();
     assert_eq!(lines.len(), 2, "write and read: {}", out.stdout);
     assert!(lines.iter().all(|l| l.contains("fast is ") && l.contains(" times faster than slow")), "{}", out.stdout);
+    assert!(out.stdout.contains("which system for which I/O pattern"), "{}", out.stdout);
     let out = iosurvey(&["compare", "fast", "nothing", "--db", &bed.db]);
     assert_one_line_error(&out, 2, &["no runs for 'nothing'"]);
     let out = iosurvey(&["run", "--dir", "/tmp/x", "--label", ""]);

@@ -528,6 +528,7 @@ pub fn against_ceiling(record: &RunRecord, ceilings: &[NetResult]) -> Report {
 }
 
 /// One side of a comparison: a name (ids or a label, as the user gave it) and its runs.
+#[derive(Clone, Copy)]
 pub struct Side<'a> {
     /// How the user named it.
     pub name: &'a str,
@@ -628,6 +629,60 @@ pub fn compare(a: Side, b: Side) -> Report {
 fn coefficient_of_variation(xs: &[f64]) -> Option<f64> {
     let spread = crate::measure::spread(xs)?;
     Some(spread.stddev? / spread.mean).filter(|cv| cv.is_finite())
+}
+
+/// Which side to pick for each I/O pattern: per workload and op any two sides ran, the side
+/// with the highest mean, the runner-up, their ratio's interval over runs, and whether the
+/// pick stands beyond the noise.
+pub fn recommend(sides: &[Side]) -> Report {
+    let figures: Vec<_> = sides.iter().map(|s| figures_by_workload(s.runs)).collect();
+    let mut keys: Vec<&(String, String, bool)> = Vec::new();
+    for f in &figures {
+        for (k, _) in f {
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    let mut t = Table::new(
+        "which system for which I/O pattern",
+        &["workload", "op", "best", "unit", "mean", "next", "mean", "best/next", "stands"],
+    );
+    for key in keys {
+        let mut means: Vec<(&str, f64, &Vec<f64>)> = sides
+            .iter()
+            .zip(&figures)
+            .filter_map(|(side, f)| {
+                f.iter().find(|(k, _)| k == key).map(|(_, xs)| (side.name, mean_of_samples(xs), xs))
+            })
+            .collect();
+        if means.len() < 2 {
+            continue;
+        }
+        means.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let (best, next) = (means[0], means[1]);
+        let random = key.2;
+        let shown = |v: f64| if random { Cell::num(Some(v), 0) } else { Cell::num(Some(mib_per_s(v)), 1) };
+        let stands = match crate::stats::ratio_interval(best.2, next.2) {
+            Some(r) if crate::stats::verdict(&r) == crate::stats::Verdict::Higher => {
+                format!("yes ({} {:.2} to {:.2})", r.method.name(), r.lo, r.hi)
+            }
+            Some(_) => "no: within the noise".into(),
+            None => "unknown: a single run on a side".into(),
+        };
+        t.rows.push(vec![
+            Cell::text(&key.0),
+            Cell::text(&key.1),
+            Cell::text(best.0),
+            Cell::text(if random { "IOPS" } else { "MiB/s" }),
+            shown(best.1),
+            Cell::text(next.0),
+            shown(next.1),
+            Cell::num(Some(best.1 / next.1), 2),
+            Cell::text(stands),
+        ]);
+    }
+    Report { tables: vec![t], ..Report::default() }
 }
 
 fn mean_of_samples(xs: &[f64]) -> f64 {
@@ -742,6 +797,29 @@ mod tests {
         let single = compare(Side { name: "a", runs: &a[..1] }, Side { name: "b", runs: &b });
         assert!(format!("{:?}", single.tables[0].rows[0][10]).contains("single run"));
         assert!(single.findings.iter().all(|f| f.text.contains("varies")), "no comparison claimed from a single run");
+    }
+
+    #[test]
+    fn the_recommendation_picks_the_best_side_per_pattern_and_says_if_it_stands() {
+        let make = |rows: &[(i64, f64, f64)]| rows.iter().map(|&(id, w, r)| run_at(id, w, r)).collect::<Vec<_>>();
+        let a = make(&[(1, 200.0, 100.0), (2, 204.0, 130.0), (3, 198.0, 90.0)]);
+        let b = make(&[(4, 100.0, 110.0), (5, 101.0, 95.0), (6, 99.0, 120.0)]);
+        let c = make(&[(7, 50.0, 60.0)]);
+        let report =
+            recommend(&[Side { name: "a", runs: &a }, Side { name: "b", runs: &b }, Side { name: "c", runs: &c }]);
+        let rows: Vec<Vec<String>> =
+            report.tables[0].rows.iter().map(|r| r.iter().map(|c| format!("{c:?}")).collect()).collect();
+        assert_eq!(rows.len(), 2);
+        assert!(
+            rows[0][2].contains("\"a\"") && rows[0][5].contains("\"b\"") && rows[0][8].contains("yes"),
+            "{:?}",
+            rows[0]
+        );
+        assert!(
+            rows[1][2].contains("\"b\"") && rows[1][8].contains("within the noise"),
+            "read: b by a hair: {:?}",
+            rows[1]
+        );
     }
 
     #[test]

@@ -53,7 +53,7 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
             Ok(if *json { to_json(&rows)? } else { render(analysis::list(&rows), *format) })
         }),
         Command::Show { id, json, format } => lead_prints(team, || show(&cli.db, *id, *json, *format)),
-        Command::Compare { a, b, format } => lead_prints(team, || compare(&cli.db, a, b, *format)),
+        Command::Compare { sides, format } => lead_prints(team, || compare(&cli.db, sides, *format)),
         Command::Net(args) => net(cli, args, team),
         Command::Overhead => lead_prints(team, || Ok(overhead())),
         // Served before the team starts (see cli::main).
@@ -134,10 +134,17 @@ fn side(store: &Store, name: &str) -> Result<Vec<RunRecord>, Failure> {
     Ok(ids.into_iter().map(|i| store.load(i)).collect::<Result<Vec<_>, _>>()?)
 }
 
-fn compare(db: &Path, a: &str, b: &str, format: Format) -> Result<String, Failure> {
+fn compare(db: &Path, names: &[String], format: Format) -> Result<String, Failure> {
     let store = Store::open_existing(db)?;
-    let (ra, rb) = (side(&store, a)?, side(&store, b)?);
-    Ok(render(analysis::compare(analysis::Side { name: a, runs: &ra }, analysis::Side { name: b, runs: &rb }), format))
+    let runs = names.iter().map(|n| side(&store, n)).collect::<Result<Vec<_>, _>>()?;
+    let sides: Vec<analysis::Side> =
+        names.iter().zip(&runs).map(|(name, runs)| analysis::Side { name, runs }).collect();
+    let recommended = analysis::recommend(&sides);
+    let report = match sides.as_slice() {
+        [a, b] => analysis::compare(*a, *b).and(recommended),
+        _ => recommended,
+    };
+    Ok(render(report, format))
 }
 
 /// Runs `f` on the lead process only; its success or exit code reaches every process, so

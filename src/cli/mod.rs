@@ -115,15 +115,16 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: iosurvey::report::Format,
     },
-    /// Compare two sets of runs like with like: runs, surveys or sweeps by id, or labels.
+    /// Compare sets of runs like with like: runs, surveys or sweeps by id, or labels; with
+    /// two, side by side with the ratio and its interval; with any number, which is best for
+    /// each I/O pattern.
     #[command(
-        after_help = "Examples:\n  iosurvey compare s1 s2\n  iosurvey compare lustre-a f800 --format md\n  iosurvey compare 12 14"
+        after_help = "Examples:\n  iosurvey compare s1 s2\n  iosurvey compare lustre-a f800 --format md\n  iosurvey compare lustre-a f800 gpfs-b"
     )]
     Compare {
-        /// The first side: a run id (12), a survey (s3), a sweep (w2), or a --label.
-        a: String,
-        /// The second side, the same way.
-        b: String,
+        /// Each side: a run id (12), a survey (s3), a sweep (w2), or a --label.
+        #[arg(required = true, num_args = 2.., value_name = "SIDE")]
+        sides: Vec<String>,
         /// Lay the tables out as text, json, csv or md.
         #[arg(long, value_enum, default_value = "text")]
         format: iosurvey::report::Format,
