@@ -1,6 +1,6 @@
 //! Renderers of [`Report`]s, behind one trait: text for the terminal, JSON, CSV and Markdown
-//! for other tools and documents (HTML with charts will be one more). They only lay out what
-//! the analysis computed; no renderer computes a figure.
+//! for other tools and documents, and one self-contained HTML page (charts will join it). They
+//! only lay out what the analysis computed; no renderer computes a figure.
 
 use crate::analysis::{Cell, Report, Table};
 use comfy_table::{presets, CellAlignment, ContentArrangement};
@@ -23,6 +23,8 @@ pub enum Format {
     Csv,
     /// Markdown tables.
     Md,
+    /// One self-contained HTML page: findings first, then each table with its CSV download.
+    Html,
 }
 
 /// The exporter of a format.
@@ -32,6 +34,7 @@ pub fn exporter(format: Format) -> &'static dyn Exporter {
         Format::Json => &Json,
         Format::Csv => &Csv,
         Format::Md => &Markdown,
+        Format::Html => &Html,
     }
 }
 
@@ -168,9 +171,114 @@ impl Exporter for Markdown {
     }
 }
 
+/// One HTML page with nothing fetched from elsewhere: styles inline, each table's CSV as a
+/// `data:` link, the findings first.
+pub struct Html;
+
+/// Text made safe inside HTML elements and attributes.
+fn html_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Bytes as a `data:` URL's percent-encoded payload.
+fn percent_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            b => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:80em}\
+table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{padding:.2em .6em;border-bottom:1px solid #ddd}\
+td.n{text-align:right;font-variant-numeric:tabular-nums}caption{text-align:left;font-weight:bold}\
+.findings li{margin:.3em 0}.runs{color:#666}";
+
+impl Exporter for Html {
+    fn render(&self, report: &Report) -> String {
+        let mut s = String::new();
+        let title = report.heading.first().or(report.tables.first().map(|t| &t.title)).cloned().unwrap_or_default();
+        let _ = write!(
+            s,
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\n",
+            html_escape(&title)
+        );
+        for line in &report.heading {
+            let _ = writeln!(s, "<p>{}</p>", html_escape(line));
+        }
+        if !report.findings.is_empty() {
+            let _ = writeln!(s, "<h2>Findings</h2>\n<ul class=\"findings\">");
+            for f in &report.findings {
+                let runs: Vec<String> = f.runs.iter().map(|i| i.to_string()).collect();
+                let _ = writeln!(
+                    s,
+                    "<li>{} <span class=\"runs\">(runs {})</span></li>",
+                    html_escape(&f.text),
+                    runs.join(", ")
+                );
+            }
+            let _ = writeln!(s, "</ul>");
+        }
+        for t in &report.tables {
+            let _ = writeln!(s, "<table>\n<caption>{}</caption>", html_escape(&t.title));
+            let head: Vec<String> = t.columns.iter().map(|c| format!("<th>{}</th>", html_escape(c))).collect();
+            let _ = writeln!(s, "<tr>{}</tr>", head.concat());
+            for row in &t.rows {
+                let cells: Vec<String> = row
+                    .iter()
+                    .map(|c| {
+                        let class = if c.is_number() || matches!(c, Cell::Empty) { " class=\"n\"" } else { "" };
+                        format!("<td{class}>{}</td>", html_escape(&c.to_string()))
+                    })
+                    .collect();
+                let _ = writeln!(s, "<tr>{}</tr>", cells.concat());
+            }
+            let _ = writeln!(s, "</table>");
+            let one = Report { tables: vec![t.clone()], ..Report::default() };
+            let _ = writeln!(
+                s,
+                "<p><a download=\"table.csv\" href=\"data:text/csv;charset=utf-8,{}\">CSV</a></p>",
+                percent_encode(&Csv.render(&one))
+            );
+            for note in &t.notes {
+                let _ = writeln!(s, "<p>{}</p>", html_escape(note));
+            }
+        }
+        for line in &report.footer {
+            let _ = writeln!(s, "<p>{}</p>", html_escape(line));
+        }
+        s.push_str("</body></html>\n");
+        s
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn html_is_escaped_and_fetches_nothing() {
+        let mut report = analysis::Report::default();
+        report.heading.push("run <1> & \"two\"".into());
+        report.findings.push(analysis::Finding { text: "<script>alert(1)</script>".into(), value: 1.0, runs: vec![3] });
+        let html = Html.render(&report);
+        assert!(!html.contains("<script>") && html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{html}");
+        assert!(html.contains("run &lt;1&gt; &amp; &quot;two&quot;"));
+        assert!(!html.contains("http:") && !html.contains("https:") && !html.contains(" src="), "self-contained");
+        assert_eq!(percent_encode("a b,\n"), "a%20b%2C%0A");
+    }
     use crate::analysis;
     use crate::plan::Role;
     use crate::record::{fixtures, BestFigure, RunRecord};
@@ -251,7 +359,7 @@ mod tests {
 
     #[test]
     fn every_exporter_lays_out_the_same_reports() {
-        for format in [Format::Text, Format::Json, Format::Csv, Format::Md] {
+        for format in [Format::Text, Format::Json, Format::Csv, Format::Md, Format::Html] {
             for (name, report) in reports() {
                 insta::assert_snapshot!(format!("{format:?}_{name}").to_lowercase(), exporter(format).render(&report));
             }
