@@ -473,3 +473,23 @@ fn runs_under_two_labels_are_compared_like_with_like() {
     let out = iosurvey(&["run", "--dir", "/tmp/x", "--label", ""]);
     assert_eq!(out.code, 2);
 }
+
+#[test]
+fn a_report_is_one_self_contained_html_page_with_findings_and_charts() {
+    let bed = Bed::new();
+    let out = bed.run("--engine delay:300us --transfer 64k --block 1m --tasks 4 --clients 1,2,4 --label x");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let page = bed.tmp.path().join("report.html");
+    let out = iosurvey(&["report", "-o", page.to_str().unwrap(), "--db", &bed.db]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("report of 3 runs written to"), "{}", out.stdout);
+    let html = fs::read_to_string(&page).unwrap();
+    let findings = html.find("<h2>Findings</h2>").expect("findings");
+    let first_table = html.find("<table>").expect("tables");
+    assert!(findings < first_table, "findings first");
+    assert!(html.contains("peaks at") && html.contains("<svg ") && html.contains("<polyline"), "{html}");
+    assert!(html.contains("data:text/csv"), "each table has its CSV");
+    assert!(!html.contains("http:") && !html.contains("https:"), "nothing fetched");
+    let out = iosurvey(&["report", "-o", "/nonexistent-dir/r.html", "--db", &bed.db]);
+    assert_one_line_error(&out, 2, &["cannot write the report"]);
+}

@@ -96,7 +96,21 @@ pub struct Finding {
     pub runs: Vec<i64>,
 }
 
-/// What a command shows: a heading, tables, findings.
+/// A line chart: named series of (x, y) points, each with its numbers in a table of the same
+/// report (charts only draw; the table is the record).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Chart {
+    /// What it shows.
+    pub title: String,
+    /// The x axis, with its unit.
+    pub x: String,
+    /// The y axis, with its unit.
+    pub y: String,
+    /// (name, points) per line.
+    pub series: Vec<(String, Vec<(f64, f64)>)>,
+}
+
+/// What a command shows: a heading, tables, findings, charts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Report {
     /// Lines of context before the tables.
@@ -107,6 +121,9 @@ pub struct Report {
     pub findings: Vec<Finding>,
     /// Lines after everything (warnings, failure).
     pub footer: Vec<String>,
+    /// Charts of the tables' numbers (drawn by the HTML exporter only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub charts: Vec<Chart>,
 }
 
 fn mib(v: Option<f64>) -> Cell {
@@ -439,7 +456,23 @@ pub fn sweep(sweep_id: Option<i64>, runs: &[RunRecord]) -> Report {
             scaling::findings(&op.name(), &points, show)
         })
         .collect();
-    Report { tables: vec![t], findings, ..Report::default() }
+    let series = [Op::Write, Op::Read]
+        .into_iter()
+        .map(|op| {
+            let points = runs
+                .iter()
+                .filter(|r| r.status == Status::Ok)
+                .filter_map(|r| {
+                    let v = mean_of(r, op, is_random)?;
+                    Some((r.workload.tasks as f64, if is_random { v } else { mib_per_s(v) }))
+                })
+                .collect::<Vec<_>>();
+            (op.name(), points)
+        })
+        .filter(|(_, p)| !p.is_empty())
+        .collect();
+    let chart = Chart { title: t.title.clone(), x: "clients".into(), y: unit.into(), series };
+    Report { tables: vec![t], findings, charts: vec![chart], ..Report::default() }
 }
 
 /// The characterization of a survey, and what it finds: N-to-1 against N-to-N.
@@ -741,6 +774,7 @@ impl Report {
         self.tables.extend(other.tables);
         self.findings.extend(other.findings);
         self.footer.extend(other.footer);
+        self.charts.extend(other.charts);
         self
     }
 }

@@ -53,6 +53,7 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
             Ok(if *json { to_json(&rows)? } else { render(analysis::list(&rows), *format) })
         }),
         Command::Show { id, json, format } => lead_prints(team, || show(&cli.db, *id, *json, *format)),
+        Command::Report { output, label, ids } => lead_prints(team, || html_report(&cli.db, output, label, ids)),
         Command::Compare { sides, format } => lead_prints(team, || compare(&cli.db, sides, *format)),
         Command::Net(args) => net(cli, args, team),
         Command::Overhead => lead_prints(team, || Ok(overhead())),
@@ -132,6 +133,53 @@ fn side(store: &Store, name: &str) -> Result<Vec<RunRecord>, Failure> {
         ));
     }
     Ok(ids.into_iter().map(|i| store.load(i)).collect::<Result<Vec<_>, _>>()?)
+}
+
+/// `iosurvey report`: the chosen runs (every one by default) as one HTML page.
+fn html_report(db: &Path, output: &Path, labels: &[String], ids: &[String]) -> Result<String, Failure> {
+    iosurvey::env::writable_file(output).map_err(|why| {
+        Failure::new(format!("cannot write the report to {}: {why}", output.display()), "pick a writable -o path", 2)
+    })?;
+    let store = Store::open_existing(db)?;
+    let mut chosen: Vec<RunRecord> = Vec::new();
+    for name in ids.iter().chain(labels) {
+        chosen.extend(side(&store, name)?);
+    }
+    if ids.is_empty() && labels.is_empty() {
+        chosen = store.list()?.into_iter().map(|r| store.load(r.id)).collect::<Result<_, _>>()?;
+    }
+    chosen.sort_by_key(|r| r.id);
+    chosen.dedup_by_key(|r| r.id);
+    if chosen.is_empty() {
+        return Err(Failure::new("the store holds no runs", "run a workload or a survey first", 2));
+    }
+    let mut report = analysis::Report::default();
+    report.heading.push(format!("iosurvey report: {} runs from {}", chosen.len(), db.display()));
+    let mut groups: Vec<(Option<i64>, Option<i64>)> = chosen.iter().map(|r| (r.survey_id, r.sweep_id)).collect();
+    groups.dedup();
+    for (survey, sweep) in groups {
+        let members: Vec<RunRecord> =
+            chosen.iter().filter(|r| (r.survey_id, r.sweep_id) == (survey, sweep)).cloned().collect();
+        report = match (survey, sweep) {
+            (Some(s), _) => report.and(analysis::survey(s, &members)),
+            (_, Some(_)) => report.and(analysis::sweep(sweep, &members)),
+            _ => members.iter().fold(report, |rep, r| rep.and(analysis::run(r))),
+        };
+    }
+    let mut names: Vec<&str> = chosen.iter().filter_map(|r| r.label.as_deref()).collect();
+    names.sort_unstable();
+    names.dedup();
+    if names.len() > 1 {
+        let runs: Vec<Vec<RunRecord>> =
+            names.iter().map(|n| chosen.iter().filter(|r| r.label.as_deref() == Some(*n)).cloned().collect()).collect();
+        let sides: Vec<analysis::Side> =
+            names.iter().zip(&runs).map(|(name, runs)| analysis::Side { name, runs }).collect();
+        report = report.and(analysis::recommend(&sides));
+    }
+    let html = iosurvey::report::exporter(Format::Html).render(&report);
+    std::fs::write(output, html)
+        .map_err(|e| Failure::new(format!("cannot write {}: {e}", output.display()), "pick a writable -o path", 1))?;
+    Ok(format!("report of {} runs written to {}\n", chosen.len(), output.display()))
 }
 
 fn compare(db: &Path, names: &[String], format: Format) -> Result<String, Failure> {

@@ -129,6 +129,22 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: iosurvey::report::Format,
     },
+    /// Write one self-contained HTML report: findings first, then every survey, sweep (with
+    /// its chart) and run chosen, and which system is best for which pattern across labels.
+    #[command(
+        after_help = "Examples:\n  iosurvey report -o report.html\n  iosurvey report -o lustre.html --label lustre-a --label f800\n  iosurvey report -o s3.html s3 w2"
+    )]
+    Report {
+        /// Where to write the HTML page.
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: PathBuf,
+        /// Only the runs with this label (repeatable).
+        #[arg(long, value_name = "NAME")]
+        label: Vec<String>,
+        /// Only these runs, surveys (s3) or sweeps (w2); with no label or id, every run.
+        #[arg(value_name = "ID")]
+        ids: Vec<String>,
+    },
     /// Show one stored run in full.
     #[command(after_help = "Examples:\n  iosurvey show 7\n  iosurvey show 7 --json\n  iosurvey show s3 --format md")]
     Show {

@@ -2,7 +2,7 @@
 //! for other tools and documents, and one self-contained HTML page (charts will join it). They
 //! only lay out what the analysis computed; no renderer computes a figure.
 
-use crate::analysis::{Cell, Report, Table};
+use crate::analysis::{Cell, Chart, Report, Table};
 use comfy_table::{presets, CellAlignment, ContentArrangement};
 use std::fmt::Write;
 
@@ -206,6 +206,67 @@ table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{padding:.2em .6em;borde
 td.n{text-align:right;font-variant-numeric:tabular-nums}caption{text-align:left;font-weight:bold}\
 .findings li{margin:.3em 0}.runs{color:#666}";
 
+/// A line chart as inline SVG: axes from 0 to the largest value, a polyline and dots per
+/// series, the x values as ticks (a sweep's client counts), a legend.
+fn svg_chart(c: &Chart) -> String {
+    const W: f64 = 560.0;
+    const H: f64 = 300.0;
+    const PAD: f64 = 48.0;
+    const COLOURS: [&str; 6] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
+    let points = c.series.iter().flat_map(|(_, p)| p.iter());
+    let xmax = points.clone().map(|p| p.0).fold(0.0, f64::max).max(1.0);
+    let ymax = points.map(|p| p.1).fold(0.0, f64::max).max(1e-9);
+    let sx = |x: f64| PAD + x / xmax * (W - 2.0 * PAD);
+    let sy = |y: f64| H - PAD - y / ymax * (H - 2.0 * PAD);
+    let mut s = format!("<svg width=\"{W}\" height=\"{H}\" role=\"img\"><title>{}</title>", html_escape(&c.title));
+    let _ = write!(
+        s,
+        "<line x1=\"{PAD}\" y1=\"{0}\" x2=\"{1}\" y2=\"{0}\" stroke=\"#333\"/><line x1=\"{PAD}\" y1=\"{PAD}\" x2=\"{PAD}\" y2=\"{0}\" stroke=\"#333\"/>",
+        H - PAD,
+        W - PAD
+    );
+    let mut xs: Vec<f64> = c.series.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)).collect();
+    xs.sort_by(f64::total_cmp);
+    xs.dedup();
+    for x in xs {
+        let _ = write!(
+            s,
+            "<text x=\"{:.1}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{x}</text>",
+            sx(x),
+            H - PAD + 16.0
+        );
+    }
+    let _ = write!(
+        s,
+        "<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">{}</text><text x=\"4\" y=\"{}\" font-size=\"11\">{:.0}</text><text x=\"4\" y=\"{}\" font-size=\"12\">{}</text>",
+        W / 2.0,
+        H - 8.0,
+        html_escape(&c.x),
+        sy(ymax) + 4.0,
+        ymax,
+        PAD - 12.0,
+        html_escape(&c.y)
+    );
+    for (k, (name, pts)) in c.series.iter().enumerate() {
+        let colour = COLOURS[k % COLOURS.len()];
+        let line: Vec<String> = pts.iter().map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y))).collect();
+        let _ =
+            write!(s, "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\" points=\"{}\"/>", line.join(" "));
+        for &(x, y) in pts {
+            let _ = write!(s, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{colour}\"/>", sx(x), sy(y));
+        }
+        let _ = write!(
+            s,
+            "<text x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"{colour}\">{}</text>",
+            W - PAD - 60.0,
+            PAD + 14.0 * k as f64,
+            html_escape(name)
+        );
+    }
+    s.push_str("</svg>");
+    s
+}
+
 impl Exporter for Html {
     fn render(&self, report: &Report) -> String {
         let mut s = String::new();
@@ -256,6 +317,9 @@ impl Exporter for Html {
                 let _ = writeln!(s, "<p>{}</p>", html_escape(note));
             }
         }
+        for c in &report.charts {
+            let _ = writeln!(s, "<figure>{}<figcaption>{}</figcaption></figure>", svg_chart(c), html_escape(&c.title));
+        }
         for line in &report.footer {
             let _ = writeln!(s, "<p>{}</p>", html_escape(line));
         }
@@ -277,6 +341,16 @@ mod tests {
         assert!(!html.contains("<script>") && html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{html}");
         assert!(html.contains("run &lt;1&gt; &amp; &quot;two&quot;"));
         assert!(!html.contains("http:") && !html.contains("https:") && !html.contains(" src="), "self-contained");
+        report.charts.push(analysis::Chart {
+            title: "sweep <1>".into(),
+            x: "clients".into(),
+            y: "MiB/s".into(),
+            series: vec![("write".into(), vec![(1.0, 100.0), (2.0, 200.0)])],
+        });
+        let html = Html.render(&report);
+        assert!(html.contains("<svg ") && html.contains("<polyline") && html.contains("sweep &lt;1&gt;"), "{html}");
+        // Axes from 0: (1, 100) sits half way along both, the largest value at the top right.
+        assert!(html.contains("points=\"280.0,150.0 512.0,48.0\""), "{html}");
         assert_eq!(percent_encode("a b,\n"), "a%20b%2C%0A");
     }
     use crate::analysis;
