@@ -256,25 +256,39 @@ fn mpi_mode_keeps_its_window_in_flight_and_moves_every_byte() {
 
 #[test]
 fn every_rank_is_a_client_of_one_server_at_once() {
+    use std::io::BufRead;
     let Some(bed) = mpi_bed() else { return };
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let server = Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+    let mut server = Command::new(env!("CARGO_BIN_EXE_iosurvey"))
         .args(["net", "--serve", "--port", &port.to_string(), "--max-clients", "4"])
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    // The server's log, line by line, as it comes.
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let log = std::io::BufReader::new(server.stderr.take().unwrap());
+    std::thread::spawn(move || log.lines().map_while(Result::ok).for_each(|l| drop(tx.send(l))));
+    let wait = std::time::Duration::from_secs(10);
+    assert!(rx.recv_timeout(wait).unwrap().contains("listening on"), "the server listens first");
     let launcher: Vec<&str> = bed.launcher.iter().map(String::as_str).collect();
     let to = format!("127.0.0.1:{port}");
     let out = launch(
         &launcher,
         &["net", "--to", &to, "--streams", "2", "--size", "2m", "--repetitions", "1", "--db", &bed.db],
     );
-    let mut server = server;
-    server.kill().unwrap();
-    let served = outcome(server.wait_with_output().unwrap());
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.trim().starts_with("tcp N-to-1 streams=2 "), "{}", out.stdout);
-    // Two rounds (one untimed) of four clients, each logged with its two streams.
-    assert_eq!(served.stderr.matches("2 streams, 2097152 bytes").count(), 8, "{}", served.stderr);
+    // Two rounds (one untimed) of four clients, each logged with its two streams once the
+    // server has counted them.
+    let mut sessions = Vec::new();
+    while sessions.len() < 8 {
+        match rx.recv_timeout(wait) {
+            Ok(line) if line.contains("2 streams, 2097152 bytes") => sessions.push(line),
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    server.kill().unwrap();
+    let _ = server.wait();
+    assert_eq!(sessions.len(), 8, "{sessions:?}");
 }
