@@ -110,6 +110,26 @@ pub struct Chart {
     pub series: Vec<(String, Vec<(f64, f64)>)>,
 }
 
+impl Chart {
+    /// The chart's numbers as a table: a row per x, a column per series.
+    pub fn table(&self) -> Table {
+        let mut xs: Vec<f64> = self.series.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)).collect();
+        xs.sort_by(f64::total_cmp);
+        xs.dedup();
+        let mut columns = vec![self.x.clone()];
+        columns.extend(self.series.iter().map(|(name, _)| format!("{name} ({})", self.y)));
+        let rows = xs
+            .iter()
+            .map(|&x| {
+                let mut row = vec![Cell::num(Some(x), 3)];
+                row.extend(self.series.iter().map(|(_, p)| Cell::num(p.iter().find(|q| q.0 == x).map(|q| q.1), 1)));
+                row
+            })
+            .collect();
+        Table { title: self.title.clone(), columns, rows, notes: Vec::new() }
+    }
+}
+
 /// What a command shows: a heading, tables, findings, charts.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Report {
@@ -237,6 +257,25 @@ pub fn run(r: &RunRecord) -> Report {
             ));
         }
         report.tables.push(lat);
+    }
+    let series: Vec<(String, Vec<(f64, f64)>)> = r
+        .phases
+        .iter()
+        .filter(|p| p.series.bytes.len() > 1)
+        .map(|p| {
+            let width = p.series.interval_ns as f64 / 1e9;
+            let points =
+                p.series.bytes.iter().enumerate().map(|(i, &b)| (i as f64 * width, mib_per_s(b as f64 / width)));
+            (format!("{} {}", p.op.name(), p.iteration + 1), points.collect())
+        })
+        .collect();
+    if !series.is_empty() {
+        report.charts.push(Chart {
+            title: format!("run {id}: MiB/s over time, by phase"),
+            x: "seconds into the phase".into(),
+            y: "MiB/s".into(),
+            series,
+        });
     }
     if r.hosts.len() > 1 {
         let title = format!(

@@ -228,7 +228,10 @@ fn svg_chart(c: &Chart) -> String {
     let mut xs: Vec<f64> = c.series.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)).collect();
     xs.sort_by(f64::total_cmp);
     xs.dedup();
-    for x in xs {
+    // At most about ten labels on the x axis, the last one always.
+    let every = xs.len().div_ceil(10).max(1);
+    let last = xs.len().saturating_sub(1);
+    for x in xs.iter().enumerate().filter(|(i, _)| i % every == 0 || *i == last).map(|(_, x)| *x) {
         let _ = write!(
             s,
             "<text x=\"{:.1}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{x}</text>",
@@ -267,6 +270,23 @@ fn svg_chart(c: &Chart) -> String {
     s
 }
 
+fn html_table(s: &mut String, t: &Table) {
+    let _ = writeln!(s, "<table>\n<caption>{}</caption>", html_escape(&t.title));
+    let head: Vec<String> = t.columns.iter().map(|c| format!("<th>{}</th>", html_escape(c))).collect();
+    let _ = writeln!(s, "<tr>{}</tr>", head.concat());
+    for row in &t.rows {
+        let cells: Vec<String> = row
+            .iter()
+            .map(|c| {
+                let class = if c.is_number() || matches!(c, Cell::Empty) { " class=\"n\"" } else { "" };
+                format!("<td{class}>{}</td>", html_escape(&c.to_string()))
+            })
+            .collect();
+        let _ = writeln!(s, "<tr>{}</tr>", cells.concat());
+    }
+    let _ = writeln!(s, "</table>");
+}
+
 impl Exporter for Html {
     fn render(&self, report: &Report) -> String {
         let mut s = String::new();
@@ -293,20 +313,7 @@ impl Exporter for Html {
             let _ = writeln!(s, "</ul>");
         }
         for t in &report.tables {
-            let _ = writeln!(s, "<table>\n<caption>{}</caption>", html_escape(&t.title));
-            let head: Vec<String> = t.columns.iter().map(|c| format!("<th>{}</th>", html_escape(c))).collect();
-            let _ = writeln!(s, "<tr>{}</tr>", head.concat());
-            for row in &t.rows {
-                let cells: Vec<String> = row
-                    .iter()
-                    .map(|c| {
-                        let class = if c.is_number() || matches!(c, Cell::Empty) { " class=\"n\"" } else { "" };
-                        format!("<td{class}>{}</td>", html_escape(&c.to_string()))
-                    })
-                    .collect();
-                let _ = writeln!(s, "<tr>{}</tr>", cells.concat());
-            }
-            let _ = writeln!(s, "</table>");
+            html_table(&mut s, t);
             let one = Report { tables: vec![t.clone()], ..Report::default() };
             let _ = writeln!(
                 s,
@@ -319,6 +326,17 @@ impl Exporter for Html {
         }
         for c in &report.charts {
             let _ = writeln!(s, "<figure>{}<figcaption>{}</figcaption></figure>", svg_chart(c), html_escape(&c.title));
+            // The chart's numbers beside it, and their CSV.
+            let numbers = c.table();
+            let one = Report { tables: vec![numbers.clone()], ..Report::default() };
+            let _ = writeln!(s, "<details><summary>the numbers</summary>");
+            html_table(&mut s, &numbers);
+            let _ = writeln!(s, "</details>");
+            let _ = writeln!(
+                s,
+                "<p><a download=\"chart.csv\" href=\"data:text/csv;charset=utf-8,{}\">CSV</a></p>",
+                percent_encode(&Csv.render(&one))
+            );
         }
         for line in &report.footer {
             let _ = writeln!(s, "<p>{}</p>", html_escape(line));
@@ -349,6 +367,10 @@ mod tests {
         });
         let html = Html.render(&report);
         assert!(html.contains("<svg ") && html.contains("<polyline") && html.contains("sweep &lt;1&gt;"), "{html}");
+        assert!(
+            html.contains("<th>write (MiB/s)</th>") && html.contains("<td class=\"n\">200.0</td>"),
+            "numbers beside it"
+        );
         // Axes from 0: (1, 100) sits half way along both, the largest value at the top right.
         assert!(html.contains("points=\"280.0,150.0 512.0,48.0\""), "{html}");
         assert_eq!(percent_encode("a b,\n"), "a%20b%2C%0A");
