@@ -52,14 +52,10 @@ fn t975(df: f64) -> f64 {
     TABLE.get(whole - 1).copied().unwrap_or(1.960)
 }
 
-fn mean(xs: &[f64]) -> f64 {
-    xs.iter().sum::<f64>() / xs.len() as f64
-}
-
-/// Sample variance (n - 1).
-fn variance(xs: &[f64]) -> f64 {
-    let m = mean(xs);
-    xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() as f64 - 1.0)
+/// Mean and sample variance (n - 1) of 2 samples or more, from the spread the records use.
+fn mean_var(xs: &[f64]) -> Option<(f64, f64)> {
+    let s = crate::measure::spread(xs)?;
+    Some((s.mean, s.stddev? * s.stddev?))
 }
 
 /// A small seeded generator (SplitMix64): the same samples always give the same interval.
@@ -92,9 +88,9 @@ pub fn mean_interval(xs: &[f64]) -> Option<Interval> {
     if xs.len() < 2 || xs.iter().any(|x| !x.is_finite()) {
         return None;
     }
-    let m = mean(xs);
+    let (m, var) = mean_var(xs)?;
     if xs.len() < BOOTSTRAP_FROM {
-        let half = t975(xs.len() as f64 - 1.0) * (variance(xs) / xs.len() as f64).sqrt();
+        let half = t975(xs.len() as f64 - 1.0) * (var / xs.len() as f64).sqrt();
         return Some(Interval { value: m, lo: m - half, hi: m + half, method: Method::TInterval });
     }
     let mut rng = Rng(xs.len() as u64);
@@ -110,7 +106,7 @@ pub fn ratio_interval(a: &[f64], b: &[f64]) -> Option<Interval> {
     if a.len() < 2 || b.len() < 2 || a.iter().chain(b).any(|x| !x.is_finite()) {
         return None;
     }
-    let (ma, mb) = (mean(a), mean(b));
+    let ((ma, va), (mb, vb)) = (mean_var(a)?, mean_var(b)?);
     if ma <= 0.0 || mb <= 0.0 {
         return None;
     }
@@ -121,8 +117,8 @@ pub fn ratio_interval(a: &[f64], b: &[f64]) -> Option<Interval> {
         return Some(Interval { value: ratio, lo, hi, method: Method::Bootstrap });
     }
     // Relative variances of the two means, and Welch-Satterthwaite's degrees of freedom.
-    let ra = variance(a) / (a.len() as f64 * ma * ma);
-    let rb = variance(b) / (b.len() as f64 * mb * mb);
+    let ra = va / (a.len() as f64 * ma * ma);
+    let rb = vb / (b.len() as f64 * mb * mb);
     let df = if ra + rb > 0.0 {
         (ra + rb).powi(2) / (ra * ra / (a.len() as f64 - 1.0) + rb * rb / (b.len() as f64 - 1.0))
     } else {

@@ -758,7 +758,7 @@ pub fn recommend(sides: &[Side]) -> Report {
 }
 
 fn mean_of_samples(xs: &[f64]) -> f64 {
-    xs.iter().sum::<f64>() / xs.len().max(1) as f64
+    crate::measure::spread(xs).map_or(0.0, |s| s.mean)
 }
 
 /// Network ceilings between nodes, a row per pattern.

@@ -97,8 +97,8 @@ fn show(db: &Path, id: super::Shown, json: bool, format: Format) -> Result<Strin
                 analysis::run(&record).and(analysis::net(&ceilings)).and(analysis::against_ceiling(&record, &ceilings));
             return Ok(render(shown, format));
         }
-        Shown::Survey(n) => (store.survey_runs(n)?, format!("s{n}")),
-        Shown::Sweep(n) => (store.sweep_runs(n)?, format!("w{n}")),
+        Shown::Survey(n) => (group_ids(&store, id)?, format!("s{n}")),
+        Shown::Sweep(n) => (group_ids(&store, id)?, format!("w{n}")),
     };
     if ids.is_empty() {
         return Err(Failure::new(
@@ -115,14 +115,21 @@ fn show(db: &Path, id: super::Shown, json: bool, format: Format) -> Result<Strin
     })
 }
 
+/// The ids of the runs a run, survey or sweep id names.
+fn group_ids(store: &Store, id: super::Shown) -> Result<Vec<i64>, Failure> {
+    use super::Shown;
+    Ok(match id {
+        Shown::Run(id) => vec![id],
+        Shown::Survey(n) => store.survey_runs(n)?,
+        Shown::Sweep(n) => store.sweep_runs(n)?,
+    })
+}
+
 /// The runs a side of `compare` names: a run, a survey's or a sweep's by id, else every run
 /// with that label.
 fn side(store: &Store, name: &str) -> Result<Vec<RunRecord>, Failure> {
-    use super::Shown;
     let ids = match super::shown(name) {
-        Ok(Shown::Run(id)) => vec![id],
-        Ok(Shown::Survey(n)) => store.survey_runs(n)?,
-        Ok(Shown::Sweep(n)) => store.sweep_runs(n)?,
+        Ok(id) => group_ids(store, id)?,
         Err(_) => store.list()?.into_iter().filter(|r| r.system.as_deref() == Some(name)).map(|r| r.id).collect(),
     };
     if ids.is_empty() {
@@ -650,16 +657,12 @@ fn net_client<T: Team>(a: &NetArgs, to: &str, team: &T) -> Result<net::NetResult
         message: a.transfer,
         bytes: total,
         window_ns: fastest,
-        bandwidth: (!samples.is_empty()).then(|| samples.iter().sum::<f64>() / samples.len() as f64),
+        bandwidth: net::mean(&samples),
         samples,
         curve: Vec::new(),
         peak_in_flight: 0,
         one_node: false,
-        zerocopy: a.zerocopy.then(|| net::zerocopy::Report {
-            sends: member.sum(zc.sends),
-            completed: member.sum(zc.completed),
-            copied: member.sum(zc.copied),
-        }),
+        zerocopy: a.zerocopy.then(|| zc.over_team(&member)),
     })
 }
 

@@ -185,9 +185,25 @@ pub fn tcp_buffers(links: &[(usize, usize)], endpoints: usize, streams: usize, w
         .unwrap_or(0)
 }
 
-/// The mean of some samples.
-fn mean(samples: &[f64]) -> Option<f64> {
-    (!samples.is_empty()).then(|| samples.iter().sum::<f64>() / samples.len() as f64)
+/// The mean of some samples (`None` without any).
+pub fn mean(samples: &[f64]) -> Option<f64> {
+    crate::measure::spread(samples).map(|s| s.mean)
+}
+
+/// The name of each endpoint in a figure's labels: its node's host, with its process when
+/// all endpoints share one node.
+pub fn endpoint_names<T: crate::team::Team>(team: &T, ends: &[usize], one_node: bool) -> Vec<String> {
+    let (hosts, nodes) = (team.hosts(), team.process_nodes());
+    ends.iter()
+        .map(|&p| {
+            let host = hosts.get(nodes[p] as usize).cloned().unwrap_or_default();
+            if one_node {
+                format!("{host}#{p}")
+            } else {
+                host
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -77,16 +77,8 @@ pub fn measure<T: Team>(team: &T, pattern: Pattern, both_ways: bool, plan: &Plan
         }
     }
     let (bandwidth, message, samples, window_ns) = best?;
-    let hosts = team.hosts();
-    let name = |e: usize| {
-        let node = team.process_nodes()[ends[e]] as usize;
-        let host = hosts.get(node).cloned().unwrap_or_default();
-        if one_node {
-            format!("{host}#{}", ends[e])
-        } else {
-            host
-        }
-    };
+    let names = super::endpoint_names(team, &ends, one_node);
+    let name = |e: usize| names[e].clone();
     (me == 0).then(|| NetResult {
         mode: Mode::Mpi,
         pattern,

@@ -70,20 +70,9 @@ pub fn measure<T: Team>(team: &T, pattern: Pattern, both_ways: bool, plan: &Plan
             samples.extend(rate(total, window_ns));
         }
     }
-    let zerocopy = plan.zerocopy.then(|| tcp::zerocopy::Report {
-        sends: member.sum(zc.sends),
-        completed: member.sum(zc.completed),
-        copied: member.sum(zc.copied),
-    });
-    let hosts = team.hosts();
-    let name = |e: usize| {
-        let host = hosts.get(team.process_nodes()[ends[e]] as usize).cloned().unwrap_or_default();
-        if one_node {
-            format!("{host}#{}", ends[e])
-        } else {
-            host
-        }
-    };
+    let zerocopy = plan.zerocopy.then(|| zc.over_team(&member));
+    let names = super::endpoint_names(team, &ends, one_node);
+    let name = |e: usize| names[e].clone();
     (me == 0).then(|| NetResult {
         mode: Mode::Tcp,
         pattern,

@@ -28,6 +28,13 @@ impl std::ops::Add for Report {
     }
 }
 
+impl Report {
+    /// The counts of every member of the team added (collective).
+    pub fn over_team<M: crate::team::Member>(self, member: &M) -> Report {
+        Report { sends: member.sum(self.sends), completed: member.sum(self.completed), copied: member.sum(self.copied) }
+    }
+}
+
 /// Asks the kernel for zero-copy sends on `fd`.
 pub fn enable(fd: RawFd) -> io::Result<()> {
     let one: libc::c_int = 1;
