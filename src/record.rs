@@ -206,6 +206,11 @@ pub fn cache_flag(op: Op, w: &Workload, env: &Environment, seen: CacheView) -> O
             "write without --fsync, --fsync-each or --direct, data smaller than RAM: possibly absorbed by the page cache"
                 .into(),
         ),
+        // The inodes a task made itself stay in its node's caches: a stat or read of them
+        // may never reach the metadata server.
+        Op::DirStat | Op::FileStat | Op::FileRead if !(seen.dropped || seen.elsewhere) => Some(
+            "items made on this node, without --drop-caches or a --shift to another node: possibly from its caches".into(),
+        ),
         _ => None,
     }
 }

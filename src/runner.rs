@@ -320,6 +320,13 @@ fn preflight(
         // No file is opened, made or read: nothing to check in the target.
         return Ok(());
     }
+    if let Some(meta) = &w.meta {
+        if !target.writable() {
+            return Err(TargetError::ReadOnly(target.dir().path().into()).into());
+        }
+        // Everything the run makes goes below one directory, named in the manifest first.
+        return Ok(target.claim_dir(&meta.root)?);
+    }
     let writes = w.ops.contains(&Op::Write);
     if writes && !target.writable() {
         return Err(TargetError::ReadOnly(target.dir().path().into()).into());

@@ -9,6 +9,9 @@ use std::fmt;
 use std::str::FromStr;
 use thiserror::Error;
 
+pub mod meta;
+pub use meta::{Meta, Tree};
+
 /// Who shares files: one file per task (N-to-N) or one file for the whole team (N-to-1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
@@ -124,12 +127,44 @@ pub enum Op {
     Write,
     /// Read every transfer.
     Read,
+    /// Make the directories of the metadata tree (one per task, or the shared one).
+    #[value(skip)]
+    TreeCreate,
+    /// Make every directory item (mkdir).
+    #[value(skip)]
+    DirCreate,
+    /// stat every directory item.
+    #[value(skip)]
+    DirStat,
+    /// Remove every directory item (rmdir).
+    #[value(skip)]
+    DirRemove,
+    /// Create every file item (open with O_CREAT|O_EXCL, optionally write, close).
+    #[value(skip)]
+    FileCreate,
+    /// stat every file item.
+    #[value(skip)]
+    FileStat,
+    /// Open, read and close every file item.
+    #[value(skip)]
+    FileRead,
+    /// Remove every file item (unlink).
+    #[value(skip)]
+    FileRemove,
+    /// Remove the directories of the metadata tree, deepest first.
+    #[value(skip)]
+    TreeRemove,
 }
 
 impl Op {
     /// The name used in output and in the store: serde's, the one spelling.
     pub fn name(self) -> String {
         variant_name(&self)
+    }
+
+    /// Whether the phase moves data through a data file (else it works on metadata items).
+    pub fn moves_data(self) -> bool {
+        matches!(self, Op::Write | Op::Read)
     }
 }
 
@@ -219,6 +254,9 @@ pub struct Workload {
     /// Width of the time series' intervals, in seconds (at least 0.001).
     #[arg(long = "interval", default_value_t = 1.0, value_name = "SECONDS")]
     pub interval_secs: f64,
+    /// The shape of a metadata workload (`iosurvey meta`); none for data transfers.
+    #[arg(skip)]
+    pub meta: Option<Meta>,
 }
 
 /// The defaults are the command line's: parsed from no arguments, so they are declared once.
@@ -258,6 +296,12 @@ impl FromStr for EngineName {
 pub enum Setting {
     /// Bytes per I/O call.
     Transfer,
+    /// Items per task of a metadata workload.
+    Items,
+    /// A metadata tree's depth and branching.
+    Tree,
+    /// Bytes a metadata workload writes to and reads from each file.
+    ItemBytes,
     /// Bytes per task per segment.
     Block,
     /// Segments.
@@ -427,6 +471,14 @@ pub enum SpecError {
     /// fsync on a run with no writes.
     #[error("fsync applies to write phases, and the run has none")]
     FsyncWithoutWrite,
+    /// A metadata workload's shape cannot run, or phases of the wrong class.
+    #[error("{what}")]
+    Meta {
+        /// What is wrong, and why.
+        what: String,
+        /// What to change.
+        hint: Hint,
+    },
 }
 
 impl Hint {
@@ -460,6 +512,7 @@ impl SpecError {
             SpecError::TooLarge { .. } => Lower(vec![Setting::Block, Setting::Segments, Setting::Tasks]),
             SpecError::TooMuchMemory { .. } => Lower(vec![Setting::Iodepth, Setting::Transfer, Setting::Tasks]),
             SpecError::Engine { fix, .. } => Use(Setting::Engine, fix.clone()),
+            SpecError::Meta { hint, .. } => hint.clone(),
             SpecError::FsyncWithoutWrite => {
                 Either(Box::new(Add(Setting::Ops, Some("write".into()))), Box::new(Drop(Setting::Fsync)))
             }
@@ -496,13 +549,42 @@ impl Workload {
     /// Checks every rule a run depends on; the engine may assume them.
     pub fn validate(&self) -> Result<(), SpecError> {
         for (what, v) in [
-            (Setting::Transfer, self.transfer),
-            (Setting::Block, self.block),
-            (Setting::Segments, self.segments),
             (Setting::Tasks, self.tasks as u64),
             (Setting::Iterations, self.iterations as u64),
             (Setting::Ops, self.ops.len() as u64),
         ] {
+            if v == 0 {
+                return Err(SpecError::Zero { what });
+            }
+        }
+        match self.stonewall_secs {
+            Some(s) if !(s > 0.0 && s.is_finite()) => return Err(SpecError::BadStonewall(s)),
+            None if self.wear_out => return Err(SpecError::WearOutAlone),
+            _ => {}
+        }
+        if !(self.interval_secs > 0.0 && self.interval_secs.is_finite()) {
+            return Err(SpecError::BadInterval(self.interval_secs));
+        }
+        if self.interval_secs < 1e-3 {
+            return Err(SpecError::IntervalTooFine(self.interval_secs));
+        }
+        match &self.meta {
+            Some(meta) => meta.check(self),
+            None => self.validate_transfers(),
+        }
+    }
+
+    /// The rules of a data-transfer workload.
+    fn validate_transfers(&self) -> Result<(), SpecError> {
+        if let Some(op) = self.ops.iter().find(|o| !o.moves_data()) {
+            return Err(SpecError::Meta {
+                what: format!("the {} phase works on metadata, not on a data file", op.name()),
+                hint: Hint::say("run metadata phases with iosurvey meta"),
+            });
+        }
+        for (what, v) in
+            [(Setting::Transfer, self.transfer), (Setting::Block, self.block), (Setting::Segments, self.segments)]
+        {
             if v == 0 {
                 return Err(SpecError::Zero { what });
             }
@@ -533,22 +615,11 @@ impl Workload {
         if self.verify && self.pattern == Pattern::RandomOverlap {
             return Err(SpecError::VerifyOverlap);
         }
-        match self.stonewall_secs {
-            Some(s) if !(s > 0.0 && s.is_finite()) => return Err(SpecError::BadStonewall(s)),
-            None if self.wear_out => return Err(SpecError::WearOutAlone),
-            _ => {}
-        }
         if self.iodepth == 0 {
             return Err(SpecError::Zero { what: Setting::Iodepth });
         }
         if self.iodepth > MAX_IODEPTH {
             return Err(SpecError::DepthTooLarge(self.iodepth));
-        }
-        if !(self.interval_secs > 0.0 && self.interval_secs.is_finite()) {
-            return Err(SpecError::BadInterval(self.interval_secs));
-        }
-        if self.interval_secs < 1e-3 {
-            return Err(SpecError::IntervalTooFine(self.interval_secs));
         }
         if (self.fsync || self.fsync_each) && !self.ops.contains(&Op::Write) {
             return Err(SpecError::FsyncWithoutWrite);
@@ -571,7 +642,11 @@ impl Workload {
     /// Memory `tasks` tasks on one node plan to hold: buffers and the bounded time series.
     pub fn planned_memory(&self, tasks: usize) -> u64 {
         let series = crate::measure::MAX_SERIES_POINTS as u64 * 16;
-        self.task_buffer_bytes().saturating_add(series).saturating_mul(tasks as u64)
+        let buffers = match &self.meta {
+            Some(meta) => meta.buffer_bytes(self.verify),
+            None => self.task_buffer_bytes(),
+        };
+        buffers.saturating_add(series).saturating_mul(tasks as u64)
     }
 
     /// Bytes the whole team moves in one phase.
@@ -588,6 +663,9 @@ impl Workload {
     /// interval: workloads with the same key are comparable run for run.
     pub fn key(&self) -> String {
         let ops: Vec<String> = self.ops.iter().map(|o| o.name()).collect();
+        if let Some(meta) = &self.meta {
+            return format!("{}/{}{}", meta.key(), ops.join(","), if self.drop_caches { "/drop" } else { "" });
+        }
         format!(
             "{:?}/{:?}/{}/{}/t{}/b{}/s{}/{}{}{}{}/{}/qd{}",
             self.access,
@@ -614,6 +692,8 @@ impl Workload {
         let (mine, default) = (value(self), value(&Workload { tasks: self.tasks, ..Workload::default() }));
         let (Some(mine), Some(default)) = (mine.as_object(), default.as_object()) else { return Vec::new() };
         mine.iter()
+            // A metadata workload's shape and phases are its label.
+            .filter(|(k, _)| self.meta.is_none() || !matches!(k.as_str(), "meta" | "ops"))
             .filter(|(k, v)| default.get(*k) != Some(v))
             .map(|(k, v)| match v {
                 serde_json::Value::Bool(true) => k.replace('_', "-"),
@@ -625,18 +705,30 @@ impl Workload {
 
     /// A short human label: "file-per-task sequential 1 MiB x 2 GiB, 4 tasks".
     pub fn label(&self) -> String {
+        let tasks = format!("{} task{}", self.tasks, if self.tasks == 1 { "" } else { "s" });
+        if let Some(m) = &self.meta {
+            let t = &m.tree;
+            let tree = match t.depth {
+                0 => String::new(),
+                d => format!(", tree depth {d} branch {}{}", t.branch, if t.leaves_only { " leaves only" } else { "" }),
+            };
+            let bytes = match (m.write_bytes, m.read_bytes) {
+                (0, 0) => String::new(),
+                (w, r) => format!(", files written with {w} B, read {r} B"),
+            };
+            let dirs = if m.shared { "one shared directory" } else { "a directory per task" };
+            return format!("metadata {} items per task in {dirs}{tree}{bytes}, {tasks}", m.tree.placed(m.items));
+        }
         let access = match (self.access, self.layout) {
             (Access::FilePerTask, _) => "file-per-task",
             (Access::Shared, Layout::Segmented) => "shared segmented",
             (Access::Shared, Layout::Strided) => "shared strided",
         };
         format!(
-            "{access} {} {} transfers, {} per task, {} task{}",
+            "{access} {} {} transfers, {} per task, {tasks}",
             self.pattern,
             format_size(self.transfer),
             format_size(self.block * self.segments),
-            self.tasks,
-            if self.tasks == 1 { "" } else { "s" }
         )
     }
 }

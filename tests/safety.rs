@@ -643,3 +643,42 @@ fn a_target_renamed_away_mid_run_is_cleaned_where_it_went() {
     assert!(!bed.dir.exists(), "nothing made at the old path");
     assert_store_intact(&bed.db);
 }
+
+#[test]
+fn a_link_planted_in_a_metadata_tree_is_never_followed() {
+    let bed = Bed::new();
+    let out = bed.meta("--items 40 --depth 1 --branch 2 --phases tree-create --keep");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // Someone swaps a directory of the tree for a link to a directory outside the target.
+    let outside = bed.tmp.path().join("outside");
+    fs::create_dir(&outside).unwrap();
+    fs::write(outside.join("precious"), b"keep me").unwrap();
+    let leaf = bed.dir.join("iosurvey.meta/u.0/t.1");
+    fs::remove_dir(&leaf).unwrap();
+    symlink(&outside, &leaf).unwrap();
+    let out = bed.meta("--items 40 --depth 1 --branch 2 --phases file-create");
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("u.0/t.1"), "{}", out.stderr);
+    assert_eq!(listing(&outside), ["precious"], "nothing was made through the link");
+    let out = bed.meta("--items 40 --depth 1 --branch 2 --phases tree-remove");
+    assert_eq!(out.code, 1, "rmdir refuses the link: {}", out.stderr);
+    assert_eq!(fs::read(outside.join("precious")).unwrap(), b"keep me");
+}
+
+#[test]
+fn a_metadata_run_killed_outright_is_reclaimed_whole_by_the_janitor() {
+    let bed = Bed::new();
+    let child = bed.spawn_command("meta", "--items 2000000 --tasks 2 --files-only");
+    wait_until("the metadata root", 20, || {
+        fs::read_dir(bed.dir.join("iosurvey.meta/u.1")).is_ok_and(|mut d| d.next().is_some())
+    });
+    signal(&child, libc::SIGKILL);
+    let out = finish(child);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("its files were removed"), "{}", out.stderr);
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+    let runs = bed.runs();
+    assert_eq!((runs.len(), runs[0]["status"].as_str()), (1, Some("failed")));
+    assert_store_intact(&bed.db);
+}

@@ -3,13 +3,14 @@
 //! JSON, CSV, Markdown, HTML to come) shows the same numbers, and a finding is computed once.
 
 pub mod cliffs;
+mod meta;
 pub mod outliers;
 pub mod scaling;
 
 use crate::measure::Spread;
 use crate::net::NetResult;
 use crate::plan::Role;
-use crate::record::{RunRecord, Status};
+use crate::record::{PhaseRecord, RunRecord, Status};
 use crate::spec::Op;
 use crate::store::RunRow;
 use crate::units::{format_size, format_time, gb_per_s, mib_per_s, secs};
@@ -146,6 +147,22 @@ pub struct Report {
     pub charts: Vec<Chart>,
 }
 
+/// A phase's time series as (seconds into the phase, rate): MiB/s, or items/s for metadata.
+fn series_rates(p: &PhaseRecord, meta: bool) -> impl Iterator<Item = (f64, f64)> + '_ {
+    let width = p.series.interval_ns as f64 / 1e9;
+    let counts = if meta { &p.series.ops } else { &p.series.bytes };
+    let scale = if meta { 1.0 } else { 1.0 / 1048576.0 };
+    counts.iter().enumerate().map(move |(i, &n)| (i as f64 * width, n as f64 * scale / width))
+}
+
+fn series_unit(meta: bool) -> &'static str {
+    if meta {
+        "items/s"
+    } else {
+        "MiB/s"
+    }
+}
+
 fn mib(v: Option<f64>) -> Cell {
     Cell::num(v.map(mib_per_s), 1)
 }
@@ -181,52 +198,60 @@ pub fn run(r: &RunRecord) -> Report {
     if !options.is_empty() {
         report.heading.push(format!("options: {}", options.join(", ")));
     }
-    let mut phases = Table::new(
-        "phases",
-        &[
-            "phase",
-            "iter",
-            "MiB/s",
-            "GB/s",
-            "IOPS",
-            "xfer MiB/s",
-            "task min",
-            "task max",
-            "1st-done",
-            "time s",
-            "notes",
-        ],
-    );
-    for p in &r.phases {
-        let f = &p.figures;
-        let mut notes = Vec::new();
-        if let Some(c) = &p.possibly_cached {
-            notes.push(format!("possibly cached: {c}"));
+    let meta = w.meta.is_some();
+    if meta {
+        report.tables.extend(meta::phases(r));
+    } else {
+        let mut phases = Table::new(
+            "phases",
+            &[
+                "phase",
+                "iter",
+                "MiB/s",
+                "GB/s",
+                "IOPS",
+                "xfer MiB/s",
+                "task min",
+                "task max",
+                "1st-done",
+                "time s",
+                "notes",
+            ],
+        );
+        for p in &r.phases {
+            let f = &p.figures;
+            let mut notes = Vec::new();
+            if let Some(c) = &p.possibly_cached {
+                notes.push(format!("possibly cached: {c}"));
+            }
+            if let Some(v) = &p.verify {
+                notes.push(match v.bad {
+                    0 => format!("verified {} transfers", v.checked),
+                    bad => format!("{bad} of {} transfers BAD", v.checked),
+                });
+            }
+            phases.rows.push(vec![
+                Cell::text(p.op.name()),
+                Cell::Int(p.iteration as u64 + 1),
+                mib(f.bandwidth),
+                Cell::num(f.bandwidth.map(gb_per_s), 2),
+                Cell::num(f.iops, 0),
+                mib(f.transfer_rate),
+                mib(f.task_min),
+                mib(f.task_max),
+                mib(f.first_finish_rate),
+                Cell::num(Some(secs(f.window_ns)), 3),
+                Cell::text(notes.join("; ")),
+            ]);
         }
-        if let Some(v) = &p.verify {
-            notes.push(match v.bad {
-                0 => format!("verified {} transfers", v.checked),
-                bad => format!("{bad} of {} transfers BAD", v.checked),
-            });
-        }
-        phases.rows.push(vec![
-            Cell::text(p.op.name()),
-            Cell::Int(p.iteration as u64 + 1),
-            mib(f.bandwidth),
-            Cell::num(f.bandwidth.map(gb_per_s), 2),
-            Cell::num(f.iops, 0),
-            mib(f.transfer_rate),
-            mib(f.task_min),
-            mib(f.task_max),
-            mib(f.first_finish_rate),
-            Cell::num(Some(secs(f.window_ns)), 3),
-            Cell::text(notes.join("; ")),
-        ]);
+        report.tables.push(phases);
     }
-    report.tables.push(phases);
     let timed: Vec<_> = r.phases.iter().filter(|p| p.latency.count > 0).collect();
     if !timed.is_empty() {
-        let title = format!("latency per transfer (us, engine {}, iodepth {})", w.engine, w.iodepth);
+        let title = match meta {
+            true => "latency per item (us)".to_string(),
+            false => format!("latency per transfer (us, engine {}, iodepth {})", w.engine, w.iodepth),
+        };
         let mut lat =
             Table::new(title, &["phase", "iter", "count", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max"]);
         let us = |ns: u64| Cell::num(Some(ns as f64 / 1e3), 1);
@@ -247,13 +272,14 @@ pub fn run(r: &RunRecord) -> Report {
         }
         for p in r.phases.iter().filter(|p| p.series.bytes.len() > 1) {
             let width = p.series.interval_ns as f64 / 1e9;
-            let rates: Vec<f64> = p.series.bytes.iter().map(|&b| mib_per_s(b as f64 / width)).collect();
+            let rates: Vec<f64> = series_rates(p, meta).map(|(_, r)| r).collect();
             let (lo, hi) = rates.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &r| (lo.min(r), hi.max(r)));
             lat.notes.push(format!(
-                "{} {}: {} intervals of {width} s, {lo:.1} to {hi:.1} MiB/s (first and last partial)",
+                "{} {}: {} intervals of {width} s, {lo:.1} to {hi:.1} {} (first and last partial)",
                 p.op.name(),
                 p.iteration + 1,
-                rates.len()
+                rates.len(),
+                series_unit(meta)
             ));
         }
         report.tables.push(lat);
@@ -262,24 +288,20 @@ pub fn run(r: &RunRecord) -> Report {
         .phases
         .iter()
         .filter(|p| p.series.bytes.len() > 1)
-        .map(|p| {
-            let width = p.series.interval_ns as f64 / 1e9;
-            let points =
-                p.series.bytes.iter().enumerate().map(|(i, &b)| (i as f64 * width, mib_per_s(b as f64 / width)));
-            (format!("{} {}", p.op.name(), p.iteration + 1), points.collect())
-        })
+        .map(|p| (format!("{} {}", p.op.name(), p.iteration + 1), series_rates(p, meta).collect()))
         .collect();
     if !series.is_empty() {
         report.charts.push(Chart {
-            title: format!("run {id}: MiB/s over time, by phase"),
+            title: format!("run {id}: {} over time, by phase", series_unit(meta)),
             x: "seconds into the phase".into(),
-            y: "MiB/s".into(),
+            y: series_unit(meta).into(),
             series,
         });
     }
     if r.hosts.len() > 1 {
         let title = format!(
-            "per node (MiB/s), {} nodes, clock uncertainty {} us",
+            "per node ({}), {} nodes, clock uncertainty {} us",
+            if meta { "items/s" } else { "MiB/s" },
             r.hosts.len(),
             r.clock_uncertainty_ns / 1000
         );
@@ -289,10 +311,13 @@ pub fn run(r: &RunRecord) -> Report {
         for p in &r.phases {
             let mut row = vec![Cell::text(p.op.name()), Cell::Int(p.iteration as u64 + 1)];
             let per_node = RunRecord::per_node(p);
-            row.extend(
-                (0..r.hosts.len())
-                    .map(|n| mib(per_node.iter().find(|(k, _)| *k as usize == n).and_then(|(_, f)| f.bandwidth))),
-            );
+            row.extend((0..r.hosts.len()).map(|n| {
+                let figures = per_node.iter().find(|(k, _)| *k as usize == n).map(|(_, f)| f);
+                match meta {
+                    true => Cell::num(figures.and_then(|f| f.iops), 0),
+                    false => mib(figures.and_then(|f| f.bandwidth)),
+                }
+            }));
             nodes.rows.push(row);
         }
         report.tables.push(nodes);

@@ -1,7 +1,7 @@
 //! The commands, written once for any team: the lead process prints and owns the store and
 //! the target; every process runs its tasks.
 
-use super::{progress, Cli, Command, Failure, NetArgs, RunArgs, SurveyArgs};
+use super::{progress, Cli, Command, Failure, MetaArgs, NetArgs, RunArgs, SurveyArgs};
 use iosurvey::analysis::{self, Report};
 use iosurvey::engine::INTERRUPTED;
 use iosurvey::net;
@@ -9,7 +9,7 @@ use iosurvey::plan::{self, SurveyShape};
 use iosurvey::record::RunRecord;
 use iosurvey::report::{self, Format};
 use iosurvey::runner::{Filing, Lead, RunError, Runner, Watch};
-use iosurvey::spec::Workload;
+use iosurvey::spec::{Op, Workload};
 use iosurvey::store::Store;
 use iosurvey::target::dir::Dir;
 use iosurvey::target::{cache, Target};
@@ -46,6 +46,7 @@ pub fn dispatch<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
 fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
     match &cli.command {
         Command::Run(args) => run(cli, args, team),
+        Command::Meta(args) => run(cli, &meta_run(args)?, team),
         Command::Survey(args) => survey(cli, args, team),
         Command::Ls { json, label, format } => lead_prints(team, || {
             let mut rows = Store::open_existing(&cli.db)?.list()?;
@@ -263,6 +264,52 @@ fn watcher(cli: &Cli) -> Option<&'static Watch> {
 }
 
 /// The workload of `run` for `tasks` active tasks.
+/// A metadata command as the run it is: its shape goes into the workload, the rest as given.
+fn meta_run(a: &MetaArgs) -> Result<RunArgs, Failure> {
+    use iosurvey::spec::{meta::ALL_PHASES, Meta, Tree};
+    let tree = Tree { depth: a.depth, branch: a.branch, leaves_only: a.leaves_only };
+    let items = match a.items_per_dir {
+        Some(per) => per.checked_mul(tree.holding()).ok_or_else(|| {
+            Failure::new(
+                "--items-per-dir times the directories of the tree is too large",
+                "lower --items-per-dir or --depth",
+                2,
+            )
+        })?,
+        None => a.items,
+    };
+    let ops: Vec<Op> = match (a.phases.is_empty(), a.files_only, a.dirs_only) {
+        (false, ..) => a.phases.clone(),
+        (_, true, _) => {
+            ALL_PHASES.into_iter().filter(|o| !matches!(o, Op::DirCreate | Op::DirStat | Op::DirRemove)).collect()
+        }
+        (_, _, true) => ALL_PHASES.into_iter().filter(|o| !o.name().starts_with("file-")).collect(),
+        _ => ALL_PHASES.to_vec(),
+    };
+    let meta = Meta {
+        items,
+        shared: a.shared_dir,
+        tree,
+        write_bytes: a.write_bytes,
+        read_bytes: a.read_bytes,
+        shift: a.shift,
+        sync: a.sync,
+        ..Meta::default()
+    };
+    let workload = Workload {
+        ops,
+        iterations: a.iterations,
+        verify: a.verify,
+        stonewall_secs: a.stonewall_secs,
+        wear_out: a.stonewall_secs.is_some(),
+        drop_caches: a.drop_caches,
+        interval_secs: a.interval_secs,
+        meta: Some(meta),
+        ..Workload::default()
+    };
+    Ok(RunArgs { dir: a.dir.clone(), workload, total: None, team: a.team.clone() })
+}
+
 fn workload(a: &RunArgs, tasks: usize) -> Result<Workload, Failure> {
     let mut w = Workload { tasks, ..a.workload.clone() };
     if let Some(total) = a.total {
@@ -309,8 +356,8 @@ fn warn_leftovers(target: Target) {
 
 fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
     super::RUNNING.store(true, Ordering::Relaxed);
-    let team_size = team.processes() * a.tasks;
-    let counts = match &a.clients {
+    let team_size = team.processes() * a.team.tasks;
+    let counts = match &a.team.clients {
         Some(list) => plan::parse_counts(list).map_err(|e| Failure { line: Some(e), code: 2 })?,
         None => vec![team_size],
     };
@@ -324,11 +371,11 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
     let points = counts.iter().map(|&c| workload(a, c)).collect::<Result<Vec<_>, _>>()?;
     let sweep = counts.len() > 1;
     let mut state = on_lead(team, || {
-        if let Some(path) = &a.json {
+        if let Some(path) = &a.team.json {
             check_json_path(path)?;
         }
         // The target first: a refused target leaves no trace, not even a new store.
-        let mut target = Target::open(&a.dir, a.target.options())?;
+        let mut target = Target::open(&a.dir, a.team.target.options())?;
         let store = match Store::open(&cli.db) {
             Ok(s) => s,
             Err(e) => {
@@ -344,14 +391,14 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
     let dir = target_everywhere(team, state.as_ref().map(|s| &s.1))?;
     let mut runner = Runner {
         team,
-        threads: a.tasks,
+        threads: a.team.tasks,
         dir,
         lead: state.as_mut().map(|(store, target, _)| Lead { store, target }),
         command_line: command_line(),
-        space_check: !a.target.no_space_check,
+        space_check: !a.team.target.no_space_check,
         watch: watcher(cli),
     };
-    let label = a.target.label.as_deref();
+    let label = a.team.target.label.as_deref();
     let (records, failure) = run_in_turn(
         &mut runner,
         points.iter().map(|p| (p, Filing { sweep_id, label, ..Filing::default() })),
@@ -361,8 +408,8 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
     if let Some((_, target, _)) = state {
         warn_leftovers(target);
     }
-    let to_stdout = a.json.as_deref() == Some(Path::new("-"));
-    if let (Some(path), false) = (&a.json, records.is_empty()) {
+    let to_stdout = a.team.json.as_deref() == Some(Path::new("-"));
+    if let (Some(path), false) = (&a.team.json, records.is_empty()) {
         write_json(path, &records, sweep)?;
     }
     for r in records.iter().filter(|_| !to_stdout) {

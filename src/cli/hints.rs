@@ -7,6 +7,9 @@ use iosurvey::spec::{Hint, Setting};
 fn flag(s: Setting) -> &'static str {
     match s {
         Setting::Transfer => "--transfer",
+        Setting::Items => "--items",
+        Setting::Tree => "--depth and --branch",
+        Setting::ItemBytes => "--write-bytes and --read-bytes",
         Setting::Block => "--block",
         Setting::Segments => "--segments",
         Setting::Total => "--total",

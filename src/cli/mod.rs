@@ -72,6 +72,13 @@ enum Command {
   iosurvey survey /scratch           in a fresh directory inside /scratch, removed afterwards
   iosurvey survey /scratch --size 8g --tasks 8")]
     Survey(SurveyArgs),
+    /// Run a metadata workload (mdtest-style): make, stat, read and remove items in a tree.
+    #[command(after_help = "Examples:
+  iosurvey meta --dir /scratch/m --items 10000 --tasks 4
+  iosurvey meta --dir /scratch/m --items 1000 --shared-dir --files-only --write-bytes 3901 --read-bytes 3901 --verify
+  iosurvey meta --dir /scratch/m --depth 2 --branch 5 --leaves-only --items-per-dir 100 --iterations 3
+  mpirun -np 8 iosurvey meta --dir /lustre/m --items 20000 --shift 4 --drop-caches --stonewall 60")]
+    Meta(Box<MetaArgs>),
     /// Measure the network ceiling between nodes (MPI point to point) and store it.
     #[command(after_help = "Examples:
   mpirun -np 6 --map-by node iosurvey net
@@ -189,6 +196,14 @@ struct RunArgs {
     /// Aggregate bytes, split evenly over tasks (replaces --block).
     #[arg(long, value_parser = size_arg, conflicts_with = "block")]
     total: Option<u64>,
+    #[command(flatten)]
+    team: TeamArgs,
+}
+
+/// Who runs a workload, where it is filed and what else is written: the same for `run` and
+/// `meta`.
+#[derive(Args, Clone)]
+struct TeamArgs {
     /// Tasks (threads) in each process; under MPI the team is ranks x tasks.
     #[arg(long, short = 'n', default_value_t = 1)]
     tasks: usize,
@@ -203,7 +218,85 @@ struct RunArgs {
     json: Option<PathBuf>,
 }
 
+/// The options of `iosurvey meta`, with mdtest's letter in each help line.
 #[derive(Args)]
+struct MetaArgs {
+    /// Directory under test: empty, or holding only iosurvey's files (a missing leaf is made).
+    #[arg(long, value_name = "DIR")]
+    dir: PathBuf,
+    /// Items each task makes in each item phase (mdtest -n); rounded down to a multiple of the
+    /// directories that hold items.
+    #[arg(long, short = 'I', default_value_t = 1000, conflicts_with = "items_per_dir")]
+    items: u64,
+    /// Items in each directory that holds items (mdtest -I): items per task = this x those
+    /// directories.
+    #[arg(long, value_name = "N")]
+    items_per_dir: Option<u64>,
+    /// All tasks in one shared tree; by default each task has its own (mdtest -u).
+    #[arg(long)]
+    shared_dir: bool,
+    /// Levels of directories below each tree's top (mdtest -z).
+    #[arg(long, default_value_t = 0)]
+    depth: u32,
+    /// Subdirectories of each directory above the leaves (mdtest -b).
+    #[arg(long, default_value_t = 1)]
+    branch: u32,
+    /// Items only in the leaves of the tree (mdtest -L).
+    #[arg(long)]
+    leaves_only: bool,
+    /// Files only: no directory items (mdtest -F).
+    #[arg(long, conflicts_with_all = ["dirs_only", "phases"])]
+    files_only: bool,
+    /// Directories only: no file items (mdtest -D).
+    #[arg(long, conflicts_with = "phases")]
+    dirs_only: bool,
+    /// The phases, in order, e.g. tree-create,file-create,file-stat (default: all of them:
+    /// tree-create, dir-create, dir-stat, dir-remove, file-create, file-stat, file-read,
+    /// file-remove, tree-remove).
+    #[arg(long, value_delimiter = ',', value_parser = meta_phase)]
+    phases: Vec<iosurvey::spec::Op>,
+    /// Bytes written into each file when it is made (mdtest -w).
+    #[arg(long, value_parser = size_arg, default_value = "0")]
+    write_bytes: u64,
+    /// Bytes read from each file in file-read (mdtest -e).
+    #[arg(long, value_parser = size_arg, default_value = "0")]
+    read_bytes: u64,
+    /// Check every byte read (mdtest -X).
+    #[arg(long)]
+    verify: bool,
+    /// Stat, read and remove the items of the task this many ranks on (mdtest -N): give the
+    /// tasks per node to have every task touch another node's items.
+    #[arg(long, default_value_t = 0)]
+    shift: usize,
+    /// syncfs at the end of each phase, inside its time (mdtest -y, once per phase).
+    #[arg(long)]
+    sync: bool,
+    /// Repetitions of the whole set of phases (mdtest -i).
+    #[arg(long, short = 'i', default_value_t = 1)]
+    iterations: u32,
+    /// Stop the create phases this many seconds in; every task then finishes as many items
+    /// as the most any task made (mdtest -W, with its wear-out).
+    #[arg(long = "stonewall", value_name = "SECONDS")]
+    stonewall_secs: Option<f64>,
+    /// sync and drop the page cache before each phase (root).
+    #[arg(long)]
+    drop_caches: bool,
+    /// Width of the time series' intervals, in seconds (at least 0.001).
+    #[arg(long = "interval", default_value_t = 1.0, value_name = "SECONDS")]
+    interval_secs: f64,
+    #[command(flatten)]
+    team: TeamArgs,
+}
+
+/// A metadata phase by its name.
+fn meta_phase(text: &str) -> Result<iosurvey::spec::Op, String> {
+    iosurvey::spec::meta::ALL_PHASES
+        .into_iter()
+        .find(|op| op.name() == text)
+        .ok_or_else(|| format!("'{text}' is not a metadata phase (tree-create, dir-create, dir-stat, dir-remove, file-create, file-stat, file-read, file-remove, tree-remove)"))
+}
+
+#[derive(Args, Clone)]
 struct TargetArgs {
     /// Leave the data files in place (they stay recorded as iosurvey's).
     #[arg(long)]

@@ -10,6 +10,7 @@
 pub mod backends;
 pub mod data;
 pub mod error;
+mod meta;
 pub mod offsets;
 mod phase;
 pub mod placement;
@@ -23,6 +24,7 @@ use crate::target::dir::Dir;
 use crate::team::{all_agree, Member, Team};
 use data::{fill_random, Mismatch};
 pub use error::EngineError;
+use meta::{MetaIo, MetaItems};
 use offsets::{mix, OffsetMap};
 use phase::{drop_on_each_node, Step, TaskClock};
 use serde::{Deserialize, Serialize};
@@ -148,7 +150,7 @@ pub struct Execution {
     pub phases: Vec<PhaseOutcome>,
     /// The first failure of any task.
     pub failure: Option<TaskFailure>,
-    /// Whether `--reorder` made every task read data written on another node.
+    /// Whether every task read what another node wrote (`--reorder`; for metadata, `--shift`).
     pub reorder_crosses_nodes: bool,
 }
 
@@ -277,39 +279,63 @@ impl Gate {
 
 fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
     let w = ctx.w;
-    let mut io = TaskIo::new(w);
+    // Made at the first phase that needs it: a metadata run holds no transfer buffers.
+    let mut io: Option<TaskIo> = None;
+    let mut meta_io = w.meta.as_ref().map(|meta| MetaIo::new(meta, w.verify));
     let clock = TaskClock { offset: m.clock_offset(), epoch: m.min(TaskClock::raw(m.clock_offset())) };
-    let (sources, reorder_crosses_nodes) =
+    let (sources, mut reorder_crosses_nodes) =
         if w.reorder { placement::reorder_sources(m.nodes()) } else { ((0..m.size()).collect(), false) };
+    if let Some(meta) = w.meta.as_ref().filter(|meta| meta.shift > 0) {
+        // A shifted stat or read reaches past this node's caches only if every neighbour is
+        // on another node.
+        let nodes = m.nodes();
+        reorder_crosses_nodes = (0..nodes.len()).all(|r| nodes[r] != nodes[(r + meta.shift) % nodes.len()]);
+    }
     let leads_node = placement::leads_its_node(m.nodes(), m.rank());
     let interval_ns = ((w.interval_secs * 1e9) as u64).max(MIN_INTERVAL_NS);
     let mut out = Execution { phases: Vec::new(), failure: None, reorder_crosses_nodes };
-    // After a stonewalled write, reads cover only what every task managed to write.
-    let mut written = ctx.map.per_task();
     'run: for iteration in 0..w.iterations {
+        // After a stonewalled write, reads cover only what every task managed to write; after
+        // a stonewalled create, the later phases visit what every task made.
+        let mut written = ctx.map.per_task();
+        let mut made = Made::new(w);
         for &op in &w.ops {
             let caches_dropped = ctx.drop_caches && drop_on_each_node(m, leads_node);
-            if m.local_index() == 0 {
-                *ctx.progress.phase.lock().unwrap_or_else(|p| p.into_inner()) =
-                    format!("{} {}/{}", op.name(), iteration + 1, w.iterations);
-                ctx.progress.phase_bytes.store(w.bytes_per_phase(), Relaxed);
-            }
             ctx.progress.done[m.local_index()].0.store(0, Relaxed);
-            if op == Op::Write && !w.verify {
-                // Made before the clock starts: plain writes only stamp their offset into it.
-                for (i, slot) in io.slots.iter_mut().enumerate() {
-                    fill_random(slot.as_mut_slice(), mix(w.seed ^ ctx.token, (m.rank() * 1024 + i) as u64));
-                }
-            }
-            let (source, limit) = match op {
-                Op::Read => (sources[m.rank()], written),
-                Op::Write => (m.rank(), ctx.map.per_task()),
-            };
-            let mut kind = Transfers { ctx, io: &mut io, op, source, limit };
             let step = Step { iteration, caches_dropped, interval_ns, verified: w.verify && op == Op::Read };
-            let end = phase::drive(m, &clock, &mut kind, step, &mut out);
-            if op == Op::Write && w.stonewall_secs.is_some() {
-                written = m.min(end.ops);
+            let end = match (&w.meta, meta_io.as_mut()) {
+                (Some(meta), Some(meta_io)) => {
+                    let (source, count) = made.part(meta, op, m);
+                    show_phase(ctx, m, op, iteration, count * m.size() as u64);
+                    let verified = w.verify && op == Op::FileRead;
+                    let mut kind = MetaItems { ctx, io: meta_io, op, source, count };
+                    phase::drive(m, &clock, &mut kind, Step { verified, ..step }, &mut out)
+                }
+                _ => {
+                    show_phase(ctx, m, op, iteration, w.bytes_per_phase());
+                    let io = io.get_or_insert_with(|| TaskIo::new(w));
+                    if op == Op::Write && !w.verify {
+                        // Made before the clock starts: plain writes only stamp their offset into it.
+                        for (i, slot) in io.slots.iter_mut().enumerate() {
+                            fill_random(slot.as_mut_slice(), mix(w.seed ^ ctx.token, (m.rank() * 1024 + i) as u64));
+                        }
+                    }
+                    let (source, limit) = match op {
+                        Op::Read => (sources[m.rank()], written),
+                        _ => (m.rank(), ctx.map.per_task()),
+                    };
+                    let mut kind = Transfers { ctx, io, op, source, limit };
+                    phase::drive(m, &clock, &mut kind, step, &mut out)
+                }
+            };
+            if w.stonewall_secs.is_some() {
+                match op {
+                    Op::Write => written = m.min(end.ops),
+                    // Worn out: every task made as many as the most any made.
+                    Op::FileCreate => made.files = m.max(end.ops),
+                    Op::DirCreate => made.dirs = m.max(end.ops),
+                    _ => {}
+                }
             }
             if end.failed {
                 break 'run;
@@ -317,6 +343,45 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
         }
     }
     (m.rank() == 0).then_some(out)
+}
+
+/// Tells the progress bar which phase runs and how much it moves (bytes, or items).
+fn show_phase<M: Member>(ctx: &Context, m: &M, op: Op, iteration: u32, total: u64) {
+    if m.local_index() == 0 {
+        *ctx.progress.phase.lock().unwrap_or_else(|p| p.into_inner()) =
+            format!("{} {}/{}", op.name(), iteration + 1, ctx.w.iterations);
+        ctx.progress.phase_bytes.store(total, Relaxed);
+    }
+}
+
+/// How many items of each kind every task has made in this iteration.
+struct Made {
+    files: u64,
+    dirs: u64,
+}
+
+impl Made {
+    fn new(w: &Workload) -> Self {
+        let placed = w.meta.as_ref().map_or(0, |meta| meta.tree.placed(meta.items));
+        Made { files: placed, dirs: placed }
+    }
+
+    /// Whose items this task visits in phase `op`, and how many: its own when making them,
+    /// the shifted neighbour's (mdtest -N) after; the tree of its own, or the shared tree,
+    /// which the first task makes and removes.
+    fn part<M: Member>(&self, meta: &crate::spec::Meta, op: Op, m: &M) -> (usize, u64) {
+        let neighbour = (m.rank() + meta.shift) % m.size();
+        let placed = meta.tree.placed(meta.items);
+        match op {
+            Op::TreeCreate | Op::TreeRemove if meta.shared => {
+                (0, if m.rank() == 0 { meta.tree.dirs().unwrap_or(1) } else { 0 })
+            }
+            Op::TreeCreate | Op::TreeRemove => (m.rank(), meta.tree.dirs().unwrap_or(1)),
+            Op::FileCreate | Op::DirCreate => (m.rank(), placed),
+            Op::DirStat | Op::DirRemove => (neighbour, self.dirs),
+            _ => (neighbour, self.files),
+        }
+    }
 }
 
 /// Picks this thread's part: a working task of the (sub-)team, or a waiting one.

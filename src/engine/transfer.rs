@@ -204,7 +204,7 @@ fn open(files: &DataFiles, index: usize, op: Op, w: &Workload) -> std::io::Resul
         // A writable shared mapping needs a descriptor open for reading too.
         Op::Write if backends::entry(&w.engine).caps.writes_need_read => libc::O_RDWR,
         Op::Write => libc::O_WRONLY,
-        Op::Read => libc::O_RDONLY,
+        _ => libc::O_RDONLY,
     };
     // The lead named every file in the manifest before the run; a writing task creates its
     // file (or opens it, when another task or phase made it), through the target's
@@ -214,7 +214,7 @@ fn open(files: &DataFiles, index: usize, op: Op, w: &Workload) -> std::io::Resul
     let name = &files.names[index];
     let file = match op {
         Op::Write => files.dir.create_or_open_own(name, flags)?,
-        Op::Read => files.dir.open_own(name, flags)?,
+        _ => files.dir.open_own(name, flags)?,
     };
     // Tell the page cache the access pattern, as fio does by default: deep readahead for
     // sequential reads, none for random ones. Only advice, so its failure is ignored.
@@ -367,6 +367,6 @@ impl IoSite<'_> {
 fn syscall(op: Op) -> &'static str {
     match op {
         Op::Write => "write",
-        Op::Read => "read",
+        _ => "read",
     }
 }

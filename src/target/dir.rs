@@ -73,6 +73,85 @@ pub fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// Whether `st` describes an entry iosurvey may treat as its own: a data file (below), or a
+/// directory of its user (a metadata run's root).
+pub fn own_entry(st: &libc::stat) -> Result<(), Unsafe> {
+    match st.st_mode & libc::S_IFMT {
+        libc::S_IFDIR if st.st_uid != euid() => Err(Unsafe::Owner(st.st_uid)),
+        libc::S_IFDIR => Ok(()),
+        _ => own_file(st),
+    }
+}
+
+/// How deep [`Dir::remove_own`] goes: a metadata tree's deepest level, its task directory and
+/// the root, with room; a deeper tree was not made by iosurvey, and the stack stays bounded.
+const REMOVE_DEPTH: u32 = crate::spec::meta::MAX_DEPTH + 4;
+
+/// Removes directory `name` in `parent` after everything of this user in it.
+fn remove_tree(parent: RawFd, name: &std::ffi::CStr, depth: u32) -> io::Result<()> {
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: name is NUL-terminated; O_NOFOLLOW refuses a link in the directory's place.
+    let fd = check(unsafe { libc::openat(parent, name.as_ptr(), flags) })?;
+    // SAFETY: fdopendir takes ownership of fd; on failure it is closed here.
+    let stream = unsafe { libc::fdopendir(fd) };
+    if stream.is_null() {
+        let e = io::Error::last_os_error();
+        unsafe { libc::close(fd) };
+        return Err(e);
+    }
+    let mut first_error = None;
+    // Entries removed while reading may make readdir skip others: read again until a pass
+    // removes nothing.
+    for _pass in 0..4 {
+        let mut removed = 0;
+        // SAFETY: the stream is open.
+        unsafe { libc::rewinddir(stream) };
+        loop {
+            // SAFETY: stream is open; the entry is used before the next readdir.
+            let entry = unsafe { libc::readdir(stream) };
+            if entry.is_null() {
+                break;
+            }
+            // SAFETY: d_name is NUL-terminated.
+            let child = unsafe { std::ffi::CStr::from_ptr((*entry).d_name.as_ptr()) };
+            if matches!(child.to_bytes(), b"." | b"..") {
+                continue;
+            }
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            // SAFETY: child is NUL-terminated, st sized right.
+            if unsafe { libc::fstatat(fd, child.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } != 0 {
+                continue;
+            }
+            let result = match st.st_mode & libc::S_IFMT {
+                _ if st.st_uid != euid() => Err(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!("{} is owned by another user (uid {})", child.to_string_lossy(), st.st_uid),
+                )),
+                libc::S_IFDIR if depth == 0 => Err(io::Error::other("deeper than any tree iosurvey makes")),
+                libc::S_IFDIR => remove_tree(fd, child, depth - 1),
+                // SAFETY: child is NUL-terminated; unlinkat never follows a link.
+                _ => check(unsafe { libc::unlinkat(fd, child.as_ptr(), 0) }).map(drop),
+            };
+            match result {
+                Ok(()) => removed += 1,
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        if removed == 0 {
+            break;
+        }
+    }
+    // SAFETY: closes the stream and its descriptor once.
+    unsafe { libc::closedir(stream) };
+    // SAFETY: name is NUL-terminated.
+    match check(unsafe { libc::unlinkat(parent, name.as_ptr(), libc::AT_REMOVEDIR) }) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(first_error.unwrap_or(e)),
+    }
+}
+
 /// Whether `st` describes a file iosurvey may treat as its own data file.
 pub fn own_file(st: &libc::stat) -> Result<(), Unsafe> {
     match st.st_mode & libc::S_IFMT {
@@ -193,7 +272,15 @@ impl Dir {
         let c = c_name(name)?;
         // SAFETY: c is a valid name.
         check(unsafe { libc::mkdirat(self.raw(), c.as_ptr(), 0o755) })?;
-        // SAFETY: as above; O_NOFOLLOW refuses a link swapped in since.
+        // O_NOFOLLOW refuses a link swapped in since.
+        self.open_subdir(name)
+    }
+
+    /// Opens a subdirectory, never through a link.
+    pub fn open_subdir(&self, name: impl AsRef<OsStr>) -> io::Result<Dir> {
+        let name = name.as_ref();
+        let c = c_name(name)?;
+        // SAFETY: c is a valid name.
         let fd = check(unsafe {
             libc::openat(
                 self.raw(),
@@ -203,6 +290,21 @@ impl Dir {
         })?;
         // SAFETY: fd was just opened and is owned by nobody else.
         Ok(Dir { fd: unsafe { OwnedFd::from_raw_fd(fd) }, path: self.path.join(name) })
+    }
+
+    /// Removes one of iosurvey's entries: a file, or a directory (a metadata run's root) with
+    /// everything in it that is iosurvey's, deepest first. Links are removed, never followed;
+    /// an entry of another owner is left, and so is every directory above it (the error then
+    /// says which directory is not empty).
+    pub fn remove_own(&self, name: &str) -> io::Result<()> {
+        match self.stat(name)? {
+            Some(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => {
+                let c = c_name(name.as_ref())?;
+                remove_tree(self.raw(), &c, REMOVE_DEPTH)
+            }
+            Some(_) => self.unlink(name),
+            None => Ok(()),
+        }
     }
 
     /// Removes an empty subdirectory.
@@ -267,6 +369,23 @@ impl Dir {
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    #[test]
+    fn removing_a_tree_removes_links_in_it_never_what_they_point_to() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outside = tmp.path().join("outside");
+        std::fs::create_dir_all(outside.join("deep")).unwrap();
+        std::fs::write(outside.join("deep/precious"), b"x").unwrap();
+        let root = tmp.path().join("target/iosurvey.meta");
+        std::fs::create_dir_all(root.join("u.0/t.0")).unwrap();
+        std::fs::write(root.join("u.0/t.0/f.0.1"), b"").unwrap();
+        symlink(&outside, root.join("u.0/t.1")).unwrap();
+        symlink(outside.join("deep/precious"), root.join("u.0/f.0.2")).unwrap();
+        let target = Dir::open(&tmp.path().join("target")).unwrap();
+        target.remove_own("iosurvey.meta").unwrap();
+        assert!(!root.exists());
+        assert!(outside.join("deep/precious").exists(), "what the links point to stays");
+    }
 
     #[test]
     fn plain_names_only() {

@@ -76,7 +76,7 @@ pub fn remove_all(limit: Duration) -> Vec<PathBuf> {
         for files in taken.values() {
             let mut all = true;
             for name in &files.names {
-                let gone = files.dir.unlink(name).is_ok() || files.dir.stat(name).is_ok_and(|s| s.is_none());
+                let gone = files.dir.remove_own(name).is_ok() || files.dir.stat(name).is_ok_and(|s| s.is_none());
                 all &= gone;
                 if gone {
                     let _ = tx.send(Some(files.dir.show(name)));

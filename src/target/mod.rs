@@ -15,7 +15,7 @@ pub mod manifest;
 
 use crate::spec::{Hint, Setting};
 use crate::units::{format_size, now_unix};
-use dir::{own_file, Dir, Unsafe};
+use dir::{own_entry, own_file, Dir, Unsafe};
 use manifest::{BadManifest, Holder, Manifest, State};
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Read};
@@ -292,7 +292,7 @@ impl Target {
                 self.manifest.entries.remove(&name);
                 continue;
             };
-            own_file(&st).map_err(|why| TargetError::Unsafe { path: dir.show(&name), why })?;
+            own_entry(&st).map_err(|why| TargetError::Unsafe { path: dir.show(&name), why })?;
             if state == State::Running {
                 // Without a lock that keeps every other run out, a holder that may still be
                 // alive may still be writing these: refuse rather than remove its files.
@@ -300,7 +300,7 @@ impl Target {
                 if !may_reclaim(exclusive, holder) {
                     return Err(TargetError::Busy { dir: dir.path().into(), holder: holder.cloned() });
                 }
-                dir.unlink(&name).map_err(|e| TargetError::io("remove", dir.show(&name), e))?;
+                dir.remove_own(&name).map_err(|e| TargetError::io("remove", dir.show(&name), e))?;
                 self.manifest.entries.remove(&name);
                 reclaimed.push(name);
             }
@@ -386,6 +386,20 @@ impl Target {
         self.save_manifest()?;
         self.publish();
         Ok(())
+    }
+
+    /// Names directory `name` in the manifest as this run's, then makes it (a metadata run's
+    /// root): everything the run makes lives below it, so a crash leaves one entry to reclaim.
+    pub fn claim_dir(&mut self, name: &str) -> Result<(), TargetError> {
+        self.claim(&[name.to_string()])?;
+        let path = self.dir.show(name);
+        match self.dir.stat(name).map_err(|e| TargetError::io("stat", &path, e))? {
+            None => self.dir.mkdir(name.as_ref()).map(drop).map_err(|e| TargetError::io("mkdir", &path, e)),
+            Some(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => {
+                own_entry(&st).map_err(|why| TargetError::Unsafe { path, why })
+            }
+            Some(_) => Err(TargetError::Foreign(path)),
+        }
     }
 
     /// Removes one file this run created, before the end of the run.
@@ -501,7 +515,7 @@ impl Target {
                 left.kept += 1;
                 continue;
             }
-            match dir.unlink(&name) {
+            match dir.remove_own(&name) {
                 Ok(()) => drop(self.manifest.entries.remove(&name)),
                 Err(e) if e.raw_os_error() == Some(libc::ENOENT) => drop(self.manifest.entries.remove(&name)),
                 Err(e) => left.problems.push(format!("{}: {e}", dir.show(&name).display())),

@@ -73,8 +73,18 @@ impl Bed {
 
     /// Runs `iosurvey run --dir <dir> --db <db> -q` with more arguments, split at blanks.
     pub fn run(&self, args: &str) -> Out {
+        self.command("run", args)
+    }
+
+    /// Runs `iosurvey meta --dir <dir> --db <db> -q` with more arguments, split at blanks.
+    pub fn meta(&self, args: &str) -> Out {
+        self.command("meta", args)
+    }
+
+    /// Runs `iosurvey COMMAND --dir <dir> --db <db> -q` with more arguments, split at blanks.
+    pub fn command(&self, command: &str, args: &str) -> Out {
         let dir = self.dir.display().to_string();
-        let mut all = vec!["run", "--dir", dir.as_str(), "--db", self.db.as_str(), "-q"];
+        let mut all = vec![command, "--dir", dir.as_str(), "--db", self.db.as_str(), "-q"];
         all.extend(args.split_whitespace());
         let launcher: Vec<&str> = self.launcher.iter().map(String::as_str).collect();
         launch(&launcher, &all)
@@ -107,6 +117,11 @@ impl Bed {
     /// Starts `iosurvey run` on the bed (through its launcher, if any) without waiting,
     /// stderr captured.
     pub fn spawn(&self, args: &str) -> Child {
+        self.spawn_command("run", args)
+    }
+
+    /// As `spawn`, for any command that takes `--dir`.
+    pub fn spawn_command(&self, command: &str, args: &str) -> Child {
         let bin = env!("CARGO_BIN_EXE_iosurvey");
         let mut cmd = match self.launcher.split_first() {
             Some((first, rest)) => {
@@ -116,7 +131,7 @@ impl Bed {
             }
             None => Command::new(bin),
         };
-        cmd.args(["run", "--dir"])
+        cmd.args([command, "--dir"])
             .arg(&self.dir)
             .args(["--db", &self.db, "-q"])
             .args(args.split_whitespace())

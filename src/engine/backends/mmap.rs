@@ -57,7 +57,7 @@ impl Backend for Mmap {
         }
         let prot = match op {
             Op::Write => libc::PROT_READ | libc::PROT_WRITE,
-            Op::Read => libc::PROT_READ,
+            _ => libc::PROT_READ,
         };
         // SAFETY: a fresh shared mapping of an open file; checked for MAP_FAILED.
         let map =
@@ -79,7 +79,7 @@ impl Backend for Mmap {
         unsafe {
             match self.op {
                 Op::Write => std::ptr::copy_nonoverlapping(buf.ptr, self.map.add(at), buf.len),
-                Op::Read => std::ptr::copy_nonoverlapping(self.map.add(at), buf.ptr, buf.len),
+                _ => std::ptr::copy_nonoverlapping(self.map.add(at), buf.ptr, buf.len),
             }
         }
         let result = if guard::faulted() { Err(io::Error::from_raw_os_error(libc::EIO)) } else { Ok(buf.len) };

@@ -223,7 +223,7 @@ fn transfer_all(fd: i32, op: Op, buf: BufRef, offset: u64) -> io::Result<usize> 
             let at = (offset + done as u64) as libc::off_t;
             match op {
                 Op::Write => libc::pwrite(fd, p as *const libc::c_void, left, at),
-                Op::Read => libc::pread(fd, p as *mut libc::c_void, left, at),
+                _ => libc::pread(fd, p as *mut libc::c_void, left, at),
             }
         };
         match n {

@@ -66,9 +66,7 @@ impl Backend for Uring {
             Op::Write => {
                 opcode::WriteFixed::new(types::Fixed(0), b.ptr, b.len as u32, slot as u16).offset(offset).build()
             }
-            Op::Read => {
-                opcode::ReadFixed::new(types::Fixed(0), b.ptr, b.len as u32, slot as u16).offset(offset).build()
-            }
+            _ => opcode::ReadFixed::new(types::Fixed(0), b.ptr, b.len as u32, slot as u16).offset(offset).build(),
         };
         let entry = entry.user_data(slot as u64);
         // SAFETY: the entry points at a registered buffer the caller keeps untouched until

@@ -1,0 +1,72 @@
+//! A metadata run's tables: each phase's rate over the whole team with its slowest and
+//! fastest task, and mdtest's summary over iterations.
+
+use super::{Cell, Table};
+use crate::measure::TaskTiming;
+use crate::record::RunRecord;
+use crate::units::secs;
+
+/// A task's own rate: its items over its own start to end.
+pub(super) fn task_rate(t: &TaskTiming) -> Option<f64> {
+    let ns = t.close_end.saturating_sub(t.open_start);
+    (ns > 0).then(|| t.ops as f64 / (ns as f64 / 1e9))
+}
+
+/// The phases table and the summary over iterations.
+pub(super) fn phases(r: &RunRecord) -> Vec<Table> {
+    let mut phases = Table::new(
+        "phases (items/s = all tasks' items over the earliest start to the latest end)",
+        &["phase", "iter", "items", "items/s", "task min", "task max", "time s", "notes"],
+    );
+    for p in &r.phases {
+        let f = &p.figures;
+        let rates: Vec<f64> = p.tasks.iter().filter(|t| t.ops > 0).filter_map(task_rate).collect();
+        let mut notes = Vec::new();
+        if let Some(c) = &p.possibly_cached {
+            notes.push(format!("possibly cached: {c}"));
+        }
+        if let Some(v) = &p.verify {
+            notes.push(match v.bad {
+                0 => format!("verified {} files", v.checked),
+                bad => format!("{bad} of {} files BAD", v.checked),
+            });
+        }
+        phases.rows.push(vec![
+            Cell::text(p.op.name()),
+            Cell::Int(p.iteration as u64 + 1),
+            Cell::Int(f.ops),
+            Cell::num(f.iops, 0),
+            Cell::num(rates.iter().copied().reduce(f64::min), 0),
+            Cell::num(rates.iter().copied().reduce(f64::max), 0),
+            Cell::num(Some(secs(f.window_ns)), 3),
+            Cell::text(notes.join("; ")),
+        ]);
+    }
+    let mut summary = Table::new(
+        format!("summary over {} iteration(s), items/s", r.workload.iterations),
+        &["phase", "max", "min", "mean", "stddev"],
+    );
+    for s in r.summaries() {
+        let Some(sp) = s.iops else { continue };
+        summary.rows.push(vec![
+            Cell::text(s.op.name()),
+            Cell::num(Some(sp.max), 0),
+            Cell::num(Some(sp.min), 0),
+            Cell::num(Some(sp.mean), 0),
+            Cell::num(sp.stddev.or(Some(0.0)), 0),
+        ]);
+    }
+    vec![phases, summary]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_rate_is_its_items_over_its_own_time() {
+        let t = TaskTiming { ops: 500, open_start: 1_000_000_000, close_end: 1_250_000_000, ..TaskTiming::default() };
+        assert_eq!(task_rate(&t), Some(2000.0));
+        assert_eq!(task_rate(&TaskTiming { ops: 5, ..TaskTiming::default() }), None, "no time, no rate");
+    }
+}

@@ -1,0 +1,447 @@
+//! The metadata phase kind (the mdtest class): a task makes, stats, reads or removes its items
+//! (or another task's, with a shift), or the directories of its tree, one system call per
+//! step, each stamped on the team's clock. Everything lives below the run's root directory,
+//! which the lead made and named in the manifest; every call is relative to an open
+//! directory's descriptor with a name written into a reused buffer, and no link is followed
+//! on the way down, so the hot path allocates nothing and never leaves the target.
+
+use super::data::{fill_random, Fault, Mismatch};
+use super::offsets::mix;
+use super::phase::{PhaseKind, PhaseTrace, TaskClock, TaskPart};
+use super::tree::{write_component, write_item_name, write_path, write_tree_name, ItemKind};
+use super::{Context, EngineError, TaskFailure, VerifyTally, INTERRUPTED};
+use crate::measure::{TaskTiming, CHECKPOINTS};
+use crate::spec::{Meta, Op};
+use crate::team::Member;
+use std::ffi::CStr;
+use std::io;
+use std::os::unix::io::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// One task's buffers for metadata phases, made once and reused by every phase.
+pub(super) struct MetaIo {
+    name: Vec<u8>,
+    path: Vec<u8>,
+    data: Vec<u8>,
+    scratch: Vec<u8>,
+}
+
+impl MetaIo {
+    pub(super) fn new(meta: &Meta, verify: bool) -> Self {
+        let bytes = meta.write_bytes.max(meta.read_bytes) as usize;
+        MetaIo {
+            name: Vec::with_capacity(64),
+            path: Vec::with_capacity(16 * (meta.tree.depth as usize + 2)),
+            data: vec![0; bytes],
+            scratch: vec![0; if verify { bytes } else { 0 }],
+        }
+    }
+}
+
+/// One task's part of one metadata phase: `count` items (or tree directories) of task
+/// `source`.
+pub(super) struct MetaItems<'a> {
+    pub ctx: &'a Context<'a>,
+    pub io: &'a mut MetaIo,
+    pub op: Op,
+    /// Whose items (or tree): this task's, or another's under a shift.
+    pub source: usize,
+    /// Items to visit; a stonewalled create may stop short, then wears out to the team's most.
+    pub count: u64,
+}
+
+/// The open directory the last item was in, so that a task walks down its tree only when the
+/// directory changes (items are placed in blocks, one directory after the other).
+struct Cursor {
+    at: Option<u64>,
+    fd: Option<OwnedFd>,
+}
+
+impl PhaseKind for MetaItems<'_> {
+    fn op(&self) -> Op {
+        self.op
+    }
+
+    fn item_bytes(&self) -> u64 {
+        match self.op {
+            Op::FileCreate => self.meta().write_bytes,
+            Op::FileRead => self.meta().read_bytes,
+            _ => 0,
+        }
+    }
+
+    fn run<M: Member>(&mut self, m: &M, clock: &TaskClock, trace: &mut PhaseTrace) -> TaskPart {
+        let w = self.ctx.w;
+        let mut t = TaskTiming { task: m.rank() as u32, node: m.node(), ..TaskTiming::default() };
+        let mut tally = VerifyTally::default();
+        t.open_start = clock.now();
+        let root = self.ctx.files.dir.open_subdir(&self.meta().root);
+        t.xfer_start = clock.now();
+        trace.progression.push((t.xfer_start, 0));
+        let (mut done, mut error) = (0, None);
+        match &root {
+            Ok(root) => {
+                let deadline = w.stonewall_secs.filter(|_| self.creates()).map(|s| t.xfer_start + (s * 1e9) as u64);
+                let count = self.count;
+                let mut walk = Walk { kind: self, root: root.raw(), clock, trace, tally: &mut tally, m };
+                match walk.items(0..count, deadline) {
+                    Ok(n) => done = n,
+                    Err((n, e)) => (done, error) = (n, Some(e)),
+                }
+                if w.stonewall_secs.is_some() && self.creates() {
+                    // Every task takes part, failed or not, so nobody waits for ever.
+                    let goal = m.max(done);
+                    if error.is_none() {
+                        let mut walk = Walk { kind: self, root: root.raw(), clock, trace, tally: &mut tally, m };
+                        match walk.items(done..goal, None) {
+                            Ok(n) => done = n,
+                            Err((n, e)) => (done, error) = (n, Some(e)),
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                let path = self.ctx.files.dir.show(&self.meta().root);
+                error = Some(EngineError::io("open", &path, None, clone_error(e)));
+            }
+        }
+        t.xfer_end = clock.now();
+        trace.progression.push((t.xfer_end, done));
+        if let (Ok(root), None, true) = (&root, &error, self.meta().sync) {
+            // SAFETY: syncfs on an open descriptor.
+            if unsafe { libc::syncfs(root.raw()) } != 0 {
+                error = Some(EngineError::io("syncfs", root.path(), None, io::Error::last_os_error()));
+            }
+        }
+        t.sync_end = clock.now();
+        drop(root);
+        t.close_end = clock.now();
+        t.ops = done;
+        t.bytes = done * self.item_bytes();
+        let failure = error.map(|e| {
+            m.raise_abort();
+            TaskFailure {
+                task: m.rank(),
+                node: m.node(),
+                message: e.to_string(),
+                hint: e.hint(),
+                interrupted: matches!(e, EngineError::Interrupted),
+            }
+        });
+        TaskPart { timing: t, verify: tally, failure }
+    }
+}
+
+impl MetaItems<'_> {
+    fn meta(&self) -> &Meta {
+        self.ctx.w.meta.as_ref().expect("a metadata phase runs a metadata workload")
+    }
+
+    /// Whether the phase makes items (what a stonewall stops).
+    fn creates(&self) -> bool {
+        matches!(self.op, Op::FileCreate | Op::DirCreate)
+    }
+}
+
+/// A task's way through its items in one phase.
+struct Walk<'a, 'k, 'c, M: Member> {
+    kind: &'a mut MetaItems<'k>,
+    root: RawFd,
+    clock: &'a TaskClock,
+    trace: &'a mut PhaseTrace,
+    tally: &'a mut VerifyTally,
+    m: &'c M,
+}
+
+/// Items done, and the error that stopped the walk.
+type Stopped = (u64, EngineError);
+
+impl<M: Member> Walk<'_, '_, '_, M> {
+    /// Visits items (or tree directories) `range` in order until done, an error, the abort
+    /// flag or the deadline; returns how many are done, counted from 0.
+    fn items(&mut self, range: std::ops::Range<u64>, deadline: Option<u64>) -> Result<u64, Stopped> {
+        let kind = &mut *self.kind;
+        let ctx = kind.ctx;
+        let meta = ctx.w.meta.as_ref().expect("a metadata workload");
+        let tree = meta.tree;
+        let (op, source) = (kind.op, kind.source as u64);
+        let abort = self.m.abort_flag();
+        let counter = &ctx.progress.done[self.m.local_index()].0;
+        let step = (kind.count / CHECKPOINTS).max(1);
+        let dirs = tree.dirs().unwrap_or(1);
+        let mut cursor = Cursor { at: None, fd: None };
+        let fill = op == Op::FileCreate && !ctx.w.verify && meta.write_bytes > 0;
+        if fill {
+            // Made before the clock starts: files that are not checked share one content.
+            fill_random(&mut kind.io.data, mix(ctx.w.seed ^ ctx.token, source));
+        }
+        let mut done = range.start;
+        for i in range {
+            if abort.load(Relaxed) {
+                break;
+            }
+            if INTERRUPTED.load(Relaxed) {
+                return Err((done, EngineError::Interrupted));
+            }
+            let t0 = self.clock.now();
+            let result = match op {
+                Op::TreeCreate | Op::TreeRemove => {
+                    // Parents before children when making, children before parents when removing.
+                    let d = if op == Op::TreeCreate { i } else { dirs - 1 - i };
+                    self.tree_dir(&mut cursor, op, d)
+                }
+                _ => self.item(&mut cursor, i),
+            };
+            if let Err(e) = result {
+                return Err((done, e));
+            }
+            let t1 = self.clock.now();
+            self.trace.histogram.record(t1.saturating_sub(t0));
+            self.trace.series.add(t1, self.kind.item_bytes());
+            done += 1;
+            counter.store(done, Relaxed);
+            if done % step == 0 {
+                self.trace.progression.push((t1, done));
+            }
+            if deadline.is_some_and(|d| t1 >= d) {
+                break;
+            }
+        }
+        Ok(done)
+    }
+
+    /// Makes or removes tree directory `d` of this task's tree (or the shared one).
+    fn tree_dir(&mut self, cursor: &mut Cursor, op: Op, d: u64) -> Result<(), EngineError> {
+        let meta = self.kind.ctx.w.meta.as_ref().expect("a metadata workload");
+        let tree = meta.tree;
+        let parent = match tree.parent(d) {
+            None => self.root,
+            Some(p) => self.enter(cursor, p)?,
+        };
+        let io = &mut *self.kind.io;
+        io.name.clear();
+        match d {
+            0 => write_tree_name(meta.shared, self.kind.source as u64, &mut io.name),
+            _ => write_component((d - 1) % u64::from(tree.branch.max(1)), &mut io.name),
+        }
+        io.name.push(0);
+        let name = CStr::from_bytes_with_nul(&io.name).expect("one NUL, at the end");
+        // SAFETY: name is NUL-terminated; parent is an open directory.
+        let rc = unsafe {
+            match op {
+                Op::TreeCreate => libc::mkdirat(parent, name.as_ptr(), 0o755),
+                _ => libc::unlinkat(parent, name.as_ptr(), libc::AT_REMOVEDIR),
+            }
+        };
+        if rc != 0 {
+            let call = if op == Op::TreeCreate { "mkdir" } else { "rmdir" };
+            return Err(self.failed(call, Some(d), io::Error::last_os_error()));
+        }
+        Ok(())
+    }
+
+    /// Does the phase's step on item `i` of the source task.
+    fn item(&mut self, cursor: &mut Cursor, i: u64) -> Result<(), EngineError> {
+        let ctx = self.kind.ctx;
+        let meta = ctx.w.meta.as_ref().expect("a metadata workload");
+        let (op, source) = (self.kind.op, self.kind.source as u64);
+        let d = meta.tree.dir_of(i, meta.items);
+        let dir = self.enter(cursor, d)?;
+        let io = &mut *self.kind.io;
+        io.name.clear();
+        let kind =
+            if matches!(op, Op::DirCreate | Op::DirStat | Op::DirRemove) { ItemKind::Dir } else { ItemKind::File };
+        write_item_name(kind, source, i, &mut io.name);
+        io.name.push(0);
+        let name = CStr::from_bytes_with_nul(&io.name).expect("one NUL, at the end");
+        let failed = |call: &'static str, e: io::Error, this: &Self| this.failed(call, Some(d), e);
+        // SAFETY (each call below): name is NUL-terminated, dir an open directory, the stat
+        // buffer sized right, data a buffer of at least the bytes asked for.
+        match op {
+            Op::DirCreate => {
+                if unsafe { libc::mkdirat(dir, name.as_ptr(), 0o755) } != 0 {
+                    return Err(failed("mkdir", io::Error::last_os_error(), self));
+                }
+            }
+            Op::DirStat | Op::FileStat => {
+                let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                if unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } != 0 {
+                    return Err(failed("stat", io::Error::last_os_error(), self));
+                }
+            }
+            Op::DirRemove => {
+                if unsafe { libc::unlinkat(dir, name.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
+                    return Err(failed("rmdir", io::Error::last_os_error(), self));
+                }
+            }
+            Op::FileRemove => {
+                if unsafe { libc::unlinkat(dir, name.as_ptr(), 0) } != 0 {
+                    return Err(failed("unlink", io::Error::last_os_error(), self));
+                }
+            }
+            Op::FileCreate => {
+                let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+                let fd = unsafe { libc::openat(dir, name.as_ptr(), flags, 0o644 as libc::c_uint) };
+                if fd < 0 {
+                    return Err(failed("create", io::Error::last_os_error(), self));
+                }
+                // SAFETY: fd was just opened and is owned by nobody else.
+                let file = unsafe { OwnedFd::from_raw_fd(fd) };
+                let len = meta.write_bytes as usize;
+                if ctx.w.verify {
+                    fill_random(&mut io.data[..len], mix(ctx.token ^ source, i));
+                }
+                let written = write_all(file.as_raw_fd(), &io.data[..len]);
+                let closed = close(file);
+                if let Err(e) = written.and(closed) {
+                    return Err(failed("write", e, self));
+                }
+            }
+            Op::FileRead => {
+                let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
+                let fd = unsafe { libc::openat(dir, name.as_ptr(), flags) };
+                if fd < 0 {
+                    return Err(failed("open", io::Error::last_os_error(), self));
+                }
+                // SAFETY: fd was just opened and is owned by nobody else.
+                let file = unsafe { OwnedFd::from_raw_fd(fd) };
+                let len = meta.read_bytes as usize;
+                let got = read_full(file.as_raw_fd(), &mut io.data[..len]);
+                let closed = close(file);
+                let got = match got.and_then(|n| closed.map(|()| n)) {
+                    Ok(n) => n,
+                    Err(e) => return Err(failed("read", e, self)),
+                };
+                if ctx.w.verify {
+                    self.tally.checked += 1;
+                    // The expected bytes are made at the written length: the tail of a stream
+                    // depends on it.
+                    fill_random(&mut io.scratch[..meta.write_bytes as usize], mix(ctx.token ^ source, i));
+                    let expected = &io.scratch[..len];
+                    let bad = (0..len).find(|&k| k >= got || io.data[k] != expected[k]);
+                    if let Some(k) = bad {
+                        let fault = if k >= got { Fault::Missing } else { Fault::Corrupt };
+                        let found = if k >= got { 0 } else { io.data[k] };
+                        let mismatch = Mismatch { fault, offset: k as u64, expected: expected[k], found };
+                        let path = self.show(Some(d));
+                        self.tally.bad(&path, mismatch);
+                    }
+                } else if got < len {
+                    let e = io::Error::new(io::ErrorKind::UnexpectedEof, format!("got {got} of {len} bytes"));
+                    return Err(failed("read", e, self));
+                }
+            }
+            Op::Write | Op::Read | Op::TreeCreate | Op::TreeRemove => unreachable!("not an item phase"),
+        }
+        Ok(())
+    }
+
+    /// The open descriptor of tree directory `d`, walking down from the root, one component
+    /// at a time without following links, when it is not the directory the cursor holds.
+    fn enter(&mut self, cursor: &mut Cursor, d: u64) -> Result<RawFd, EngineError> {
+        if let (Some(at), Some(fd)) = (cursor.at, &cursor.fd) {
+            if at == d {
+                return Ok(fd.as_raw_fd());
+            }
+        }
+        cursor.fd = None;
+        let meta = self.kind.ctx.w.meta.as_ref().expect("a metadata workload");
+        let path = &mut self.kind.io.path;
+        path.clear();
+        write_tree_name(meta.shared, self.kind.source as u64, path);
+        if d > 0 {
+            path.push(b'/');
+            write_path(&meta.tree, d, path);
+        }
+        path.push(0);
+        let mut fd: Option<OwnedFd> = None;
+        for component in path[..path.len() - 1].split(|&c| c == b'/') {
+            let mut buf = [0u8; 32];
+            buf[..component.len()].copy_from_slice(component);
+            let name = CStr::from_bytes_until_nul(&buf).expect("a NUL after the component");
+            let from = fd.as_ref().map_or(self.root, AsRawFd::as_raw_fd);
+            let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+            // SAFETY: name is NUL-terminated, from an open directory.
+            let next = unsafe { libc::openat(from, name.as_ptr(), flags) };
+            if next < 0 {
+                return Err(self.failed("open", Some(d), io::Error::last_os_error()));
+            }
+            // SAFETY: next was just opened and is owned by nobody else.
+            fd = Some(unsafe { OwnedFd::from_raw_fd(next) });
+        }
+        let raw = fd.as_ref().map(AsRawFd::as_raw_fd).expect("a tree has at least its own directory");
+        *cursor = Cursor { at: Some(d), fd };
+        Ok(raw)
+    }
+
+    /// The path of the current name in directory `d` (for messages only).
+    fn show(&self, d: Option<u64>) -> PathBuf {
+        let meta = self.kind.ctx.w.meta.as_ref().expect("a metadata workload");
+        let mut p = Vec::new();
+        write_tree_name(meta.shared, self.kind.source as u64, &mut p);
+        if let Some(d) = d.filter(|&d| d > 0) {
+            p.push(b'/');
+            write_path(&meta.tree, d, &mut p);
+        }
+        let name = self.kind.io.name.strip_suffix(&[0]).unwrap_or(&self.kind.io.name);
+        let mut path = self.kind.ctx.files.dir.show(&meta.root).join(String::from_utf8_lossy(&p).as_ref());
+        if !name.is_empty() {
+            path.push(String::from_utf8_lossy(name).as_ref());
+        }
+        path
+    }
+
+    fn failed(&self, call: &'static str, d: Option<u64>, e: io::Error) -> EngineError {
+        EngineError::io(call, &self.show(d), None, e)
+    }
+}
+
+/// Writes all of `data`, retrying short writes.
+fn write_all(fd: RawFd, mut data: &[u8]) -> io::Result<()> {
+    while !data.is_empty() {
+        // SAFETY: data is a valid buffer of its length.
+        let n = unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) };
+        match n {
+            n if n > 0 => data = &data[n as usize..],
+            0 => return Err(io::Error::new(io::ErrorKind::WriteZero, "the file took no more bytes")),
+            _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
+            _ => return Err(io::Error::last_os_error()),
+        }
+    }
+    Ok(())
+}
+
+/// Reads until `buf` is full or the file ends; returns the bytes read.
+fn read_full(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        // SAFETY: the rest of buf is a valid buffer of its length.
+        let n = unsafe { libc::read(fd, buf[got..].as_mut_ptr().cast(), buf.len() - got) };
+        match n {
+            n if n > 0 => got += n as usize,
+            0 => break,
+            _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
+            _ => return Err(io::Error::last_os_error()),
+        }
+    }
+    Ok(got)
+}
+
+/// Closes `fd`, reporting the error network file systems give there.
+fn close(fd: OwnedFd) -> io::Result<()> {
+    use std::os::unix::io::IntoRawFd;
+    // SAFETY: into_raw_fd gives up ownership, so the descriptor is closed exactly once.
+    match unsafe { libc::close(fd.into_raw_fd()) } {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
+/// A copy of an error (the root's open error is reported by every task that needs it).
+fn clone_error(e: &io::Error) -> io::Error {
+    match e.raw_os_error() {
+        Some(code) => io::Error::from_raw_os_error(code),
+        None => io::Error::new(e.kind(), e.to_string()),
+    }
+}
