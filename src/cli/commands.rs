@@ -47,6 +47,7 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
     match &cli.command {
         Command::Run(args) => run(cli, args, team),
         Command::Meta(args) => run(cli, &meta_run(args)?, team),
+        Command::Io500(args) => super::io500::io500(cli, args, team),
         Command::Survey(args) => survey(cli, args, team),
         Command::Ls { json, label, format } => lead_prints(team, || {
             let mut rows = Store::open_existing(&cli.db)?.list()?;
@@ -205,7 +206,7 @@ fn compare(db: &Path, names: &[String], format: Format) -> Result<String, Failur
 
 /// Runs `f` on the lead process only; its success or exit code reaches every process, so
 /// that all of them stop together when the lead refuses.
-fn on_lead<T: Team, X>(team: &T, f: impl FnOnce() -> Result<X, Failure>) -> Result<Option<X>, Failure> {
+pub(super) fn on_lead<T: Team, X>(team: &T, f: impl FnOnce() -> Result<X, Failure>) -> Result<Option<X>, Failure> {
     let result = (team.process() == 0).then(f);
     let code = share_value(team, result.as_ref().map(|r| r.as_ref().err().map_or(&0, |f| &f.code)));
     match result {
@@ -228,13 +229,13 @@ fn to_json<T: serde::Serialize>(v: &T) -> Result<String, Failure> {
 
 /// The command line as typed; an argument that is not UTF-8 is kept with replacement
 /// characters (the record says so).
-fn command_line() -> String {
+pub(super) fn command_line() -> String {
     std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ")
 }
 
 /// The target directory on every process: the lead's (locked, checked), and on the others
 /// the same directory opened by the path the lead resolved.
-fn target_everywhere<T: Team>(team: &T, lead: Option<&Target>) -> Result<Arc<Dir>, Failure> {
+pub(super) fn target_everywhere<T: Team>(team: &T, lead: Option<&Target>) -> Result<Arc<Dir>, Failure> {
     let path = team.share(lead.map(|t| t.dir().path().as_os_str().as_bytes().to_vec()).unwrap_or_default());
     let path = PathBuf::from(OsString::from_vec(path));
     let dir = match lead {
@@ -259,7 +260,7 @@ fn say_notes(target: &mut Target) {
     }
 }
 
-fn watcher(cli: &Cli) -> Option<&'static Watch> {
+pub(super) fn watcher(cli: &Cli) -> Option<&'static Watch> {
     (!cli.quiet && std::io::stderr().is_terminal()).then_some(&progress::watch as &Watch)
 }
 
@@ -348,7 +349,7 @@ fn write_json(path: &Path, records: &[RunRecord], sweep: bool) -> Result<(), Fai
         .map_err(|e| Failure::new(format!("cannot write {}: {e}", path.display()), "pick a writable --json path", 1))
 }
 
-fn warn_leftovers(target: Target) {
+pub(super) fn warn_leftovers(target: Target) {
     for l in target.cleanup().problems {
         say!("iosurvey: warning: could not remove {l}");
     }
@@ -427,7 +428,7 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
 
 /// Runs workloads one after the other until one fails or a signal arrives. Returns the
 /// records (the failed one included) and the failure.
-fn run_in_turn<'w, T: Team>(
+pub(super) fn run_in_turn<'w, T: Team>(
     runner: &mut Runner<T>,
     runs: impl Iterator<Item = (&'w Workload, Filing<'w>)>,
     mut before: impl FnMut(&Workload, &Filing),
@@ -452,6 +453,30 @@ fn run_in_turn<'w, T: Team>(
     (records, None)
 }
 
+/// On the lead: the store, a fresh directory `iosurvey-KIND-PID` in `parent` (the current
+/// directory by default) as the target, removed afterwards, and a survey to file the runs in.
+pub(super) fn fresh_target(
+    cli: &Cli,
+    parent: Option<&Path>,
+    kind: &str,
+    options: iosurvey::target::Options,
+) -> Result<(Store, Target, i64), Failure> {
+    let parent = match parent {
+        Some(d) => d.to_path_buf(),
+        None => std::env::current_dir().map_err(|e| {
+            Failure::new(format!("cannot read the current directory: {e}"), "cd to a directory that exists", 2)
+        })?,
+    };
+    let store = Store::open(&cli.db)?;
+    let parent = Dir::open(&parent)
+        .map_err(|e| Failure::new(format!("cannot open {}: {e}", parent.display()), "give an existing directory", 2))?;
+    let name = format!("iosurvey-{kind}-{}", std::process::id());
+    let mut target = Target::create(parent, name.as_ref(), options).map_err(RunError::from)?;
+    say_notes(&mut target);
+    let survey_id = store.begin_survey(now_unix(), &target.dir().path().to_string_lossy(), &command_line())?;
+    Ok((store, target, survey_id))
+}
+
 /// What the lead decides before a survey and every process needs.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct SurveyPlan {
@@ -469,20 +494,7 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
         }
     });
     let mut state = on_lead(team, || {
-        let parent = match &a.dir {
-            Some(d) => d.clone(),
-            None => std::env::current_dir().map_err(|e| {
-                Failure::new(format!("cannot read the current directory: {e}"), "cd to a directory that exists", 2)
-            })?,
-        };
-        let store = Store::open(&cli.db)?;
-        let parent = Dir::open(&parent).map_err(|e| {
-            Failure::new(format!("cannot open {}: {e}", parent.display()), "give an existing directory", 2)
-        })?;
-        let name = format!("iosurvey-survey-{}", std::process::id());
-        let mut target = Target::create(parent, name.as_ref(), a.target.options()).map_err(RunError::from)?;
-        say_notes(&mut target);
-        let survey_id = store.begin_survey(now_unix(), &target.dir().path().to_string_lossy(), &command_line())?;
+        let (store, mut target, survey_id) = fresh_target(cli, a.dir.as_deref(), "survey", a.target.options())?;
         let plan = SurveyPlan {
             direct: target.direct_alignment(&[]).is_ok_and(|align| 4096 % align == 0),
             drop_caches: cache::can_drop(),

@@ -23,6 +23,7 @@ macro_rules! say_error {
 
 mod commands;
 mod hints;
+mod io500;
 mod progress;
 
 use clap::{Args, Parser, Subcommand};
@@ -79,6 +80,12 @@ enum Command {
   iosurvey meta --dir /scratch/m --depth 2 --branch 5 --leaves-only --items-per-dir 100 --iterations 3
   mpirun -np 8 iosurvey meta --dir /lustre/m --items 20000 --shift 4 --drop-caches --stonewall 60")]
     Meta(Box<MetaArgs>),
+    /// Run the IO500 standard list (ior-easy, mdtest-easy, ior-hard, mdtest-hard, find) in a
+    /// fresh directory and print its [RESULT] lines and score.
+    #[command(after_help = "Examples:
+  iosurvey io500 --dir /scratch --quick          about 30 s; not valid for submission
+  mpirun -np 16 iosurvey io500 --dir /lustre/io500")]
+    Io500(Io500Args),
     /// Measure the network ceiling between nodes (MPI point to point) and store it.
     #[command(after_help = "Examples:
   mpirun -np 6 --map-by node iosurvey net
@@ -286,6 +293,24 @@ struct MetaArgs {
     interval_secs: f64,
     #[command(flatten)]
     team: TeamArgs,
+}
+
+#[derive(Args)]
+struct Io500Args {
+    /// Where to make the run's fresh directory (removed afterwards).
+    #[arg(long, value_name = "DIR")]
+    dir: PathBuf,
+    /// Small sizes and a 2 s stonewall: done within a minute, not valid for submission.
+    #[arg(long)]
+    quick: bool,
+    /// Seconds each write phase runs before the stonewall (default 300; 2 with --quick).
+    #[arg(long = "stonewall", value_name = "SECONDS")]
+    stonewall_secs: Option<f64>,
+    /// Tasks (threads) in each process; under MPI the team is ranks x tasks.
+    #[arg(long, short = 'n', default_value_t = 1)]
+    tasks: usize,
+    #[command(flatten)]
+    target: TargetArgs,
 }
 
 /// A metadata phase by its name.
