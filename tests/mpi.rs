@@ -292,3 +292,38 @@ fn every_rank_is_a_client_of_one_server_at_once() {
     let _ = server.wait();
     assert_eq!(sessions.len(), 8, "{sessions:?}");
 }
+
+#[test]
+fn meta_counts_every_ranks_items_and_a_shift_reads_another_ranks_files() {
+    let Some(bed) = mpi_bed() else { return };
+    let out = bed.meta("--items 100 --tasks 1 --files-only --shift 1 --write-bytes 64 --read-bytes 64 --verify");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = bed.last_run();
+    let phases = run["phases"].as_array().unwrap();
+    let ops: Vec<(&str, u64)> =
+        phases.iter().map(|p| (p["op"].as_str().unwrap(), p["figures"]["ops"].as_u64().unwrap())).collect();
+    assert_eq!(
+        ops,
+        [
+            ("tree-create", 4),
+            ("file-create", 400),
+            ("file-stat", 400),
+            ("file-read", 400),
+            ("file-remove", 400),
+            ("tree-remove", 4)
+        ]
+    );
+    for p in phases {
+        assert_eq!(p["tasks"].as_array().unwrap().len(), 4, "every rank's timing");
+        assert_eq!(p["latency"]["count"], p["figures"]["ops"], "latencies merged over ranks");
+    }
+    assert_eq!(phases[3]["verify"]["checked"], 400);
+    assert_eq!(phases[3]["verify"]["bad"], 0, "each rank read what its neighbour wrote");
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+    // A shared directory under MPI: the first rank makes it, every rank fills it.
+    let out = bed.meta("--items 50 --tasks 2 --shared-dir --phases tree-create,file-create,file-stat --shift 2");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = bed.last_run();
+    assert_eq!(run["phases"][1]["figures"]["ops"], 400, "4 ranks x 2 threads x 50");
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+}

@@ -86,6 +86,24 @@ fn three_nodes_on_glusterfs_write_read_verify_reorder_and_measure_the_network() 
         eprintln!("glusterfs {} node(s): write {:.1} MiB/s, read {:.1} MiB/s", i + 1, mib(0), mib(1));
     }
 
+    // Metadata over the volume: 2 ranks per node, each stats and reads what the ranks of the
+    // next node made (a shift of the tasks per node).
+    bed.launcher[3] = "2".into();
+    bed.dir = shared_dir("meta").into();
+    let out = bed.meta("--items 60 --tasks 1 --files-only --shift 2 --write-bytes 100 --read-bytes 100 --verify");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = bed.last_run();
+    assert_eq!(run["reorder_crosses_nodes"], true, "every neighbour is on another node");
+    let phases = run["phases"].as_array().unwrap();
+    let ops: Vec<u64> = phases.iter().map(|p| p["figures"]["ops"].as_u64().unwrap()).collect();
+    assert_eq!(ops, [6, 360, 360, 360, 360, 6], "tree, create, stat, read, remove, tree");
+    assert_eq!(phases[2]["possibly_cached"], Value::Null, "stat on another node than the create");
+    assert_eq!((phases[3]["verify"]["checked"].as_u64(), phases[3]["verify"]["bad"].as_u64()), (Some(360), Some(0)));
+    for p in phases {
+        eprintln!("glusterfs meta {}: {:.0} items/s", p["op"], p["figures"]["iops"].as_f64().unwrap());
+    }
+    assert!(listing(Path::new(&format!("{MOUNT}/meta"))).is_empty());
+
     let net = launch(
         &[&tb, "run", "--np-per-node", "1", "--"],
         &["net", "--size", "128m", "--messages", "256k..4m", "--db", &bed.db],

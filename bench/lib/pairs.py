@@ -4,8 +4,11 @@ alternating pairs, its 95% bootstrap interval, and the verdict it allows.
 Each bench runs its rows as pairs (one run of each tool, the order swapped from pair to pair)
 and calls `compare` with the per-pair figures of both tools (higher is better)."""
 
+import math
 import random
 import statistics
+import sys
+from collections import defaultdict
 
 DRAWS = 2000  # bootstrap resamples per row
 
@@ -32,3 +35,39 @@ def compare(row, ours, theirs):
     a, b = statistics.median(ours), statistics.median(theirs)
     lo, hi = interval(ours, theirs, row)
     return a, b, a / b, lo, hi, verdict(lo, hi)
+
+
+def table(results, ours, theirs, unit, floor=None):
+    """Prints the rows of a results file ("ROW TOOL VALUE" lines, TOOL `ours` or `theirs`) as
+    a table of medians, ratio, interval and verdict, then how many rows are slower beyond
+    their interval (or, with `floor`, whose interval's upper bound is below floor x the
+    reference) and, last, the worst ratio. Returns the worst ratio."""
+    runs = defaultdict(lambda: defaultdict(list))
+    order = []
+    for line in open(results):
+        row, tool, value = line.split()
+        if row not in order:
+            order.append(row)
+        runs[row][tool].append(float(value))
+    width = max([len(r) for r in order] + [3])
+    print(f"{'row':<{width}} {ours:>11} {theirs:>11} {'ratio':>6} {'95% interval':>13} {'verdict':>8}  ({unit})")
+    worst, short = math.inf, []
+    for row in order:
+        a, b = runs[row]["ours"], runs[row]["theirs"]
+        if len(a) != len(b) or not a:
+            print(f"{row:<{width}} skipped: {len(a)} runs against {len(b)}")
+            continue
+        ma, mb, ratio, lo, hi, verdict = compare(row, a, b)
+        worst = min(worst, ratio)
+        if (floor is None and verdict == "slower") or (floor is not None and hi < floor):
+            short.append(row)
+        print(f"{row:<{width}} {ma:>11.0f} {mb:>11.0f} {ratio:>6.3f} {f'{lo:.3f}-{hi:.3f}':>13} {verdict:>8}")
+    what = "slower beyond the 95% interval" if floor is None else f"below {floor:.2f} of {theirs} at the interval's top"
+    print(f"rows {what}: {len(short)}" + (f" ({' '.join(short)})" if short else ""))
+    print(f"worst ratio {ours}/{theirs}: {math.floor(round(worst * 100, 9)) / 100:.2f}")
+    return worst
+
+
+if __name__ == "__main__":
+    # pairs.py RESULTS OURS THEIRS UNIT [FLOOR]
+    table(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]) if len(sys.argv) > 5 else None)

@@ -8,7 +8,7 @@
 use super::data::{fill_random, Fault, Mismatch};
 use super::offsets::mix;
 use super::phase::{PhaseKind, PhaseTrace, TaskClock, TaskPart};
-use super::tree::{write_component, write_item_name, write_path, write_tree_name, ItemKind};
+use super::tree::{write_component, write_decimal, write_item_name, write_path, write_tree_name, ItemKind};
 use super::{Context, EngineError, TaskFailure, VerifyTally, INTERRUPTED};
 use crate::measure::{TaskTiming, CHECKPOINTS};
 use crate::spec::{Meta, Op};
@@ -154,6 +154,13 @@ struct Walk<'a, 'k, 'c, M: Member> {
     m: &'c M,
 }
 
+/// What an item phase computes once: where items go and the part of their names all share.
+struct ItemWay {
+    placement: crate::spec::meta::Placement,
+    /// Bytes of `f.<task>.` (or `d.`) at the start of the name buffer.
+    prefix: usize,
+}
+
 /// Items done, and the error that stopped the walk.
 type Stopped = (u64, EngineError);
 
@@ -171,6 +178,10 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         let step = (kind.count / CHECKPOINTS).max(1);
         let dirs = tree.dirs().unwrap_or(1);
         let mut cursor = Cursor { at: None, fd: None };
+        let kind_of = if matches!(op, Op::DirCreate | Op::DirStat | Op::DirRemove) { ItemKind::Dir } else { ItemKind::File };
+        kind.io.name.clear();
+        write_item_name(kind_of, source, 0, &mut kind.io.name);
+        let way = ItemWay { placement: tree.placement(meta.items), prefix: kind.io.name.len() - 1 };
         let fill = op == Op::FileCreate && !ctx.w.verify && meta.write_bytes > 0;
         if fill {
             // Made before the clock starts: files that are not checked share one content.
@@ -191,7 +202,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
                     let d = if op == Op::TreeCreate { i } else { dirs - 1 - i };
                     self.tree_dir(&mut cursor, op, d)
                 }
-                _ => self.item(&mut cursor, i),
+                _ => self.item(&mut cursor, &way, i),
             };
             if let Err(e) = result {
                 return Err((done, e));
@@ -242,17 +253,16 @@ impl<M: Member> Walk<'_, '_, '_, M> {
     }
 
     /// Does the phase's step on item `i` of the source task.
-    fn item(&mut self, cursor: &mut Cursor, i: u64) -> Result<(), EngineError> {
+    fn item(&mut self, cursor: &mut Cursor, way: &ItemWay, i: u64) -> Result<(), EngineError> {
         let ctx = self.kind.ctx;
         let meta = ctx.w.meta.as_ref().expect("a metadata workload");
         let (op, source) = (self.kind.op, self.kind.source as u64);
-        let d = meta.tree.dir_of(i, meta.items);
+        let d = way.placement.dir_of(i);
         let dir = self.enter(cursor, d)?;
         let io = &mut *self.kind.io;
-        io.name.clear();
-        let kind =
-            if matches!(op, Op::DirCreate | Op::DirStat | Op::DirRemove) { ItemKind::Dir } else { ItemKind::File };
-        write_item_name(kind, source, i, &mut io.name);
+        // The name's `f.<task>.` stays from the phase's start: only the index is written.
+        io.name.truncate(way.prefix);
+        write_decimal(i, &mut io.name);
         io.name.push(0);
         let name = CStr::from_bytes_with_nul(&io.name).expect("one NUL, at the end");
         let failed = |call: &'static str, e: io::Error, this: &Self| this.failed(call, Some(d), e);

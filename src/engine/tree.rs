@@ -64,7 +64,7 @@ pub fn write_item_name(kind: ItemKind, task: u64, index: u64, buf: &mut Vec<u8>)
 }
 
 /// Appends `n` in decimal, without allocating.
-fn write_decimal(mut n: u64, buf: &mut Vec<u8>) {
+pub fn write_decimal(mut n: u64, buf: &mut Vec<u8>) {
     let mut digits = [0u8; 20];
     let mut k = digits.len();
     loop {

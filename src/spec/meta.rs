@@ -65,17 +65,37 @@ impl Tree {
         self.holders().map_or(0, |(_, n)| items / n * n)
     }
 
-    /// The directory (breadth-first index) of item `i`: items go round the holding
-    /// directories in blocks, the first `per` in the first, and so on.
+    /// Where the items of a task with `items` items go: computed once per phase, so that
+    /// placing an item is a division.
+    pub fn placement(&self, items: u64) -> Placement {
+        let (first, n) = self.holders().unwrap_or((0, 1));
+        Placement { first, per: (self.placed(items) / n).max(1), last: n - 1 }
+    }
+
+    /// The directory (breadth-first index) of item `i` of a task with `items` items.
     pub fn dir_of(&self, i: u64, items: u64) -> u64 {
-        let Some((first, n)) = self.holders() else { return 0 };
-        let per = (self.placed(items) / n).max(1);
-        first + (i / per).min(n - 1)
+        self.placement(items).dir_of(i)
     }
 
     /// The parent of directory `d` (`None` for the root).
     pub fn parent(&self, d: u64) -> Option<u64> {
         (d > 0).then(|| (d - 1) / u64::from(self.branch.max(1)))
+    }
+}
+
+/// Where a task's items go: the holding directories in blocks of `per`, the first block in
+/// directory `first`, and so on.
+#[derive(Debug, Clone, Copy)]
+pub struct Placement {
+    first: u64,
+    per: u64,
+    last: u64,
+}
+
+impl Placement {
+    /// The directory (breadth-first index) of item `i`.
+    pub fn dir_of(&self, i: u64) -> u64 {
+        self.first + (i / self.per).min(self.last)
     }
 }
 
