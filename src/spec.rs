@@ -654,9 +654,10 @@ impl Workload {
         self.transfers_per_task().saturating_mul(self.transfer).saturating_mul(self.tasks as u64)
     }
 
-    /// Whether transfers go in other than sequential order: then IOPS is the figure of merit.
+    /// Whether operations per second are the figure of merit: transfers out of order, or
+    /// metadata items.
     pub fn random(&self) -> bool {
-        self.pattern != Pattern::Sequential
+        self.pattern != Pattern::Sequential || self.meta.is_some()
     }
 
     /// What the workload measures, whatever its team size, repetitions, seed and series

@@ -39,5 +39,13 @@ fn a_quick_io500_prints_every_phase_and_a_score_its_numbers_make() {
     let runs = bed.runs();
     assert_eq!(runs.len(), 11);
     assert!(runs.iter().all(|r| r["status"] == "ok"), "{runs:?}");
+    for r in &runs {
+        let run = bed.show(r["id"].as_i64().unwrap());
+        // The first task alone makes and removes the shared tree: the scored phases have all.
+        for p in run["phases"].as_array().unwrap().iter().filter(|p| !p["op"].as_str().unwrap().starts_with("tree-")) {
+            let busy = p["tasks"].as_array().unwrap().iter().filter(|t| t["ops"].as_u64() > Some(0)).count();
+            assert_eq!(busy, 2, "both tasks work in {} {}", run["name"], p["op"]);
+        }
+    }
     assert!(listing(shm.path()).is_empty(), "{:?}", listing(shm.path()));
 }

@@ -548,11 +548,21 @@ pub fn survey(survey_id: i64, runs: &[RunRecord]) -> Report {
         if r.workload.direct {
             notes.push("O_DIRECT".into());
         }
+        if r.workload.meta.is_some() {
+            // Metadata phases have no write or read column: their rates lead the notes.
+            let rates = r.summaries().into_iter().filter_map(|s| Some((s.op.name(), s.iops?.mean)));
+            let rates: Vec<String> = rates.map(|(op, rate)| format!("{op} {rate:.0} items/s")).collect();
+            notes.splice(0..0, rates);
+        }
         t.rows.push(vec![
             Cell::text(r.name.as_deref().unwrap_or("-")),
             headline(r, Op::Write),
             headline(r, Op::Read),
-            Cell::text(if random(r) { "IOPS" } else { "MiB/s" }),
+            Cell::text(match (r.workload.meta.is_some(), random(r)) {
+                (true, _) => "items/s",
+                (_, true) => "IOPS",
+                _ => "MiB/s",
+            }),
             failure_or(r, notes),
         ]);
     }

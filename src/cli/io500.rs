@@ -17,6 +17,8 @@ use std::time::SystemTime;
 
 /// How much each write phase may make per task before its stonewall stops it.
 struct Shape {
+    /// Every task of the team works in every phase.
+    tasks: usize,
     stonewall: f64,
     easy_block: u64,
     hard_segments: u64,
@@ -41,6 +43,11 @@ const HARD_ROOT: &str = "iosurvey.meta.hard";
 
 impl Shape {
     fn workload(&self, phase: Phase, made: &Made) -> Workload {
+        let w = self.phase_workload(phase, made);
+        Workload { tasks: self.tasks, ..w }
+    }
+
+    fn phase_workload(&self, phase: Phase, made: &Made) -> Workload {
         let stonewalled = |w: Workload| Workload {
             stonewall_secs: Some(self.stonewall),
             wear_out: true,
@@ -132,16 +139,21 @@ pub(super) fn io500<T: Team>(cli: &Cli, a: &Io500Args, team: &T) -> Result<(), F
     let nodes = team.process_nodes();
     let per_node = a.tasks * iosurvey::engine::placement::largest_node(&nodes).max(1);
     let several_nodes = nodes.iter().any(|&n| n != nodes[0]);
-    let shape = match a.quick {
-        true => {
-            Shape { stonewall, easy_block: 1 << 30, hard_segments: 100_000, items: 1_000_000, shift: 0, reorder: false }
-        }
-        false => {
-            Shape { stonewall, easy_block: 64 << 40, hard_segments: 1 << 30, items: 1 << 30, shift: 0, reorder: false }
-        }
+    // Per task: ior-easy bytes, ior-hard segments, mdtest items; the stonewall stops them.
+    let (easy_block, hard_segments, items) = match a.quick {
+        true => (1 << 30, 100_000, 1_000_000),
+        false => (64 << 40, 1 << 30, 1 << 30),
     };
-    let shape =
-        Shape { shift: if several_nodes { per_node } else { 1 }, reorder: team.processes() * a.tasks > 1, ..shape };
+    let tasks = team.processes() * a.tasks;
+    let shape = Shape {
+        tasks,
+        stonewall,
+        easy_block,
+        hard_segments,
+        items,
+        shift: if several_nodes { per_node } else { 1 },
+        reorder: tasks > 1,
+    };
     let mut runner = Runner {
         team,
         threads: a.tasks,

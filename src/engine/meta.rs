@@ -178,7 +178,8 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         let step = (kind.count / CHECKPOINTS).max(1);
         let dirs = tree.dirs().unwrap_or(1);
         let mut cursor = Cursor { at: None, fd: None };
-        let kind_of = if matches!(op, Op::DirCreate | Op::DirStat | Op::DirRemove) { ItemKind::Dir } else { ItemKind::File };
+        let kind_of =
+            if matches!(op, Op::DirCreate | Op::DirStat | Op::DirRemove) { ItemKind::Dir } else { ItemKind::File };
         kind.io.name.clear();
         write_item_name(kind_of, source, 0, &mut kind.io.name);
         let way = ItemWay { placement: tree.placement(meta.items), prefix: kind.io.name.len() - 1 };
