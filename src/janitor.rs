@@ -33,6 +33,9 @@ pub struct Duty {
     pub dir: PathBuf,
     /// Whether iosurvey made it for the run (and so removes it).
     pub made: bool,
+    /// A metadata run's further base directories, each with whether the run made it.
+    #[serde(default)]
+    pub more: Vec<(PathBuf, bool)>,
     /// The store's file.
     pub store: PathBuf,
     /// The run's workload and facts, stored as failed.
@@ -137,10 +140,16 @@ pub fn serve(input: impl BufRead) -> i32 {
 /// Cleans up after a dead lead and stores its run: the line to say, and the exit code.
 fn finish(duty: Duty) -> (String, i32) {
     let why = format!("the iosurvey process {} ended during the run without cleaning up (killed?)", duty.pid);
-    let (files, removed) = match Target::reclaim(&duty.dir, duty.made, PATIENCE) {
-        Ok(left) if left.is_empty() => ("its files were removed".to_string(), true),
-        Ok(left) => (format!("some files were left: {}", left.join("; ")), false),
-        Err(e) => (format!("its files could not be removed: {e}"), false),
+    let mut left = Vec::new();
+    for (dir, made) in std::iter::once((&duty.dir, duty.made)).chain(duty.more.iter().map(|(d, m)| (d, *m))) {
+        match Target::reclaim(dir, made, PATIENCE) {
+            Ok(problems) => left.extend(problems),
+            Err(e) => left.push(e.to_string()),
+        }
+    }
+    let (files, removed) = match left.is_empty() {
+        true => ("its files were removed".to_string(), true),
+        false => (format!("some files were left: {}", left.join("; ")), false),
     };
     let mut record = duty.record;
     record.status = Status::Failed;

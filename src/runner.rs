@@ -85,6 +85,8 @@ pub struct Lead<'a> {
     pub store: &'a mut Store,
     /// The target directory, its manifest and clean-up.
     pub target: &'a mut Target,
+    /// A metadata run's further base directories (`--dir a@b`), each a target of its own.
+    pub more: &'a mut [Target],
 }
 
 /// How a run is filed.
@@ -118,6 +120,8 @@ pub struct Runner<'a, T: Team> {
     pub threads: usize,
     /// The target directory, opened by every process at the same path.
     pub dir: Arc<Dir>,
+    /// A metadata run's further base directories, likewise.
+    pub bases: Vec<Arc<Dir>>,
     /// The lead process's store and target; `None` on the other processes.
     pub lead: Option<Lead<'a>>,
     /// The command line, stored with each run.
@@ -164,23 +168,21 @@ impl<T: Team> Runner<'_, T> {
         let mut warnings = Vec::new();
         let mut refusal = None;
         let per_node = self.threads * engine::placement::largest_node(&self.team.process_nodes()).max(1);
-        let verdict =
-            self.lead.as_mut().map(|lead| match preflight(lead.target, w, &names, self.space_check, per_node) {
-                Ok(()) => {
-                    let drop_caches = w.drop_caches && cache::can_drop();
-                    if w.drop_caches && !drop_caches {
-                        warnings.push(
-                            "--drop-caches needs root: the page cache was not dropped, reads may come from memory"
-                                .into(),
-                        );
-                    }
-                    Verdict::Go { token: w.signature.unwrap_or_else(run_token), drop_caches }
+        let verdict = self.lead.as_mut().map(|lead| match preflight(lead, w, &names, self.space_check, per_node) {
+            Ok(()) => {
+                let drop_caches = w.drop_caches && cache::can_drop();
+                if w.drop_caches && !drop_caches {
+                    warnings.push(
+                        "--drop-caches needs root: the page cache was not dropped, reads may come from memory".into(),
+                    );
                 }
-                Err(e) => {
-                    refusal = Some(e);
-                    Verdict::Refused
-                }
-            });
+                Verdict::Go { token: w.signature.unwrap_or_else(run_token), drop_caches }
+            }
+            Err(e) => {
+                refusal = Some(e);
+                Verdict::Refused
+            }
+        });
         let (token, drop_caches) = match share_value(self.team, verdict.as_ref()) {
             Verdict::Go { token, drop_caches } => (token, drop_caches),
             Verdict::Refused => return Err(refusal.unwrap_or(RunError::Peer { code: 2 })),
@@ -188,7 +190,7 @@ impl<T: Team> Runner<'_, T> {
         if self.dir.path().to_str().is_none() {
             warnings.push("the target path is not valid UTF-8: it is stored with replacement characters".into());
         }
-        let files = DataFiles { dir: self.dir.clone(), names };
+        let files = DataFiles { dir: self.dir.clone(), names, bases: self.bases.clone() };
         let facts = RunFacts {
             env: self.lead.as_ref().map(|lead| env::collect(lead.target.dir().path())).unwrap_or_default(),
             command_line: self.command_line.clone(),
@@ -204,6 +206,7 @@ impl<T: Team> Runner<'_, T> {
             let duty = Duty {
                 dir: lead.target.dir().path().to_path_buf(),
                 made: lead.target.made(),
+                more: lead.more.iter().map(|t| (t.dir().path().to_path_buf(), t.made())).collect(),
                 store: lead.store.path().to_path_buf(),
                 record: skeleton.clone(),
                 pid: std::process::id(),
@@ -302,7 +305,7 @@ fn file(lead: &mut Lead, mut record: RunRecord, warnings: Vec<String>, filing: F
 /// The lead's checks before a run: engine, memory, then the target; the data files are
 /// made (named in the manifest first) only when everything else passed.
 fn preflight(
-    target: &mut Target,
+    lead: &mut Lead,
     w: &Workload,
     names: &[String],
     space_check: bool,
@@ -321,12 +324,17 @@ fn preflight(
         return Ok(());
     }
     if let Some(meta) = &w.meta {
-        if !target.writable() {
-            return Err(TargetError::ReadOnly(target.dir().path().into()).into());
+        // Everything the run makes goes below one directory in each base, named in its
+        // manifest first.
+        for target in std::iter::once(&mut *lead.target).chain(lead.more.iter_mut()) {
+            if !target.writable() {
+                return Err(TargetError::ReadOnly(target.dir().path().into()).into());
+            }
+            target.claim_dir(&meta.root)?;
         }
-        // Everything the run makes goes below one directory, named in the manifest first.
-        return Ok(target.claim_dir(&meta.root)?);
+        return Ok(());
     }
+    let target = &mut *lead.target;
     let writes = w.ops.contains(&Op::Write);
     if writes && !target.writable() {
         return Err(TargetError::ReadOnly(target.dir().path().into()).into());

@@ -140,3 +140,31 @@ fn bad_shapes_are_refused_in_one_line_with_the_flag_to_change() {
     assert!(bed.runs().is_empty());
     assert!(bed.entries().is_empty());
 }
+
+#[test]
+fn several_base_directories_share_the_tasks_round_robin() {
+    let bed = Bed::new();
+    let other = bed.tmp.path().join("second");
+    let dirs = format!("{}@{}", bed.dir.display(), other.display());
+    let meta = |args: &str| {
+        let mut all = vec!["meta", "--dir", dirs.as_str(), "--db", bed.db.as_str(), "-q"];
+        all.extend(args.split_whitespace());
+        iosurvey(&all)
+    };
+    let out = meta("--items 10 --tasks 3 --phases tree-create,file-create --keep");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(listing(&bed.dir.join("iosurvey.meta")), ["u.0", "u.2"]);
+    assert_eq!(listing(&other.join("iosurvey.meta")), ["u.1"]);
+    assert_eq!(count(&other.join("iosurvey.meta/u.1"), "f.1."), 10);
+    let run = bed.last_run();
+    assert_eq!(run["workload"]["meta"]["bases"][0], other.display().to_string(), "recorded");
+
+    let (fresh, other) = (bed.tmp.path().join("a"), bed.tmp.path().join("b"));
+    let dirs = format!("{}@{}", fresh.display(), other.display());
+    let all = ["meta", "--dir", dirs.as_str(), "--db", bed.db.as_str(), "-q", "--items", "10", "--tasks", "3"];
+    let out = iosurvey(&all);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!fresh.exists() && !other.exists(), "both made for the run and removed after it");
+    let out = iosurvey(&["meta", "--dir", "a@@b", "--db", bed.db.as_str()]);
+    assert_one_line_error(&out, 2, &["empty directory between its '@'s"]);
+}

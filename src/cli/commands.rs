@@ -15,7 +15,7 @@ use iosurvey::target::dir::Dir;
 use iosurvey::target::{cache, Target};
 use iosurvey::team::{all_agree, share_value, Team};
 use iosurvey::units::{format_size, now_unix};
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io::IsTerminal;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
@@ -287,7 +287,19 @@ fn meta_run(a: &MetaArgs) -> Result<RunArgs, Failure> {
         (_, _, true) => ALL_PHASES.into_iter().filter(|o| !o.name().starts_with("file-")).collect(),
         _ => ALL_PHASES.to_vec(),
     };
+    // mdtest's separator: a@b@c are three base directories.
+    let mut dirs: Vec<PathBuf> =
+        a.dir.as_os_str().as_bytes().split(|&c| c == b'@').map(|p| PathBuf::from(OsStr::from_bytes(p))).collect();
+    if dirs.iter().any(|d| d.as_os_str().is_empty()) {
+        return Err(Failure::new(
+            format!("--dir {} has an empty directory between its '@'s", a.dir.display()),
+            "give --dir DIR or DIR@DIR@...",
+            2,
+        ));
+    }
+    let dir = dirs.remove(0);
     let meta = Meta {
+        bases: dirs.clone(),
         items,
         shared: a.shared_dir,
         tree,
@@ -308,7 +320,7 @@ fn meta_run(a: &MetaArgs) -> Result<RunArgs, Failure> {
         meta: Some(meta),
         ..Workload::default()
     };
-    Ok(RunArgs { dir: a.dir.clone(), workload, total: None, team: a.team.clone() })
+    Ok(RunArgs { dir, workload, total: None, team: a.team.clone(), more_dirs: dirs })
 }
 
 fn workload(a: &RunArgs, tasks: usize) -> Result<Workload, Failure> {
@@ -385,16 +397,33 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
             }
         };
         say_notes(&mut target);
+        let mut more = Vec::with_capacity(a.more_dirs.len());
+        for path in &a.more_dirs {
+            match Target::open(path, a.team.target.options()) {
+                Ok(mut t) => {
+                    say_notes(&mut t);
+                    more.push(t);
+                }
+                Err(e) => {
+                    std::iter::once(target).chain(more).for_each(warn_leftovers);
+                    return Err(RunError::from(e).into());
+                }
+            }
+        }
         let sweep_id = if sweep { Some(store.begin_sweep(now_unix(), "clients", &command_line())?) } else { None };
-        Ok((store, target, sweep_id))
+        Ok((store, target, sweep_id, more))
     })?;
     let sweep_id = state.as_ref().and_then(|s| s.2);
     let dir = target_everywhere(team, state.as_ref().map(|s| &s.1))?;
+    let bases = (0..a.more_dirs.len())
+        .map(|k| target_everywhere(team, state.as_ref().map(|s| &s.3[k])))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut runner = Runner {
         team,
         threads: a.team.tasks,
         dir,
-        lead: state.as_mut().map(|(store, target, _)| Lead { store, target }),
+        bases,
+        lead: state.as_mut().map(|(store, target, _, more)| Lead { store, target, more }),
         command_line: command_line(),
         space_check: !a.team.target.no_space_check,
         watch: watcher(cli),
@@ -406,8 +435,8 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
         |_, _| {},
     );
     drop(runner);
-    if let Some((_, target, _)) = state {
-        warn_leftovers(target);
+    if let Some((_, target, _, more)) = state {
+        std::iter::once(target).chain(more).for_each(warn_leftovers);
     }
     let to_stdout = a.team.json.as_deref() == Some(Path::new("-"));
     if let (Some(path), false) = (&a.team.json, records.is_empty()) {
@@ -515,7 +544,8 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
         team,
         threads,
         dir,
-        lead: state.as_mut().map(|(store, target, _, _)| Lead { store, target }),
+        bases: Vec::new(),
+        lead: state.as_mut().map(|(store, target, _, _)| Lead { store, target, more: &mut [] }),
         command_line: command_line(),
         space_check: !a.target.no_space_check,
         watch: watcher(cli),

@@ -158,7 +158,8 @@ pub(super) fn io500<T: Team>(cli: &Cli, a: &Io500Args, team: &T) -> Result<(), F
         team,
         threads: a.tasks,
         dir: dir.clone(),
-        lead: state.as_mut().map(|(store, target, _)| Lead { store, target }),
+        bases: Vec::new(),
+        lead: state.as_mut().map(|(store, target, _)| Lead { store, target, more: &mut [] }),
         command_line: command_line(),
         // The write phases fill until the stonewall: their size is a bound, not a need.
         space_check: false,

@@ -205,6 +205,9 @@ struct RunArgs {
     total: Option<u64>,
     #[command(flatten)]
     team: TeamArgs,
+    /// A metadata run's further base directories (`meta --dir a@b`), after `dir`.
+    #[arg(skip)]
+    more_dirs: Vec<PathBuf>,
 }
 
 /// Who runs a workload, where it is filed and what else is written: the same for `run` and
@@ -228,8 +231,10 @@ struct TeamArgs {
 /// The options of `iosurvey meta`, with mdtest's letter in each help line.
 #[derive(Args)]
 struct MetaArgs {
-    /// Directory under test: empty, or holding only iosurvey's files (a missing leaf is made).
-    #[arg(long, value_name = "DIR")]
+    /// Directory under test: empty, or holding only iosurvey's files (a missing leaf is made);
+    /// several joined by '@' (mdtest -d a@b, for several metadata servers): task t works in
+    /// the (t mod their number)-th.
+    #[arg(long, value_name = "DIR[@DIR...]")]
     dir: PathBuf,
     /// Items each task makes in each item phase (mdtest -n); rounded down to a multiple of the
     /// directories that hold items.

@@ -76,7 +76,7 @@ impl PhaseKind for MetaItems<'_> {
         let mut t = TaskTiming { task: m.rank() as u32, node: m.node(), ..TaskTiming::default() };
         let mut tally = VerifyTally::default();
         t.open_start = clock.now();
-        let root = self.ctx.files.dir.open_subdir(&self.meta().root);
+        let root = self.ctx.files.base(self.source).open_subdir(&self.meta().root);
         t.xfer_start = clock.now();
         trace.progression.push((t.xfer_start, 0));
         let (mut done, mut error) = (0, None);
@@ -102,7 +102,7 @@ impl PhaseKind for MetaItems<'_> {
                 }
             }
             Err(e) => {
-                let path = self.ctx.files.dir.show(&self.meta().root);
+                let path = self.ctx.files.base(self.source).show(&self.meta().root);
                 error = Some(EngineError::io("open", &path, None, clone_error(e)));
             }
         }
@@ -396,7 +396,8 @@ impl<M: Member> Walk<'_, '_, '_, M> {
             write_path(&meta.tree, d, &mut p);
         }
         let name = self.kind.io.name.strip_suffix(&[0]).unwrap_or(&self.kind.io.name);
-        let mut path = self.kind.ctx.files.dir.show(&meta.root).join(String::from_utf8_lossy(&p).as_ref());
+        let mut path =
+            self.kind.ctx.files.base(self.kind.source).show(&meta.root).join(String::from_utf8_lossy(&p).as_ref());
         if !name.is_empty() {
             path.push(String::from_utf8_lossy(name).as_ref());
         }

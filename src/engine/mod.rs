@@ -160,9 +160,20 @@ pub struct DataFiles {
     pub dir: std::sync::Arc<Dir>,
     /// File names, by file index.
     pub names: Vec<String>,
+    /// A metadata run's further base directories (`--dir a@b`), after `dir`.
+    pub bases: Vec<std::sync::Arc<Dir>>,
 }
 
 impl DataFiles {
+    /// The base directory of task `task`'s metadata tree: the target and the further bases
+    /// in turn.
+    fn base(&self, task: usize) -> &Dir {
+        match task % (1 + self.bases.len()) {
+            0 => &self.dir,
+            k => &self.bases[k - 1],
+        }
+    }
+
     /// The path of file `i`, for messages.
     fn show(&self, i: usize) -> PathBuf {
         self.dir.show(&self.names[i])
@@ -305,7 +316,7 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
             let step = Step { iteration, caches_dropped, interval_ns, verified: w.verify && op == Op::Read };
             let end = match (&w.meta, meta_io.as_mut()) {
                 (Some(meta), Some(meta_io)) => {
-                    let (source, count) = made.part(meta, op, m);
+                    let (source, count) = made.part(meta, op, m, 1 + ctx.files.bases.len());
                     show_phase(ctx, m, op, iteration, count * m.size() as u64);
                     let verified = w.verify && op == Op::FileRead;
                     let mut kind = MetaItems { ctx, io: meta_io, op, source, count };
@@ -367,14 +378,15 @@ impl Made {
     }
 
     /// Whose items this task visits in phase `op`, and how many: its own when making them,
-    /// the shifted neighbour's (mdtest -N) after; the tree of its own, or the shared tree,
-    /// which the first task makes and removes.
-    fn part<M: Member>(&self, meta: &crate::spec::Meta, op: Op, m: &M) -> (usize, u64) {
+    /// the shifted neighbour's (mdtest -N) after; the tree of its own, or the shared tree
+    /// of its base, which the first task in that base makes and removes.
+    fn part<M: Member>(&self, meta: &crate::spec::Meta, op: Op, m: &M, bases: usize) -> (usize, u64) {
         let neighbour = (m.rank() + meta.shift) % m.size();
         let placed = meta.tree.placed(meta.items);
         match op {
+            // The first task in each base makes (and removes) that base's shared tree.
             Op::TreeCreate | Op::TreeRemove if meta.shared => {
-                (0, if m.rank() == 0 { meta.tree.dirs().unwrap_or(1) } else { 0 })
+                (m.rank(), if m.rank() < bases { meta.tree.dirs().unwrap_or(1) } else { 0 })
             }
             Op::TreeCreate | Op::TreeRemove => (m.rank(), meta.tree.dirs().unwrap_or(1)),
             Op::FileCreate | Op::DirCreate => (m.rank(), placed),

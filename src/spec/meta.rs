@@ -119,6 +119,9 @@ pub struct Meta {
     pub sync: bool,
     /// The directory in the target that holds everything the run makes.
     pub root: String,
+    /// Further base directories (mdtest -d a@b, for several metadata servers), after the
+    /// target: task t's tree is in base t mod (1 + these); each holds its own root.
+    pub bases: Vec<std::path::PathBuf>,
 }
 
 impl Default for Meta {
@@ -132,6 +135,7 @@ impl Default for Meta {
             shift: 0,
             sync: false,
             root: ROOT.into(),
+            bases: Vec::new(),
         }
     }
 }
@@ -221,7 +225,7 @@ impl Meta {
     pub(super) fn key(&self) -> String {
         let t = &self.tree;
         format!(
-            "meta/n{}/{}/z{}b{}{}/w{}e{}/N{}{}",
+            "meta/n{}/{}/z{}b{}{}/w{}e{}/N{}{}{}",
             self.items,
             if self.shared { "shared" } else { "unique" },
             t.depth,
@@ -230,7 +234,8 @@ impl Meta {
             self.write_bytes,
             self.read_bytes,
             self.shift,
-            if self.sync { "/sync" } else { "" }
+            if self.sync { "/sync" } else { "" },
+            if self.bases.is_empty() { String::new() } else { format!("/bases{}", 1 + self.bases.len()) }
         )
     }
 }
