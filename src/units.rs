@@ -113,6 +113,27 @@ pub fn parse_duration(text: &str) -> Result<u64, String> {
     Ok(nanos as u64)
 }
 
+/// A day as "YYYY-MM-DD" (UTC) to the unix time of its first second; the inverse of the
+/// date part of [`format_time`].
+pub fn parse_date(text: &str) -> Result<i64, String> {
+    let bad = || format!("'{text}' is not a date: give YYYY-MM-DD");
+    let parts: Vec<i64> = text.split('-').map(|p| p.parse().map_err(|_| bad())).collect::<Result<_, _>>()?;
+    let [y, m, d] = parts[..] else { return Err(bad()) };
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
+        return Err(bad());
+    }
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
+    let unix = (era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468) * 86_400;
+    // A day past its month's end (2026-02-30) comes back as another date.
+    match format_time(unix).starts_with(text) {
+        true => Ok(unix),
+        false => Err(bad()),
+    }
+}
+
 /// Unix seconds as a UTC date and time, "2026-11-23 08:14:05 UTC".
 pub fn format_time(unix: i64) -> String {
     let (days, secs) = (unix.div_euclid(86_400), unix.rem_euclid(86_400));
@@ -131,6 +152,16 @@ pub fn format_time(unix: i64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn dates_parse_to_their_first_second_and_back() {
+        assert_eq!(parse_date("1970-01-01"), Ok(0));
+        assert_eq!(parse_date("2026-11-23"), Ok(1_795_392_000));
+        assert_eq!(format_time(parse_date("2024-02-29").unwrap()), "2024-02-29 00:00:00 UTC");
+        for bad in ["2026-02-30", "2026-13-01", "2026-11", "yesterday", "2026-11-23-1"] {
+            assert!(parse_date(bad).is_err(), "{bad}");
+        }
+    }
+
     use super::*;
 
     #[test]

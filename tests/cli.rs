@@ -490,6 +490,36 @@ fn a_report_is_one_self_contained_html_page_with_findings_and_charts() {
     assert!(html.contains("peaks at") && html.contains("<svg ") && html.contains("<polyline"), "{html}");
     assert!(html.contains("data:text/csv"), "each table has its CSV");
     assert!(!html.contains("http:") && !html.contains("https:"), "nothing fetched");
+    assert!(html.contains("Content-Security-Policy\" content=\"default-src 'none'"), "the browser forbids loads");
     let out = iosurvey(&["report", "-o", "/nonexistent-dir/r.html", "--db", &bed.db]);
     assert_one_line_error(&out, 2, &["cannot write the report"]);
+    // Filters: by target, by day.
+    let page = page.to_str().unwrap();
+    let out = iosurvey(&["report", "-o", page, "--db", &bed.db, "--target", "no-such-place"]);
+    assert_one_line_error(&out, 2, &["none of the 3 runs chosen matches"]);
+    let today = &iosurvey::units::format_time(iosurvey::units::now_unix())[..10];
+    let target = bed.dir.display().to_string();
+    let out =
+        iosurvey(&["report", "-o", page, "--db", &bed.db, "--target", &target, "--since", today, "--until", today]);
+    assert!(out.stdout.contains("report of 3 runs"), "{}{}", out.stdout, out.stderr);
+    let out = iosurvey(&["report", "-o", page, "--db", &bed.db, "--until", "2000-01-01"]);
+    assert_one_line_error(&out, 2, &["none of the 3 runs"]);
+    let out = iosurvey(&["report", "-o", page, "--db", &bed.db, "--since", "2026-02-30"]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("is not a date"), "{}", out.stderr);
+}
+
+#[test]
+fn a_runs_page_charts_each_tasks_rate_and_its_latency_percentiles() {
+    let bed = Bed::new();
+    assert_eq!(bed.meta("--items 200 --tasks 4 --files-only").code, 0);
+    let page = bed.tmp.path().join("meta.html");
+    let out = iosurvey(&["report", "-o", page.to_str().unwrap(), "--db", &bed.db]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let html = fs::read_to_string(&page).unwrap();
+    for title in ["each task&#39;s own rate, by phase", "latency percentiles, by phase", "items/s per phase"] {
+        assert!(html.contains(title), "{title}: {html}");
+    }
+    assert!(html.contains("<rect "), "bars");
+    assert!(html.contains(">p99.9<") && html.contains(">file-stat 1<"), "named ticks");
 }

@@ -2,15 +2,8 @@
 //! fastest task, and mdtest's summary over iterations.
 
 use super::{Cell, Table};
-use crate::measure::TaskTiming;
 use crate::record::RunRecord;
 use crate::units::secs;
-
-/// A task's own rate: its items over its own start to end.
-pub(super) fn task_rate(t: &TaskTiming) -> Option<f64> {
-    let ns = t.close_end.saturating_sub(t.open_start);
-    (ns > 0).then(|| t.ops as f64 / (ns as f64 / 1e9))
-}
 
 /// The phases table and the summary over iterations.
 pub(super) fn phases(r: &RunRecord) -> Vec<Table> {
@@ -20,7 +13,8 @@ pub(super) fn phases(r: &RunRecord) -> Vec<Table> {
     );
     for p in &r.phases {
         let f = &p.figures;
-        let rates: Vec<f64> = p.tasks.iter().filter(|t| t.ops > 0).filter_map(task_rate).collect();
+        let rates: Vec<f64> =
+            p.tasks.iter().filter(|t| t.ops > 0).filter_map(|t| super::charts::task_rate(t, true)).collect();
         let mut notes = Vec::new();
         if let Some(c) = &p.possibly_cached {
             notes.push(format!("possibly cached: {c}"));
@@ -57,16 +51,4 @@ pub(super) fn phases(r: &RunRecord) -> Vec<Table> {
         ]);
     }
     vec![phases, summary]
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_task_rate_is_its_items_over_its_own_time() {
-        let t = TaskTiming { ops: 500, open_start: 1_000_000_000, close_end: 1_250_000_000, ..TaskTiming::default() };
-        assert_eq!(task_rate(&t), Some(2000.0));
-        assert_eq!(task_rate(&TaskTiming { ops: 5, ..TaskTiming::default() }), None, "no time, no rate");
-    }
 }

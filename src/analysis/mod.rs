@@ -2,6 +2,7 @@
 //! here and rendered elsewhere (the report room's exporters), so that every renderer (text,
 //! JSON, CSV, Markdown, HTML to come) shows the same numbers, and a finding is computed once.
 
+mod charts;
 pub mod cliffs;
 mod meta;
 pub mod outliers;
@@ -97,9 +98,9 @@ pub struct Finding {
     pub runs: Vec<i64>,
 }
 
-/// A line chart: named series of (x, y) points, each with its numbers in a table of the same
-/// report (charts only draw; the table is the record).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A chart: named series of (x, y) points, as lines or as bars, each with its numbers in a
+/// table of the same report (charts only draw; the table is the record).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Chart {
     /// What it shows.
     pub title: String,
@@ -107,8 +108,14 @@ pub struct Chart {
     pub x: String,
     /// The y axis, with its unit.
     pub y: String,
-    /// (name, points) per line.
+    /// (name, points) per line (or group of bars).
     pub series: Vec<(String, Vec<(f64, f64)>)>,
+    /// Bars at whole x positions (one per task, node or phase) rather than lines.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bars: bool,
+    /// Names of x positions that are categories (hosts, phases), in place of their numbers.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ticks: Vec<(f64, String)>,
 }
 
 impl Chart {
@@ -122,7 +129,9 @@ impl Chart {
         let rows = xs
             .iter()
             .map(|&x| {
-                let mut row = vec![Cell::num(Some(x), 3)];
+                let named = self.ticks.iter().find(|(at, _)| *at == x).map(|(_, name)| Cell::text(name.clone()));
+                let decimals = if x.fract() == 0.0 { 0 } else { 3 };
+                let mut row = vec![named.unwrap_or(Cell::num(Some(x), decimals))];
                 row.extend(self.series.iter().map(|(_, p)| Cell::num(p.iter().find(|q| q.0 == x).map(|q| q.1), 1)));
                 row
             })
@@ -296,8 +305,10 @@ pub fn run(r: &RunRecord) -> Report {
             x: "seconds into the phase".into(),
             y: series_unit(meta).into(),
             series,
+            ..Chart::default()
         });
     }
+    report.charts.extend(charts::run(r, &id));
     if r.hosts.len() > 1 {
         let title = format!(
             "per node ({}), {} nodes, clock uncertainty {} us",
@@ -451,29 +462,30 @@ fn read_from_cache(r: &RunRecord) -> Vec<Finding> {
 
 /// Tasks and nodes whose rate stands apart, slow, from their peers', per phase.
 fn slow_ones(r: &RunRecord) -> Vec<Finding> {
+    let meta = r.workload.meta.is_some();
     let host = |n: u32| r.hosts.get(n as usize).cloned().unwrap_or_else(|| format!("node {n}"));
     let mut out = Vec::new();
     for p in &r.phases {
         let tasks: Vec<(String, f64)> = p
             .tasks
             .iter()
-            .filter_map(|t| {
-                let rate = crate::units::rate(t.bytes, t.close_end.saturating_sub(t.open_start))?;
-                Some((format!("task {} on {}", t.task, host(t.node)), rate))
-            })
+            .filter_map(|t| Some((format!("task {} on {}", t.task, host(t.node)), charts::task_rate(t, meta)?)))
             .collect();
-        let nodes: Vec<(String, f64)> =
-            RunRecord::per_node(p).into_iter().filter_map(|(n, f)| Some((host(n), f.bandwidth?))).collect();
+        let nodes: Vec<(String, f64)> = RunRecord::per_node(p)
+            .into_iter()
+            .filter_map(|(n, f)| Some((host(n), if meta { f.iops? } else { f.bandwidth? })))
+            .collect();
         for (members, kind) in [(&tasks, "task"), (&nodes, "node")] {
             let (slow, median) = outliers::slow(members);
+            let shown = |v: f64| if meta { format!("{v:.0} items/s") } else { format!("{:.1} MiB/s", mib_per_s(v)) };
             out.extend(slow.into_iter().map(|(name, rate)| Finding {
                 text: format!(
-                    "{} {}: {name} ran at {:.1} MiB/s, {:.0}% of the median {kind} ({:.1} MiB/s)",
+                    "{} {}: {name} ran at {}, {:.0}% of the median {kind} ({})",
                     p.op.name(),
                     p.iteration + 1,
-                    mib_per_s(*rate),
+                    shown(*rate),
                     100.0 * rate / median,
-                    mib_per_s(median)
+                    shown(median)
                 ),
                 value: 100.0 * rate / median,
                 runs: r.id.into_iter().collect(),
@@ -535,7 +547,7 @@ pub fn sweep(sweep_id: Option<i64>, runs: &[RunRecord]) -> Report {
         })
         .filter(|(_, p)| !p.is_empty())
         .collect();
-    let chart = Chart { title: t.title.clone(), x: "clients".into(), y: unit.into(), series };
+    let chart = Chart { title: t.title.clone(), x: "clients".into(), y: unit.into(), series, ..Chart::default() };
     Report { tables: vec![t], findings, charts: vec![chart], ..Report::default() }
 }
 

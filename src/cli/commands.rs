@@ -1,7 +1,7 @@
 //! The commands, written once for any team: the lead process prints and owns the store and
 //! the target; every process runs its tasks.
 
-use super::{progress, Cli, Command, Failure, MetaArgs, NetArgs, RunArgs, SurveyArgs};
+use super::{progress, Cli, Command, Failure, MetaArgs, NetArgs, ReportFilter, RunArgs, SurveyArgs};
 use iosurvey::analysis::{self, Report};
 use iosurvey::engine::INTERRUPTED;
 use iosurvey::net;
@@ -55,7 +55,7 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
             Ok(if *json { to_json(&rows)? } else { render(analysis::list(&rows), *format) })
         }),
         Command::Show { id, json, format } => lead_prints(team, || show(&cli.db, *id, *json, *format)),
-        Command::Report { output, label, ids } => lead_prints(team, || html_report(&cli.db, output, label, ids)),
+        Command::Report { output, filter } => lead_prints(team, || html_report(&cli.db, output, filter)),
         Command::Compare { sides, format } => lead_prints(team, || compare(&cli.db, sides, *format)),
         Command::Net(args) => net(cli, args, team),
         Command::Overhead => lead_prints(team, || Ok(overhead())),
@@ -145,7 +145,8 @@ fn side(store: &Store, name: &str) -> Result<Vec<RunRecord>, Failure> {
 }
 
 /// `iosurvey report`: the chosen runs (every one by default) as one HTML page.
-fn html_report(db: &Path, output: &Path, labels: &[String], ids: &[String]) -> Result<String, Failure> {
+fn html_report(db: &Path, output: &Path, filter: &ReportFilter) -> Result<String, Failure> {
+    let (labels, ids) = (&filter.label, &filter.ids);
     iosurvey::env::writable_file(output).map_err(|why| {
         Failure::new(format!("cannot write the report to {}: {why}", output.display()), "pick a writable -o path", 2)
     })?;
@@ -159,8 +160,21 @@ fn html_report(db: &Path, output: &Path, labels: &[String], ids: &[String]) -> R
     }
     chosen.sort_by_key(|r| r.id);
     chosen.dedup_by_key(|r| r.id);
+    let stored = chosen.len();
+    chosen.retain(|r| {
+        filter.target.as_ref().is_none_or(|t| r.env.target.contains(t.as_str()))
+            && filter.since.is_none_or(|day| r.started >= day)
+            && filter.until.is_none_or(|day| r.started < day + 86_400)
+    });
     if chosen.is_empty() {
-        return Err(Failure::new("the store holds no runs", "run a workload or a survey first", 2));
+        return Err(match stored {
+            0 => Failure::new("the store holds no runs", "run a workload or a survey first", 2),
+            n => Failure::new(
+                format!("none of the {n} runs chosen matches --target, --since and --until"),
+                "widen them, or see iosurvey ls",
+                2,
+            ),
+        });
     }
     let mut report = analysis::Report::default();
     report.heading.push(format!("iosurvey report: {} runs from {}", chosen.len(), db.display()));

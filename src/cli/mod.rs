@@ -146,18 +146,14 @@ enum Command {
     /// Write one self-contained HTML report: findings first, then every survey, sweep (with
     /// its chart) and run chosen, and which system is best for which pattern across labels.
     #[command(
-        after_help = "Examples:\n  iosurvey report -o report.html\n  iosurvey report -o lustre.html --label lustre-a --label f800\n  iosurvey report -o s3.html s3 w2"
+        after_help = "Examples:\n  iosurvey report -o report.html\n  iosurvey report -o lustre.html --label lustre-a --label f800\n  iosurvey report -o s3.html s3 w2\n  iosurvey report -o nov.html --target /lustre --since 2026-11-01 --until 2026-11-30"
     )]
     Report {
         /// Where to write the HTML page.
         #[arg(long, short = 'o', value_name = "FILE")]
         output: PathBuf,
-        /// Only the runs with this label (repeatable).
-        #[arg(long, value_name = "NAME")]
-        label: Vec<String>,
-        /// Only these runs, surveys (s3) or sweeps (w2); with no label or id, every run.
-        #[arg(value_name = "ID")]
-        ids: Vec<String>,
+        #[command(flatten)]
+        filter: ReportFilter,
     },
     /// Show one stored run in full.
     #[command(after_help = "Examples:\n  iosurvey show 7\n  iosurvey show 7 --json\n  iosurvey show s3 --format md")]
@@ -298,6 +294,26 @@ struct MetaArgs {
     interval_secs: f64,
     #[command(flatten)]
     team: TeamArgs,
+}
+
+/// Which stored runs a report holds.
+#[derive(Args)]
+struct ReportFilter {
+    /// Only the runs with this label (repeatable).
+    #[arg(long, value_name = "NAME")]
+    label: Vec<String>,
+    /// Only these runs, surveys (s3) or sweeps (w2); with no label or id, every run.
+    #[arg(value_name = "ID")]
+    ids: Vec<String>,
+    /// Only the runs whose target path holds TEXT.
+    #[arg(long, value_name = "TEXT")]
+    target: Option<String>,
+    /// Only the runs started on or after this day (YYYY-MM-DD, UTC).
+    #[arg(long, value_name = "DATE", value_parser = iosurvey::units::parse_date)]
+    since: Option<i64>,
+    /// Only the runs started on or before this day (YYYY-MM-DD, UTC).
+    #[arg(long, value_name = "DATE", value_parser = iosurvey::units::parse_date)]
+    until: Option<i64>,
 }
 
 #[derive(Args)]

@@ -201,13 +201,18 @@ fn percent_encode(text: &str) -> String {
         .collect()
 }
 
+/// What the page may load: nothing from anywhere, only its own inline styles and `data:`
+/// images, so "no network" is the browser's rule, not only the page's habit.
+const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:";
+
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:80em}\
 table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{padding:.2em .6em;border-bottom:1px solid #ddd}\
 td.n{text-align:right;font-variant-numeric:tabular-nums}caption{text-align:left;font-weight:bold}\
 .findings li{margin:.3em 0}.runs{color:#666}";
 
-/// A line chart as inline SVG: axes from 0 to the largest value, a polyline and dots per
-/// series, the x values as ticks (a sweep's client counts), a legend.
+/// A chart as inline SVG: axes from 0 to the largest value; per series a polyline with dots,
+/// or a bar at each x (the series of one x side by side); the x values (or their names) as
+/// ticks, about ten at most; a legend.
 fn svg_chart(c: &Chart) -> String {
     const W: f64 = 560.0;
     const H: f64 = 300.0;
@@ -216,7 +221,9 @@ fn svg_chart(c: &Chart) -> String {
     let points = c.series.iter().flat_map(|(_, p)| p.iter());
     let xmax = points.clone().map(|p| p.0).fold(0.0, f64::max).max(1.0);
     let ymax = points.map(|p| p.1).fold(0.0, f64::max).max(1e-9);
-    let sx = |x: f64| PAD + x / xmax * (W - 2.0 * PAD);
+    // Bars sit in the middle of one slot per whole x, from 0 to the last.
+    let slot = (W - 2.0 * PAD) / (xmax + 1.0);
+    let sx = |x: f64| if c.bars { PAD + (x + 0.5) * slot } else { PAD + x / xmax * (W - 2.0 * PAD) };
     let sy = |y: f64| H - PAD - y / ymax * (H - 2.0 * PAD);
     let mut s = format!("<svg width=\"{W}\" height=\"{H}\" role=\"img\"><title>{}</title>", html_escape(&c.title));
     let _ = write!(
@@ -232,11 +239,13 @@ fn svg_chart(c: &Chart) -> String {
     let every = xs.len().div_ceil(10).max(1);
     let last = xs.len().saturating_sub(1);
     for x in xs.iter().enumerate().filter(|(i, _)| i % every == 0 || *i == last).map(|(_, x)| *x) {
+        let label = c.ticks.iter().find(|(at, _)| *at == x).map_or(x.to_string(), |(_, name)| name.clone());
         let _ = write!(
             s,
-            "<text x=\"{:.1}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{x}</text>",
+            "<text x=\"{:.1}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>",
             sx(x),
-            H - PAD + 16.0
+            H - PAD + 16.0,
+            html_escape(&label)
         );
     }
     let _ = write!(
@@ -250,13 +259,29 @@ fn svg_chart(c: &Chart) -> String {
         PAD - 12.0,
         html_escape(&c.y)
     );
+    let width = 0.8 * slot / c.series.len().max(1) as f64;
     for (k, (name, pts)) in c.series.iter().enumerate() {
         let colour = COLOURS[k % COLOURS.len()];
-        let line: Vec<String> = pts.iter().map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y))).collect();
-        let _ =
-            write!(s, "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\" points=\"{}\"/>", line.join(" "));
-        for &(x, y) in pts {
-            let _ = write!(s, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{colour}\"/>", sx(x), sy(y));
+        if c.bars {
+            for &(x, y) in pts {
+                let left = sx(x) - 0.4 * slot + k as f64 * width;
+                let _ = write!(
+                    s,
+                    "<rect x=\"{left:.1}\" y=\"{:.1}\" width=\"{width:.1}\" height=\"{:.1}\" fill=\"{colour}\"/>",
+                    sy(y),
+                    H - PAD - sy(y)
+                );
+            }
+        } else {
+            let line: Vec<String> = pts.iter().map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y))).collect();
+            let _ = write!(
+                s,
+                "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\" points=\"{}\"/>",
+                line.join(" ")
+            );
+            for &(x, y) in pts {
+                let _ = write!(s, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{colour}\"/>", sx(x), sy(y));
+            }
         }
         let _ = write!(
             s,
@@ -293,7 +318,7 @@ impl Exporter for Html {
         let title = report.heading.first().or(report.tables.first().map(|t| &t.title)).cloned().unwrap_or_default();
         let _ = write!(
             s,
-            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\n",
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta http-equiv=\"Content-Security-Policy\" content=\"{CSP}\"><title>{}</title><style>{STYLE}</style></head><body>\n",
             html_escape(&title)
         );
         for line in &report.heading {
@@ -364,6 +389,7 @@ mod tests {
             x: "clients".into(),
             y: "MiB/s".into(),
             series: vec![("write".into(), vec![(1.0, 100.0), (2.0, 200.0)])],
+            ..analysis::Chart::default()
         });
         let html = Html.render(&report);
         assert!(html.contains("<svg ") && html.contains("<polyline") && html.contains("sweep &lt;1&gt;"), "{html}");

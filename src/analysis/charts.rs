@@ -1,0 +1,124 @@
+//! A run's charts besides its time series: each task's own rate (with the slow ones named),
+//! each node's, the latency percentiles, and a metadata run's rate per phase.
+
+use super::{outliers, Chart};
+use crate::measure::TaskTiming;
+use crate::record::RunRecord;
+use crate::units::mib_per_s;
+
+/// A task's own rate: bytes (or, for metadata, items) over its own start to end, per second.
+pub(super) fn task_rate(t: &TaskTiming, meta: bool) -> Option<f64> {
+    let ns = t.close_end.saturating_sub(t.open_start);
+    let done = if meta { t.ops } else { t.bytes };
+    (ns > 0 && done > 0).then(|| done as f64 / (ns as f64 / 1e9))
+}
+
+/// The charts of run `r` (its id shown as `id`).
+pub(super) fn run(r: &RunRecord, id: &str) -> Vec<Chart> {
+    let meta = r.workload.meta.is_some();
+    let (unit, scale) = if meta { ("items/s", 1.0) } else { ("MiB/s", mib_per_s(1.0)) };
+    let name = |p: &crate::record::PhaseRecord| format!("{} {}", p.op.name(), p.iteration + 1);
+    let mut charts = Vec::new();
+    let tasks = r.phases.iter().map(|p| p.tasks.len()).max().unwrap_or(0);
+    if tasks > 1 {
+        let mut slow = Vec::new();
+        let series = r
+            .phases
+            .iter()
+            .map(|p| {
+                let rates: Vec<(String, f64)> =
+                    p.tasks.iter().filter_map(|t| Some((t.task.to_string(), task_rate(t, meta)?))).collect();
+                slow.extend(
+                    outliers::slow(&rates).0.into_iter().map(|(task, _)| format!("task {task} in {}", name(p))),
+                );
+                (name(p), rates.iter().map(|(t, v)| (t.parse().unwrap_or(0.0), v * scale)).collect())
+            })
+            .collect();
+        let marked = if slow.is_empty() { String::new() } else { format!(" (slow: {})", slow.join(", ")) };
+        charts.push(Chart {
+            title: format!("run {id}: each task's own rate, by phase{marked}"),
+            x: "task".into(),
+            y: unit.into(),
+            series,
+            bars: true,
+            ..Chart::default()
+        });
+    }
+    if r.hosts.len() > 1 {
+        let series = r
+            .phases
+            .iter()
+            .map(|p| {
+                let per_node = RunRecord::per_node(p).into_iter();
+                let points =
+                    per_node.filter_map(|(n, f)| Some((n as f64, if meta { f.iops? } else { f.bandwidth? * scale })));
+                (name(p), points.collect())
+            })
+            .collect();
+        let ticks = r.hosts.iter().enumerate().map(|(n, h)| (n as f64, h.clone())).collect();
+        charts.push(Chart {
+            title: format!("run {id}: each node's rate, by phase"),
+            x: "node".into(),
+            y: unit.into(),
+            series,
+            bars: true,
+            ticks,
+        });
+    }
+    let timed: Vec<_> = r.phases.iter().filter(|p| p.latency.count > 0).collect();
+    if !timed.is_empty() {
+        // Percentiles spaced by their nines: p90 is 1, p99 2, p99.9 3, p99.99 4 (p50 0.3).
+        let nines =
+            [(50.0f64, 0), (90.0, 1), (99.0, 2), (99.9, 3), (99.99, 4)].map(|(p, k)| (-(1.0 - p / 100.0).log10(), k));
+        let series = timed
+            .iter()
+            .map(|p| {
+                let l = &p.latency;
+                let values = [l.p50, l.p90, l.p99, l.p999, l.p9999];
+                (name(p), nines.iter().map(|&(x, k)| (x, values[k] as f64 / 1e3)).collect())
+            })
+            .collect();
+        let ticks =
+            nines.iter().zip(["p50", "p90", "p99", "p99.9", "p99.99"]).map(|(&(x, _), n)| (x, n.to_string())).collect();
+        charts.push(Chart {
+            title: format!("run {id}: latency percentiles, by phase"),
+            x: "percentile".into(),
+            y: "us".into(),
+            series,
+            ticks,
+            ..Chart::default()
+        });
+    }
+    if meta {
+        let points = r.phases.iter().enumerate().filter_map(|(k, p)| Some((k as f64, p.figures.iops?))).collect();
+        let ticks = r.phases.iter().enumerate().map(|(k, p)| (k as f64, name(p))).collect();
+        charts.push(Chart {
+            title: format!("run {id}: items/s per phase"),
+            x: "phase".into(),
+            y: "items/s".into(),
+            series: vec![("items/s".into(), points)],
+            bars: true,
+            ticks,
+        });
+    }
+    charts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_rate_is_bytes_or_items_over_its_own_time() {
+        let t = TaskTiming {
+            bytes: 1 << 20,
+            ops: 500,
+            open_start: 1_000_000_000,
+            close_end: 1_250_000_000,
+            ..TaskTiming::default()
+        };
+        assert_eq!(task_rate(&t, false), Some(4.0 * 1048576.0));
+        assert_eq!(task_rate(&t, true), Some(2000.0));
+        assert_eq!(task_rate(&TaskTiming { ops: 5, ..TaskTiming::default() }, true), None, "no time, no rate");
+    }
+}
