@@ -523,3 +523,22 @@ fn a_runs_page_charts_each_tasks_rate_and_its_latency_percentiles() {
     assert!(html.contains("<rect "), "bars");
     assert!(html.contains(">p99.9<") && html.contains(">file-stat 1<"), "named ticks");
 }
+
+#[test]
+fn a_report_sets_the_runs_beside_a_published_system_with_units_converted() {
+    let bed = Bed::new();
+    assert_eq!(bed.run("--engine delay:100us --transfer 1m --block 8m --tasks 2").code, 0);
+    let out = iosurvey(&["report", "--reference", "list", "--db", &bed.db]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("isilon-f800") && out.stdout.contains("OneFS over NFSv3"), "{}", out.stdout);
+    let page = bed.tmp.path().join("f800.html");
+    let out = iosurvey(&["report", "-o", page.to_str().unwrap(), "--reference", "isilon-f800", "--db", &bed.db]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let html = fs::read_to_string(&page).unwrap();
+    assert!(html.contains("beside Isilon F800"), "{html}");
+    // 8 GB/s published, in MiB/s; our write set beside it with the setups of both.
+    assert!(html.contains("<td class=\"n\">7629.4</td>"), "{html}");
+    assert!(html.contains("64 clients") && html.contains("run 1: 2 tasks"), "{html}");
+    let out = iosurvey(&["report", "-o", page.to_str().unwrap(), "--reference", "nothing-like-it", "--db", &bed.db]);
+    assert_one_line_error(&out, 2, &["no published system is called 'nothing-like-it'"]);
+}

@@ -6,6 +6,7 @@ mod charts;
 pub mod cliffs;
 mod meta;
 pub mod outliers;
+pub mod reference;
 pub mod scaling;
 
 use crate::measure::Spread;

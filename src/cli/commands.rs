@@ -55,7 +55,11 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
             Ok(if *json { to_json(&rows)? } else { render(analysis::list(&rows), *format) })
         }),
         Command::Show { id, json, format } => lead_prints(team, || show(&cli.db, *id, *json, *format)),
-        Command::Report { output, filter } => lead_prints(team, || html_report(&cli.db, output, filter)),
+        Command::Report { output, reference, filter } => lead_prints(team, || match (output, reference.as_deref()) {
+            (_, Some("list")) => Ok(render(analysis::reference::systems(), Format::Text)),
+            (Some(output), reference) => html_report(&cli.db, output, reference, filter),
+            (None, _) => Err(Failure::new("report needs -o FILE", "give -o report.html", 2)),
+        }),
         Command::Compare { sides, format } => lead_prints(team, || compare(&cli.db, sides, *format)),
         Command::Net(args) => net(cli, args, team),
         Command::Overhead => lead_prints(team, || Ok(overhead())),
@@ -145,7 +149,11 @@ fn side(store: &Store, name: &str) -> Result<Vec<RunRecord>, Failure> {
 }
 
 /// `iosurvey report`: the chosen runs (every one by default) as one HTML page.
-fn html_report(db: &Path, output: &Path, filter: &ReportFilter) -> Result<String, Failure> {
+fn html_report(db: &Path, output: &Path, reference: Option<&str>, filter: &ReportFilter) -> Result<String, Failure> {
+    let beside = reference
+        .map(|name| analysis::reference::beside(name, &[]).map(|_| name))
+        .transpose()
+        .map_err(|why| Failure::new(why, "see iosurvey report --reference list", 2))?;
     let (labels, ids) = (&filter.label, &filter.ids);
     iosurvey::env::writable_file(output).map_err(|why| {
         Failure::new(format!("cannot write the report to {}: {why}", output.display()), "pick a writable -o path", 2)
@@ -198,6 +206,12 @@ fn html_report(db: &Path, output: &Path, filter: &ReportFilter) -> Result<String
         let sides: Vec<analysis::Side> =
             names.iter().zip(&runs).map(|(name, runs)| analysis::Side { name, runs }).collect();
         report = report.and(analysis::recommend(&sides));
+    }
+    if let Some(name) = beside {
+        report = report.and(
+            analysis::reference::beside(name, &chosen)
+                .map_err(|why| Failure::new(why, "see iosurvey report --reference list", 2))?,
+        );
     }
     let html = iosurvey::report::exporter(Format::Html).render(&report);
     std::fs::write(output, html)

@@ -146,12 +146,15 @@ enum Command {
     /// Write one self-contained HTML report: findings first, then every survey, sweep (with
     /// its chart) and run chosen, and which system is best for which pattern across labels.
     #[command(
-        after_help = "Examples:\n  iosurvey report -o report.html\n  iosurvey report -o lustre.html --label lustre-a --label f800\n  iosurvey report -o s3.html s3 w2\n  iosurvey report -o nov.html --target /lustre --since 2026-11-01 --until 2026-11-30"
+        after_help = "Examples:\n  iosurvey report -o report.html\n  iosurvey report -o lustre.html --label lustre-a --label f800\n  iosurvey report -o s3.html s3 w2\n  iosurvey report -o nov.html --target /lustre --since 2026-11-01 --until 2026-11-30\n  iosurvey report --reference list\n  iosurvey report -o f800.html --label lustre-a --reference isilon-f800"
     )]
     Report {
         /// Where to write the HTML page.
-        #[arg(long, short = 'o', value_name = "FILE")]
-        output: PathBuf,
+        #[arg(long, short = 'o', value_name = "FILE", required_unless_present = "reference")]
+        output: Option<PathBuf>,
+        /// Set the runs beside a published system's figures (`--reference list` lists them).
+        #[arg(long, value_name = "NAME")]
+        reference: Option<String>,
         #[command(flatten)]
         filter: ReportFilter,
     },

@@ -1,0 +1,241 @@
+//! Published figures beside measured ones. `data/published.csv` holds the figures that the
+//! evaluations our users wrote state, each with its source, system, tool and workload; a
+//! report can set the runs chosen beside one published system, units converted, with every
+//! difference in workload, client count and file system stated next to the numbers.
+
+use super::{Cell, Report, Table};
+use crate::record::RunRecord;
+use crate::spec::{Access, Op};
+use crate::units::mib_per_s;
+
+const CATALOG: &str = include_str!("../../data/published.csv");
+
+/// One published figure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Published {
+    /// The document it comes from.
+    pub source: String,
+    /// The system measured, as the document names it.
+    pub system: String,
+    /// Its file system.
+    pub file_system: String,
+    /// The benchmark tool and version.
+    pub tool: String,
+    /// "sequential write", "random read", ...
+    pub workload: String,
+    /// N-to-N, N-to-1, ...
+    pub access: String,
+    /// Client nodes, where stated.
+    pub clients: String,
+    /// Threads or processes, where stated.
+    pub threads: String,
+    /// Transfer size, where stated.
+    pub transfer: String,
+    /// Data per task, where stated.
+    pub size: String,
+    /// The unit: GB/s, MB/s, GiB/s, IOPS, Gbit/s, minutes.
+    pub metric: String,
+    /// The figure.
+    pub value: f64,
+    /// peak, at 64 clients, ...
+    pub qualifier: String,
+}
+
+/// Every figure of the catalog (lines that do not parse are not figures: the header).
+pub fn catalog() -> Vec<Published> {
+    CATALOG
+        .lines()
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split(',').collect();
+            let value = f.get(11)?.parse().ok()?;
+            let s = |k: usize| f[k].to_string();
+            Some(Published {
+                source: s(0),
+                system: s(1),
+                file_system: s(2),
+                tool: s(3),
+                workload: s(4),
+                access: s(5),
+                clients: s(6),
+                threads: s(7),
+                transfer: s(8),
+                size: s(9),
+                metric: s(10),
+                value,
+                qualifier: s(12),
+            })
+        })
+        .collect()
+}
+
+/// A system's short name: its words in lower case joined by '-' ("Isilon F800" is
+/// `isilon-f800`).
+pub fn short_name(system: &str) -> String {
+    let lower = system.to_lowercase();
+    let words: Vec<&str> = lower.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    words.join("-")
+}
+
+/// The systems of the catalog, a row each.
+pub fn systems() -> Report {
+    let mut t = Table::new(
+        "published systems (report --reference NAME)",
+        &["name", "system", "file system", "figures", "source"],
+    );
+    let all = catalog();
+    let mut seen: Vec<String> = Vec::new();
+    for p in &all {
+        let name = short_name(&p.system);
+        if seen.contains(&name) {
+            continue;
+        }
+        let figures = all.iter().filter(|q| short_name(&q.system) == name).count();
+        t.rows.push(vec![
+            Cell::text(name.clone()),
+            Cell::text(p.system.clone()),
+            Cell::text(p.file_system.clone()),
+            Cell::Int(figures as u64),
+            Cell::text(p.source.clone()),
+        ]);
+        seen.push(name);
+    }
+    Report { tables: vec![t], ..Report::default() }
+}
+
+/// A published figure in iosurvey's unit: MiB/s for bandwidth, IOPS as is; `None` for what
+/// iosurvey does not measure in a run (network Gbit/s, durations).
+pub fn converted(p: &Published) -> Option<(f64, &'static str)> {
+    let bytes = match p.metric.as_str() {
+        "GB/s" => 1e9,
+        "MB/s" => 1e6,
+        "GiB/s" => (1u64 << 30) as f64,
+        "IOPS" => return Some((p.value, "IOPS")),
+        _ => return None,
+    };
+    Some((mib_per_s(p.value * bytes), "MiB/s"))
+}
+
+/// What of ours compares with a published workload: (op, random, access).
+fn counterpart(p: &Published) -> Option<(Op, bool, Access)> {
+    let (kind, op) = p.workload.split_once(' ')?;
+    let op = match op {
+        "write" => Op::Write,
+        "read" => Op::Read,
+        _ => return None,
+    };
+    let access = match p.access.as_str() {
+        "N-to-N" => Access::FilePerTask,
+        "N-to-1" => Access::Shared,
+        _ => return None,
+    };
+    Some((op, kind == "random", access))
+}
+
+/// The best figure of `runs` on a published figure's workload, in its unit, and the run.
+fn ours<'r>(p: &Published, unit: &str, runs: &'r [RunRecord]) -> Option<(f64, &'r RunRecord)> {
+    let (op, random, access) = counterpart(p)?;
+    let same =
+        |r: &&RunRecord| r.workload.meta.is_none() && r.workload.random() == random && r.workload.access == access;
+    runs.iter()
+        .filter(same)
+        .flat_map(|r| r.phases.iter().filter(|ph| ph.op == op).map(move |ph| (ph, r)))
+        .filter_map(|(ph, r)| {
+            let v = if unit == "IOPS" { ph.figures.iops? } else { mib_per_s(ph.figures.bandwidth?) };
+            Some((v, r))
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+}
+
+/// The runs chosen beside published system `name`: a row per published figure.
+pub fn beside(name: &str, runs: &[RunRecord]) -> Result<Report, String> {
+    let figures: Vec<Published> = catalog().into_iter().filter(|p| short_name(&p.system) == name).collect();
+    let Some(first) = figures.first() else {
+        return Err(format!("no published system is called '{name}'"));
+    };
+    let mut t = Table::new(
+        format!("beside {} ({}, from {})", first.system, first.file_system, first.source),
+        &["workload", "access", "published", "ours", "unit", "ours/published", "published setup", "our setup"],
+    );
+    for p in &figures {
+        let setup = [
+            (!p.clients.is_empty()).then(|| format!("{} clients", p.clients)),
+            (!p.threads.is_empty()).then(|| format!("{} threads", p.threads)),
+            (!p.transfer.is_empty()).then(|| format!("{} transfers", p.transfer)),
+            (!p.size.is_empty()).then(|| p.size.clone()),
+            Some(p.tool.clone()),
+            (!p.qualifier.is_empty()).then(|| p.qualifier.clone()),
+        ];
+        let setup: Vec<String> = setup.into_iter().flatten().collect();
+        let Some((published, unit)) = converted(p) else {
+            t.rows.push(vec![
+                Cell::text(p.workload.clone()),
+                Cell::text(p.access.clone()),
+                Cell::text(format!("{} {}", p.value, p.metric)),
+                Cell::text("not compared: iosurvey does not measure this in a run"),
+                Cell::Empty,
+                Cell::Empty,
+                Cell::text(setup.join(", ")),
+                Cell::Empty,
+            ]);
+            continue;
+        };
+        let found = ours(p, unit, runs);
+        let our_setup = found.map(|(_, r)| {
+            let w = &r.workload;
+            format!(
+                "run {}: {} tasks, {} transfers, {} per task, {}",
+                r.id.unwrap_or(0),
+                w.tasks,
+                crate::units::format_size(w.transfer),
+                crate::units::format_size(w.block * w.segments),
+                r.env.fs_type
+            )
+        });
+        t.rows.push(vec![
+            Cell::text(p.workload.clone()),
+            Cell::text(p.access.clone()),
+            Cell::num(Some(published), if unit == "IOPS" { 0 } else { 1 }),
+            found.map_or(Cell::text("no run of this workload chosen"), |(v, _)| {
+                Cell::num(Some(v), if unit == "IOPS" { 0 } else { 1 })
+            }),
+            Cell::text(unit),
+            Cell::num(found.map(|(v, _)| v / published), 3),
+            Cell::text(setup.join(", ")),
+            our_setup.map_or(Cell::Empty, Cell::text),
+        ]);
+    }
+    t.notes.push(
+        "published figures are as the source states them (GB/s = 10^9 B/s, MB/s = 10^6 B/s, here in MiB/s = 2^20 B/s); \
+         ours is the best phase of the chosen runs on the same workload and access; the setups differ as the last two \
+         columns say, so a ratio compares systems as measured, not like with like"
+            .to_string(),
+    );
+    Ok(Report { tables: vec![t], ..Report::default() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_catalog_parses_whole_and_names_its_systems() {
+        let all = catalog();
+        assert_eq!(all.len(), CATALOG.lines().count() - 1, "every line but the header is a figure");
+        assert_eq!(short_name("Isilon F800"), "isilon-f800");
+        assert_eq!(short_name("NetApp E5560 DDP LUN (cache off)"), "netapp-e5560-ddp-lun-cache-off");
+        let f800 = all.iter().find(|p| p.system == "Isilon F800" && p.workload == "sequential write").unwrap();
+        assert_eq!(f800.value, 8.0);
+        // 8 GB/s = 8e9 B/s = 7629.39 MiB/s.
+        let (mib, unit) = converted(f800).unwrap();
+        assert_eq!(unit, "MiB/s");
+        assert!((mib - 8e9 / 1048576.0).abs() < 1e-9);
+        assert_eq!(counterpart(f800), Some((Op::Write, false, Access::FilePerTask)));
+        assert!(systems().tables[0].rows.iter().any(|r| r[0].to_string() == "isilon-f800"));
+        assert!(beside("no-such-system", &[]).is_err());
+        let table = &beside("isilon-f800", &[]).unwrap().tables[0];
+        assert!(table
+            .rows
+            .iter()
+            .all(|r| r[3].to_string().contains("no run") || r[3].to_string().contains("not compared")));
+    }
+}
