@@ -274,13 +274,34 @@ fn survey_runs_the_battery_stores_it_and_leaves_nothing_behind() {
     let dir = bed.dir.display().to_string();
     let out = iosurvey(&["survey", &dir, "--size", "32m", "--random-secs", "0.2", "--db", &bed.db, "-q"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    for needle in ["seq-file-per-task", "random-4k", "IOPS", "seq-shared", "N-to-1 write is", "% of N-to-N"] {
+    for needle in ["seq-file-per-task", "random-4k", "IOPS", "seq-shared", "± write", "N-to-1 write", "3 and 3 runs"] {
         assert!(out.stdout.contains(needle), "'{needle}' missing:\n{}", out.stdout);
     }
+    // Three repetitions by default, each workload a row with its interval, and the finding
+    // either a share with its interval or "cannot be told apart".
+    let row = out.stdout.lines().find(|l| l.trim_start().starts_with("seq-shared")).unwrap();
+    assert_eq!(row.split_whitespace().nth(1), Some("3"), "{row}");
+    assert!(out.stdout.contains("% of N-to-N (95% t-interval") || out.stdout.contains("cannot be told apart"));
     let runs = bed.runs();
-    assert_eq!(runs.len(), 3);
+    assert_eq!(runs.len(), 9);
     assert!(runs.iter().all(|r| r["survey_id"] == runs[0]["survey_id"] && r["status"] == "ok"));
     assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+    // One repetition: single samples, said so.
+    let out = iosurvey(&[
+        "survey",
+        &dir,
+        "--size",
+        "32m",
+        "--random-secs",
+        "0.2",
+        "--repetitions",
+        "1",
+        "--db",
+        &bed.db,
+        "-q",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("no interval; --repetitions 3 gives one"), "{}", out.stdout);
 }
 
 #[test]

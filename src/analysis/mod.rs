@@ -552,56 +552,115 @@ pub fn sweep(sweep_id: Option<i64>, runs: &[RunRecord]) -> Report {
     Report { tables: vec![t], findings, charts: vec![chart], ..Report::default() }
 }
 
-/// The characterization of a survey, and what it finds: N-to-1 against N-to-N.
+/// The characterization of a survey, and what it finds: N-to-1 against N-to-N. A row per
+/// workload: the mean over its runs (each run's own mean over iterations) and the half-width
+/// of its 95% interval, from 2 runs on.
 pub fn survey(survey_id: i64, runs: &[RunRecord]) -> Report {
     let target = runs.first().map(|r| format!("{} ({})", r.env.target, r.env.fs_type)).unwrap_or_default();
-    let mut t = Table::new(format!("survey {survey_id} of {target}"), &["workload", "write", "read", "unit", "notes"]);
+    let mut t = Table::new(
+        format!("survey {survey_id} of {target}"),
+        &["workload", "runs", "write", "± write", "read", "± read", "unit", "notes"],
+    );
+    let mut names: Vec<&str> = Vec::new();
     for r in runs {
-        let mut notes = cache_notes(r);
-        if r.workload.direct {
+        let name = r.name.as_deref().unwrap_or("-");
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    }
+    for name in names {
+        let group: Vec<&RunRecord> = runs.iter().filter(|r| r.name.as_deref().unwrap_or("-") == name).collect();
+        let first = group[0];
+        let mut notes = cache_notes(first);
+        if first.workload.direct {
             notes.push("O_DIRECT".into());
         }
-        if r.workload.meta.is_some() {
+        if first.workload.meta.is_some() {
             // Metadata phases have no write or read column: their rates lead the notes.
-            let rates = r.summaries().into_iter().filter_map(|s| Some((s.op.name(), s.iops?.mean)));
+            let rates = first.summaries().into_iter().filter_map(|s| Some((s.op.name(), s.iops?.mean)));
             let rates: Vec<String> = rates.map(|(op, rate)| format!("{op} {rate:.0} items/s")).collect();
             notes.splice(0..0, rates);
         }
-        t.rows.push(vec![
-            Cell::text(r.name.as_deref().unwrap_or("-")),
-            headline(r, Op::Write),
-            headline(r, Op::Read),
-            Cell::text(match (r.workload.meta.is_some(), random(r)) {
-                (true, _) => "items/s",
-                (_, true) => "IOPS",
-                _ => "MiB/s",
-            }),
-            failure_or(r, notes),
-        ]);
+        for r in group.iter().filter(|r| r.status == Status::Failed) {
+            notes.push(format!("FAILED: run {}: {}", r.id.unwrap_or(0), r.error.as_deref().unwrap_or("")));
+        }
+        let mut row = vec![Cell::text(name), Cell::Int(group.len() as u64)];
+        for op in [Op::Write, Op::Read] {
+            let xs = samples(&group, op);
+            let half = crate::stats::mean_interval(&xs).map(|i| (i.hi - i.lo) / 2.0);
+            let decimals = if random(first) { 0 } else { 1 };
+            let mean = (!xs.is_empty()).then(|| mean_of_samples(&xs));
+            row.extend([Cell::num(mean, decimals), Cell::num(half, decimals)]);
+        }
+        row.push(Cell::text(match (first.workload.meta.is_some(), random(first)) {
+            (true, _) => "items/s",
+            (_, true) => "IOPS",
+            _ => "MiB/s",
+        }));
+        row.push(Cell::text(notes.join("; ")));
+        t.rows.push(row);
     }
     Report { tables: vec![t], findings: shared_vs_own_files(runs), ..Report::default() }
 }
 
-/// N-to-1 bandwidth as a share of N-to-N, per op, from the survey's two sequential roles. With
-/// one task the two workloads are the same, so no ratio is made.
+/// The figure of merit of each successful run of `group` for `op`: IOPS for random work, MiB/s
+/// otherwise (each run's mean over its iterations).
+fn samples(group: &[&RunRecord], op: Op) -> Vec<f64> {
+    group
+        .iter()
+        .filter(|r| r.status == Status::Ok)
+        .filter_map(|r| {
+            let v = mean_of(r, op, random(r))?;
+            Some(if random(r) { v } else { mib_per_s(v) })
+        })
+        .collect()
+}
+
+/// N-to-1 bandwidth as a share of N-to-N, per op, from the survey's two sequential roles, with
+/// the interval the repetitions allow (none from single runs, said so; a ratio whose interval
+/// holds 1 is said to be no difference). With one task the two workloads are the same, so no
+/// ratio is made.
 fn shared_vs_own_files(runs: &[RunRecord]) -> Vec<Finding> {
-    let by_role = |role: Role| runs.iter().find(|r| r.name.as_deref().and_then(Role::from_name) == Some(role));
-    let (Some(own), Some(shared)) = (by_role(Role::SeqFilePerTask), by_role(Role::SeqShared)) else {
-        return Vec::new();
+    let of_role = |role: Role| -> Vec<&RunRecord> {
+        runs.iter().filter(|r| r.name.as_deref().and_then(Role::from_name) == Some(role)).collect()
     };
-    if own.workload.tasks < 2 || own.status == Status::Failed || shared.status == Status::Failed {
+    let (own, shared) = (of_role(Role::SeqFilePerTask), of_role(Role::SeqShared));
+    if own.first().is_none_or(|r| r.workload.tasks < 2) || shared.is_empty() {
         return Vec::new();
     }
+    let ids: Vec<i64> = own.iter().chain(&shared).filter_map(|r| r.id).collect();
     [Op::Write, Op::Read]
         .into_iter()
         .filter_map(|op| {
-            let (a, b) = (mean_of(own, op, false)?, mean_of(shared, op, false)?);
-            let value = 100.0 * b / a;
-            Some(Finding {
-                text: format!("N-to-1 {} is {value:.0}% of N-to-N", op.name()),
-                value,
-                runs: [own.id, shared.id].into_iter().flatten().collect(),
-            })
+            let (a, b) = (samples(&own, op), samples(&shared, op));
+            let (ma, mb) = (a.first().map(|_| mean_of_samples(&a))?, b.first().map(|_| mean_of_samples(&b))?);
+            let value = 100.0 * mb / ma;
+            let op = op.name();
+            let text = match crate::stats::ratio_interval(&b, &a) {
+                None => format!(
+                    "N-to-1 {op} is {value:.0}% of N-to-N (from {} and {} run(s): no interval; --repetitions 3 gives one)",
+                    b.len(),
+                    a.len()
+                ),
+                Some(iv) if crate::stats::verdict(&iv) == crate::stats::Verdict::NoDifference => format!(
+                    "N-to-1 {op} and N-to-N {op} cannot be told apart: ratio {:.2} ({} {:.2} to {:.2}, {} and {} runs)",
+                    iv.value,
+                    iv.method.name(),
+                    iv.lo,
+                    iv.hi,
+                    b.len(),
+                    a.len()
+                ),
+                Some(iv) => format!(
+                    "N-to-1 {op} is {value:.0}% of N-to-N ({} {:.0}% to {:.0}%, {} and {} runs)",
+                    iv.method.name(),
+                    100.0 * iv.lo,
+                    100.0 * iv.hi,
+                    b.len(),
+                    a.len()
+                ),
+            };
+            Some(Finding { text, value, runs: ids.clone() })
         })
         .collect()
 }

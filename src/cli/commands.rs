@@ -580,6 +580,9 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
     };
     let lead = team.process() == 0;
     let items = plan::survey(shape);
+    // Whole batteries in turn: a drift over the survey spreads over every workload alike, and
+    // the random workload always finds the sequential one's files just written.
+    let items: Vec<&plan::SurveyItem> = (0..a.repetitions).flat_map(|_| items.iter()).collect();
     let runs = items.iter().map(|i| {
         let filing = Filing {
             name: Some(i.role.name()),

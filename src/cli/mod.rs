@@ -436,14 +436,18 @@ struct SurveyArgs {
     /// Directory in which to make the survey's scratch directory (default: the current one).
     dir: Option<PathBuf>,
     /// Bytes each sequential workload moves per phase.
-    #[arg(long, value_parser = size_arg, default_value = "4g")]
+    #[arg(long, value_parser = size_arg, default_value = "1365m")]
     size: u64,
     /// Tasks (default: the number of CPUs).
     #[arg(long)]
     tasks: Option<usize>,
     /// Seconds each random 4 KiB phase runs.
-    #[arg(long, default_value_t = 8.0)]
+    #[arg(long, default_value_t = 3.0)]
     random_secs: f64,
+    /// Runs of each workload (separate runs, in turn), so that every figure and finding has
+    /// an interval; 1 gives single samples, said so.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    repetitions: u32,
     #[command(flatten)]
     target: TargetArgs,
 }

@@ -492,8 +492,34 @@ mod tests {
     fn the_survey_finds_the_shared_file_at_half_of_file_per_task() {
         let r = analysis::survey(3, &survey_runs());
         let texts: Vec<&str> = r.findings.iter().map(|f| f.text.as_str()).collect();
-        assert_eq!(texts, ["N-to-1 write is 50% of N-to-N", "N-to-1 read is 50% of N-to-N"]);
+        let single = "of N-to-N (from 1 and 1 run(s): no interval; --repetitions 3 gives one)";
+        assert_eq!(texts, [format!("N-to-1 write is 50% {single}"), format!("N-to-1 read is 50% {single}")]);
         assert_eq!(r.findings[0].runs, [10, 12]);
+        // Three repetitions, each run within 2% of the others: the share with its interval.
+        let repeated = |shared_scale: f64| -> Vec<RunRecord> {
+            let mut all = Vec::new();
+            for (k, wobble) in [0.98, 1.0, 1.02].into_iter().enumerate() {
+                for mut r in survey_runs() {
+                    let scale = if r.name.as_deref() == Some("seq-shared") { shared_scale } else { 1.0 };
+                    r.id = r.id.map(|id| id + 10 * k as i64);
+                    for p in &mut r.phases {
+                        p.figures.bandwidth = p.figures.bandwidth.map(|b| b * wobble * scale);
+                    }
+                    all.push(r);
+                }
+            }
+            all
+        };
+        let r = analysis::survey(3, &repeated(1.0));
+        assert!(
+            r.findings[0].text.starts_with("N-to-1 write is 50% of N-to-N (95% t-interval 4"),
+            "{}",
+            r.findings[0].text
+        );
+        assert!(r.findings[0].text.ends_with("3 and 3 runs)"));
+        // Shared as fast as file per task, within the noise: no difference is claimed.
+        let r = analysis::survey(3, &repeated(2.0));
+        assert!(r.findings[0].text.contains("cannot be told apart: ratio 1.00"), "{}", r.findings[0].text);
         let mut one_task = survey_runs();
         for r in &mut one_task {
             r.workload.tasks = 1;
