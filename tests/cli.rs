@@ -563,3 +563,34 @@ fn a_report_sets_the_runs_beside_a_published_system_with_units_converted() {
     let out = iosurvey(&["report", "-o", page.to_str().unwrap(), "--reference", "nothing-like-it", "--db", &bed.db]);
     assert_one_line_error(&out, 2, &["no published system is called 'nothing-like-it'"]);
 }
+
+#[test]
+fn a_markdown_report_has_its_charts_as_svg_files_beside_it() {
+    let bed = Bed::new();
+    let dir = bed.dir.display().to_string();
+    let out = iosurvey(&[
+        "survey",
+        &dir,
+        "--size",
+        "16m",
+        "--random-secs",
+        "0.1",
+        "--repetitions",
+        "2",
+        "--db",
+        &bed.db,
+        "-q",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let page = bed.tmp.path().join("paper.md");
+    let out = iosurvey(&["report", "-o", page.to_str().unwrap(), "--format", "md", "--db", &bed.db, "s1"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let text = fs::read_to_string(&page).unwrap();
+    let findings = text.find("### Findings").expect("findings");
+    assert!(findings < text.find("### survey 1").expect("the survey's table"), "findings first:\n{text}");
+    assert!(text.contains("![N-to-N and N-to-1, sequential (mean over runs)](paper-chart-1.svg)"), "{text}");
+    let svg = fs::read_to_string(bed.tmp.path().join("paper-chart-1.svg")).unwrap();
+    assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\"") && svg.contains("<rect "), "{svg}");
+    let out = iosurvey(&["report", "-o", page.to_str().unwrap(), "--format", "csv", "--db", &bed.db]);
+    assert_one_line_error(&out, 2, &["written as html or md"]);
+}

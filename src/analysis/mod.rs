@@ -600,7 +600,36 @@ pub fn survey(survey_id: i64, runs: &[RunRecord]) -> Report {
         row.push(Cell::text(notes.join("; ")));
         t.rows.push(row);
     }
-    Report { tables: vec![t], findings: shared_vs_own_files(runs), ..Report::default() }
+    Report { tables: vec![t], findings: shared_vs_own_files(runs), charts: own_and_shared(runs), ..Report::default() }
+}
+
+/// The survey's sequential workloads side by side: N-to-N and N-to-1, write and read, the
+/// mean over their runs.
+fn own_and_shared(runs: &[RunRecord]) -> Vec<Chart> {
+    let series: Vec<(String, Vec<(f64, f64)>)> = [(Role::SeqFilePerTask, "N-to-N"), (Role::SeqShared, "N-to-1")]
+        .into_iter()
+        .map(|(role, name)| {
+            let group: Vec<&RunRecord> =
+                runs.iter().filter(|r| r.name.as_deref().and_then(Role::from_name) == Some(role)).collect();
+            let points = [Op::Write, Op::Read].into_iter().enumerate().filter_map(|(k, op)| {
+                let xs = samples(&group, op);
+                (!xs.is_empty()).then(|| (k as f64, mean_of_samples(&xs)))
+            });
+            (name.to_string(), points.collect())
+        })
+        .filter(|(_, p): &(String, Vec<(f64, f64)>)| !p.is_empty())
+        .collect();
+    if series.len() < 2 {
+        return Vec::new();
+    }
+    vec![Chart {
+        title: "N-to-N and N-to-1, sequential (mean over runs)".into(),
+        x: "phase".into(),
+        y: "MiB/s".into(),
+        series,
+        bars: true,
+        ticks: vec![(0.0, "write".into()), (1.0, "read".into())],
+    }]
 }
 
 /// The figure of merit of each successful run of `group` for `op`: IOPS for random work, MiB/s

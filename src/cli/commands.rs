@@ -55,11 +55,13 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
             Ok(if *json { to_json(&rows)? } else { render(analysis::list(&rows), *format) })
         }),
         Command::Show { id, json, format } => lead_prints(team, || show(&cli.db, *id, *json, *format)),
-        Command::Report { output, reference, filter } => lead_prints(team, || match (output, reference.as_deref()) {
-            (_, Some("list")) => Ok(render(analysis::reference::systems(), Format::Text)),
-            (Some(output), reference) => html_report(&cli.db, output, reference, filter),
-            (None, _) => Err(Failure::new("report needs -o FILE", "give -o report.html", 2)),
-        }),
+        Command::Report { output, reference, format, filter } => {
+            lead_prints(team, || match (output, reference.as_deref()) {
+                (_, Some("list")) => Ok(render(analysis::reference::systems(), Format::Text)),
+                (Some(output), reference) => html_report(&cli.db, (output, *format), reference, filter),
+                (None, _) => Err(Failure::new("report needs -o FILE", "give -o report.html", 2)),
+            })
+        }
         Command::Compare { sides, format } => lead_prints(team, || compare(&cli.db, sides, *format)),
         Command::Net(args) => net(cli, args, team),
         Command::Overhead => lead_prints(team, || Ok(overhead())),
@@ -149,7 +151,15 @@ fn side(store: &Store, name: &str) -> Result<Vec<RunRecord>, Failure> {
 }
 
 /// `iosurvey report`: the chosen runs (every one by default) as one HTML page.
-fn html_report(db: &Path, output: &Path, reference: Option<&str>, filter: &ReportFilter) -> Result<String, Failure> {
+fn html_report(
+    db: &Path,
+    (output, format): (&Path, Format),
+    reference: Option<&str>,
+    filter: &ReportFilter,
+) -> Result<String, Failure> {
+    if !matches!(format, Format::Html | Format::Md) {
+        return Err(Failure::new("a report is written as html or md", "give --format html or --format md", 2));
+    }
     let beside = reference
         .map(|name| analysis::reference::beside(name, &[]).map(|_| name))
         .transpose()
@@ -213,9 +223,20 @@ fn html_report(db: &Path, output: &Path, reference: Option<&str>, filter: &Repor
                 .map_err(|why| Failure::new(why, "see iosurvey report --reference list", 2))?,
         );
     }
-    let html = iosurvey::report::exporter(Format::Html).render(&report);
-    std::fs::write(output, html)
-        .map_err(|e| Failure::new(format!("cannot write {}: {e}", output.display()), "pick a writable -o path", 1))?;
+    let write = |path: &Path, text: &str| {
+        std::fs::write(path, text)
+            .map_err(|e| Failure::new(format!("cannot write {}: {e}", path.display()), "pick a writable -o path", 1))
+    };
+    if format == Format::Md {
+        let stem = output.file_stem().map_or("report".into(), |s| s.to_string_lossy().into_owned());
+        let (text, charts) = iosurvey::report::markdown_report(&report, &stem);
+        for (name, svg) in &charts {
+            write(&output.with_file_name(name), svg)?;
+        }
+        write(output, &text)?;
+    } else {
+        write(output, &iosurvey::report::exporter(Format::Html).render(&report))?;
+    }
     Ok(format!("report of {} runs written to {}\n", chosen.len(), output.display()))
 }
 

@@ -171,6 +171,29 @@ impl Exporter for Markdown {
     }
 }
 
+/// A report as Markdown for papers and wikis: the findings first, then the tables, then each
+/// chart as an SVG file beside the text (named `STEM-chart-N.svg`) with its numbers under it.
+/// Returns the text and the (file name, SVG) of each chart.
+pub fn markdown_report(report: &Report, stem: &str) -> (String, Vec<(String, String)>) {
+    let findings_first = Report { tables: Vec::new(), footer: Vec::new(), charts: Vec::new(), ..report.clone() };
+    let mut s = Markdown.render(&findings_first);
+    for t in &report.tables {
+        md_table(&mut s, t);
+    }
+    let mut files = Vec::new();
+    for (k, chart) in report.charts.iter().enumerate() {
+        let name = format!("{stem}-chart-{}.svg", k + 1);
+        let _ = writeln!(s, "![{}]({name})\n", md_escape(&chart.title));
+        md_table(&mut s, &chart.table());
+        let svg = svg_chart(chart).replacen("<svg ", "<svg xmlns=\"http://www.w3.org/2000/svg\" ", 1);
+        files.push((name, svg));
+    }
+    for line in &report.footer {
+        let _ = writeln!(s, "{}  ", md_escape(line));
+    }
+    (s, files)
+}
+
 /// One HTML page with nothing fetched from elsewhere: styles inline, each table's CSV as a
 /// `data:` link, the findings first.
 pub struct Html;
