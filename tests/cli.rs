@@ -8,6 +8,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::fs;
+use std::path::Path;
 
 use std::process::Command;
 
@@ -593,4 +594,52 @@ fn a_markdown_report_has_its_charts_as_svg_files_beside_it() {
     assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\"") && svg.contains("<rect "), "{svg}");
     let out = iosurvey(&["report", "-o", page.to_str().unwrap(), "--format", "csv", "--db", &bed.db]);
     assert_one_line_error(&out, 2, &["written as html or md"]);
+}
+
+/// Headless Chromium, if installed (.ci/run installs Debian's).
+fn chromium() -> Option<&'static str> {
+    let found =
+        ["chromium", "chromium-browser"].into_iter().find(|c| Command::new(c).arg("--version").output().is_ok());
+    if found.is_none() {
+        eprintln!("skipped: chromium is not installed");
+    }
+    found
+}
+
+/// Chromium's log of opening `page` headless, its DOM on stdout.
+fn open_in_chromium(browser: &str, page: &Path, extra: &[&str]) -> (String, String) {
+    let url = format!("file://{}", page.display());
+    let out = Command::new(browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0"])
+        .args(extra)
+        .arg(&url)
+        .output()
+        .unwrap();
+    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn the_html_report_renders_in_a_browser_with_every_chart_and_loads_nothing() {
+    let Some(browser) = chromium() else { return };
+    let bed = Bed::new();
+    assert_eq!(bed.run("--engine delay:200us --transfer 64k --block 1m --tasks 4 --clients 1,2,4").code, 0);
+    assert_eq!(bed.meta("--items 100 --tasks 2 --files-only").code, 0);
+    let page = bed.tmp.path().join("report.html");
+    assert_eq!(iosurvey(&["report", "-o", page.to_str().unwrap(), "--db", &bed.db]).code, 0);
+    let html = fs::read_to_string(&page).unwrap();
+    let charts = html.matches("<figure>").count();
+    assert!(charts >= 4, "the sweep's chart and the metadata run's three: {charts}");
+    let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report.png");
+    let (dom, log) = open_in_chromium(browser, &page, &["--dump-dom"]);
+    assert_eq!(dom.matches("<figure>").count(), charts, "every chart in the rendered page");
+    assert_eq!(dom.matches("<svg ").count(), charts);
+    assert!(!log.contains("CONSOLE"), "no console message: {log}");
+    let shot_arg = format!("--screenshot={}", shot.display());
+    let _ = open_in_chromium(browser, &page, &[&shot_arg, "--window-size=1200,4000"]);
+    assert!(fs::metadata(&shot).is_ok_and(|m| m.len() > 10_000), "a screenshot in {}", shot.display());
+    // The page's policy forbids any load: an image from the network put into it is refused.
+    let tampered = bed.tmp.path().join("tampered.html");
+    fs::write(&tampered, html.replacen("<body>", "<body><img src=\"http://127.0.0.1:9/x.png\">", 1)).unwrap();
+    let (_, log) = open_in_chromium(browser, &tampered, &["--dump-dom"]);
+    assert!(log.contains("Content Security Policy"), "the browser refused the load: {log}");
 }
