@@ -89,6 +89,60 @@ fn cause(from: u64, to: u64, limits: &[Limit]) -> Option<String> {
         .map(|l| format!("is near {}", said(l)))
 }
 
+/// Cliffs across runs of one workload at several sizes (the seeds' "nose-dives" where the
+/// data outgrows RAM): runs that differ only in their size are a curve of the whole team's
+/// bytes per phase against each op's mean rate; each drop of more than 30% between
+/// neighbouring sizes is a finding, explained by the RAM of the run's host when it lies
+/// between them. At least three sizes make a curve.
+pub fn over_sizes(runs: &[crate::record::RunRecord]) -> Vec<super::Finding> {
+    use crate::spec::Op;
+    let mut groups: Vec<(String, Vec<&crate::record::RunRecord>)> = Vec::new();
+    for r in runs.iter().filter(|r| r.status == crate::record::Status::Ok && r.workload.meta.is_none()) {
+        // The workload without its size, on the same host and target.
+        let w = crate::spec::Workload { block: 0, segments: 0, ..r.workload.clone() };
+        let key = format!("{}@{}:{}", w.key(), r.env.host, r.env.target);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, g)) => g.push(r),
+            None => groups.push((key, vec![r])),
+        }
+    }
+    let mut out = Vec::new();
+    for (_, group) in groups {
+        let mut sizes: Vec<u64> = group.iter().map(|r| r.workload.bytes_per_phase()).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        if sizes.len() < 3 {
+            continue;
+        }
+        let ram = group[0].env.ram_bytes;
+        let limits = [Limit { name: "the page cache (bounded by the host's RAM)".into(), bytes: ram }];
+        for op in [Op::Write, Op::Read] {
+            let at = |size: u64| -> Option<f64> {
+                let rates: Vec<f64> = group
+                    .iter()
+                    .filter(|r| r.workload.bytes_per_phase() == size)
+                    .filter_map(|r| r.summaries().into_iter().find(|s| s.op == op)?.bandwidth.map(|b| b.mean))
+                    .collect();
+                crate::measure::spread(&rates).map(|s| crate::units::mib_per_s(s.mean))
+            };
+            let points: Vec<(u64, f64)> = sizes.iter().filter_map(|&s| Some((s, at(s)?))).collect();
+            for c in cliffs(&points, 0.3, &limits) {
+                out.push(super::Finding {
+                    text: format!(
+                        "{} ({:.0} to {:.0} MiB/s)",
+                        c.sentence(&format!("{} of {}", op.name(), group[0].workload.label())),
+                        c.before,
+                        c.after
+                    ),
+                    value: 100.0 * c.drop(),
+                    runs: group.iter().filter_map(|r| r.id).collect(),
+                });
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -124,6 +178,36 @@ mod tests {
             "read drops 87% from 16 GiB to 32 GiB: it crosses the page cache (bounded by RAM) (16 GiB)"
         );
         assert!(cliffs(&points, 0.9, &limits()).is_empty(), "no drop is that steep");
+    }
+
+    #[test]
+    fn runs_at_growing_sizes_show_where_the_data_outgrows_ram() {
+        let mut runs = Vec::new();
+        // Reads from memory up to 2 GiB, from the disk from 4 GiB, on a host with 3 GiB.
+        for (k, (gib, read)) in [(1u64, 5000.0), (2, 5100.0), (4, 800.0), (8, 780.0)].into_iter().enumerate() {
+            let mut r = crate::record::fixtures::run(None);
+            r.id = Some(k as i64 + 1);
+            r.env.ram_bytes = 3 << 30;
+            r.workload.tasks = 1;
+            r.workload.segments = 1;
+            r.workload.block = gib << 30;
+            for p in &mut r.phases {
+                p.figures.bandwidth = Some(if p.op == crate::spec::Op::Read { read } else { 300.0 } * 1048576.0);
+            }
+            runs.push(r);
+        }
+        let found = over_sizes(&runs);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].text.starts_with("read of file-per-task"), "{}", found[0].text);
+        assert!(
+            found[0].text.ends_with(
+                "drops 84% from 2 GiB to 4 GiB: it crosses the page cache (bounded by the host's RAM) (3 GiB) (5100 to 800 MiB/s)"
+            ),
+            "{}",
+            found[0].text
+        );
+        assert_eq!(found[0].runs, [1, 2, 3, 4]);
+        assert!(over_sizes(&runs[..2]).is_empty(), "two sizes are not a curve");
     }
 
     #[test]

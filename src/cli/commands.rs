@@ -217,6 +217,7 @@ fn html_report(
             names.iter().zip(&runs).map(|(name, runs)| analysis::Side { name, runs }).collect();
         report = report.and(analysis::recommend(&sides));
     }
+    report.findings.extend(analysis::cliffs::over_sizes(&chosen));
     if let Some(name) = beside {
         report = report.and(
             analysis::reference::beside(name, &chosen)
