@@ -552,6 +552,57 @@ pub fn sweep(sweep_id: Option<i64>, runs: &[RunRecord]) -> Report {
     Report { tables: vec![t], findings, charts: vec![chart], ..Report::default() }
 }
 
+/// Sweeps of one workload on several systems (labels) on one chart, a line per system and op
+/// against clients: the seeds' line charts. Several runs at one client count are averaged.
+pub fn sweeps_by_system(runs: &[RunRecord]) -> Report {
+    let swept: Vec<&RunRecord> =
+        runs.iter().filter(|r| r.sweep_id.is_some() && r.label.is_some() && r.status == Status::Ok).collect();
+    let mut keys: Vec<String> = swept.iter().map(|r| r.workload.key()).collect();
+    keys.sort();
+    keys.dedup();
+    let mut charts = Vec::new();
+    for key in keys {
+        let group: Vec<&RunRecord> = swept.iter().copied().filter(|r| r.workload.key() == key).collect();
+        let mut labels: Vec<&str> = group.iter().filter_map(|r| r.label.as_deref()).collect();
+        labels.sort_unstable();
+        labels.dedup();
+        if labels.len() < 2 {
+            continue;
+        }
+        let is_random = random(group[0]);
+        let mut series = Vec::new();
+        for label in &labels {
+            for op in [Op::Write, Op::Read] {
+                let of_label: Vec<&RunRecord> =
+                    group.iter().copied().filter(|r| r.label.as_deref() == Some(*label)).collect();
+                let mut counts: Vec<usize> = of_label.iter().map(|r| r.workload.tasks).collect();
+                counts.sort_unstable();
+                counts.dedup();
+                let points: Vec<(f64, f64)> = counts
+                    .iter()
+                    .filter_map(|&n| {
+                        let at: Vec<&RunRecord> = of_label.iter().copied().filter(|r| r.workload.tasks == n).collect();
+                        let xs = samples(&at, op);
+                        (!xs.is_empty()).then(|| (n as f64, mean_of_samples(&xs)))
+                    })
+                    .collect();
+                if !points.is_empty() {
+                    series.push((format!("{label} {}", op.name()), points));
+                }
+            }
+        }
+        let unit = if is_random { "IOPS" } else { "MiB/s" };
+        charts.push(Chart {
+            title: format!("{}: {unit} against clients, by system", group[0].workload.label()),
+            x: "clients".into(),
+            y: unit.into(),
+            series,
+            ..Chart::default()
+        });
+    }
+    Report { charts, ..Report::default() }
+}
+
 /// The characterization of a survey, and what it finds: N-to-1 against N-to-N. A row per
 /// workload: the mean over its runs (each run's own mean over iterations) and the half-width
 /// of its 95% interval, from 2 runs on.

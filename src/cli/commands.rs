@@ -218,6 +218,7 @@ fn html_report(
         report = report.and(analysis::recommend(&sides));
     }
     report.findings.extend(analysis::cliffs::over_sizes(&chosen));
+    report = report.and(analysis::sweeps_by_system(&chosen));
     if let Some(name) = beside {
         report = report.and(
             analysis::reference::beside(name, &chosen)

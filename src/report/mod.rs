@@ -511,6 +511,64 @@ mod tests {
         }
     }
 
+    /// Two sides of three runs each: B's runs at about half of A's.
+    fn two_sides() -> (Vec<RunRecord>, Vec<RunRecord>) {
+        let side = |scale: f64, first: i64| -> Vec<RunRecord> {
+            [0.97, 1.0, 1.03]
+                .into_iter()
+                .enumerate()
+                .map(|(k, wobble)| {
+                    let mut r = fixtures::run(None);
+                    r.id = Some(first + k as i64);
+                    for p in &mut r.phases {
+                        p.figures.bandwidth = p.figures.bandwidth.map(|b| b * wobble * scale);
+                    }
+                    r
+                })
+                .collect()
+        };
+        (side(1.0, 1), side(0.5, 4))
+    }
+
+    #[test]
+    fn compare_and_the_markdown_report_keep_their_layout() {
+        let (a, b) = two_sides();
+        let report =
+            analysis::compare(analysis::Side { name: "lustre-a", runs: &a }, analysis::Side { name: "f800", runs: &b });
+        insta::assert_snapshot!("text_compare", Text.render(&report));
+        let mut run = fixtures::run(None);
+        run.id = Some(7);
+        let (text, charts) = markdown_report(&analysis::run(&run).and(analysis::survey(3, &survey_runs())), "paper");
+        insta::assert_snapshot!("md_report", text);
+        let names: Vec<&str> = charts.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names[0], "paper-chart-1.svg");
+        assert!(charts.iter().all(|(_, svg)| svg.starts_with("<svg xmlns=")));
+    }
+
+    #[test]
+    fn sweeps_of_one_workload_on_two_systems_share_a_chart() {
+        let mut runs = Vec::new();
+        for (label, scale) in [("lustre-a", 1.0), ("f800", 2.0)] {
+            for tasks in [1usize, 2, 4] {
+                let mut r = fixtures::run(None);
+                r.sweep_id = Some(if label == "f800" { 2 } else { 1 });
+                r.label = Some(label.into());
+                r.workload.tasks = tasks;
+                for p in &mut r.phases {
+                    p.figures.bandwidth = Some(100.0 * tasks as f64 * scale * 1048576.0);
+                }
+                runs.push(r);
+            }
+        }
+        let charts = analysis::sweeps_by_system(&runs).charts;
+        assert_eq!(charts.len(), 1);
+        let names: Vec<&str> = charts[0].series.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["f800 write", "f800 read", "lustre-a write", "lustre-a read"]);
+        assert_eq!(charts[0].series[0].1, [(1.0, 200.0), (2.0, 400.0), (4.0, 800.0)]);
+        // One system alone has nothing to be set beside.
+        assert!(analysis::sweeps_by_system(&runs[..3]).charts.is_empty());
+    }
+
     #[test]
     fn the_survey_finds_the_shared_file_at_half_of_file_per_task() {
         let r = analysis::survey(3, &survey_runs());
