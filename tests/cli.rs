@@ -591,7 +591,10 @@ fn a_markdown_report_has_its_charts_as_svg_files_beside_it() {
     assert!(findings < text.find("### survey 1").expect("the survey's table"), "findings first:\n{text}");
     assert!(text.contains("![N-to-N and N-to-1, sequential (mean over runs)](paper-chart-1.svg)"), "{text}");
     let svg = fs::read_to_string(bed.tmp.path().join("paper-chart-1.svg")).unwrap();
-    assert!(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\"") && svg.contains("<rect "), "{svg}");
+    assert!(
+        svg.starts_with("<svg ") && svg.contains("xmlns=\"http://www.w3.org/2000/svg\"") && svg.contains("<rect "),
+        "{svg}"
+    );
     let out = iosurvey(&["report", "-o", page.to_str().unwrap(), "--format", "csv", "--db", &bed.db]);
     assert_one_line_error(&out, 2, &["written as html or md"]);
 }

@@ -185,8 +185,7 @@ pub fn markdown_report(report: &Report, stem: &str) -> (String, Vec<(String, Str
         let name = format!("{stem}-chart-{}.svg", k + 1);
         let _ = writeln!(s, "![{}]({name})\n", md_escape(&chart.title));
         md_table(&mut s, &chart.table());
-        let svg = svg_chart(chart).replacen("<svg ", "<svg xmlns=\"http://www.w3.org/2000/svg\" ", 1);
-        files.push((name, svg));
+        files.push((name, svg_chart(chart)));
     }
     for line in &report.footer {
         let _ = writeln!(s, "{}  ", md_escape(line));
@@ -233,89 +232,87 @@ table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{padding:.2em .6em;borde
 td.n{text-align:right;font-variant-numeric:tabular-nums}caption{text-align:left;font-weight:bold}\
 .findings li{margin:.3em 0}.runs{color:#666}";
 
-/// A chart as inline SVG: axes from 0 to the largest value; per series a polyline with dots,
-/// or a bar at each x (the series of one x side by side); the x values (or their names) as
-/// ticks, about ten at most; a legend.
+/// A chart as SVG, drawn by plotters: axes from 0 to a little above the largest value; per
+/// series a line with dots, or a bar at each x (the series of one x side by side); the x
+/// values, or their names, as ticks; a legend.
 fn svg_chart(c: &Chart) -> String {
-    const W: f64 = 560.0;
-    const H: f64 = 300.0;
-    const PAD: f64 = 48.0;
-    const COLOURS: [&str; 6] = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
+    use plotters::prelude::*;
+    const COLOURS: [RGBColor; 6] = [
+        RGBColor(0x1f, 0x77, 0xb4),
+        RGBColor(0xd6, 0x27, 0x28),
+        RGBColor(0x2c, 0xa0, 0x2c),
+        RGBColor(0x94, 0x67, 0xbd),
+        RGBColor(0xff, 0x7f, 0x0e),
+        RGBColor(0x8c, 0x56, 0x4b),
+    ];
     let points = c.series.iter().flat_map(|(_, p)| p.iter());
-    let xmax = points.clone().map(|p| p.0).fold(0.0, f64::max).max(1.0);
-    let ymax = points.map(|p| p.1).fold(0.0, f64::max).max(1e-9);
-    // Bars sit in the middle of one slot per whole x, from 0 to the last.
-    let slot = (W - 2.0 * PAD) / (xmax + 1.0);
-    let sx = |x: f64| if c.bars { PAD + (x + 0.5) * slot } else { PAD + x / xmax * (W - 2.0 * PAD) };
-    let sy = |y: f64| H - PAD - y / ymax * (H - 2.0 * PAD);
-    let mut s = format!("<svg width=\"{W}\" height=\"{H}\" role=\"img\"><title>{}</title>", html_escape(&c.title));
-    let _ = write!(
-        s,
-        "<line x1=\"{PAD}\" y1=\"{0}\" x2=\"{1}\" y2=\"{0}\" stroke=\"#333\"/><line x1=\"{PAD}\" y1=\"{PAD}\" x2=\"{PAD}\" y2=\"{0}\" stroke=\"#333\"/>",
-        H - PAD,
-        W - PAD
-    );
-    let mut xs: Vec<f64> = c.series.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)).collect();
-    xs.sort_by(f64::total_cmp);
-    xs.dedup();
-    // At most about ten labels on the x axis, the last one always.
-    let every = xs.len().div_ceil(10).max(1);
-    let last = xs.len().saturating_sub(1);
-    for x in xs.iter().enumerate().filter(|(i, _)| i % every == 0 || *i == last).map(|(_, x)| *x) {
-        let label = c.ticks.iter().find(|(at, _)| *at == x).map_or(x.to_string(), |(_, name)| name.clone());
-        let _ = write!(
-            s,
-            "<text x=\"{:.1}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>",
-            sx(x),
-            H - PAD + 16.0,
-            html_escape(&label)
-        );
-    }
-    let _ = write!(
-        s,
-        "<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">{}</text><text x=\"4\" y=\"{}\" font-size=\"11\">{:.0}</text><text x=\"4\" y=\"{}\" font-size=\"12\">{}</text>",
-        W / 2.0,
-        H - 8.0,
-        html_escape(&c.x),
-        sy(ymax) + 4.0,
-        ymax,
-        PAD - 12.0,
-        html_escape(&c.y)
-    );
-    let width = 0.8 * slot / c.series.len().max(1) as f64;
-    for (k, (name, pts)) in c.series.iter().enumerate() {
-        let colour = COLOURS[k % COLOURS.len()];
-        if c.bars {
-            for &(x, y) in pts {
-                let left = sx(x) - 0.4 * slot + k as f64 * width;
-                let _ = write!(
-                    s,
-                    "<rect x=\"{left:.1}\" y=\"{:.1}\" width=\"{width:.1}\" height=\"{:.1}\" fill=\"{colour}\"/>",
-                    sy(y),
-                    H - PAD - sy(y)
-                );
-            }
-        } else {
-            let line: Vec<String> = pts.iter().map(|&(x, y)| format!("{:.1},{:.1}", sx(x), sy(y))).collect();
-            let _ = write!(
-                s,
-                "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\" points=\"{}\"/>",
-                line.join(" ")
-            );
-            for &(x, y) in pts {
-                let _ = write!(s, "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"{colour}\"/>", sx(x), sy(y));
+    let xmin = points.clone().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let xmin = if xmin.is_finite() { xmin } else { 0.0 };
+    let xmax = points.clone().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max).max(xmin + 1.0);
+    // Whole x values (clients, tasks) get whole ticks only.
+    let whole = c.bars || !c.ticks.is_empty() || c.series.iter().all(|(_, p)| p.iter().all(|q| q.0.fract() == 0.0));
+    let ymax = points.map(|p| p.1).fold(0.0, f64::max).max(1e-9) * 1.1;
+    // Bars sit in the middle of one slot per whole x.
+    let (x0, x1) = if c.bars { (xmin - 0.5, xmax + 0.5) } else { (xmin, xmax) };
+    let mut svg = String::new();
+    let drawn = (|| -> Result<(), String> {
+        let root = SVGBackend::with_string(&mut svg, (560, 300)).into_drawing_area();
+        root.fill(&WHITE).map_err(said)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(&c.title, ("sans-serif", 13))
+            .margin(8)
+            .x_label_area_size(36)
+            .y_label_area_size(60)
+            .build_cartesian_2d(x0..x1, 0.0..ymax)
+            .map_err(said)?;
+        let label = |x: &f64| match c.ticks.iter().find(|(at, _)| (at - x).abs() < 1e-9) {
+            Some((_, name)) => name.clone(),
+            None if c.ticks.is_empty() && (!whole || x.fract() == 0.0) => format!("{x}"),
+            None => String::new(),
+        };
+        let mut mesh = chart.configure_mesh();
+        mesh.x_desc(c.x.as_str()).y_desc(c.y.as_str()).x_label_formatter(&label).disable_x_mesh();
+        if whole {
+            // One label per named or whole position, at most about twenty.
+            mesh.x_labels(((x1 - x0).ceil() as usize + 1).min(20));
+        }
+        mesh.draw().map_err(said)?;
+        let width = 0.8 / c.series.len().max(1) as f64;
+        for (k, (name, pts)) in c.series.iter().enumerate() {
+            let colour = COLOURS[k % COLOURS.len()];
+            if c.bars {
+                let left = |x: f64| x - 0.4 + k as f64 * width;
+                chart
+                    .draw_series(
+                        pts.iter()
+                            .map(|&(x, y)| Rectangle::new([(left(x), 0.0), (left(x) + width, y)], colour.filled())),
+                    )
+                    .map_err(said)?
+                    .label(name.as_str())
+                    .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour.filled()));
+            } else {
+                chart
+                    .draw_series(LineSeries::new(pts.iter().copied(), colour.stroke_width(2)))
+                    .map_err(said)?
+                    .label(name.as_str())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 14, y)], colour.stroke_width(2)));
+                chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, colour.filled()))).map_err(said)?;
             }
         }
-        let _ = write!(
-            s,
-            "<text x=\"{}\" y=\"{}\" font-size=\"12\" fill=\"{colour}\">{}</text>",
-            W - PAD - 60.0,
-            PAD + 14.0 * k as f64,
-            html_escape(name)
-        );
+        chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw().map_err(said)?;
+        root.present().map_err(said)?;
+        Ok(())
+    })();
+    match drawn {
+        Ok(()) => svg,
+        // Drawing into a string cannot fail for want of a device; say so if it ever does.
+        Err(e) => format!("<p>the chart could not be drawn: {}</p>", html_escape(&e.to_string())),
     }
-    s.push_str("</svg>");
-    s
+}
+
+/// An error of the chart library, as words.
+fn said(e: impl std::fmt::Display) -> String {
+    e.to_string()
 }
 
 fn html_table(s: &mut String, t: &Table) {
@@ -373,7 +370,9 @@ impl Exporter for Html {
             }
         }
         for c in &report.charts {
-            let _ = writeln!(s, "<figure>{}<figcaption>{}</figcaption></figure>", svg_chart(c), html_escape(&c.title));
+            // Inline SVG needs no namespace in HTML, and the page names no address at all.
+            let svg = svg_chart(c).replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1);
+            let _ = writeln!(s, "<figure>{svg}<figcaption>{}</figcaption></figure>", html_escape(&c.title));
             // The chart's numbers beside it, and their CSV.
             let numbers = c.table();
             let one = Report { tables: vec![numbers.clone()], ..Report::default() };
@@ -420,8 +419,16 @@ mod tests {
             html.contains("<th>write (MiB/s)</th>") && html.contains("<td class=\"n\">200.0</td>"),
             "numbers beside it"
         );
-        // Axes from 0: (1, 100) sits half way along both, the largest value at the top right.
-        assert!(html.contains("points=\"280.0,150.0 512.0,48.0\""), "{html}");
+        // The line goes up and to the right from (1, 100) to (2, 200), on a y axis from 0.
+        let at = html.find("stroke=\"#1F77B4\" stroke-width=\"2\" points=").expect("the series' line");
+        let points = html[at..].split("points=\"").nth(1).unwrap().split('"').next().unwrap();
+        let xy: Vec<(f64, f64)> = points
+            .split_whitespace()
+            .map(|p| p.split_once(',').map(|(x, y)| (x.parse().unwrap(), y.parse().unwrap())).unwrap())
+            .collect();
+        assert_eq!(xy.len(), 2, "{points}");
+        assert!(xy[1].0 > xy[0].0 && xy[1].1 < xy[0].1, "{points}");
+        assert!(html.contains(">\n0.0\n</text>") || html.contains(">0.0</text>"), "the y axis starts at 0: {html}");
         assert_eq!(percent_encode("a b,\n"), "a%20b%2C%0A");
     }
     use crate::analysis;
@@ -542,7 +549,10 @@ mod tests {
         insta::assert_snapshot!("md_report", text);
         let names: Vec<&str> = charts.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names[0], "paper-chart-1.svg");
-        assert!(charts.iter().all(|(_, svg)| svg.starts_with("<svg xmlns=")));
+        assert!(
+            charts.iter().all(|(_, svg)| svg.starts_with("<svg ") && svg.contains("xmlns=")),
+            "standalone SVG files"
+        );
     }
 
     #[test]
