@@ -907,6 +907,7 @@ pub fn recommend(sides: &[Side]) -> Report {
         "which system for which I/O pattern",
         &["workload", "op", "best", "unit", "mean", "next", "mean", "best/next", "stands"],
     );
+    let mut findings = Vec::new();
     for key in keys {
         let mut means: Vec<(&str, f64, &Vec<f64>)> = sides
             .iter()
@@ -918,6 +919,20 @@ pub fn recommend(sides: &[Side]) -> Report {
         if means.len() < 2 {
             continue;
         }
+        // Among several systems, the slow one on this workload (the seeds' slow target).
+        let members: Vec<(String, f64)> = means.iter().map(|m| (m.0.to_string(), m.1)).collect();
+        let (slow, median) = outliers::slow(&members);
+        findings.extend(slow.into_iter().map(|(name, v)| Finding {
+            text: format!(
+                "{name} is the slow one on {} {}: {:.0}% of the median of {} systems",
+                key.0,
+                key.1,
+                100.0 * v / median,
+                members.len()
+            ),
+            value: 100.0 * v / median,
+            runs: sides.iter().filter(|s| s.name == name).flat_map(|s| s.runs.iter().filter_map(|r| r.id)).collect(),
+        }));
         means.sort_by(|a, b| b.1.total_cmp(&a.1));
         let (best, next) = (means[0], means[1]);
         let random = key.2;
@@ -941,7 +956,7 @@ pub fn recommend(sides: &[Side]) -> Report {
             Cell::text(stands),
         ]);
     }
-    Report { tables: vec![t], ..Report::default() }
+    Report { tables: vec![t], findings, ..Report::default() }
 }
 
 fn mean_of_samples(xs: &[f64]) -> f64 {
