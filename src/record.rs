@@ -198,7 +198,7 @@ pub fn cache_flag(op: Op, w: &Workload, env: &Environment, seen: CacheView) -> O
     let direct = w.direct && !crate::engine::backends::entry(&w.engine).caps.page_cache_always;
     // Data larger than RAM cannot all sit in the page cache; anything smaller might.
     let fits = env.ram_bytes == 0 || seen.bytes < env.ram_bytes;
-    match op {
+    match op.direction() {
         Op::Read if !(direct || seen.dropped || seen.elsewhere) && fits => {
             Some("read without --direct or --drop-caches, data smaller than RAM".into())
         }

@@ -335,11 +335,12 @@ fn preflight(
         return Ok(());
     }
     let target = &mut *lead.target;
-    let writes = w.ops.contains(&Op::Write);
+    let writes = w.ops.iter().any(|o| o.direction() == Op::Write);
     if writes && !target.writable() {
         return Err(TargetError::ReadOnly(target.dir().path().into()).into());
     }
-    if w.ops.first() == Some(&Op::Read) {
+    // A read, or a rewrite, needs the files a write made before.
+    if w.ops.first().is_some_and(|o| *o != Op::Write) {
         target.check_readable(names)?;
     }
     if w.direct {

@@ -44,6 +44,8 @@ pub enum Pattern {
     RandomOverlap,
     /// In decreasing offset order.
     Backward,
+    /// The first transfer's place, again and again (IOzone's record rewrite).
+    Same,
     /// Transfer 0, k, 2k, ... then 1, k+1, ...: every transfer once, k apart.
     Stride(u64),
 }
@@ -51,12 +53,13 @@ pub enum Pattern {
 impl FromStr for Pattern {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let hint = "expected sequential, random, random-overlap, backward or stride:K";
+        let hint = "expected sequential, random, random-overlap, backward, same or stride:K";
         match s {
             "sequential" | "seq" => Ok(Pattern::Sequential),
             "random" => Ok(Pattern::Random),
             "random-overlap" => Ok(Pattern::RandomOverlap),
             "backward" => Ok(Pattern::Backward),
+            "same" | "record-rewrite" => Ok(Pattern::Same),
             _ => {
                 let k = s
                     .strip_prefix("stride:")
@@ -76,6 +79,7 @@ impl fmt::Display for Pattern {
             Pattern::Random => f.write_str("random"),
             Pattern::RandomOverlap => f.write_str("random-overlap"),
             Pattern::Backward => f.write_str("backward"),
+            Pattern::Same => f.write_str("same"),
             Pattern::Stride(k) => write!(f, "stride:{k}"),
         }
     }
@@ -127,6 +131,12 @@ pub enum Op {
     Write,
     /// Read every transfer.
     Read,
+    /// Write every transfer again, into the file a write made (IOzone's rewrite): recorded
+    /// apart from the first write, whose cost includes allocating the blocks.
+    Rewrite,
+    /// Read every transfer again (IOzone's reread): the page cache's figure when nothing was
+    /// dropped in between, recorded apart from the first read.
+    Reread,
     /// Make the directories of the metadata tree (one per task, or the shared one).
     #[value(skip)]
     TreeCreate,
@@ -164,7 +174,17 @@ impl Op {
 
     /// Whether the phase moves data through a data file (else it works on metadata items).
     pub fn moves_data(self) -> bool {
-        matches!(self, Op::Write | Op::Read)
+        matches!(self, Op::Write | Op::Read | Op::Rewrite | Op::Reread)
+    }
+
+    /// What a data phase does to its file: `Write` for write and rewrite, `Read` for read and
+    /// reread (the data path knows only the two).
+    pub fn direction(self) -> Op {
+        match self {
+            Op::Rewrite => Op::Write,
+            Op::Reread => Op::Read,
+            other => other,
+        }
     }
 }
 
@@ -188,10 +208,11 @@ pub struct Workload {
     /// How a shared file is divided among tasks.
     #[arg(long, value_enum, default_value = "segmented")]
     pub layout: Layout,
-    /// Order of a task's transfers: sequential, random, random-overlap, backward, or stride:K.
+    /// Order of a task's transfers: sequential, random, random-overlap, backward, same (the first
+    /// place again and again: IOzone's record rewrite), or stride:K.
     #[arg(long, default_value = "sequential")]
     pub pattern: Pattern,
-    /// Phases in order, e.g. write,read.
+    /// Phases in order, e.g. write,read or write,rewrite,read,reread.
     #[arg(long = "op", value_enum, value_delimiter = ',', default_value = "write,read")]
     pub ops: Vec<Op>,
     /// Bytes per I/O call (k, m, g, t are powers of two; 47008 is bytes).
@@ -414,8 +435,8 @@ pub enum SpecError {
         /// The transfer given.
         transfer: u64,
     },
-    /// Random-overlap writes leave some slots unwritten, so reads of them cannot be checked.
-    #[error("verification cannot check the random-overlap pattern: some transfers are never written")]
+    /// Random-overlap and same writes leave some slots unwritten, so reads of them cannot be checked.
+    #[error("verification cannot check the random-overlap or same pattern: some transfers are never written")]
     VerifyOverlap,
     /// Wear-out without a stonewall.
     #[error("wear-out only makes sense after a stonewall")]
@@ -612,7 +633,7 @@ impl Workload {
         if self.verify && self.transfer < VERIFY_HEADER {
             return Err(SpecError::VerifyTooSmall { min: VERIFY_HEADER, transfer: self.transfer });
         }
-        if self.verify && self.pattern == Pattern::RandomOverlap {
+        if self.verify && matches!(self.pattern, Pattern::RandomOverlap | Pattern::Same) {
             return Err(SpecError::VerifyOverlap);
         }
         if self.iodepth == 0 {
@@ -621,7 +642,7 @@ impl Workload {
         if self.iodepth > MAX_IODEPTH {
             return Err(SpecError::DepthTooLarge(self.iodepth));
         }
-        if (self.fsync || self.fsync_each) && !self.ops.contains(&Op::Write) {
+        if (self.fsync || self.fsync_each) && !self.ops.iter().any(|o| o.direction() == Op::Write) {
             return Err(SpecError::FsyncWithoutWrite);
         }
         Ok(())

@@ -60,8 +60,10 @@ fn every_engine_writes_what_sync_writes_for_every_pattern() {
 #[test]
 fn every_engine_works_with_direct_io() {
     for engine in available() {
-        let workload = "--pattern random --transfer 4k --block 256k --tasks 2 --direct";
-        assert!(contents(&engine, workload) == contents("sync", workload), "{engine} with --direct");
+        // The vectored engine's 16 pieces must each be aligned: 64 KiB transfers for it.
+        let transfer = if engine == "vectored" { "64k" } else { "4k" };
+        let workload = format!("--pattern random --transfer {transfer} --block 256k --tasks 2 --direct");
+        assert!(contents(&engine, &workload) == contents("sync", &workload), "{engine} with --direct");
     }
 }
 
@@ -110,10 +112,26 @@ fn engines_json_lists_the_registry_and_all_adds_the_test_engines() {
             })
             .collect()
     };
-    assert_eq!(names(&["engines", "--json"]), ["sync", "io_uring", "libaio", "mmap"]);
-    assert_eq!(names(&["engines", "--json", "--all"]), ["sync", "io_uring", "libaio", "mmap", "null", "delay"]);
+    assert_eq!(names(&["engines", "--json"]), ["sync", "vectored", "io_uring", "libaio", "mmap"]);
+    assert_eq!(
+        names(&["engines", "--json", "--all"]),
+        ["sync", "vectored", "io_uring", "libaio", "mmap", "null", "delay"]
+    );
     let text = iosurvey(&["engines"]);
-    assert!(text.stdout.lines().count() == 4 && !text.stdout.contains("null"), "{}", text.stdout);
+    assert!(text.stdout.lines().count() == 5 && !text.stdout.contains("null"), "{}", text.stdout);
+}
+
+/// Runs `args` on the null engine with its trace on; it must succeed. Returns the trace's path.
+fn run_traced(bed: &Bed, args: &str) -> std::path::PathBuf {
+    let path = bed.tmp.path().join("trace");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .args(["run", "--dir", bed.dir.to_str().unwrap(), "--db", &bed.db, "-q", "--engine", "null"])
+        .args(args.split(' '))
+        .env("IOSURVEY_TRACE", &path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    path
 }
 
 /// The lines of a trace the test engines wrote: (task, op, offset, length).
@@ -131,17 +149,10 @@ fn trace(path: &std::path::Path) -> Vec<(u64, String, u64, u64)> {
 #[test]
 fn the_null_engine_gives_exact_counts_and_layouts_without_storage() {
     let bed = Bed::new();
-    let path = bed.tmp.path().join("trace");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_iosurvey"))
-        .args(["run", "--dir", bed.dir.to_str().unwrap(), "--db", &bed.db, "-q", "--engine", "null"])
-        .args(
-            "--access shared --layout strided --transfer 4k --block 12k --segments 2 --tasks 3 --iterations 2 --keep"
-                .split(' '),
-        )
-        .env("IOSURVEY_TRACE", &path)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let path = run_traced(
+        &bed,
+        "--access shared --layout strided --transfer 4k --block 12k --segments 2 --tasks 3 --iterations 2 --keep",
+    );
     assert!(bed.entries().is_empty(), "no file made, even with --keep: {:?}", bed.entries());
     let run = bed.last_run();
     let phases = run["phases"].as_array().unwrap();
@@ -196,4 +207,51 @@ fn a_sweep_on_the_null_engine_stores_every_point_with_its_exact_bytes() {
         assert_eq!(run["phases"][0]["figures"]["bytes"], (k as u64 + 1) << 20);
         assert_eq!(run["phases"][0]["tasks"].as_array().unwrap().len(), k + 1);
     }
+}
+
+#[test]
+fn rewrite_and_reread_are_phases_of_their_own_and_their_data_is_checked() {
+    let bed = Bed::new();
+    let out = bed.run("--op rewrite --transfer 4k --block 64k");
+    assert_one_line_error(&out, 2, &["iosurvey.000000"]);
+    let out = bed.run("--op write,rewrite,read,reread --verify --transfer 4k --block 64k --tasks 2");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = bed.last_run();
+    let phases = run["phases"].as_array().unwrap();
+    let ops: Vec<&str> = phases.iter().map(|p| p["op"].as_str().unwrap()).collect();
+    assert_eq!(ops, ["write", "rewrite", "read", "reread"]);
+    for p in phases {
+        assert_eq!(p["figures"]["ops"], 32, "2 tasks x 16 transfers in {}", p["op"]);
+    }
+    for p in &phases[2..] {
+        assert_eq!((p["verify"]["checked"].as_u64(), p["verify"]["bad"].as_u64()), (Some(32), Some(0)), "{}", p["op"]);
+    }
+    assert!(phases[3]["possibly_cached"].is_string(), "a reread without dropped caches is flagged");
+}
+
+#[test]
+fn the_same_pattern_rewrites_one_record_again_and_again() {
+    let bed = Bed::new();
+    let path = run_traced(&bed, "--pattern same --op write --transfer 4k --block 32k --tasks 2");
+    let lines = trace(&path);
+    assert_eq!(lines.len(), 16, "8 transfers per task");
+    assert!(lines.iter().all(|(_, op, offset, len)| op == "write" && *offset == 0 && *len == 4096), "{lines:?}");
+    let out = bed.run("--pattern same --verify --transfer 4k --block 32k");
+    assert_one_line_error(&out, 2, &["same pattern"]);
+}
+
+#[test]
+fn the_vectored_engine_writes_what_the_sync_engine_reads_back() {
+    let bed = Bed::new();
+    let out = bed
+        .run("--engine vectored --op write --transfer 100000 --block 1000000 --tasks 2 --verify --signature 5 --keep");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bed.run("--engine sync --op read --transfer 100000 --block 1000000 --tasks 2 --verify --signature 5");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(bed.last_run()["phases"][0]["verify"]["bad"], 0);
+    let out = bed.run("--engine vectored --op read --transfer 100000 --block 1000000 --tasks 2 --verify --signature 5");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(bed.last_run()["phases"][0]["verify"]["checked"], 20);
+    let out = bed.run("--engine vectored --direct --transfer 4k --block 64k");
+    assert_one_line_error(&out, 2, &["vectored engine needs transfers of a multiple of 64 KiB"]);
 }

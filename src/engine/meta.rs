@@ -343,7 +343,9 @@ impl<M: Member> Walk<'_, '_, '_, M> {
                     return Err(failed("read", e, self));
                 }
             }
-            Op::Write | Op::Read | Op::TreeCreate | Op::TreeRemove => unreachable!("not an item phase"),
+            Op::Write | Op::Read | Op::Rewrite | Op::Reread | Op::TreeCreate | Op::TreeRemove => {
+                unreachable!("not an item phase")
+            }
         }
         Ok(())
     }

@@ -313,7 +313,8 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
         for &op in &w.ops {
             let caches_dropped = ctx.drop_caches && drop_on_each_node(m, leads_node);
             ctx.progress.done[m.local_index()].0.store(0, Relaxed);
-            let step = Step { iteration, caches_dropped, interval_ns, verified: w.verify && op == Op::Read };
+            let step =
+                Step { iteration, caches_dropped, interval_ns, verified: w.verify && op.direction() == Op::Read };
             let end = match (&w.meta, meta_io.as_mut()) {
                 (Some(meta), Some(meta_io)) => {
                     let (source, count) = made.part(meta, op, m, 1 + ctx.files.bases.len());
@@ -325,23 +326,23 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
                 _ => {
                     show_phase(ctx, m, op, iteration, w.bytes_per_phase());
                     let io = io.get_or_insert_with(|| TaskIo::new(w));
-                    if op == Op::Write && !w.verify {
+                    if op.direction() == Op::Write && !w.verify {
                         // Made before the clock starts: plain writes only stamp their offset into it.
                         for (i, slot) in io.slots.iter_mut().enumerate() {
                             fill_random(slot.as_mut_slice(), mix(w.seed ^ ctx.token, (m.rank() * 1024 + i) as u64));
                         }
                     }
-                    let (source, limit) = match op {
+                    let (source, limit) = match op.direction() {
                         Op::Read => (sources[m.rank()], written),
                         _ => (m.rank(), ctx.map.per_task()),
                     };
-                    let mut kind = Transfers { ctx, io, op, source, limit };
+                    let mut kind = Transfers { ctx, io, direction: op.direction(), op, source, limit };
                     phase::drive(m, &clock, &mut kind, step, &mut out)
                 }
             };
             if w.stonewall_secs.is_some() {
                 match op {
-                    Op::Write => written = m.min(end.ops),
+                    Op::Write | Op::Rewrite => written = m.min(end.ops),
                     // Worn out: every task made as many as the most any made.
                     Op::FileCreate => made.files = m.max(end.ops),
                     Op::DirCreate => made.dirs = m.max(end.ops),

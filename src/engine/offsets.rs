@@ -92,6 +92,7 @@ impl OffsetMap {
         let n = self.per_task;
         match self.pattern {
             Pattern::Backward => n - 1 - i,
+            Pattern::Same => 0,
             Pattern::Stride(k) if k > 1 && k < n => stride_index(i, n, k),
             _ => i,
         }

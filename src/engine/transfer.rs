@@ -77,10 +77,13 @@ impl Setup {
 }
 
 /// One task's data transfers in one phase: its own transfers when writing, those of `source`
-/// when reading (another task's with --reorder), at most `limit` of them.
+/// when reading (another task's with --reorder), at most `limit` of them. `direction` is what
+/// the data path does (write or read); `op` the phase as the record names it (a rewrite
+/// writes, a reread reads).
 pub(super) struct Transfers<'a> {
     pub ctx: &'a Context<'a>,
     pub io: &'a mut TaskIo,
+    pub direction: Op,
     pub op: Op,
     pub source: usize,
     pub limit: u64,
@@ -103,7 +106,7 @@ impl PhaseKind for Transfers<'_> {
     }
 
     fn run<M: Member>(&mut self, m: &M, clock: &TaskClock, trace: &mut PhaseTrace) -> TaskPart {
-        let (ctx, io, op, source, limit) = (self.ctx, &mut *self.io, self.op, self.source, self.limit);
+        let (ctx, io, op, source, limit) = (self.ctx, &mut *self.io, self.direction, self.source, self.limit);
         let w = ctx.w;
         let file_index = ctx.map.file_of(source);
         let path = &ctx.files.show(file_index);
@@ -222,7 +225,7 @@ fn open(files: &DataFiles, index: usize, op: Op, w: &Workload) -> std::io::Resul
         _ if w.no_fadvise => return Ok(file),
         Pattern::Sequential => libc::POSIX_FADV_SEQUENTIAL,
         Pattern::Random | Pattern::RandomOverlap => libc::POSIX_FADV_RANDOM,
-        Pattern::Backward | Pattern::Stride(_) => libc::POSIX_FADV_NORMAL,
+        Pattern::Backward | Pattern::Stride(_) | Pattern::Same => libc::POSIX_FADV_NORMAL,
     };
     // SAFETY: advises on an open descriptor; no memory is involved.
     unsafe { libc::posix_fadvise(std::os::unix::io::AsRawFd::as_raw_fd(&file), 0, 0, advice) };

@@ -11,6 +11,7 @@ mod null;
 mod sync;
 mod trace;
 mod uring;
+mod vectored;
 
 use crate::spec::{EngineName, Op, SpecError, Workload};
 use serde::Serialize;
@@ -103,7 +104,7 @@ pub struct Registered {
 
 /// Every engine, in the order `iosurvey engines` lists them.
 pub const ENGINES: &[&Registered] =
-    &[&sync::ENTRY, &uring::ENTRY, &aio::ENTRY, &mmap::ENTRY, &null::ENTRY, &delay::ENTRY];
+    &[&sync::ENTRY, &vectored::ENTRY, &uring::ENTRY, &aio::ENTRY, &mmap::ENTRY, &null::ENTRY, &delay::ENTRY];
 
 /// The registry's entry for a workload's engine (checked by [`parse`], so always there).
 pub fn entry(engine: &EngineName) -> &'static Registered {
@@ -151,6 +152,18 @@ pub fn check(w: &Workload) -> Result<(), SpecError> {
     let e = entry(&w.engine);
     if w.iodepth > 1 && !e.caps.queues {
         return Err(SpecError::DepthWithoutQueue { engine: e.name, depth: w.iodepth });
+    }
+    // O_DIRECT wants every piece aligned: 16 pieces of a multiple of 4 KiB.
+    let whole = (vectored::PIECES * 4096) as u64;
+    if e.name == vectored::ENTRY.name && w.direct && w.transfer % whole != 0 {
+        return Err(SpecError::Engine {
+            why: format!(
+                "with --direct the vectored engine needs transfers of a multiple of {} (16 aligned pieces), got {}",
+                crate::units::format_size(whole),
+                w.transfer
+            ),
+            fix: "sync".into(),
+        });
     }
     Ok(())
 }

@@ -16,16 +16,25 @@ pub const ENTRY: Registered = Registered {
     param: None,
 };
 
+/// Moves one whole transfer (fd, direction, buffer, offset), returning the bytes moved.
+pub(super) type Transfer = fn(i32, Op, BufRef, u64) -> io::Result<usize>;
+
+/// A backend that makes one transfer at a time, each with `transfer`.
 struct Sync {
     bufs: Vec<BufRef>,
     fd: i32,
     op: Op,
     done: Option<Completion>,
+    transfer: Transfer,
 }
 
 fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
-    let bufs = setup.bufs;
-    Ok(Box::new(Sync { bufs, fd: -1, op: Op::Read, done: None }))
+    Ok(one_at_a_time(setup.bufs, transfer_all))
+}
+
+/// The one-at-a-time backend over `bufs` with its way of moving a transfer.
+pub(super) fn one_at_a_time(bufs: Vec<BufRef>, transfer: Transfer) -> Box<dyn Backend> {
+    Box::new(Sync { bufs, fd: -1, op: Op::Read, done: None, transfer })
 }
 
 impl Backend for Sync {
@@ -35,7 +44,7 @@ impl Backend for Sync {
         Ok(())
     }
     unsafe fn submit(&mut self, slot: usize, offset: u64) -> io::Result<()> {
-        self.done = Some((slot, transfer_all(self.fd, self.op, self.bufs[slot], offset)));
+        self.done = Some((slot, (self.transfer)(self.fd, self.op, self.bufs[slot], offset)));
         Ok(())
     }
     fn reap(&mut self, _min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
