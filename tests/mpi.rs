@@ -327,3 +327,34 @@ fn meta_counts_every_ranks_items_and_a_shift_reads_another_ranks_files() {
     assert_eq!(run["phases"][1]["figures"]["ops"], 400, "4 ranks x 2 threads x 50");
     assert!(bed.entries().is_empty(), "{:?}", bed.entries());
 }
+
+#[test]
+fn a_quick_io500_runs_over_mpi_ranks_and_every_rank_works() {
+    let Some(bed) = mpi_bed() else { return };
+    let shm = tempfile::tempdir_in("/dev/shm").unwrap();
+    let dir = shm.path().display().to_string();
+    let launcher: Vec<&str> = bed.launcher.iter().map(String::as_str).collect();
+    let out = launch(&launcher, &["io500", "--dir", &dir, "--db", &bed.db, "--quick", "--stonewall", "0.5", "-q"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.lines().filter(|l| l.starts_with("[RESULT]")).count(), 12, "{}", out.stdout);
+    assert!(
+        out.stdout.lines().last().unwrap().starts_with("[SCORE ]"),
+        "one score line, from the lead: {}",
+        out.stdout
+    );
+    for r in bed.runs() {
+        let run = bed.show(r["id"].as_i64().unwrap());
+        assert_eq!(run["status"], "ok");
+        for p in run["phases"].as_array().unwrap().iter().filter(|p| !p["op"].as_str().unwrap().starts_with("tree-")) {
+            let tasks = p["tasks"].as_array().unwrap();
+            assert_eq!(tasks.len(), 4, "{} {}", run["name"], p["op"]);
+            assert!(
+                tasks.iter().all(|t| t["ops"].as_u64() > Some(0)),
+                "every rank works in {} {}",
+                run["name"],
+                p["op"]
+            );
+        }
+    }
+    assert!(listing(shm.path()).is_empty());
+}
