@@ -8,6 +8,7 @@ mod aio;
 mod delay;
 mod mmap;
 mod null;
+mod stream;
 mod sync;
 mod trace;
 mod uring;
@@ -103,8 +104,16 @@ pub struct Registered {
 }
 
 /// Every engine, in the order `iosurvey engines` lists them.
-pub const ENGINES: &[&Registered] =
-    &[&sync::ENTRY, &vectored::ENTRY, &uring::ENTRY, &aio::ENTRY, &mmap::ENTRY, &null::ENTRY, &delay::ENTRY];
+pub const ENGINES: &[&Registered] = &[
+    &sync::ENTRY,
+    &vectored::ENTRY,
+    &stream::ENTRY,
+    &uring::ENTRY,
+    &aio::ENTRY,
+    &mmap::ENTRY,
+    &null::ENTRY,
+    &delay::ENTRY,
+];
 
 /// The registry's entry for a workload's engine (checked by [`parse`], so always there).
 pub fn entry(engine: &EngineName) -> &'static Registered {
@@ -152,6 +161,13 @@ pub fn check(w: &Workload) -> Result<(), SpecError> {
     let e = entry(&w.engine);
     if w.iodepth > 1 && !e.caps.queues {
         return Err(SpecError::DepthWithoutQueue { engine: e.name, depth: w.iodepth });
+    }
+    if e.name == stream::ENTRY.name && w.direct {
+        // stdio's buffer has no alignment O_DIRECT could count on.
+        return Err(SpecError::Engine {
+            why: "the stream engine goes through stdio's buffer, which O_DIRECT refuses".into(),
+            fix: "sync".into(),
+        });
     }
     // O_DIRECT wants every piece aligned: 16 pieces of a multiple of 4 KiB.
     let whole = (vectored::PIECES * 4096) as u64;
