@@ -67,19 +67,18 @@ pub(super) fn run(r: &RunRecord, id: &str) -> Vec<Chart> {
     }
     let timed: Vec<_> = r.phases.iter().filter(|p| p.latency.count > 0).collect();
     if !timed.is_empty() {
-        // Percentiles spaced by their nines: p90 is 1, p99 2, p99.9 3, p99.99 4 (p50 0.3).
-        let nines =
-            [(50.0f64, 0), (90.0, 1), (99.0, 2), (99.9, 3), (99.99, 4)].map(|(p, k)| (-(1.0 - p / 100.0).log10(), k));
+        // The percentiles side by side, in order (their spacing on a probability scale would
+        // put p50 at a position no axis labels).
+        let names = ["p50", "p90", "p99", "p99.9", "p99.99"];
         let series = timed
             .iter()
             .map(|p| {
                 let l = &p.latency;
                 let values = [l.p50, l.p90, l.p99, l.p999, l.p9999];
-                (name(p), nines.iter().map(|&(x, k)| (x, values[k] as f64 / 1e3)).collect())
+                (name(p), values.iter().enumerate().map(|(k, &v)| (k as f64, v as f64 / 1e3)).collect())
             })
             .collect();
-        let ticks =
-            nines.iter().zip(["p50", "p90", "p99", "p99.9", "p99.99"]).map(|(&(x, _), n)| (x, n.to_string())).collect();
+        let ticks = names.iter().enumerate().map(|(k, n)| (k as f64, n.to_string())).collect();
         charts.push(Chart {
             title: format!("run {id}: latency percentiles, by phase"),
             x: "percentile".into(),

@@ -97,10 +97,23 @@ fn cause(from: u64, to: u64, limits: &[Limit]) -> Option<String> {
 pub fn over_sizes(runs: &[crate::record::RunRecord]) -> Vec<super::Finding> {
     use crate::spec::Op;
     let mut groups: Vec<(String, Vec<&crate::record::RunRecord>)> = Vec::new();
-    for r in runs.iter().filter(|r| r.status == crate::record::Status::Ok && r.workload.meta.is_none()) {
-        // The workload without its size, on the same host and target.
-        let w = crate::spec::Workload { block: 0, segments: 0, ..r.workload.clone() };
-        let key = format!("{}@{}:{}", w.key(), r.env.host, r.env.target);
+    // One host's RAM bounds one host's page cache: runs over several hosts are left out.
+    let single = |r: &&crate::record::RunRecord| r.hosts.len() <= 1;
+    for r in runs.iter().filter(|r| r.status == crate::record::Status::Ok && r.workload.meta.is_none()).filter(single) {
+        // The workload without its size (the key leaves out the team, caches and stonewall,
+        // which must match too), on the same host and target.
+        let w = &r.workload;
+        let sized = crate::spec::Workload { block: 0, segments: 0, ..w.clone() };
+        let key = format!(
+            "{}/n{}/{}{}/{:?}@{}:{}",
+            sized.key(),
+            w.tasks,
+            w.drop_caches,
+            w.reorder,
+            w.stonewall_secs,
+            r.env.host,
+            r.env.target
+        );
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, g)) => g.push(r),
             None => groups.push((key, vec![r])),
@@ -188,6 +201,7 @@ mod tests {
             let mut r = crate::record::fixtures::run(None);
             r.id = Some(k as i64 + 1);
             r.env.ram_bytes = 3 << 30;
+            r.hosts = vec!["h".into()];
             r.workload.tasks = 1;
             r.workload.segments = 1;
             r.workload.block = gib << 30;
@@ -208,6 +222,12 @@ mod tests {
         );
         assert_eq!(found[0].runs, [1, 2, 3, 4]);
         assert!(over_sizes(&runs[..2]).is_empty(), "two sizes are not a curve");
+        // Runs that differ in more than size (here the team) are not one curve: two curves of
+        // two sizes each.
+        for r in &mut runs[2..] {
+            r.workload.tasks = 2;
+        }
+        assert!(over_sizes(&runs).is_empty());
     }
 
     #[test]

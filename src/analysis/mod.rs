@@ -591,6 +591,9 @@ pub fn sweeps_by_system(runs: &[RunRecord]) -> Report {
                 }
             }
         }
+        if series.is_empty() {
+            continue;
+        }
         let unit = if is_random { "IOPS" } else { "MiB/s" };
         charts.push(Chart {
             title: format!("{}: {unit} against clients, by system", group[0].workload.label()),
@@ -621,7 +624,8 @@ pub fn survey(survey_id: i64, runs: &[RunRecord]) -> Report {
     }
     for name in names {
         let group: Vec<&RunRecord> = runs.iter().filter(|r| r.name.as_deref().unwrap_or("-") == name).collect();
-        let first = group[0];
+        // The notes and metadata rates of the first run that succeeded (else of the first).
+        let first = group.iter().copied().find(|r| r.status == Status::Ok).unwrap_or(group[0]);
         let mut notes = cache_notes(first);
         if first.workload.direct {
             notes.push("O_DIRECT".into());

@@ -134,11 +134,16 @@ fn counterpart(p: &Published) -> Option<(Op, bool, Access)> {
 /// The best figure of `runs` on a published figure's workload, in its unit, and the run.
 fn ours<'r>(p: &Published, unit: &str, runs: &'r [RunRecord]) -> Option<(f64, &'r RunRecord)> {
     let (op, random, access) = counterpart(p)?;
-    let same =
-        |r: &&RunRecord| r.workload.meta.is_none() && r.workload.random() == random && r.workload.access == access;
+    let same = |r: &&RunRecord| {
+        r.status == crate::record::Status::Ok
+            && r.workload.meta.is_none()
+            && r.workload.random() == random
+            && r.workload.access == access
+    };
+    // A figure that may be the page cache's is not set beside a storage system's.
     runs.iter()
         .filter(same)
-        .flat_map(|r| r.phases.iter().filter(|ph| ph.op == op).map(move |ph| (ph, r)))
+        .flat_map(|r| r.phases.iter().filter(|ph| ph.op == op && ph.possibly_cached.is_none()).map(move |ph| (ph, r)))
         .filter_map(|(ph, r)| {
             let v = if unit == "IOPS" { ph.figures.iops? } else { mib_per_s(ph.figures.bandwidth?) };
             Some((v, r))
@@ -195,7 +200,7 @@ pub fn beside(name: &str, runs: &[RunRecord]) -> Result<Report, String> {
             Cell::text(p.workload.clone()),
             Cell::text(p.access.clone()),
             Cell::num(Some(published), if unit == "IOPS" { 0 } else { 1 }),
-            found.map_or(Cell::text("no run of this workload chosen"), |(v, _)| {
+            found.map_or(Cell::text("no run of this workload chosen, or only cached figures"), |(v, _)| {
                 Cell::num(Some(v), if unit == "IOPS" { 0 } else { 1 })
             }),
             Cell::text(unit),

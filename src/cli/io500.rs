@@ -136,9 +136,8 @@ pub(super) fn io500<T: Team>(cli: &Cli, a: &Io500Args, team: &T) -> Result<(), F
     let dir = target_everywhere(team, state.as_ref().map(|s| &s.1))?;
     let survey_id = state.as_ref().map_or(0, |s| s.2);
     let lead = team.process() == 0;
-    let nodes = team.process_nodes();
-    let per_node = a.tasks * iosurvey::engine::placement::largest_node(&nodes).max(1);
-    let several_nodes = nodes.iter().any(|&n| n != nodes[0]);
+    // Each task's node (a process's tasks are consecutive ranks), for the shift below.
+    let task_nodes: Vec<u32> = team.process_nodes().into_iter().flat_map(|n| std::iter::repeat_n(n, a.tasks)).collect();
     // Per task: ior-easy bytes, ior-hard segments, mdtest items; the stonewall stops them.
     let (easy_block, hard_segments, items) = match a.quick {
         true => (1 << 30, 100_000, 1_000_000),
@@ -151,7 +150,7 @@ pub(super) fn io500<T: Team>(cli: &Cli, a: &Io500Args, team: &T) -> Result<(), F
         easy_block,
         hard_segments,
         items,
-        shift: if several_nodes { per_node } else { 1 },
+        shift: cross_node_shift(&task_nodes),
         reorder: tasks > 1,
     };
     let mut runner = Runner {
@@ -170,7 +169,8 @@ pub(super) fn io500<T: Team>(cli: &Cli, a: &Io500Args, team: &T) -> Result<(), F
     let (mut stamp, mut found) = (SystemTime::now(), 0);
     let mut failure = None;
     for phase in Phase::ALL {
-        if INTERRUPTED.load(Ordering::Relaxed) {
+        // The lead's word: every process stops before the same phase.
+        if share_value(team, lead.then_some(&INTERRUPTED.load(Ordering::Relaxed))) {
             break;
         }
         if lead && !cli.quiet {
@@ -178,7 +178,10 @@ pub(super) fn io500<T: Team>(cli: &Cli, a: &Io500Args, team: &T) -> Result<(), F
         }
         let (score, seconds) = match phase {
             Phase::Timestamp => {
-                stamp = SystemTime::now();
+                // The file server's clock, as the files' times will be: a file made now.
+                if let Some(lead) = runner.lead.as_mut() {
+                    stamp = timestamp(lead.target).map_err(|e| Failure::new(e.to_string(), "check the target", 1))?;
+                }
                 (0.0, 0.0)
             }
             Phase::Find => {
@@ -247,6 +250,21 @@ pub(super) fn io500<T: Team>(cli: &Cli, a: &Io500Args, team: &T) -> Result<(), F
     Ok(())
 }
 
+/// The smallest shift that takes every task to a task on another node (mdtest -N), or 1 when
+/// there is one node (or none works, as with an uneven spread).
+fn cross_node_shift(nodes: &[u32]) -> usize {
+    let n = nodes.len();
+    (1..n).find(|&s| (0..n).all(|r| nodes[r] != nodes[(r + s) % n])).unwrap_or(1)
+}
+
+/// Makes the timestamp file (named in the manifest first) and returns its modification time.
+fn timestamp(target: &mut iosurvey::target::Target) -> Result<SystemTime, Box<dyn std::error::Error>> {
+    const NAME: &str = "iosurvey.timestamp";
+    target.claim(&[NAME.to_string()])?;
+    let file = target.dir().create(NAME, 0)?;
+    Ok(file.metadata()?.modified()?)
+}
+
 /// IO500's find over the run's directory: files newer than `stamp`, of mdtest-hard's size,
 /// with its name part; `threads` threads share the directories. Returns (entries scanned,
 /// files found, seconds).
@@ -291,6 +309,14 @@ fn scan(dir: &Path, stamp: SystemTime) -> (u64, u64) {
 mod tests {
     use super::*;
     use std::fs;
+
+    #[test]
+    fn the_shift_takes_every_task_to_another_node() {
+        assert_eq!(cross_node_shift(&[0, 0, 1, 1, 2, 2]), 2, "blocks of 2 per node");
+        assert_eq!(cross_node_shift(&[0, 1, 0, 1]), 1, "round-robin placement");
+        assert_eq!(cross_node_shift(&[0, 0, 0, 0]), 1, "one node: the next task");
+        assert_eq!(cross_node_shift(&[0, 0, 0, 1]), 1, "uneven: no shift works");
+    }
 
     #[test]
     fn find_counts_new_files_of_the_hard_size_with_the_name_part_and_follows_no_link() {

@@ -80,30 +80,30 @@ impl PhaseKind for MetaItems<'_> {
         t.xfer_start = clock.now();
         trace.progression.push((t.xfer_start, 0));
         let (mut done, mut error) = (0, None);
+        // The stonewall counts from the phase's start for this task, as for data transfers.
+        let deadline = w.stonewall_secs.filter(|_| self.creates()).map(|s| t.open_start + (s * 1e9) as u64);
         match &root {
             Ok(root) => {
-                let deadline = w.stonewall_secs.filter(|_| self.creates()).map(|s| t.xfer_start + (s * 1e9) as u64);
                 let count = self.count;
                 let mut walk = Walk { kind: self, root: root.raw(), clock, trace, tally: &mut tally, m };
-                match walk.items(0..count, deadline) {
-                    Ok(n) => done = n,
-                    Err((n, e)) => (done, error) = (n, Some(e)),
-                }
-                if w.stonewall_secs.is_some() && self.creates() {
-                    // Every task takes part, failed or not, so nobody waits for ever.
-                    let goal = m.max(done);
-                    if error.is_none() {
-                        let mut walk = Walk { kind: self, root: root.raw(), clock, trace, tally: &mut tally, m };
-                        match walk.items(done..goal, None) {
-                            Ok(n) => done = n,
-                            Err((n, e)) => (done, error) = (n, Some(e)),
-                        }
-                    }
+                if let Err((n, e)) = walk.items(0..count, deadline).map(|n| done = n) {
+                    (done, error) = (n, Some(e));
                 }
             }
             Err(e) => {
                 let path = self.ctx.files.base(self.source).show(&self.meta().root);
                 error = Some(EngineError::io("open", &path, None, clone_error(e)));
+            }
+        }
+        if deadline.is_some() {
+            // Every task takes part, failed or not (its root unopened too), so nobody waits for
+            // ever and the team's collectives stay paired.
+            let goal = m.max(done);
+            if let (Ok(root), None) = (&root, &error) {
+                let mut walk = Walk { kind: self, root: root.raw(), clock, trace, tally: &mut tally, m };
+                if let Err((n, e)) = walk.items(done..goal, None).map(|n| done = n) {
+                    (done, error) = (n, Some(e));
+                }
             }
         }
         t.xfer_end = clock.now();
@@ -259,12 +259,13 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         let meta = ctx.w.meta.as_ref().expect("a metadata workload");
         let (op, source) = (self.kind.op, self.kind.source as u64);
         let d = way.placement.dir_of(i);
+        // The name's `f.<task>.` stays from the phase's start: only the index is written, and
+        // before the directory is entered, so an error there names this item.
+        self.kind.io.name.truncate(way.prefix);
+        write_decimal(i, &mut self.kind.io.name);
+        self.kind.io.name.push(0);
         let dir = self.enter(cursor, d)?;
         let io = &mut *self.kind.io;
-        // The name's `f.<task>.` stays from the phase's start: only the index is written.
-        io.name.truncate(way.prefix);
-        write_decimal(i, &mut io.name);
-        io.name.push(0);
         let name = CStr::from_bytes_with_nul(&io.name).expect("one NUL, at the end");
         let failed = |call: &'static str, e: io::Error, this: &Self| this.failed(call, Some(d), e);
         // SAFETY (each call below): name is NUL-terminated, dir an open directory, the stat

@@ -267,13 +267,14 @@ fn svg_chart(c: &Chart) -> String {
             .map_err(said)?;
         let label = |x: &f64| match c.ticks.iter().find(|(at, _)| (at - x).abs() < 1e-9) {
             Some((_, name)) => name.clone(),
-            None if c.ticks.is_empty() && (!whole || x.fract() == 0.0) => format!("{x}"),
+            None if c.ticks.is_empty() && (!whole || x.fract() == 0.0) => axis_number(*x),
             None => String::new(),
         };
         let mut mesh = chart.configure_mesh();
         mesh.x_desc(c.x.as_str()).y_desc(c.y.as_str()).x_label_formatter(&label).disable_x_mesh();
         if whole {
-            // One label per named or whole position, at most about twenty.
+            // One label per named or whole position, at most about twenty: named ticks sit at
+            // whole positions, which the axis's own key points then include.
             mesh.x_labels(((x1 - x0).ceil() as usize + 1).min(20));
         }
         mesh.draw().map_err(said)?;
@@ -308,6 +309,12 @@ fn svg_chart(c: &Chart) -> String {
         // Drawing into a string cannot fail for want of a device; say so if it ever does.
         Err(e) => format!("<p>the chart could not be drawn: {}</p>", html_escape(&e.to_string())),
     }
+}
+
+/// A number on an axis: at most three decimals, none that are zeros.
+fn axis_number(x: f64) -> String {
+    let text = format!("{x:.3}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// An error of the chart library, as words.

@@ -37,21 +37,21 @@ fn transfer_vectored(fd: i32, op: Op, buf: BufRef, offset: u64) -> io::Result<us
         *slot = libc::iovec { iov_base: unsafe { buf.ptr.add(start) }.cast(), iov_len: piece.min(buf.len - start) };
         count += 1;
     }
-    // SAFETY: the iovecs cover disjoint parts of a buffer the task owns for its life.
-    let n = unsafe {
-        match op {
-            Op::Write => libc::pwritev(fd, iov.as_ptr(), count, offset as libc::off_t),
-            _ => libc::preadv(fd, iov.as_ptr(), count, offset as libc::off_t),
-        }
-    };
-    let n = match n {
-        n if n >= 0 => n as usize,
-        _ => {
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
+    let n = loop {
+        // SAFETY: the iovecs cover disjoint parts of a buffer the task owns for its life.
+        let n = unsafe {
+            match op {
+                Op::Write => libc::pwritev(fd, iov.as_ptr(), count, offset as libc::off_t),
+                _ => libc::preadv(fd, iov.as_ptr(), count, offset as libc::off_t),
             }
-            0
+        };
+        if n >= 0 {
+            break n as usize;
+        }
+        // Interrupted before it moved a byte: again (never taken for the end of a file).
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
         }
     };
     if n == buf.len || (n == 0 && op != Op::Write) {
