@@ -199,7 +199,7 @@ pub fn cache_flag(op: Op, w: &Workload, env: &Environment, seen: CacheView) -> O
     // Data larger than RAM cannot all sit in the page cache; anything smaller might.
     let fits = env.ram_bytes == 0 || seen.bytes < env.ram_bytes;
     match op.direction() {
-        Op::Read if !(direct || seen.dropped || seen.elsewhere) && fits => {
+        Op::Read | Op::Mix if !(direct || seen.dropped || seen.elsewhere) && fits => {
             Some("read without --direct or --drop-caches, data smaller than RAM".into())
         }
         Op::Write if !(direct || w.fsync || w.fsync_each) && fits => Some(

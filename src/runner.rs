@@ -335,7 +335,7 @@ fn preflight(
         return Ok(());
     }
     let target = &mut *lead.target;
-    let writes = w.ops.iter().any(|o| o.direction() == Op::Write);
+    let writes = w.ops.iter().any(|o| o.direction() != Op::Read);
     if writes && !target.writable() {
         return Err(TargetError::ReadOnly(target.dir().path().into()).into());
     }

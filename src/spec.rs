@@ -137,6 +137,9 @@ pub enum Op {
     /// Read every transfer again (IOzone's reread): the page cache's figure when nothing was
     /// dropped in between, recorded apart from the first read.
     Reread,
+    /// Each transfer a read or a write, drawn (seeded) with `--read-percent` chances of a read
+    /// (IOzone's random mix, with --pattern random), in files a write made.
+    Mix,
     /// Make the directories of the metadata tree (one per task, or the shared one).
     #[value(skip)]
     TreeCreate,
@@ -174,7 +177,7 @@ impl Op {
 
     /// Whether the phase moves data through a data file (else it works on metadata items).
     pub fn moves_data(self) -> bool {
-        matches!(self, Op::Write | Op::Read | Op::Rewrite | Op::Reread)
+        matches!(self, Op::Write | Op::Read | Op::Rewrite | Op::Reread | Op::Mix)
     }
 
     /// What a data phase does to its file: `Write` for write and rewrite, `Read` for read and
@@ -268,6 +271,9 @@ pub struct Workload {
     /// Transfers each task keeps in flight (io_uring and libaio).
     #[arg(long, default_value_t = 1)]
     pub iodepth: u32,
+    /// In a mix phase, the chances in 100 that a transfer is a read.
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub read_percent: u32,
     /// Do not tell the page cache the access pattern (posix_fadvise), as IOR does not; by
     /// default iosurvey advises it, as fio does.
     #[arg(long)]
@@ -317,6 +323,8 @@ impl FromStr for EngineName {
 pub enum Setting {
     /// Bytes per I/O call.
     Transfer,
+    /// Checking every byte read.
+    Verify,
     /// Items per task of a metadata workload.
     Items,
     /// A metadata tree's depth and branching.
@@ -492,9 +500,10 @@ pub enum SpecError {
     /// fsync on a run with no writes.
     #[error("fsync applies to write phases, and the run has none")]
     FsyncWithoutWrite,
-    /// A metadata workload's shape cannot run, or phases of the wrong class.
+    /// A combination that cannot run: a metadata shape, phases of the wrong class, a check
+    /// that cannot be made.
     #[error("{what}")]
-    Meta {
+    Invalid {
         /// What is wrong, and why.
         what: String,
         /// What to change.
@@ -533,7 +542,7 @@ impl SpecError {
             SpecError::TooLarge { .. } => Lower(vec![Setting::Block, Setting::Segments, Setting::Tasks]),
             SpecError::TooMuchMemory { .. } => Lower(vec![Setting::Iodepth, Setting::Transfer, Setting::Tasks]),
             SpecError::Engine { fix, .. } => Use(Setting::Engine, fix.clone()),
-            SpecError::Meta { hint, .. } => hint.clone(),
+            SpecError::Invalid { hint, .. } => hint.clone(),
             SpecError::FsyncWithoutWrite => {
                 Either(Box::new(Add(Setting::Ops, Some("write".into()))), Box::new(Drop(Setting::Fsync)))
             }
@@ -598,7 +607,7 @@ impl Workload {
     /// The rules of a data-transfer workload.
     fn validate_transfers(&self) -> Result<(), SpecError> {
         if let Some(op) = self.ops.iter().find(|o| !o.moves_data()) {
-            return Err(SpecError::Meta {
+            return Err(SpecError::Invalid {
                 what: format!("the {} phase works on metadata, not on a data file", op.name()),
                 hint: Hint::say("run metadata phases with iosurvey meta"),
             });
@@ -642,7 +651,13 @@ impl Workload {
         if self.iodepth > MAX_IODEPTH {
             return Err(SpecError::DepthTooLarge(self.iodepth));
         }
-        if (self.fsync || self.fsync_each) && !self.ops.iter().any(|o| o.direction() == Op::Write) {
+        if self.verify && self.ops.contains(&Op::Mix) {
+            return Err(SpecError::Invalid {
+                what: "verification cannot follow a mix phase: its writes and reads interleave in an order only the draw knows".into(),
+                hint: Hint::Drop(Setting::Verify),
+            });
+        }
+        if (self.fsync || self.fsync_each) && !self.ops.iter().any(|o| o.direction() != Op::Read) {
             return Err(SpecError::FsyncWithoutWrite);
         }
         Ok(())
@@ -689,7 +704,7 @@ impl Workload {
             return format!("{}/{}{}", meta.key(), ops.join(","), if self.drop_caches { "/drop" } else { "" });
         }
         format!(
-            "{:?}/{:?}/{}/{}/t{}/b{}/s{}/{}{}{}{}/{}/qd{}",
+            "{:?}/{:?}/{}/{}/t{}/b{}/s{}/{}{}{}{}/{}/qd{}{}",
             self.access,
             self.layout,
             self.pattern,
@@ -702,7 +717,8 @@ impl Workload {
             if self.fsync_each { "+fsync-each" } else { "" },
             if self.verify { "+verify" } else { "" },
             self.engine,
-            self.iodepth
+            self.iodepth,
+            if self.ops.contains(&Op::Mix) { format!("/read{}%", self.read_percent) } else { String::new() }
         )
         .to_lowercase()
     }

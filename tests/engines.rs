@@ -267,3 +267,48 @@ fn the_stream_engine_writes_through_stdio_what_the_sync_engine_reads_back() {
     let out = bed.run("--engine stream --direct --transfer 4k --block 64k");
     assert_one_line_error(&out, 2, &["stream engine goes through stdio"]);
 }
+
+#[test]
+fn a_mix_phase_draws_reads_and_writes_in_the_asked_proportion_the_same_way_every_time() {
+    let bed = Bed::new();
+    let args = "--op mix --pattern random --read-percent 30 --transfer 4k --block 8m --tasks 2";
+    let first = trace(&run_traced(&bed, args));
+    assert_eq!(first.len(), 2 * 2048, "every transfer of both tasks, once");
+    let reads = first.iter().filter(|l| l.1 == "read").count();
+    let writes = first.iter().filter(|l| l.1 == "write").count();
+    assert_eq!(reads + writes, first.len());
+    // 4096 draws at 30%: within 4 standard deviations (about 117) of 1229.
+    assert!((1110..=1350).contains(&reads), "{reads} reads of {}", first.len());
+    fs::remove_file(bed.tmp.path().join("trace")).unwrap();
+    // Each task appends its lines at the end of the phase, in whichever order the tasks end.
+    let sorted = |mut lines: Vec<(u64, String, u64, u64)>| {
+        lines.sort();
+        lines
+    };
+    let again = sorted(trace(&run_traced(&bed, args)));
+    assert!(again == sorted(first), "seeded: the same draws again");
+    let all_reads = trace(&run_traced(&Bed::new(), "--op mix --read-percent 100 --transfer 4k --block 64k"));
+    assert!(all_reads.iter().all(|l| l.1 == "read"));
+}
+
+#[test]
+fn a_mix_phase_runs_on_real_files_a_write_made() {
+    let bed = Bed::new();
+    assert_one_line_error(&bed.run("--op mix --transfer 4k --block 64k"), 2, &["iosurvey.000000"]);
+    let out = bed.run("--op write,mix --pattern random --read-percent 50 --transfer 4k --block 1m --tasks 2 --engine io_uring --iodepth 8");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = bed.last_run();
+    let mix = &run["phases"][1];
+    assert_eq!((mix["op"].as_str(), mix["figures"]["ops"].as_u64()), (Some("mix"), Some(512)));
+    assert!(mix["figures"]["iops"].as_f64().unwrap() > 0.0);
+    assert_one_line_error(
+        &bed.run("--op write,mix --verify --transfer 4k --block 64k"),
+        2,
+        &["verification cannot follow a mix", "--verify"],
+    );
+    assert_one_line_error(
+        &bed.run("--op write,mix --engine mmap --transfer 4k --block 64k"),
+        2,
+        &["cannot mix reads and writes"],
+    );
+}

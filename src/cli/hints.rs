@@ -7,6 +7,7 @@ use iosurvey::spec::{Hint, Setting};
 fn flag(s: Setting) -> &'static str {
     match s {
         Setting::Transfer => "--transfer",
+        Setting::Verify => "--verify",
         Setting::Items => "--items",
         Setting::Tree => "--depth and --branch",
         Setting::ItemBytes => "--write-bytes and --read-bytes",

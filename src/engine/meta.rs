@@ -344,7 +344,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
                     return Err(failed("read", e, self));
                 }
             }
-            Op::Write | Op::Read | Op::Rewrite | Op::Reread | Op::TreeCreate | Op::TreeRemove => {
+            Op::Write | Op::Read | Op::Rewrite | Op::Reread | Op::Mix | Op::TreeCreate | Op::TreeRemove => {
                 unreachable!("not an item phase")
             }
         }

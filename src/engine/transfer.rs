@@ -26,6 +26,8 @@ pub(super) struct TaskIo {
     done: Vec<Completion>,
     started: Vec<u64>,
     offsets: Vec<u64>,
+    /// Each slot's transfer: a write or a read (a mixed phase draws one per transfer).
+    dirs: Vec<Op>,
     free: Vec<usize>,
 }
 
@@ -41,6 +43,7 @@ impl TaskIo {
             done: Vec::with_capacity(depth),
             started: vec![0; depth],
             offsets: vec![0; depth],
+            dirs: vec![Op::Read; depth],
             free: (0..depth).rev().collect(),
         };
         // Buffers are reserved fallibly: a size the system cannot give fails the run, never
@@ -163,7 +166,7 @@ impl PhaseKind for Transfers<'_> {
         }
         t.xfer_end = clock.now();
         acc.trace.progression.push((t.xfer_end, done));
-        if let (None, true) = (&acc.error, op == Op::Write && w.fsync) {
+        if let (None, true) = (&acc.error, op != Op::Read && w.fsync) {
             let flushed = match &mut io.backend {
                 Ok(b) => b.flush(),
                 Err(_) => Ok(()),
@@ -206,6 +209,7 @@ fn open(files: &DataFiles, index: usize, op: Op, w: &Workload) -> std::io::Resul
     let access = match op {
         // A writable shared mapping needs a descriptor open for reading too.
         Op::Write if backends::entry(&w.engine).caps.writes_need_read => libc::O_RDWR,
+        Op::Mix => libc::O_RDWR,
         Op::Write => libc::O_WRONLY,
         _ => libc::O_RDONLY,
     };
@@ -247,6 +251,21 @@ struct IoSite<'a> {
 }
 
 impl IoSite<'_> {
+    /// Whether transfer `i` writes or reads: the phase's direction, or in a mixed phase a
+    /// seeded draw per task and transfer with `--read-percent` chances of a read.
+    fn direction_of(&self, i: u64) -> Op {
+        match self.op {
+            Op::Mix => {
+                let draw = super::offsets::mix(self.ctx.w.seed ^ MIX_SALT, self.source << 40 ^ i) % 100;
+                if draw < u64::from(self.ctx.w.read_percent) {
+                    Op::Read
+                } else {
+                    Op::Write
+                }
+            }
+            op => op,
+        }
+    }
     /// Makes transfers `range` in pattern order, keeping up to the queue depth in flight,
     /// until done, a failure, the abort flag or the deadline; in-flight transfers are always
     /// drained. Returns how many transfers completed (from `from` on, counted from 0).
@@ -261,8 +280,9 @@ impl IoSite<'_> {
             while !stop && next < to {
                 let Some(slot) = io.free.pop() else { break };
                 let offset = self.visitor.offset(next);
+                let dir = self.direction_of(next);
                 let buf = io.slots[slot].as_mut_slice();
-                if self.op == Op::Write {
+                if dir == Op::Write {
                     if w.verify {
                         fill_verified(buf, Stamp { token: self.ctx.token, task: self.source, offset });
                     } else {
@@ -270,12 +290,13 @@ impl IoSite<'_> {
                     }
                 }
                 io.offsets[slot] = offset;
+                io.dirs[slot] = dir;
                 io.started[slot] = self.clock.now();
                 // SAFETY: the slot came off the free list, so nothing is in flight on it; it
                 // goes back only after its completion is reaped below.
-                if let Err(e) = unsafe { backend.submit(slot, offset) } {
+                if let Err(e) = unsafe { backend.submit(slot, offset, dir) } {
                     io.free.push(slot);
-                    *error = Some(EngineError::io(syscall(self.op), self.path, Some(offset), e));
+                    *error = Some(EngineError::io(syscall(dir), self.path, Some(offset), e));
                     stop = true;
                     break;
                 }
@@ -293,10 +314,10 @@ impl IoSite<'_> {
                 let t = self.clock.now();
                 inflight -= 1;
                 io.free.push(slot);
-                let offset = io.offsets[slot];
+                let (offset, dir) = (io.offsets[slot], io.dirs[slot]);
                 match result {
                     Ok(n) if n == len => {}
-                    Ok(n) if self.op == Op::Read && w.verify => {
+                    Ok(n) if dir == Op::Read && w.verify => {
                         // Under verification a file that ends early is wrong data, not an I/O
                         // error: the bytes that should be there are not.
                         tally.checked += 1;
@@ -305,7 +326,7 @@ impl IoSite<'_> {
                         stop = true;
                         continue;
                     }
-                    Ok(n) if self.op == Op::Read => {
+                    Ok(n) if dir == Op::Read => {
                         *error =
                             Some(EngineError::ShortRead { path: self.path.to_path_buf(), offset, got: n, want: len });
                         stop = true;
@@ -318,14 +339,14 @@ impl IoSite<'_> {
                         continue;
                     }
                     Err(e) => {
-                        *error = Some(EngineError::io(syscall(self.op), self.path, Some(offset), e));
+                        *error = Some(EngineError::io(syscall(dir), self.path, Some(offset), e));
                         stop = true;
                         continue;
                     }
                 }
                 // An fsync after each write is part of that write's latency: the operation
                 // is not done until the data is on stable storage.
-                let t = if self.op == Op::Write && w.fsync_each {
+                let t = if dir == Op::Write && w.fsync_each {
                     if let Err(e) = self.file.map_or(Ok(()), File::sync_all) {
                         *error = Some(EngineError::io("fsync", self.path, Some(offset), e));
                         stop = true;
@@ -342,7 +363,7 @@ impl IoSite<'_> {
                 if completed % self.step == 0 {
                     trace.progression.push((t, completed));
                 }
-                if self.op == Op::Read && w.verify {
+                if dir == Op::Read && w.verify {
                     tally.checked += 1;
                     let stamp = Stamp { token: self.ctx.token, task: self.source, offset };
                     if let Some(mismatch) = check(io.slots[slot].as_slice(), stamp, &mut io.scratch) {
@@ -364,6 +385,9 @@ impl IoSite<'_> {
         completed
     }
 }
+
+/// Keeps a mixed phase's draws apart from the random order's, which use the same seed.
+const MIX_SALT: u64 = 0x6d69_7865_645f_7277;
 
 /// The system call an op makes, as error messages name it (not the op's own name, which is
 /// serde's: a phase kind may one day make several calls).

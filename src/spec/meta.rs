@@ -156,7 +156,7 @@ pub const ALL_PHASES: [Op; 9] = [
 impl Meta {
     /// Checks the shape against the phases `ops` of workload `w`.
     pub(super) fn check(&self, w: &Workload) -> Result<(), SpecError> {
-        let bad = |what: String, hint: Hint| Err(SpecError::Meta { what, hint });
+        let bad = |what: String, hint: Hint| Err(SpecError::Invalid { what, hint });
         if let Some(op) = w.ops.iter().find(|o| o.moves_data()) {
             return bad(
                 format!("a metadata workload cannot have a {} phase", op.name()),

@@ -92,11 +92,11 @@ impl Backend for Aio {
         (self.fd, self.op) = (file.as_raw_fd() as u32, op);
         Ok(())
     }
-    unsafe fn submit(&mut self, slot: usize, offset: u64) -> io::Result<()> {
+    unsafe fn submit(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<()> {
         let b = self.bufs[slot];
         self.iocbs[slot] = Iocb {
             data: slot as u64,
-            opcode: if self.op == Op::Write { IOCB_CMD_PWRITE } else { IOCB_CMD_PREAD },
+            opcode: if op == Op::Write { IOCB_CMD_PWRITE } else { IOCB_CMD_PREAD },
             fildes: self.fd,
             buf: b.ptr as u64,
             nbytes: b.len as u64,

@@ -42,12 +42,12 @@ fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
 }
 
 impl Backend for Delay {
-    fn attach(&mut self, _file: Option<&File>, op: Op, _size: u64) -> io::Result<()> {
-        self.trace.begin(op);
+    fn attach(&mut self, _file: Option<&File>, _op: Op, _size: u64) -> io::Result<()> {
+        self.trace.begin();
         Ok(())
     }
-    unsafe fn submit(&mut self, slot: usize, offset: u64) -> io::Result<()> {
-        self.trace.record(offset);
+    unsafe fn submit(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<()> {
+        self.trace.record(op, offset);
         self.pending.push_back((slot, Instant::now() + self.wait));
         Ok(())
     }

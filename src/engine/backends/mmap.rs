@@ -69,7 +69,7 @@ impl Backend for Mmap {
         guard::watch(map as usize, size as usize);
         Ok(())
     }
-    unsafe fn submit(&mut self, slot: usize, offset: u64) -> io::Result<()> {
+    unsafe fn submit(&mut self, slot: usize, offset: u64, _op: Op) -> io::Result<()> {
         let buf = self.bufs[slot];
         let at = offset as usize;
         if at + buf.len > self.size {

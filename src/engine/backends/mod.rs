@@ -36,12 +36,13 @@ pub trait Backend {
     /// Starts a phase on `file` (io_uring registers it, mmap maps `size` bytes of it); engines
     /// that touch no storage get no file.
     fn attach(&mut self, file: Option<&File>, op: Op, size: u64) -> io::Result<()>;
-    /// Starts a transfer of buffer `slot` at `offset` (or makes it, for synchronous backends).
+    /// Starts a transfer of buffer `slot` at `offset` (or makes it, for synchronous backends),
+    /// a write or a read as `op` says (the phase's, or the draw of a mixed phase).
     ///
     /// # Safety
     /// Buffer `slot` must stay allocated and untouched by the caller until its completion has
     /// been returned by [`Backend::reap`].
-    unsafe fn submit(&mut self, slot: usize, offset: u64) -> io::Result<()>;
+    unsafe fn submit(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<()>;
     /// Waits until at least `min` started transfers have finished and appends them to `done`.
     fn reap(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()>;
     /// Pushes written data to the file before the core's fsync (mmap: msync).
@@ -161,6 +162,13 @@ pub fn check(w: &Workload) -> Result<(), SpecError> {
     let e = entry(&w.engine);
     if w.iodepth > 1 && !e.caps.queues {
         return Err(SpecError::DepthWithoutQueue { engine: e.name, depth: w.iodepth });
+    }
+    if w.ops.contains(&Op::Mix) && (e.name == stream::ENTRY.name || e.caps.page_cache_always) {
+        // The stream and the mapping are set up for one direction per phase.
+        return Err(SpecError::Engine {
+            why: format!("the {} engine cannot mix reads and writes in one phase", e.name),
+            fix: "sync".into(),
+        });
     }
     if e.name == stream::ENTRY.name && w.direct {
         // stdio's buffer has no alignment O_DIRECT could count on.

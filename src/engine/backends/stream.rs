@@ -84,7 +84,7 @@ impl Backend for Stream {
         (self.file, self.op, self.at) = (stream, op, 0);
         Ok(())
     }
-    unsafe fn submit(&mut self, slot: usize, offset: u64) -> io::Result<()> {
+    unsafe fn submit(&mut self, slot: usize, offset: u64, _op: Op) -> io::Result<()> {
         self.done = Some((slot, self.transfer(slot, offset)));
         Ok(())
     }

@@ -23,7 +23,6 @@ pub(super) type Transfer = fn(i32, Op, BufRef, u64) -> io::Result<usize>;
 struct Sync {
     bufs: Vec<BufRef>,
     fd: i32,
-    op: Op,
     done: Option<Completion>,
     transfer: Transfer,
 }
@@ -34,17 +33,16 @@ fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
 
 /// The one-at-a-time backend over `bufs` with its way of moving a transfer.
 pub(super) fn one_at_a_time(bufs: Vec<BufRef>, transfer: Transfer) -> Box<dyn Backend> {
-    Box::new(Sync { bufs, fd: -1, op: Op::Read, done: None, transfer })
+    Box::new(Sync { bufs, fd: -1, done: None, transfer })
 }
 
 impl Backend for Sync {
-    fn attach(&mut self, file: Option<&File>, op: Op, _size: u64) -> io::Result<()> {
-        let file = file.ok_or_else(no_file)?;
-        (self.fd, self.op) = (file.as_raw_fd(), op);
+    fn attach(&mut self, file: Option<&File>, _op: Op, _size: u64) -> io::Result<()> {
+        self.fd = file.ok_or_else(no_file)?.as_raw_fd();
         Ok(())
     }
-    unsafe fn submit(&mut self, slot: usize, offset: u64) -> io::Result<()> {
-        self.done = Some((slot, (self.transfer)(self.fd, self.op, self.bufs[slot], offset)));
+    unsafe fn submit(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<()> {
+        self.done = Some((slot, (self.transfer)(self.fd, op, self.bufs[slot], offset)));
         Ok(())
     }
     fn reap(&mut self, _min: usize, done: &mut Vec<Completion>) -> io::Result<()> {

@@ -14,9 +14,8 @@ const MAX_RECORDS: usize = 1 << 20;
 pub struct Trace {
     path: Option<std::path::PathBuf>,
     task: String,
-    op: Op,
     len: usize,
-    offsets: Vec<u64>,
+    offsets: Vec<(Op, u64)>,
 }
 
 impl Trace {
@@ -24,19 +23,18 @@ impl Trace {
     pub fn from_env(len: usize) -> Trace {
         // Task threads are named task-RANK by the core.
         let task = std::thread::current().name().and_then(|n| n.strip_prefix("task-")).unwrap_or("?").to_string();
-        Trace { path: std::env::var_os("IOSURVEY_TRACE").map(Into::into), task, op: Op::Read, len, offsets: Vec::new() }
+        Trace { path: std::env::var_os("IOSURVEY_TRACE").map(Into::into), task, len, offsets: Vec::new() }
     }
 
-    /// A phase of `op` starts.
-    pub fn begin(&mut self, op: Op) {
-        self.op = op;
+    /// A phase starts.
+    pub fn begin(&mut self) {
         self.offsets.clear();
     }
 
-    /// A transfer at `offset` was issued.
-    pub fn record(&mut self, offset: u64) {
+    /// A transfer of `op` at `offset` was issued.
+    pub fn record(&mut self, op: Op, offset: u64) {
         if self.path.is_some() && self.offsets.len() < MAX_RECORDS {
-            self.offsets.push(offset);
+            self.offsets.push((op, offset));
         }
     }
 
@@ -44,7 +42,7 @@ impl Trace {
     pub fn flush(&mut self) {
         let Some(path) = &self.path else { return };
         let text: String =
-            self.offsets.iter().map(|o| format!("{} {} {o} {}\n", self.task, self.op.name(), self.len)).collect();
+            self.offsets.iter().map(|(op, o)| format!("{} {} {o} {}\n", self.task, op.name(), self.len)).collect();
         if let Ok(mut f) = std::fs::OpenOptions::new().append(true).create(true).open(path) {
             let _ = f.write_all(text.as_bytes());
         }

@@ -60,9 +60,9 @@ impl Backend for Uring {
         (self.op, self.attached) = (op, true);
         Ok(())
     }
-    unsafe fn submit(&mut self, slot: usize, offset: u64) -> io::Result<()> {
+    unsafe fn submit(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<()> {
         let b = self.bufs[slot];
-        let entry = match self.op {
+        let entry = match op {
             Op::Write => {
                 opcode::WriteFixed::new(types::Fixed(0), b.ptr, b.len as u32, slot as u16).offset(offset).build()
             }
