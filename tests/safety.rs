@@ -556,12 +556,34 @@ fn fault_mid_phase(errno: &str, op: &str, engine_args: &str, needles: &[&str]) {
         eprintln!("skipped {engine_args}: {}", out.stderr);
         return;
     }
-    assert_one_line_error(&out, 1, needles);
+    assert_failed_and_clean(&ffs, &out, needles, engine_args);
+}
+
+/// One line, exit 1, the run stored as failed, nothing left in the target or behind it.
+fn assert_failed_and_clean(ffs: &FaultFs, out: &Out, needles: &[&str], what: &str) {
+    let bed = &ffs.bed;
+    assert_one_line_error(out, 1, needles);
     let runs = bed.runs();
-    assert_eq!((runs.len(), runs[0]["status"].as_str()), (1, Some("failed")), "{engine_args}");
-    assert!(bed.entries().is_empty(), "{engine_args}: {:?}", bed.entries());
-    assert!(ffs.backing_entries().is_empty(), "{engine_args}: {:?}", ffs.backing_entries());
+    assert_eq!((runs.len(), runs[0]["status"].as_str()), (1, Some("failed")), "{what}");
+    assert!(bed.entries().is_empty(), "{what}: {:?}", bed.entries());
+    assert!(ffs.backing_entries().is_empty(), "{what}: {:?}", ffs.backing_entries());
     assert_store_intact(&bed.db);
+}
+
+#[test]
+fn eio_and_enospc_in_a_metadata_run_fail_it_and_remove_its_tree() {
+    for (errno, words) in [("5", "Input/output error"), ("28", "No space left on device")] {
+        let env = [
+            ("FAULTFS_ERRNO", errno),
+            ("FAULTFS_OP", "write"),
+            ("FAULTFS_AFTER_BYTES", "2097152"),
+            // Items are files named f.<task>.<index>.
+            ("FAULTFS_MATCH", "f."),
+        ];
+        let Some(ffs) = FaultFs::mount(&env) else { return };
+        let out = ffs.bed.meta("--items 200 --tasks 2 --files-only --write-bytes 64k");
+        assert_failed_and_clean(&ffs, &out, &[words, "iosurvey.meta/u."], errno);
+    }
 }
 
 #[test]

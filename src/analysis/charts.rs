@@ -8,9 +8,8 @@ use crate::units::mib_per_s;
 
 /// A task's own rate: bytes (or, for metadata, items) over its own start to end, per second.
 pub(super) fn task_rate(t: &TaskTiming, meta: bool) -> Option<f64> {
-    let ns = t.close_end.saturating_sub(t.open_start);
     let done = if meta { t.ops } else { t.bytes };
-    (ns > 0 && done > 0).then(|| done as f64 / (ns as f64 / 1e9))
+    crate::units::rate(done, t.close_end.saturating_sub(t.open_start)).filter(|_| done > 0)
 }
 
 /// The charts of run `r` (its id shown as `id`).

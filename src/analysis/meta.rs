@@ -13,18 +13,8 @@ pub(super) fn phases(r: &RunRecord) -> Vec<Table> {
     );
     for p in &r.phases {
         let f = &p.figures;
-        let rates: Vec<f64> =
-            p.tasks.iter().filter(|t| t.ops > 0).filter_map(|t| super::charts::task_rate(t, true)).collect();
-        let mut notes = Vec::new();
-        if let Some(c) = &p.possibly_cached {
-            notes.push(format!("possibly cached: {c}"));
-        }
-        if let Some(v) = &p.verify {
-            notes.push(match v.bad {
-                0 => format!("verified {} files", v.checked),
-                bad => format!("{bad} of {} files BAD", v.checked),
-            });
-        }
+        let rates: Vec<f64> = p.tasks.iter().filter_map(|t| super::charts::task_rate(t, true)).collect();
+        let notes = super::phase_notes(p, "files");
         phases.rows.push(vec![
             Cell::text(p.op.name()),
             Cell::Int(p.iteration as u64 + 1),

@@ -157,6 +157,22 @@ pub struct Report {
     pub charts: Vec<Chart>,
 }
 
+/// A phase's notes: whether its figure may be the page cache's, and what verification found
+/// among its `units` (transfers, files).
+fn phase_notes(p: &PhaseRecord, units: &str) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(c) = &p.possibly_cached {
+        notes.push(format!("possibly cached: {c}"));
+    }
+    if let Some(v) = &p.verify {
+        notes.push(match v.bad {
+            0 => format!("verified {} {units}", v.checked),
+            bad => format!("{bad} of {} {units} BAD", v.checked),
+        });
+    }
+    notes
+}
+
 /// A phase's time series as (seconds into the phase, rate): MiB/s, or items/s for metadata.
 fn series_rates(p: &PhaseRecord, meta: bool) -> impl Iterator<Item = (f64, f64)> + '_ {
     let width = p.series.interval_ns as f64 / 1e9;
@@ -230,16 +246,7 @@ pub fn run(r: &RunRecord) -> Report {
         );
         for p in &r.phases {
             let f = &p.figures;
-            let mut notes = Vec::new();
-            if let Some(c) = &p.possibly_cached {
-                notes.push(format!("possibly cached: {c}"));
-            }
-            if let Some(v) = &p.verify {
-                notes.push(match v.bad {
-                    0 => format!("verified {} transfers", v.checked),
-                    bad => format!("{bad} of {} transfers BAD", v.checked),
-                });
-            }
+            let notes = phase_notes(p, "transfers");
             phases.rows.push(vec![
                 Cell::text(p.op.name()),
                 Cell::Int(p.iteration as u64 + 1),

@@ -5,9 +5,11 @@
 //! directory's descriptor with a name written into a reused buffer, and no link is followed
 //! on the way down, so the hot path allocates nothing and never leaves the target.
 
+use super::backends::{transfer_all, BufRef};
 use super::data::{fill_random, Fault, Mismatch};
 use super::offsets::mix;
 use super::phase::{PhaseKind, PhaseTrace, TaskClock, TaskPart};
+use super::transfer::close;
 use super::tree::{write_component, write_decimal, write_item_name, write_path, write_tree_name, ItemKind};
 use super::{Context, EngineError, TaskFailure, VerifyTally, INTERRUPTED};
 use crate::measure::{TaskTiming, CHECKPOINTS};
@@ -176,6 +178,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         let abort = self.m.abort_flag();
         let counter = &ctx.progress.done[self.m.local_index()].0;
         let step = (kind.count / CHECKPOINTS).max(1);
+        let item_bytes = kind.item_bytes();
         let dirs = tree.dirs().unwrap_or(1);
         let mut cursor = Cursor { at: None, fd: None };
         let kind_of =
@@ -210,7 +213,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
             }
             let t1 = self.clock.now();
             self.trace.histogram.record(t1.saturating_sub(t0));
-            self.trace.series.add(t1, self.kind.item_bytes());
+            self.trace.series.add(t1, item_bytes);
             done += 1;
             counter.store(done, Relaxed);
             if done % step == 0 {
@@ -304,7 +307,11 @@ impl<M: Member> Walk<'_, '_, '_, M> {
                 if ctx.w.verify {
                     fill_random(&mut io.data[..len], mix(ctx.token ^ source, i));
                 }
-                let written = write_all(file.as_raw_fd(), &io.data[..len]);
+                let data = BufRef { ptr: io.data.as_mut_ptr(), len };
+                let written = transfer_all(file.as_raw_fd(), Op::Write, data, 0).and_then(|n| match n == len {
+                    true => Ok(()),
+                    false => Err(io::Error::new(io::ErrorKind::WriteZero, "the file took no more bytes")),
+                });
                 let closed = close(file);
                 if let Err(e) = written.and(closed) {
                     return Err(failed("write", e, self));
@@ -319,7 +326,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
                 // SAFETY: fd was just opened and is owned by nobody else.
                 let file = unsafe { OwnedFd::from_raw_fd(fd) };
                 let len = meta.read_bytes as usize;
-                let got = read_full(file.as_raw_fd(), &mut io.data[..len]);
+                let got = transfer_all(file.as_raw_fd(), Op::Read, BufRef { ptr: io.data.as_mut_ptr(), len }, 0);
                 let closed = close(file);
                 let got = match got.and_then(|n| closed.map(|()| n)) {
                     Ok(n) => n,
@@ -409,47 +416,6 @@ impl<M: Member> Walk<'_, '_, '_, M> {
 
     fn failed(&self, call: &'static str, d: Option<u64>, e: io::Error) -> EngineError {
         EngineError::io(call, &self.show(d), None, e)
-    }
-}
-
-/// Writes all of `data`, retrying short writes.
-fn write_all(fd: RawFd, mut data: &[u8]) -> io::Result<()> {
-    while !data.is_empty() {
-        // SAFETY: data is a valid buffer of its length.
-        let n = unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) };
-        match n {
-            n if n > 0 => data = &data[n as usize..],
-            0 => return Err(io::Error::new(io::ErrorKind::WriteZero, "the file took no more bytes")),
-            _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
-            _ => return Err(io::Error::last_os_error()),
-        }
-    }
-    Ok(())
-}
-
-/// Reads until `buf` is full or the file ends; returns the bytes read.
-fn read_full(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        // SAFETY: the rest of buf is a valid buffer of its length.
-        let n = unsafe { libc::read(fd, buf[got..].as_mut_ptr().cast(), buf.len() - got) };
-        match n {
-            n if n > 0 => got += n as usize,
-            0 => break,
-            _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
-            _ => return Err(io::Error::last_os_error()),
-        }
-    }
-    Ok(got)
-}
-
-/// Closes `fd`, reporting the error network file systems give there.
-fn close(fd: OwnedFd) -> io::Result<()> {
-    use std::os::unix::io::IntoRawFd;
-    // SAFETY: into_raw_fd gives up ownership, so the descriptor is closed exactly once.
-    match unsafe { libc::close(fd.into_raw_fd()) } {
-        0 => Ok(()),
-        _ => Err(io::Error::last_os_error()),
     }
 }
 

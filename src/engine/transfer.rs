@@ -182,10 +182,8 @@ impl PhaseKind for Transfers<'_> {
             }
         }
         if let Some(f) = file {
-            // std's File ignores close errors; network file systems report write-back errors here.
-            // SAFETY: into_raw_fd gives up ownership, so the descriptor is closed exactly once.
-            if unsafe { libc::close(f.into_raw_fd()) } != 0 && acc.error.is_none() {
-                acc.error = Some(EngineError::io("close", path, None, std::io::Error::last_os_error()));
+            if let (Err(e), None) = (close(f), &acc.error) {
+                acc.error = Some(EngineError::io("close", path, None, e));
             }
         }
         t.close_end = clock.now();
@@ -202,6 +200,16 @@ impl PhaseKind for Transfers<'_> {
             }
         });
         TaskPart { timing: t, verify: acc.tally, failure }
+    }
+}
+
+/// Closes a descriptor and says how it went: std ignores close errors, and network file
+/// systems report write-back errors there.
+pub(super) fn close(fd: impl IntoRawFd) -> std::io::Result<()> {
+    // SAFETY: into_raw_fd gives up ownership, so the descriptor is closed exactly once.
+    match unsafe { libc::close(fd.into_raw_fd()) } {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error()),
     }
 }
 

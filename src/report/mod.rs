@@ -632,6 +632,13 @@ mod tests {
             all
         };
         let r = analysis::survey(3, &repeated(1.0));
+        // The table: each workload's mean over its runs and the half-width of its t-interval.
+        let own: Vec<f64> = [0.98, 1.0, 1.02].map(|k| k * 123355.26315789473).to_vec();
+        let iv = crate::stats::mean_interval(&own).unwrap();
+        let row = &r.tables[0].rows[0];
+        assert_eq!(row[1].to_string(), "3");
+        assert_eq!(row[2].to_string(), format!("{:.1}", iv.value));
+        assert_eq!(row[3].to_string(), format!("{:.1}", (iv.hi - iv.lo) / 2.0));
         assert!(
             r.findings[0].text.starts_with("N-to-1 write is 50% of N-to-N (95% t-interval 4"),
             "{}",

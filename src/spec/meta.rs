@@ -72,11 +72,6 @@ impl Tree {
         Placement { first, per: (self.placed(items) / n).max(1), last: n - 1 }
     }
 
-    /// The directory (breadth-first index) of item `i` of a task with `items` items.
-    pub fn dir_of(&self, i: u64, items: u64) -> u64 {
-        self.placement(items).dir_of(i)
-    }
-
     /// The parent of directory `d` (`None` for the root).
     pub fn parent(&self, d: u64) -> Option<u64> {
         (d > 0).then(|| (d - 1) / u64::from(self.branch.max(1)))
@@ -257,8 +252,9 @@ mod tests {
             assert_eq!(placed, items / n * n, "{t:?}: rounded down to a multiple of {n}");
             assert_eq!(t.holding(), n);
             let mut per_dir = [0u64; 13];
+            let placement = t.placement(items);
             for i in 0..placed {
-                per_dir[t.dir_of(i, items) as usize] += 1;
+                per_dir[placement.dir_of(i) as usize] += 1;
             }
             for (d, &count) in per_dir.iter().enumerate() {
                 let expected = if holders.contains(&(d as u64)) { placed / n } else { 0 };

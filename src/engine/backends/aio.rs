@@ -58,7 +58,6 @@ struct Aio {
     queued: Vec<*mut Iocb>,
     events: Vec<IoEvent>,
     fd: u32,
-    op: Op,
 }
 
 fn check(rc: libc::c_long) -> io::Result<usize> {
@@ -82,14 +81,13 @@ fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
         queued: Vec::with_capacity(n),
         events: vec![IoEvent::default(); n.max(1)],
         fd: 0,
-        op: Op::Read,
     }))
 }
 
 impl Backend for Aio {
-    fn attach(&mut self, file: Option<&File>, op: Op, _size: u64) -> io::Result<()> {
+    fn attach(&mut self, file: Option<&File>, _op: Op, _size: u64) -> io::Result<()> {
         let file = file.ok_or_else(no_file)?;
-        (self.fd, self.op) = (file.as_raw_fd() as u32, op);
+        self.fd = file.as_raw_fd() as u32;
         Ok(())
     }
     unsafe fn submit(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<()> {

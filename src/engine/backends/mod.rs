@@ -249,7 +249,7 @@ pub fn states(all: bool) -> Vec<EngineState> {
 
 /// Reads or writes all of `buf` at `offset` with pread/pwrite, retrying partial transfers;
 /// a read stops early only at the end of the file.
-fn transfer_all(fd: i32, op: Op, buf: BufRef, offset: u64) -> io::Result<usize> {
+pub(crate) fn transfer_all(fd: i32, op: Op, buf: BufRef, offset: u64) -> io::Result<usize> {
     let mut done = 0;
     while done < buf.len {
         // SAFETY: buf points to buf.len bytes owned by the core for the task's life, and the

@@ -30,7 +30,6 @@ const REAP_BATCH: usize = 4;
 struct Uring {
     ring: IoUring,
     bufs: Vec<BufRef>,
-    op: Op,
     attached: bool,
 }
 
@@ -50,14 +49,14 @@ fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
     // SAFETY: the buffers are owned by the core and outlive the ring (both live as long as
     // the task); the kernel unregisters them when the ring is dropped.
     unsafe { ring.submitter().register_buffers(&iovecs)? };
-    Ok(Box::new(Uring { ring, bufs, op: Op::Read, attached: false }))
+    Ok(Box::new(Uring { ring, bufs, attached: false }))
 }
 
 impl Backend for Uring {
-    fn attach(&mut self, file: Option<&File>, op: Op, _size: u64) -> io::Result<()> {
+    fn attach(&mut self, file: Option<&File>, _op: Op, _size: u64) -> io::Result<()> {
         let file = file.ok_or_else(no_file)?;
         self.ring.submitter().register_files(&[file.as_raw_fd()])?;
-        (self.op, self.attached) = (op, true);
+        self.attached = true;
         Ok(())
     }
     unsafe fn submit(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<()> {
