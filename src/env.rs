@@ -143,6 +143,28 @@ pub struct CpuCache {
     pub bytes: u64,
 }
 
+/// A size beyond which the machine behaves differently: a CPU cache, the page cache's bound.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Limit {
+    /// What it is, e.g. "the L2 unified cache" or "the page cache (bounded by RAM)".
+    pub name: String,
+    /// Bytes.
+    pub bytes: u64,
+}
+
+/// The machine's limits: its CPU caches holding data, and the page cache's bound.
+pub fn limits() -> Vec<Limit> {
+    let mut out: Vec<Limit> = cpu_caches(|p| fs::read_to_string(p).ok())
+        .into_iter()
+        .map(|c| Limit { name: format!("the L{} {} cache", c.level, c.kind.to_lowercase()), bytes: c.bytes })
+        .collect();
+    let (bytes, what) = page_cache_bound();
+    if bytes > 0 {
+        out.push(Limit { name: format!("the page cache (bounded by {what})"), bytes });
+    }
+    out
+}
+
 /// The caches of CPU 0 that hold data (data and unified), from /sys, read through `read`.
 pub fn cpu_caches(read: impl Fn(&str) -> Option<String>) -> Vec<CpuCache> {
     (0..16)

@@ -110,6 +110,9 @@ pub struct RunRecord {
     /// comparing.
     #[serde(default)]
     pub label: Option<String>,
+    /// The matrix it measured a cell of, if any.
+    #[serde(default)]
+    pub matrix_id: Option<i64>,
 }
 
 /// The provenance of what iosurvey measured itself.
@@ -288,6 +291,7 @@ impl RunRecord {
             failure_hint,
             interrupted,
             provenance: measured(),
+            matrix_id: None,
             label: None,
         }
     }
@@ -511,4 +515,73 @@ mod tests {
         assert_eq!((s[0].op, write.min, write.mean, write.max, write.n), (Op::Write, 100.0, 200.0, 300.0, 2));
         assert_eq!(r.status, Status::Ok);
     }
+}
+
+/// One kind measured in one cell of a matrix.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatrixCell {
+    /// The test kind.
+    pub kind: crate::plan::matrix::Kind,
+    /// File size per task, bytes.
+    pub file: u64,
+    /// Record (transfer) size, bytes.
+    pub record: u64,
+    /// One per repetition, under the matrix's timing.
+    pub samples: Vec<crate::measure::TimedFigures>,
+    /// The runs that measured it.
+    pub runs: Vec<i64>,
+    /// Why it may be the page cache's figure, if it may.
+    pub possibly_cached: Option<String>,
+}
+
+impl MatrixCell {
+    /// The median of its samples' whole-team rates, bytes/s.
+    pub fn rate(&self) -> Option<f64> {
+        let rates: Vec<f64> = self.samples.iter().filter_map(|s| s.team).collect();
+        crate::plan::matrix::median(&rates)
+    }
+}
+
+/// A file x record matrix (`iosurvey matrix`): its settings, every cell measured, and what it
+/// cost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatrixRecord {
+    /// Store id (`mN`), once saved.
+    pub id: Option<i64>,
+    /// Start, Unix seconds.
+    pub started: i64,
+    /// Ok, or failed (then `error` says why).
+    pub status: Status,
+    /// What stopped it.
+    pub error: Option<String>,
+    /// The command line.
+    pub command_line: String,
+    /// The name of the system measured (`--label`).
+    pub label: Option<String>,
+    /// Host and target facts.
+    pub env: Environment,
+    /// The sizes.
+    pub grid: crate::plan::matrix::Grid,
+    /// The kinds asked for, in order.
+    pub kinds: Vec<crate::plan::matrix::Kind>,
+    /// What every run shares.
+    pub shape: crate::plan::matrix::Shape,
+    /// Where the timed window ends.
+    pub timing: crate::measure::WindowEnd,
+    /// Adaptive (else every cell, `--full`).
+    pub adaptive: bool,
+    /// A drop of more than this fraction between neighbours is a cliff.
+    pub fraction: f64,
+    /// Every kind of every cell measured.
+    pub cells: Vec<MatrixCell>,
+    /// The machine's limits when it ran: CPU caches, the page cache's bound.
+    pub limits: Vec<crate::env::Limit>,
+    /// Wall time, seconds.
+    pub wall_secs: f64,
+    /// The estimated wall time of every cell (the full matrix), seconds.
+    pub full_secs: Option<f64>,
+    /// Cells of the grid not measured.
+    pub skipped: usize,
+    /// Things the reader should know (passes refused, budget reached).
+    pub notes: Vec<String>,
 }

@@ -100,6 +100,8 @@ pub struct Filing<'a> {
     pub sweep_id: Option<i64>,
     /// The name of the system measured (`--label`).
     pub label: Option<&'a str>,
+    /// The matrix whose cell it measures.
+    pub matrix_id: Option<i64>,
 }
 
 impl Filing<'_> {
@@ -109,6 +111,7 @@ impl Filing<'_> {
         record.survey_id = self.survey_id;
         record.sweep_id = self.sweep_id;
         record.label = self.label.map(str::to_string);
+        record.matrix_id = self.matrix_id;
     }
 }
 

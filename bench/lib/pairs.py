@@ -37,11 +37,12 @@ def compare(row, ours, theirs):
     return a, b, a / b, lo, hi, verdict(lo, hi)
 
 
-def table(results, ours, theirs, unit, floor=None):
+def table(results, ours, theirs, unit, floor=None, median=False):
     """Prints the rows of a results file ("ROW TOOL VALUE" lines, TOOL `ours` or `theirs`) as
     a table of medians, ratio, interval and verdict, then how many rows are slower beyond
     their interval (or, with `floor`, whose interval's upper bound is below floor x the
-    reference) and, last, the worst ratio. Returns the worst ratio."""
+    reference), with `median` the median of the rows' ratios (3 decimals) and, last, the
+    worst ratio. Returns the worst ratio."""
     runs = defaultdict(lambda: defaultdict(list))
     order = []
     for line in open(results):
@@ -51,7 +52,7 @@ def table(results, ours, theirs, unit, floor=None):
         runs[row][tool].append(float(value))
     width = max([len(r) for r in order] + [3])
     print(f"{'row':<{width}} {ours:>11} {theirs:>11} {'ratio':>6} {'95% interval':>13} {'verdict':>8}  ({unit})")
-    worst, short = math.inf, []
+    worst, short, ratios = math.inf, [], []
     for row in order:
         a, b = runs[row]["ours"], runs[row]["theirs"]
         if len(a) != len(b) or not a:
@@ -59,15 +60,21 @@ def table(results, ours, theirs, unit, floor=None):
             continue
         ma, mb, ratio, lo, hi, verdict = compare(row, a, b)
         worst = min(worst, ratio)
+        ratios.append(ratio)
         if (floor is None and verdict == "slower") or (floor is not None and hi < floor):
             short.append(row)
         print(f"{row:<{width}} {ma:>11.0f} {mb:>11.0f} {ratio:>6.3f} {f'{lo:.3f}-{hi:.3f}':>13} {verdict:>8}")
     what = "slower beyond the 95% interval" if floor is None else f"below {floor:.2f} of {theirs} at the interval's top"
     print(f"rows {what}: {len(short)}" + (f" ({' '.join(short)})" if short else ""))
+    if median:
+        m = f"{statistics.median(ratios):.3f}" if ratios else "n/a"
+        print(f"median ratio {ours}/{theirs}: {m} over {len(ratios)} rows")
     print(f"worst ratio {ours}/{theirs}: {math.floor(round(worst * 100, 9)) / 100:.2f}")
     return worst
 
 
 if __name__ == "__main__":
-    # pairs.py RESULTS OURS THEIRS UNIT [FLOOR]
-    table(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5]) if len(sys.argv) > 5 else None)
+    # pairs.py [--median] RESULTS OURS THEIRS UNIT [FLOOR]
+    args = [a for a in sys.argv[1:] if a != "--median"]
+    table(args[0], args[1], args[2], args[3], float(args[4]) if len(args) > 4 else None,
+          median="--median" in sys.argv[1:])

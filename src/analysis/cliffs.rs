@@ -6,14 +6,7 @@
 
 use crate::units::format_size;
 
-/// A size beyond which the machine behaves differently.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Limit {
-    /// What it is, e.g. "the L2 cache" or "the page cache (RAM)".
-    pub name: String,
-    /// Bytes.
-    pub bytes: u64,
-}
+pub use crate::env::Limit;
 
 /// A drop between two neighbouring sizes.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,29 +42,21 @@ impl Cliff {
     }
 }
 
-/// The machine's limits: its CPU caches holding data, and the page cache's bound.
-pub fn machine_limits() -> Vec<Limit> {
-    let mut out: Vec<Limit> = crate::env::cpu_caches(|p| std::fs::read_to_string(p).ok())
-        .into_iter()
-        .map(|c| Limit { name: format!("the L{} {} cache", c.level, c.kind.to_lowercase()), bytes: c.bytes })
-        .collect();
-    let (bytes, what) = crate::env::page_cache_bound();
-    if bytes > 0 {
-        out.push(Limit { name: format!("the page cache (bounded by {what})"), bytes });
-    }
-    out
-}
-
-/// The cliffs of a curve: `points` are (size, rate) in increasing size; a cliff is a drop of
-/// more than `fraction` (0 to 1) from one point to the next. Each is explained by the limit
-/// the working set crosses between the two sizes (`from <= limit < to`), else by one within
-/// a factor of 2 of them ("near"), else by nothing.
+/// The cliffs of a curve: `points` are (size, rate) in increasing size; a cliff lies between
+/// two neighbours when both points up to the first (it and the one before) exceed both from
+/// the second on (it and the one after) by more than `fraction` (0 to 1): a lone high or low
+/// point, noise on a tiny cell, is not a cliff; at the curve's ends one point stands alone.
+/// Each is explained by the limit the working set crosses between the two sizes
+/// (`from <= limit < to`), else by one within a factor of 2 of them ("near"), else by nothing.
 pub fn cliffs(points: &[(u64, f64)], fraction: f64, limits: &[Limit]) -> Vec<Cliff> {
-    points
-        .windows(2)
-        .filter(|w| w[0].1 > 0.0 && w[1].1 < w[0].1 * (1.0 - fraction))
-        .map(|w| {
-            let ((from, before), (to, after)) = (w[0], w[1]);
+    (1..points.len())
+        .filter(|&i| {
+            let before = points[i.saturating_sub(2)..i].iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+            let after = points[i..(i + 2).min(points.len())].iter().map(|p| p.1).fold(0.0, f64::max);
+            before > 0.0 && after < before * (1.0 - fraction)
+        })
+        .map(|i| {
+            let ((from, before), (to, after)) = (points[i - 1], points[i]);
             Cliff { from, to, before, after, cause: cause(from, to, limits) }
         })
         .collect()
@@ -191,6 +176,24 @@ mod tests {
             "read drops 87% from 16 GiB to 32 GiB: it crosses the page cache (bounded by RAM) (16 GiB)"
         );
         assert!(cliffs(&points, 0.9, &limits()).is_empty(), "no drop is that steep");
+    }
+
+    #[test]
+    fn a_lone_point_and_noise_are_not_cliffs() {
+        let at = |rates: &[f64]| -> Vec<(u64, f64)> {
+            rates.iter().enumerate().map(|(i, &r)| (1u64 << (16 + i), r)).collect()
+        };
+        // A plateau with noise of up to 15% either way.
+        let noisy = at(&[100.0, 86.0, 114.0, 88.0, 112.0, 85.0, 115.0]);
+        assert!(cliffs(&noisy, 0.3, &limits()).is_empty());
+        // One cell far above, or far below, its neighbours.
+        assert!(cliffs(&at(&[100.0, 100.0, 250.0, 100.0, 100.0]), 0.3, &limits()).is_empty());
+        assert!(cliffs(&at(&[100.0, 100.0, 30.0, 100.0, 100.0]), 0.3, &limits()).is_empty());
+        // A fall that lasts is one, at its step.
+        let fall = cliffs(&at(&[100.0, 105.0, 98.0, 40.0, 38.0, 41.0]), 0.3, &limits());
+        assert_eq!(fall.iter().map(|c| (c.from, c.to)).collect::<Vec<_>>(), [(1 << 18, 1 << 19)]);
+        // At the end of a curve the last point stands alone.
+        assert_eq!(cliffs(&at(&[100.0, 100.0, 40.0]), 0.3, &limits()).len(), 1);
     }
 
     #[test]

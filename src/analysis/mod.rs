@@ -4,6 +4,7 @@
 
 mod charts;
 pub mod cliffs;
+pub mod matrix;
 mod meta;
 pub mod outliers;
 pub mod reference;

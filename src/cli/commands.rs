@@ -48,11 +48,20 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
         Command::Run(args) => run(cli, args, team),
         Command::Meta(args) => run(cli, &meta_run(args)?, team),
         Command::Io500(args) => super::io500::io500(cli, args, team),
+        Command::Matrix(args) => super::matrix::matrix(cli, args, team),
         Command::Survey(args) => survey(cli, args, team),
         Command::Ls { json, label, format } => lead_prints(team, || {
-            let mut rows = Store::open_existing(&cli.db)?.list()?;
+            let store = Store::open_existing(&cli.db)?;
+            let mut rows = store.list()?;
             rows.retain(|r| label.is_none() || r.system == *label);
-            Ok(if *json { to_json(&rows)? } else { render(analysis::list(&rows), *format) })
+            let mut matrices = store.matrices()?;
+            matrices.retain(|m| label.is_none() || m.label == *label);
+            Ok(match json {
+                true => to_json(
+                    &serde_json::json!({ "runs": rows, "matrices": matrices.iter().map(analysis::matrix::row).collect::<Vec<_>>() }),
+                )?,
+                false => render(analysis::list(&rows).and(analysis::matrix::list(&matrices)), *format),
+            })
         }),
         Command::Show { id, json, format } => lead_prints(team, || show(&cli.db, *id, *json, *format)),
         Command::Report { output, reference, format, filter } => {
@@ -105,6 +114,13 @@ fn show(db: &Path, id: super::Shown, json: bool, format: Format) -> Result<Strin
                 analysis::run(&record).and(analysis::net(&ceilings)).and(analysis::against_ceiling(&record, &ceilings));
             return Ok(render(shown, format));
         }
+        Shown::Matrix(n) => {
+            let m = store.load_matrix(n)?;
+            return match json {
+                true => to_json(&m),
+                false => Ok(render(analysis::matrix::matrix(&m), format)),
+            };
+        }
         Shown::Survey(n) => (group_ids(&store, id)?, format!("s{n}")),
         Shown::Sweep(n) => (group_ids(&store, id)?, format!("w{n}")),
     };
@@ -130,6 +146,7 @@ fn group_ids(store: &Store, id: super::Shown) -> Result<Vec<i64>, Failure> {
         Shown::Run(id) => vec![id],
         Shown::Survey(n) => store.survey_runs(n)?,
         Shown::Sweep(n) => store.sweep_runs(n)?,
+        Shown::Matrix(n) => store.matrix_runs(n)?,
     })
 }
 
@@ -244,6 +261,27 @@ fn html_report(
 
 fn compare(db: &Path, names: &[String], format: Format) -> Result<String, Failure> {
     let store = Store::open_existing(db)?;
+    let matrices: Vec<i64> = names
+        .iter()
+        .filter_map(|n| match super::shown(n) {
+            Ok(super::Shown::Matrix(id)) => Some(id),
+            _ => None,
+        })
+        .collect();
+    match (matrices.len(), names.len()) {
+        (0, _) => {}
+        (2, 2) => {
+            let (a, b) = (store.load_matrix(matrices[0])?, store.load_matrix(matrices[1])?);
+            return Ok(render(analysis::matrix::compare(&a, &b), format));
+        }
+        _ => {
+            return Err(Failure::new(
+                "a matrix is compared with one other matrix only",
+                "give two matrices, e.g. 'iosurvey compare m2 m1'",
+                2,
+            ))
+        }
+    }
     let runs = names.iter().map(|n| side(&store, n)).collect::<Result<Vec<_>, _>>()?;
     let sides: Vec<analysis::Side> =
         names.iter().zip(&runs).map(|(name, runs)| analysis::Side { name, runs }).collect();
@@ -541,6 +579,19 @@ pub(super) fn fresh_target(
     kind: &str,
     options: iosurvey::target::Options,
 ) -> Result<(Store, Target, i64), Failure> {
+    let (store, target) = fresh_dir(cli, parent, kind, options)?;
+    let survey_id = store.begin_survey(now_unix(), &target.dir().path().to_string_lossy(), &command_line())?;
+    Ok((store, target, survey_id))
+}
+
+/// On the lead: the store, and a fresh directory `iosurvey-KIND-PID` in `parent` (the current
+/// directory by default) as the target, removed afterwards.
+pub(super) fn fresh_dir(
+    cli: &Cli,
+    parent: Option<&Path>,
+    kind: &str,
+    options: iosurvey::target::Options,
+) -> Result<(Store, Target), Failure> {
     let parent = match parent {
         Some(d) => d.to_path_buf(),
         None => std::env::current_dir().map_err(|e| {
@@ -553,8 +604,7 @@ pub(super) fn fresh_target(
     let name = format!("iosurvey-{kind}-{}", std::process::id());
     let mut target = Target::create(parent, name.as_ref(), options).map_err(RunError::from)?;
     say_notes(&mut target);
-    let survey_id = store.begin_survey(now_unix(), &target.dir().path().to_string_lossy(), &command_line())?;
-    Ok((store, target, survey_id))
+    Ok((store, target))
 }
 
 /// What the lead decides before a survey and every process needs.
@@ -612,6 +662,7 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
             survey_id: Some(survey_id),
             sweep_id: None,
             label: a.target.label.as_deref(),
+            ..Filing::default()
         };
         (&i.workload, filing)
     });

@@ -197,6 +197,7 @@ pub(super) fn io500<T: Team>(cli: &Cli, a: &Io500Args, team: &T) -> Result<(), F
                     survey_id: Some(survey_id),
                     sweep_id: None,
                     label: a.target.label.as_deref(),
+                    ..Filing::default()
                 };
                 let record = match runner.run(&w, filing) {
                     Ok(r) => r,

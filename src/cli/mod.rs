@@ -24,6 +24,7 @@ macro_rules! say_error {
 mod commands;
 mod hints;
 mod io500;
+mod matrix;
 mod progress;
 
 use clap::{Args, Parser, Subcommand};
@@ -86,6 +87,15 @@ enum Command {
   iosurvey io500 --dir /scratch --quick          about 30 s; not valid for submission
   mpirun -np 16 iosurvey io500 --dir /lustre/io500")]
     Io500(Io500Args),
+    /// Measure IOzone's file x record matrix (test kinds x file sizes x record sizes) in a fresh
+    /// directory, name its peaks and cliffs, and store it as mN.
+    #[command(after_help = "Examples:
+  iosurvey matrix --dir /scratch                          adaptive: the same findings in a fraction of the time
+  iosurvey matrix --dir /scratch --full --max-file 12g    every cell, as iozone -a -g 12G
+  iosurvey matrix --dir /scratch --kinds 0,1,2 --min-file 1g --max-file 1g --min-record 1m --max-record 1m --tasks 8
+  iosurvey matrix --dir /scratch --direct --kinds write,read,random-read --csv cells.csv
+  iosurvey show m1")]
+    Matrix(Box<MatrixArgs>),
     /// Measure the network ceiling between nodes (MPI point to point) and store it.
     #[command(after_help = "Examples:
   mpirun -np 6 --map-by node iosurvey net
@@ -182,16 +192,20 @@ enum Shown {
     Run(i64),
     Survey(i64),
     Sweep(i64),
+    Matrix(i64),
 }
 
 fn shown(s: &str) -> Result<Shown, String> {
     let (make, digits): (fn(i64) -> Shown, &str) = match s.as_bytes().first() {
         Some(b's') => (Shown::Survey, &s[1..]),
         Some(b'w') => (Shown::Sweep, &s[1..]),
+        Some(b'm') => (Shown::Matrix, &s[1..]),
         _ => (Shown::Run, s),
     };
     digits.parse().map(make).map_err(|_| {
-        format!("'{s}' is not a run id (7), a survey (s3) or a sweep (w2) (hint: 'iosurvey ls' lists them)")
+        format!(
+            "'{s}' is not a run id (7), a survey (s3), a sweep (w2) or a matrix (m1) (hint: 'iosurvey ls' lists them)"
+        )
     })
 }
 
@@ -320,6 +334,77 @@ struct ReportFilter {
     /// Only the runs started on or before this day (YYYY-MM-DD, UTC).
     #[arg(long, value_name = "DATE", value_parser = iosurvey::units::parse_date)]
     until: Option<i64>,
+}
+
+/// The options of `iosurvey matrix`, with IOzone's letter where it has one.
+#[derive(Args)]
+struct MatrixArgs {
+    /// Where to make the matrix's fresh directory (removed afterwards).
+    #[arg(long, value_name = "DIR")]
+    dir: PathBuf,
+    /// Test kinds (IOzone -i): names (write, rewrite, read, reread, random-read, random-write,
+    /// backward-read, record-rewrite, stride-read, stream-write, stream-read, vectored-write,
+    /// vectored-read, mix), IOzone's numbers (0-8, 11, 12) or all.
+    #[arg(long, value_delimiter = ',', default_value = "all")]
+    kinds: Vec<String>,
+    /// Smallest file size (IOzone -n).
+    #[arg(long, value_parser = size_arg, default_value = "64k")]
+    min_file: u64,
+    /// Largest file size (IOzone -g).
+    #[arg(long, value_parser = size_arg, default_value = "512m")]
+    max_file: u64,
+    /// Smallest record size (IOzone -y).
+    #[arg(long, value_parser = size_arg, default_value = "4k")]
+    min_record: u64,
+    /// Largest record size (IOzone -q).
+    #[arg(long, value_parser = size_arg, default_value = "16m")]
+    max_record: u64,
+    /// Also records under 64 KiB on files over 32 MiB, which IOzone skips unless -z.
+    #[arg(long)]
+    all_records: bool,
+    /// O_DIRECT (IOzone -I); the stream kinds are then left out.
+    #[arg(long)]
+    direct: bool,
+    /// Time to the end of close (IOzone -c).
+    #[arg(long)]
+    include_close: bool,
+    /// fsync each write phase and time to its end (IOzone -e).
+    #[arg(long)]
+    include_fsync: bool,
+    /// Every cell (by default the adaptive mode measures the cells the findings need).
+    #[arg(long)]
+    full: bool,
+    /// Stop choosing cells after this long (e.g. 10m, 90s); the matrix keeps what it has.
+    #[arg(long, value_parser = budget_arg, value_name = "DURATION")]
+    budget: Option<u64>,
+    /// With --full, visits of every cell (the median is shown).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    repetitions: u32,
+    /// A fall of more than this percentage between neighbouring sizes is a cliff.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=99))]
+    cliff: u32,
+    /// Also write every cell as CSV to FILE (IOzone -R's role).
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+    /// Tasks (threads) in each process, each on its own file (IOzone -t); under MPI the team
+    /// is ranks x tasks.
+    #[arg(long, short = 'n', default_value_t = 1)]
+    tasks: usize,
+    #[command(flatten)]
+    target: TargetArgs,
+}
+
+/// A `--budget`: a duration with a unit, minutes and hours too.
+fn budget_arg(text: &str) -> Result<u64, String> {
+    let (number, scale) = match text.strip_suffix('m').filter(|n| !n.ends_with('m')) {
+        Some(n) => (n, 60.0),
+        None => match text.strip_suffix('h') {
+            Some(n) => (n, 3600.0),
+            None => return iosurvey::units::parse_duration(text).map_err(|e| format!("{e}, m or h")),
+        },
+    };
+    let value: f64 = number.parse().map_err(|_| format!("'{text}' does not start with a number"))?;
+    Ok((value * scale * 1e9) as u64)
 }
 
 #[derive(Args)]

@@ -85,6 +85,56 @@ pub fn aggregate(tasks: &[TaskTiming]) -> PhaseFigures {
     }
 }
 
+/// Where a timed window ends, for the matrix's IOzone-style timing: after the last transfer
+/// (IOzone's default), after the end-of-phase fsync (its -e), or after close (its -c).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WindowEnd {
+    /// After the last transfer.
+    #[default]
+    Transfers,
+    /// After the fsync that ends a write phase.
+    Fsync,
+    /// After close.
+    Close,
+}
+
+/// One phase under IOzone's timing: the open is never inside the window, the end is `end`.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct TimedFigures {
+    /// All bytes over (latest end - earliest transfer start): the whole team's rate.
+    pub team: Option<f64>,
+    /// Bytes moved until the first task closed its file, over the time from the earliest
+    /// transfer start to that close: the rate while every task was still busy.
+    pub all_busy: Option<f64>,
+    /// The slowest task's own rate: its bytes over its own transfer start to its end.
+    pub task_min: Option<f64>,
+    /// The fastest task's.
+    pub task_max: Option<f64>,
+}
+
+/// Applies IOzone's timing to one phase's task timings (docs/methodology.md, "The matrix").
+pub fn timed(tasks: &[TaskTiming], end: WindowEnd) -> TimedFigures {
+    let end_of = |t: &TaskTiming| match end {
+        WindowEnd::Transfers => t.xfer_end,
+        WindowEnd::Fsync => t.sync_end,
+        WindowEnd::Close => t.close_end,
+    };
+    let bytes: u64 = tasks.iter().map(|t| t.bytes).sum();
+    let start = tasks.iter().map(|t| t.xfer_start).min().unwrap_or(0);
+    let last = tasks.iter().map(end_of).max().unwrap_or(0);
+    // The team's first-done checkpoints are taken when the first task closed its file.
+    let first_close = tasks.iter().map(|t| t.close_end).min().unwrap_or(0);
+    let at_first: u64 = tasks.iter().map(|t| t.bytes_at_first_finish).sum();
+    let own: Vec<f64> = tasks.iter().filter_map(|t| rate(t.bytes, end_of(t).saturating_sub(t.xfer_start))).collect();
+    TimedFigures {
+        team: rate(bytes, last.saturating_sub(start)),
+        all_busy: rate(at_first, first_close.saturating_sub(start)),
+        task_min: own.iter().copied().reduce(f64::min),
+        task_max: own.iter().copied().reduce(f64::max),
+    }
+}
+
 /// Checkpoints a task records while it transfers: (time, transfers done), at the start, every
 /// 1/[`CHECKPOINTS`] of its transfers, and at the end.
 pub type Progression = Vec<(u64, u64)>;

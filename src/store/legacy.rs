@@ -92,6 +92,7 @@ pub(super) fn load(conn: &Connection, id: i64) -> rusqlite::Result<Option<RunRec
         interrupted: false,
         provenance: crate::record::MEASURED.into(),
         label: None,
+        matrix_id: None,
     }))
 }
 

@@ -5,7 +5,7 @@
 //! one transaction, so the store holds whole runs (ok or failed) and never half of one.
 
 use crate::net::NetResult;
-use crate::record::{BestFigure, RunRecord};
+use crate::record::{BestFigure, MatrixRecord, RunRecord, Status};
 use crate::spec::{Hint, Setting};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
 use std::path::{Path, PathBuf};
@@ -144,6 +144,18 @@ ALTER TABLE net_runs ADD COLUMN record_json TEXT;
 ALTER TABLE runs ADD COLUMN system_label TEXT;
 CREATE INDEX runs_by_system_label ON runs(system_label);
 "#,
+    // v9: file x record matrices (`mN`), each whole; the runs of their cells point to them.
+    // A matrix is inserted as failed ("did not finish") and turned ok only when whole.
+    r#"
+CREATE TABLE matrices (
+    id INTEGER PRIMARY KEY,
+    started INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+    record_json TEXT NOT NULL
+);
+ALTER TABLE runs ADD COLUMN matrix_id INTEGER REFERENCES matrices(id);
+CREATE INDEX runs_by_matrix ON runs(matrix_id);
+"#,
 ];
 
 /// The schema version after which runs are stored as whole records (the v4 rows are read
@@ -184,6 +196,9 @@ pub enum StoreError {
     /// No such run.
     #[error("no run with id {0} in the store")]
     NoRun(i64),
+    /// No matrix has that id.
+    #[error("no matrix m{0} in the store")]
+    NoMatrix(i64),
     /// A stored value that cannot be read back.
     #[error("run {0} in the store is damaged: {1}")]
     Damaged(i64, String),
@@ -221,7 +236,7 @@ impl StoreError {
             StoreError::TooNew { .. } => {
                 Hint::say("use a newer iosurvey").or(Hint::Use(Setting::Db, "another store".into()))
             }
-            StoreError::NoRun(_) => Hint::say("list the stored runs with 'iosurvey ls'"),
+            StoreError::NoRun(_) | StoreError::NoMatrix(_) => Hint::say("list what is stored with 'iosurvey ls'"),
             StoreError::Damaged(..) => Hint::say("the row was altered outside iosurvey; re-run the workload"),
             StoreError::BadPath { .. } => {
                 Hint::Use(Setting::Db, "a regular file, or a new name in a directory you may write to".into())
@@ -237,7 +252,7 @@ impl StoreError {
     /// The documented exit code: 2 for what the user named wrongly, 4 for the store itself.
     pub fn exit_code(&self) -> i32 {
         match self {
-            StoreError::NoRun(_) | StoreError::BadPath { .. } | StoreError::Missing(_) => 2,
+            StoreError::NoRun(_) | StoreError::NoMatrix(_) | StoreError::BadPath { .. } | StoreError::Missing(_) => 2,
             _ => 4,
         }
     }
@@ -471,7 +486,7 @@ impl Store {
             .prepare(
                 "SELECT r.id, r.survey_id, r.sweep_id, r.started, r.status, r.label, r.host, r.target, r.fs_type,
                         r.random, r.headline_json, r.provenance, r.system_label
-                 FROM runs r ORDER BY r.id",
+                 FROM runs r WHERE r.matrix_id IS NULL ORDER BY r.id",
             )
             .map_err(|e| self.wrap(e))?;
         let rows = stmt
@@ -517,6 +532,60 @@ impl Store {
         self.ids_where("SELECT id FROM runs WHERE survey_id = ?1 ORDER BY id", survey_id)
     }
 
+    /// Ids of the runs of a matrix, in order.
+    pub fn matrix_runs(&self, matrix_id: i64) -> Result<Vec<i64>, StoreError> {
+        self.ids_where("SELECT id FROM runs WHERE matrix_id = ?1 ORDER BY id", matrix_id)
+    }
+
+    /// Starts a matrix: stored at once as failed, so that one killed midway is never taken
+    /// for whole; returns its id.
+    pub fn begin_matrix(&self, m: &MatrixRecord) -> Result<i64, StoreError> {
+        let failed = MatrixRecord { status: Status::Failed, error: Some("did not finish".into()), ..m.clone() };
+        let text = serde_json::to_string(&failed)
+            .map_err(|e| self.wrap(rusqlite::Error::ToSqlConversionFailure(Box::new(e))))?;
+        self.insert(
+            "INSERT INTO matrices (started, status, record_json) VALUES (?1, 'failed', ?2)",
+            params![m.started, text],
+        )
+    }
+
+    /// Stores a matrix whole, ok or failed, in place of its start.
+    pub fn finish_matrix(&self, id: i64, m: &MatrixRecord) -> Result<(), StoreError> {
+        let text = json(&MatrixRecord { id: None, ..m.clone() }).map_err(|e| self.wrap(e))?;
+        self.conn
+            .execute(
+                "UPDATE matrices SET status = ?1, record_json = ?2 WHERE id = ?3",
+                params![m.status.name(), text, id],
+            )
+            .map(|_| ())
+            .map_err(|e| self.wrap(e))
+    }
+
+    /// Reads a matrix back.
+    pub fn load_matrix(&self, id: i64) -> Result<MatrixRecord, StoreError> {
+        let text: String = self
+            .conn
+            .query_row("SELECT record_json FROM matrices WHERE id = ?1", [id], |r| r.get(0))
+            .optional()
+            .map_err(|e| self.wrap(e))?
+            .ok_or(StoreError::NoMatrix(id))?;
+        let mut m: MatrixRecord =
+            serde_json::from_str(&text).map_err(|e| StoreError::Damaged(id, format!("matrix record: {e}")))?;
+        m.id = Some(id);
+        Ok(m)
+    }
+
+    /// Every matrix, oldest first.
+    pub fn matrices(&self) -> Result<Vec<MatrixRecord>, StoreError> {
+        let ids = {
+            let mut stmt = self.conn.prepare("SELECT id FROM matrices ORDER BY id").map_err(|e| self.wrap(e))?;
+            let ids: Vec<i64> =
+                stmt.query_map([], |r| r.get(0)).and_then(|ids| ids.collect()).map_err(|e| self.wrap(e))?;
+            ids
+        };
+        ids.into_iter().map(|id| self.load_matrix(id)).collect()
+    }
+
     /// Reads a whole run back: the record as it was stored.
     pub fn load(&self, id: i64) -> Result<RunRecord, StoreError> {
         let text: Option<String> = self
@@ -548,8 +617,8 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
     tx.execute(
         "INSERT INTO runs (survey_id, sweep_id, name, started, status, error, command_line, label, spec_json,
             warnings_json, host, target, fs_type, tool_version, provenance, workload_key, headline_json,
-            random, record_json, system_label)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+            random, record_json, system_label, matrix_id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
         params![
             r.survey_id,
             r.sweep_id,
@@ -570,7 +639,8 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
             json(&index.headline)?,
             index.random,
             json(&stored)?,
-            r.label
+            r.label,
+            r.matrix_id
         ],
     )?;
     let run_id = tx.last_insert_rowid();
@@ -697,7 +767,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             tables,
-            ["net_runs", "nodes", "runs", "surveys", "sweeps"],
+            ["matrices", "net_runs", "nodes", "runs", "surveys", "sweeps"],
             "the rows the records replaced are gone"
         );
     }

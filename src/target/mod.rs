@@ -388,6 +388,16 @@ impl Target {
         Ok(())
     }
 
+    /// Removes those of `names` that are this run's (named in its manifest), so that the next
+    /// write makes them anew: the matrix measures the write of a new file. They stay named, so
+    /// the write that makes them again needs no new claim.
+    pub fn discard(&mut self, names: &[String]) -> Result<(), TargetError> {
+        for name in names.iter().filter(|n| self.manifest.entries.contains_key(*n)) {
+            self.dir.remove_own(name).map_err(|e| TargetError::io("remove", self.dir.show(name), e))?;
+        }
+        Ok(())
+    }
+
     /// Names directory `name` in the manifest as this run's, then makes it (a metadata run's
     /// root): everything the run makes lives below it, so a crash leaves one entry to reclaim.
     pub fn claim_dir(&mut self, name: &str) -> Result<(), TargetError> {

@@ -1,7 +1,10 @@
-//! Expands what the user asked for into an ordered list of runs. Today: the survey battery.
+//! Expands what the user asked for into an ordered list of runs: the survey battery, and the
+//! cells of a file x record matrix ([`matrix`]).
 
 use crate::spec::{Access, Layout, Op, Pattern, Workload};
 use crate::units::{KIB, MIB};
+
+pub mod matrix;
 
 /// What a run of the survey is for; its name is stored with the run, and the analysis reads
 /// it back into the role.

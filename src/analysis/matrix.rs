@@ -1,0 +1,463 @@
+//! A file x record matrix read: a grid per kind, each kind's peak and best record size, and
+//! its cliffs along file sizes and record sizes with their likely causes; two matrices' findings
+//! side by side, and how many of them agree.
+
+use super::cliffs::{cliffs, Cliff};
+use super::{Cell, Finding, Report, Table};
+use crate::plan::matrix::{At, Kind};
+use crate::record::{MatrixCell, MatrixRecord, Status};
+use crate::units::{format_size, format_time, mib_per_s};
+
+/// Which way a cliff runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Axis {
+    /// Growing files (the data per node), the best record at each.
+    File,
+    /// Growing records, the best file size at each.
+    Record,
+}
+
+/// What a matrix says about one kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KindFindings {
+    /// The kind.
+    pub kind: Kind,
+    /// Its best cell: (rate in bytes/s, cell).
+    pub peak: Option<(f64, At)>,
+    /// Its cliffs, along either axis.
+    pub cliffs: Vec<(Axis, Cliff)>,
+}
+
+impl KindFindings {
+    /// The record size of the peak: the best record size.
+    pub fn best_record(&self) -> Option<u64> {
+        self.peak.map(|(_, (_, r))| r)
+    }
+}
+
+/// The rate of a kind in a cell (bytes/s), if measured.
+pub fn rate(m: &MatrixRecord, kind: Kind, (file, record): At) -> Option<f64> {
+    cell(m, kind, (file, record)).and_then(MatrixCell::rate)
+}
+
+fn cell(m: &MatrixRecord, kind: Kind, (file, record): At) -> Option<&MatrixCell> {
+    m.cells.iter().find(|c| c.kind == kind && c.file == file && c.record == record)
+}
+
+/// The kinds measured, in the matrix's order.
+fn kinds(m: &MatrixRecord) -> Vec<Kind> {
+    Kind::ALL.into_iter().filter(|k| m.cells.iter().any(|c| c.kind == *k)).collect()
+}
+
+/// Each kind's profile along an axis: at each size, the best rate over the other axis.
+fn profile(m: &MatrixRecord, kind: Kind, axis: Axis) -> Vec<(u64, f64)> {
+    let sizes = match axis {
+        Axis::File => &m.grid.files,
+        Axis::Record => &m.grid.records,
+    };
+    sizes
+        .iter()
+        .filter_map(|&s| {
+            let best = m
+                .cells
+                .iter()
+                .filter(|c| c.kind == kind && if axis == Axis::File { c.file == s } else { c.record == s })
+                .filter_map(MatrixCell::rate)
+                .fold(None, |best: Option<f64>, r| Some(best.map_or(r, |b| b.max(r))))?;
+            // The file axis is the data a node holds: a node's tasks share its caches.
+            let at = if axis == Axis::File { s * m.shape.per_node.max(1) as u64 } else { s };
+            Some((at, best))
+        })
+        .collect()
+}
+
+/// What the matrix says about each kind measured.
+pub fn findings(m: &MatrixRecord) -> Vec<KindFindings> {
+    kinds(m)
+        .into_iter()
+        .map(|kind| {
+            let peak = m
+                .cells
+                .iter()
+                .filter(|c| c.kind == kind)
+                .filter_map(|c| Some((c.rate()?, (c.file, c.record))))
+                .max_by(|a, b| a.0.total_cmp(&b.0));
+            let mut found = Vec::new();
+            for axis in [Axis::File, Axis::Record] {
+                found.extend(cliffs(&profile(m, kind, axis), m.fraction, &m.limits).into_iter().map(|c| (axis, c)));
+            }
+            KindFindings { kind, peak, cliffs: found }
+        })
+        .collect()
+}
+
+/// A cliff in words.
+fn said(kind: Kind, axis: Axis, c: &Cliff) -> String {
+    let what = match axis {
+        Axis::File => format!("{} over growing files (data per node)", kind.name()),
+        Axis::Record => format!("{} over growing records", kind.name()),
+    };
+    format!("{} ({:.0} to {:.0} MiB/s)", c.sentence(&what), mib_per_s(c.before), mib_per_s(c.after))
+}
+
+/// The matrix in full: a grid per kind (MiB/s; files down, records across), the findings,
+/// the whole-team and all-busy rates when several tasks ran, and what was skipped.
+pub fn matrix(m: &MatrixRecord) -> Report {
+    let mut report = Report::default();
+    let id = m.id.map_or("matrix".to_string(), |i| format!("matrix m{i}"));
+    report.heading.push(format!(
+        "{id}: {} mode, {} kinds, files {} to {}, records {} to {}, {} task{} each on its own file{}",
+        if m.adaptive { "adaptive" } else { "full" },
+        m.kinds.len(),
+        format_size(m.grid.files.first().copied().unwrap_or(0)),
+        format_size(m.grid.files.last().copied().unwrap_or(0)),
+        format_size(m.grid.records.first().copied().unwrap_or(0)),
+        format_size(m.grid.records.last().copied().unwrap_or(0)),
+        m.shape.tasks,
+        if m.shape.tasks == 1 { "" } else { "s" },
+        if m.shape.direct { ", O_DIRECT" } else { "" },
+    ));
+    report.heading.push(format!(
+        "target {} ({} on {}), host {}, {} CPUs, {} RAM, started {}",
+        m.env.target,
+        m.env.fs_type,
+        m.env.mount_source,
+        m.env.host,
+        m.env.cpu_count,
+        format_size(m.env.ram_bytes),
+        format_time(m.started)
+    ));
+    report.heading.push(format!("timing: {}", timing_words(m)));
+    for kind in kinds(m) {
+        report.tables.push(grid(m, kind));
+    }
+    if m.shape.tasks > 1 {
+        report.tables.push(throughput(m));
+    }
+    for f in findings(m) {
+        let Some((best, (file, record))) = f.peak else { continue };
+        report.findings.push(Finding {
+            text: format!(
+                "{} peaks at {:.0} MiB/s with {} files and {} records",
+                f.kind.name(),
+                mib_per_s(best),
+                format_size(file),
+                format_size(record)
+            ),
+            value: mib_per_s(best),
+            runs: cell(m, f.kind, (file, record)).map(|c| c.runs.clone()).unwrap_or_default(),
+        });
+        for (axis, c) in &f.cliffs {
+            report.findings.push(Finding { text: said(f.kind, *axis, c), value: 100.0 * c.drop(), runs: Vec::new() });
+        }
+    }
+    let cells = m.grid.cells().len();
+    let measured: std::collections::BTreeSet<At> = m.cells.iter().map(|c| (c.file, c.record)).collect();
+    report.footer.push(format!(
+        "{} of {cells} cells measured in {:.1} s{}",
+        measured.len(),
+        m.wall_secs,
+        match m.full_secs {
+            Some(full) if m.adaptive => format!(
+                "; the full matrix would take about {:.0} s (this is {:.0}% of it), skipping {} cells",
+                full,
+                100.0 * m.wall_secs / full.max(1e-9),
+                m.skipped
+            ),
+            _ => String::new(),
+        }
+    ));
+    if m.cells.iter().any(|c| c.possibly_cached.is_some()) {
+        report.footer.push(format!(
+            "* possibly the page cache's figure: {}",
+            m.cells.iter().find_map(|c| c.possibly_cached.as_deref()).unwrap_or_default()
+        ));
+    }
+    report.footer.extend(m.notes.iter().cloned());
+    if m.status == Status::Failed {
+        report.footer.push(format!("FAILED: {}", m.error.as_deref().unwrap_or("unknown error")));
+    }
+    report
+}
+
+/// What the timed window holds, in words.
+fn timing_words(m: &MatrixRecord) -> &'static str {
+    use crate::measure::WindowEnd;
+    match m.timing {
+        WindowEnd::Transfers => "IOzone's: from the first transfer to the last, open, fsync and close outside",
+        WindowEnd::Fsync => "from the first transfer to the end of the write phases' fsync (IOzone -e)",
+        WindowEnd::Close => "from the first transfer to close (IOzone -c)",
+    }
+}
+
+/// One kind's grid: MiB/s, a row per file size, a column per record size.
+fn grid(m: &MatrixRecord, kind: Kind) -> Table {
+    let mut columns = vec!["file \\ record".to_string()];
+    columns.extend(m.grid.records.iter().map(|&r| format_size(r)));
+    let rows = m
+        .grid
+        .files
+        .iter()
+        .map(|&f| {
+            let mut row = vec![Cell::text(format_size(f))];
+            row.extend(m.grid.records.iter().map(|&r| match cell(m, kind, (f, r)) {
+                Some(c) => Cell::num(c.rate().map(mib_per_s), 0),
+                None => Cell::Empty,
+            }));
+            row
+        })
+        .collect();
+    let mut notes = Vec::new();
+    if m.adaptive {
+        notes.push("- : not measured (outside the grid, or skipped by the adaptive mode)".into());
+    }
+    Table { title: format!("{} (MiB/s)", kind.name()), columns, rows, notes }
+}
+
+/// Throughput mode: per cell, the whole team's rate beside the rate while every task was still
+/// busy, and the slowest and fastest task's own rate.
+fn throughput(m: &MatrixRecord) -> Table {
+    let mut t = Table::new(
+        format!("throughput of {} tasks (MiB/s, medians over samples)", m.shape.tasks),
+        &["kind", "file", "record", "team", "until first done", "slowest task", "fastest task"],
+    );
+    let med = |c: &MatrixCell, f: fn(&crate::measure::TimedFigures) -> Option<f64>| {
+        crate::plan::matrix::median(&c.samples.iter().filter_map(f).collect::<Vec<_>>()).map(mib_per_s)
+    };
+    for c in &m.cells {
+        t.rows.push(vec![
+            Cell::text(c.kind.name()),
+            Cell::text(format_size(c.file)),
+            Cell::text(format_size(c.record)),
+            Cell::num(med(c, |s| s.team), 1),
+            Cell::num(med(c, |s| s.all_busy), 1),
+            Cell::num(med(c, |s| s.task_min), 1),
+            Cell::num(med(c, |s| s.task_max), 1),
+        ]);
+    }
+    t.notes.push(
+        "team: all bytes over the time from the first transfer of any task to the end of the last; \
+         until first done: the bytes moved before the first task closed its file, over that time; \
+         IOzone's 'children see' (a sum of each task's own rate) is not given: it counts tasks that did not overlap as if they had"
+            .into(),
+    );
+    t
+}
+
+/// A matrix in `iosurvey ls --json`: its id, when, where, what and how it went.
+pub fn row(m: &MatrixRecord) -> serde_json::Value {
+    serde_json::json!({
+        "id": m.id.map(|i| format!("m{i}")),
+        "started": m.started,
+        "status": m.status.name(),
+        "label": m.label,
+        "host": m.env.host,
+        "target": m.env.target,
+        "fs_type": m.env.fs_type,
+        "mode": if m.adaptive { "adaptive" } else { "full" },
+        "kinds": m.kinds.iter().map(|k| k.name()).collect::<Vec<_>>(),
+        "cells": m.cells.len(),
+        "wall_secs": m.wall_secs,
+    })
+}
+
+/// The matrices of `iosurvey ls`: a line each (their cells' runs are not listed one by one).
+pub fn list(ms: &[MatrixRecord]) -> Report {
+    if ms.is_empty() {
+        return Report::default();
+    }
+    let mut t = Table::new(
+        "matrices",
+        &["id", "label", "started", "host", "status", "fs", "mode", "cells", "wall s", "best read MiB/s", "target"],
+    );
+    for m in ms {
+        let best_read =
+            findings(m).into_iter().find(|f| f.kind == Kind::Read).and_then(|f| f.peak).map(|p| mib_per_s(p.0));
+        t.rows.push(vec![
+            Cell::text(m.id.map_or(String::new(), |i| format!("m{i}"))),
+            Cell::text(m.label.as_deref().unwrap_or("-")),
+            Cell::text(format_time(m.started)),
+            Cell::text(&m.env.host),
+            Cell::text(m.status.name()),
+            Cell::text(&m.env.fs_type),
+            Cell::text(if m.adaptive { "adaptive" } else { "full" }),
+            Cell::Int(
+                m.cells.iter().map(|c| (c.file, c.record)).collect::<std::collections::BTreeSet<_>>().len() as u64
+            ),
+            Cell::num(Some(m.wall_secs), 1),
+            Cell::num(best_read, 0),
+            Cell::text(&m.env.target),
+        ]);
+    }
+    Report { tables: vec![t], ..Report::default() }
+}
+
+/// The lines of a matrix as CSV: a line per kind and cell measured (`mib_s` the median rate).
+pub fn csv(m: &MatrixRecord) -> String {
+    let mut out = String::from("kind,file_bytes,record_bytes,mib_s,samples\n");
+    for c in &m.cells {
+        let rate = c.rate().map(|r| format!("{:.3}", mib_per_s(r))).unwrap_or_default();
+        out.push_str(&format!("{},{},{},{},{}\n", c.kind.name(), c.file, c.record, rate, c.samples.len()));
+    }
+    out
+}
+
+/// Whether two matrices' findings agree, finding by finding: per kind measured in both, the
+/// peak (within 10% of each other), the best record size (the one's best measured by the other
+/// within 10% of the other's best), and each cliff of either (one of the other on the same
+/// axis ending within one size step). Returns (agreeing, total) and a line per finding.
+pub fn agreement(a: &MatrixRecord, b: &MatrixRecord) -> (usize, usize, Vec<String>) {
+    let (fa, fb) = (findings(a), findings(b));
+    let mut lines = Vec::new();
+    let mut agree = 0;
+    let mut total = 0;
+    let mut say = |ok: bool, text: String| {
+        total += 1;
+        agree += ok as usize;
+        lines.push(format!("{} {text}", if ok { "agree:   " } else { "DISAGREE:" }));
+    };
+    let near = |x: f64, y: f64| (x - y).abs() <= 0.10 * x.max(y);
+    for ka in &fa {
+        let Some(kb) = fb.iter().find(|k| k.kind == ka.kind) else { continue };
+        let name = ka.kind.name();
+        if let (Some((pa, ca)), Some((pb, cb))) = (ka.peak, kb.peak) {
+            say(
+                near(pa, pb),
+                format!(
+                    "{name} peak {:.0} MiB/s ({}/{}) vs {:.0} MiB/s ({}/{})",
+                    mib_per_s(pa),
+                    format_size(ca.0),
+                    format_size(ca.1),
+                    mib_per_s(pb),
+                    format_size(cb.0),
+                    format_size(cb.1)
+                ),
+            );
+            // The best record of one is as good as the other's best, measured by the other
+            // (at the file size where that one peaked), or the same record.
+            let as_good = |m: &MatrixRecord, best: f64, file: u64, record: u64| {
+                rate(m, ka.kind, (file, record)).is_some_and(|x| near(x, best))
+            };
+            let ok = ca.1 == cb.1 || as_good(b, pb, cb.0, ca.1) || as_good(a, pa, ca.0, cb.1);
+            say(ok, format!("{name} best record {} vs {}", format_size(ca.1), format_size(cb.1)));
+        }
+        for (one, other, first) in [(ka, kb, true), (kb, ka, false)] {
+            for (axis, c) in &one.cliffs {
+                let step = |x: u64, y: u64| (x as f64 / y as f64).log2().abs() <= 1.0 + 1e-9;
+                let ok = other.cliffs.iter().any(|(ax, d)| ax == axis && step(c.to, d.to));
+                let whose = if first { "first" } else { "second" };
+                say(ok, format!("{name} cliff of the {whose}: {}", said(ka.kind, *axis, c)));
+            }
+        }
+    }
+    (agree, total, lines)
+}
+
+/// Two matrices' findings side by side, and their agreement.
+pub fn compare(a: &MatrixRecord, b: &MatrixRecord) -> Report {
+    let name = |m: &MatrixRecord| m.id.map_or("?".into(), |i| format!("m{i}"));
+    let (agree, total, lines) = agreement(a, b);
+    let mut report = Report::default();
+    report.heading.push(format!(
+        "{} ({}, {:.1} s) against {} ({}, {:.1} s)",
+        name(a),
+        if a.adaptive { "adaptive" } else { "full" },
+        a.wall_secs,
+        name(b),
+        if b.adaptive { "adaptive" } else { "full" },
+        b.wall_secs
+    ));
+    report.heading.extend(lines);
+    report.footer.push(format!("agreement: {agree} of {total} findings"));
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::TimedFigures;
+    use crate::plan::matrix::Grid;
+    use crate::units::{KIB, MIB};
+
+    /// A matrix whose read rate is `rate(file, record)` in every cell of the grid.
+    pub(crate) fn synthetic(rate: impl Fn(u64, u64) -> f64, adaptive: bool) -> MatrixRecord {
+        let grid = Grid::new((64 * KIB, 64 * MIB), (4 * KIB, 1 * MIB), false);
+        let cells = grid
+            .cells()
+            .into_iter()
+            .map(|(file, record)| MatrixCell {
+                kind: Kind::Read,
+                file,
+                record,
+                samples: vec![TimedFigures { team: Some(rate(file, record)), ..TimedFigures::default() }],
+                runs: Vec::new(),
+                possibly_cached: None,
+            })
+            .collect();
+        MatrixRecord {
+            id: Some(1),
+            started: 0,
+            status: Status::Ok,
+            error: None,
+            command_line: String::new(),
+            label: None,
+            env: Default::default(),
+            grid,
+            kinds: vec![Kind::Read],
+            shape: crate::plan::matrix::Shape { tasks: 1, per_node: 1, direct: false, fsync: false, seed: 1 },
+            timing: Default::default(),
+            adaptive,
+            fraction: 0.3,
+            cells,
+            limits: vec![crate::env::Limit { name: "the L2 unified cache".into(), bytes: 2 * MIB }],
+            wall_secs: 1.0,
+            full_secs: None,
+            skipped: 0,
+            notes: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_grid_with_a_cache_cliff_names_it_and_its_peak() {
+        // 4 GB/s up to 2 MiB files, 1 GB/s beyond; best with 256 KiB records.
+        let m = synthetic(|f, r| if f <= 2 * MIB { 4e9 } else { 1e9 } * if r == 256 * KIB { 1.0 } else { 0.9 }, false);
+        let f = findings(&m);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].peak.map(|p| p.1 .1), Some(256 * KIB));
+        assert_eq!(f[0].cliffs.len(), 1, "{:?}", f[0].cliffs);
+        let (axis, c) = &f[0].cliffs[0];
+        assert_eq!((*axis, c.from, c.to), (Axis::File, 2 * MIB, 4 * MIB));
+        assert_eq!(c.cause.as_deref(), Some("crosses the L2 unified cache (2 MiB)"));
+        let text = matrix(&m);
+        assert!(text.findings.iter().any(|f| f
+            .text
+            .starts_with("read over growing files (data per node) drops 75% from 2 MiB to 4 MiB: it crosses the L2")));
+        // Its own agreement is whole.
+        let (agree, total, _) = agreement(&m, &m);
+        assert_eq!((agree, total), (4, 4), "peak, best record, the cliff both ways");
+        // The CSV has a line per cell and the header.
+        assert_eq!(csv(&m).lines().count(), m.grid.cells().len() + 1);
+        assert!(csv(&m).contains("\nread,2097152,262144,3814.697,1\n"));
+    }
+
+    #[test]
+    fn a_plateau_and_noise_are_no_cliff() {
+        let flat = synthetic(|_, _| 1e9, false);
+        assert!(findings(&flat)[0].cliffs.is_empty());
+        // +-15% around 1 GB/s, drawn per cell.
+        let noisy = synthetic(
+            |f, r| 1e9 * (1.0 + 0.15 * (((f / 4096 + r / 512) * 2654435761 % 1000) as f64 / 500.0 - 1.0)),
+            false,
+        );
+        assert!(findings(&noisy)[0].cliffs.is_empty(), "{:?}", findings(&noisy)[0].cliffs);
+    }
+
+    #[test]
+    fn disagreement_is_counted() {
+        let a = synthetic(|f, _| if f <= 2 * MIB { 4e9 } else { 1e9 }, false);
+        let b = synthetic(|f, _| if f <= 8 * MIB { 4e9 } else { 1e9 }, false);
+        let (agree, total, lines) = agreement(&a, &b);
+        // Peak and best record agree; the cliffs are two steps apart, each way.
+        assert_eq!((agree, total), (2, 4), "{lines:?}");
+    }
+}

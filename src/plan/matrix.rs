@@ -1,0 +1,630 @@
+//! The file x record matrix (IOzone's automatic mode): which test kinds run as which phases,
+//! the grid of file and record sizes, and the order in which the adaptive mode visits cells.
+//!
+//! A cell is one file size and one record size; every selected kind is measured in it by a few
+//! runs ("passes"), each a workload whose phases are kinds: the sequential pass writes the
+//! file that the random, backward, record-rewrite and stride passes then use.
+
+use crate::spec::{Access, Op, Pattern, Workload};
+use crate::units::{KIB, MIB};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One test kind of the matrix, stored and shown under its own name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// Sequential write of a new file (its blocks allocated).
+    Write,
+    /// Sequential write again into the same file.
+    Rewrite,
+    /// Sequential read.
+    Read,
+    /// Sequential read again.
+    Reread,
+    /// Every record read once, in a seeded random order.
+    RandomRead,
+    /// Every record written once, in a seeded random order.
+    RandomWrite,
+    /// Records read from the last to the first.
+    BackwardRead,
+    /// One record written again and again.
+    RecordRewrite,
+    /// Records 0, k, 2k, ... then 1, k+1, ...: every record once, [`STRIDE`] records apart.
+    StrideRead,
+    /// Sequential write through a stdio stream whose buffer is one record.
+    StreamWrite,
+    /// Sequential read through a stdio stream.
+    StreamRead,
+    /// Sequential write, each record in 16 pieces (pwritev).
+    VectoredWrite,
+    /// Sequential read, each record in 16 pieces (preadv).
+    VectoredRead,
+    /// Random records, each a read or a write (half and half), in the written file.
+    Mix,
+}
+
+/// Records between two reads of the stride kind (IOzone's default -j 17).
+pub const STRIDE: u64 = 17;
+
+/// Files larger than this skip records smaller than [`SMALL_RECORD_FLOOR`] unless asked
+/// (`--all-records`), as IOzone's automatic mode does: those cells are long and tell little.
+pub const SMALL_RECORD_FILES: u64 = 32 * MIB;
+/// The smallest record measured on files above [`SMALL_RECORD_FILES`].
+pub const SMALL_RECORD_FLOOR: u64 = 64 * KIB;
+
+impl Kind {
+    /// Every kind, in the order the matrix shows them.
+    pub const ALL: [Kind; 14] = [
+        Kind::Write,
+        Kind::Rewrite,
+        Kind::Read,
+        Kind::Reread,
+        Kind::RandomRead,
+        Kind::RandomWrite,
+        Kind::BackwardRead,
+        Kind::RecordRewrite,
+        Kind::StrideRead,
+        Kind::StreamWrite,
+        Kind::StreamRead,
+        Kind::VectoredWrite,
+        Kind::VectoredRead,
+        Kind::Mix,
+    ];
+
+    /// The name used on the command line, in the store and in output.
+    pub fn name(self) -> String {
+        crate::spec::variant_name(&self)
+    }
+
+    /// The kinds a `--kinds` word names: a kind's name, `all`, or an IOzone -i number (0
+    /// write and rewrite, 1 read and reread, 2 random read and write, 3 backward read, 4 record
+    /// rewrite, 5 stride read, 6 stream write, 7 stream read, 8 mix, 11 vectored write, 12
+    /// vectored read).
+    pub fn parse(word: &str) -> Result<Vec<Kind>, String> {
+        use Kind::*;
+        Ok(match word {
+            "all" => Kind::ALL.to_vec(),
+            "0" => vec![Write, Rewrite],
+            "1" => vec![Read, Reread],
+            "2" => vec![RandomRead, RandomWrite],
+            "3" => vec![BackwardRead],
+            "4" => vec![RecordRewrite],
+            "5" => vec![StrideRead],
+            "6" => vec![StreamWrite],
+            "7" => vec![StreamRead],
+            "8" => vec![Mix],
+            "11" => vec![VectoredWrite],
+            "12" => vec![VectoredRead],
+            _ => match Kind::ALL.into_iter().find(|k| k.name() == word) {
+                Some(k) => vec![k],
+                None => {
+                    let names: Vec<String> = Kind::ALL.iter().map(|k| k.name()).collect();
+                    return Err(format!(
+                        "unknown kind '{word}' (expected {}, all, or an IOzone -i number 0-8, 11, 12)",
+                        names.join(", ")
+                    ));
+                }
+            },
+        })
+    }
+
+    /// Whether the kind writes.
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            Kind::Write
+                | Kind::Rewrite
+                | Kind::RandomWrite
+                | Kind::RecordRewrite
+                | Kind::StreamWrite
+                | Kind::VectoredWrite
+        )
+    }
+}
+
+/// One run of a cell: a pattern and an engine, and its phases, each measuring a kind (or
+/// `None`: the write that makes the file other passes need, not asked for itself).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pass {
+    /// Order of the transfers.
+    pub pattern: Pattern,
+    /// The engine.
+    pub engine: &'static str,
+    /// The phases in order, with the kind each measures.
+    pub phases: Vec<(Op, Option<Kind>)>,
+}
+
+impl Pass {
+    /// The kinds it measures.
+    pub fn kinds(&self) -> impl Iterator<Item = Kind> + '_ {
+        self.phases.iter().filter_map(|(_, k)| *k)
+    }
+}
+
+/// The passes that measure `kinds` in one cell, in the order they run: the sequential pass
+/// first, since the others (but stream and vectored, which write their own) use its file.
+pub fn passes(kinds: &[Kind]) -> Vec<Pass> {
+    use Kind::*;
+    let asked = |k: Kind| kinds.contains(&k).then_some(k);
+    // The phases of those (op, kind) pairs whose kind was asked for.
+    let only = |pairs: &[(Op, Kind)]| -> Vec<(Op, Option<Kind>)> {
+        pairs.iter().filter(|(_, k)| kinds.contains(k)).map(|&(op, k)| (op, Some(k))).collect()
+    };
+    let pass = |pattern, engine, phases: Vec<(Op, Option<Kind>)>| Pass { pattern, engine, phases };
+    let mut seq = vec![(Op::Write, asked(Write))];
+    seq.extend(only(&[(Op::Rewrite, Rewrite), (Op::Read, Read), (Op::Reread, Reread)]));
+    let on_file = [
+        pass(Pattern::Random, "sync", only(&[(Op::Read, RandomRead), (Op::Rewrite, RandomWrite)])),
+        pass(Pattern::Backward, "sync", only(&[(Op::Read, BackwardRead)])),
+        pass(Pattern::Same, "sync", only(&[(Op::Rewrite, RecordRewrite)])),
+        pass(Pattern::Stride(STRIDE), "sync", only(&[(Op::Read, StrideRead)])),
+        pass(Pattern::Random, "sync", only(&[(Op::Mix, Mix)])),
+    ];
+    let own_file = |engine, w: Kind, r: Kind| {
+        let phases: Vec<(Op, Option<Kind>)> = match (asked(w), asked(r)) {
+            (None, None) => Vec::new(),
+            (w, None) => vec![(Op::Write, w)],
+            (w, Some(r)) => vec![(Op::Write, w), (Op::Read, Some(r))],
+        };
+        pass(Pattern::Sequential, engine, phases)
+    };
+    let own = [own_file("stream", StreamWrite, StreamRead), own_file("vectored", VectoredWrite, VectoredRead)];
+    let mut out = Vec::new();
+    let on_file: Vec<Pass> = on_file.into_iter().filter(|p| !p.phases.is_empty()).collect();
+    if seq.iter().any(|(_, k)| k.is_some()) || !on_file.is_empty() {
+        out.push(pass(Pattern::Sequential, "sync", seq));
+    }
+    out.extend(on_file);
+    // A stream or vectored read needs its file written by its own engine first; that write is
+    // measured only when asked.
+    out.extend(own.into_iter().filter(|p| p.kinds().next().is_some()).map(|mut p| {
+        if p.phases.len() == 1 && p.phases[0].1.is_some_and(|k| !k.writes()) {
+            p.phases.insert(0, (Op::Write, None));
+        }
+        p
+    }));
+    out
+}
+
+/// What every run of a matrix shares.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Shape {
+    /// Tasks in the team, each on its own file (IOzone's throughput mode when more than one).
+    pub tasks: usize,
+    /// The most tasks on one node: they share its caches.
+    pub per_node: usize,
+    /// O_DIRECT.
+    pub direct: bool,
+    /// fsync at the end of each write phase (IOzone's -e, then inside the timing).
+    pub fsync: bool,
+    /// Seed of the random orders.
+    pub seed: u64,
+}
+
+/// The workload of one pass in one cell.
+pub fn workload(pass: &Pass, file: u64, record: u64, shape: &Shape) -> Workload {
+    Workload {
+        access: Access::FilePerTask,
+        pattern: pass.pattern,
+        ops: pass.phases.iter().map(|(op, _)| *op).collect(),
+        transfer: record,
+        block: file,
+        segments: 1,
+        tasks: shape.tasks,
+        direct: shape.direct,
+        fsync: shape.fsync,
+        seed: shape.seed,
+        engine: pass.engine.parse().unwrap_or_default(),
+        read_percent: 50,
+        // IOzone gives the kernel no hint of the pattern.
+        no_fadvise: true,
+        ..Workload::default()
+    }
+}
+
+/// File sizes x record sizes, each doubling from its minimum to its maximum.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Grid {
+    /// File sizes, increasing.
+    pub files: Vec<u64>,
+    /// Record sizes, increasing.
+    pub records: Vec<u64>,
+    /// Measure small records on large files too (IOzone's -z).
+    pub all_records: bool,
+}
+
+/// A cell: (file size, record size).
+pub type At = (u64, u64);
+
+impl Grid {
+    /// The grid between the bounds, doubling.
+    pub fn new(files: (u64, u64), records: (u64, u64), all_records: bool) -> Grid {
+        let doubling = |(lo, hi): (u64, u64)| {
+            std::iter::successors(Some(lo.max(1)), |&s| s.checked_mul(2)).take_while(|&s| s <= hi).collect()
+        };
+        Grid { files: doubling(files), records: doubling(records), all_records }
+    }
+
+    /// Whether the grid measures this cell: a record no larger than the file, and no small
+    /// record on a large file unless every record was asked for.
+    pub fn holds(&self, (file, record): At) -> bool {
+        record <= file && (self.all_records || file <= SMALL_RECORD_FILES || record >= SMALL_RECORD_FLOOR)
+    }
+
+    /// Every cell, by file size then record size.
+    pub fn cells(&self) -> Vec<At> {
+        self.files.iter().flat_map(|&f| self.records.iter().map(move |&r| (f, r))).filter(|&c| self.holds(c)).collect()
+    }
+
+    /// The cells of one file size.
+    fn row(&self, file: u64) -> Vec<At> {
+        self.records.iter().map(|&r| (file, r)).filter(|&c| self.holds(c)).collect()
+    }
+
+    /// Bytes a full matrix moves per kind: the measure of its cost.
+    fn bytes(&self, cells: &[At]) -> u64 {
+        cells.iter().map(|&(f, _)| f).sum()
+    }
+}
+
+/// Rates measured so far: per cell, per kind, one per repetition (bytes/s).
+pub type Measured = BTreeMap<At, BTreeMap<Kind, Vec<f64>>>;
+
+/// The share of a full matrix's bytes that the adaptive mode measures in whole rows: the small
+/// files, where CPU caches make the sharpest cliffs and every cell is cheap.
+const CHEAP_SHARE: f64 = 0.03;
+/// Two measurements of a cell within this fraction of each other make it stable.
+pub const STABLE: f64 = 0.10;
+/// The most samples the adaptive mode takes of one cell.
+pub const MOST_SAMPLES: usize = 3;
+
+/// What the adaptive mode does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Coarse,
+    Spine,
+    Refine(u32),
+    Settle(u32),
+    Done,
+}
+
+/// The adaptive mode's choice of cells: a coarse pass (every other file size and record size
+/// of the cheap rows, then every other file size at the best record size), refinement between
+/// measured neighbours that disagree by more than `fraction` and around each kind's peak, and
+/// more samples only of the cells a finding rests on, until they are stable.
+#[derive(Debug, Clone)]
+pub struct Adaptive {
+    grid: Grid,
+    fraction: f64,
+    stage: Stage,
+    /// The record size measured at every coarse file size beyond the cheap rows.
+    pub spine: Option<u64>,
+}
+
+/// Median of a cell's samples.
+pub fn median(samples: &[f64]) -> Option<f64> {
+    let mut s = samples.to_vec();
+    s.sort_by(f64::total_cmp);
+    match s.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(s[n / 2]),
+        n => Some((s[n / 2 - 1] + s[n / 2]) / 2.0),
+    }
+}
+
+/// Every other element, counted from the last (so that the largest is always in).
+fn every_other<T: Copy>(v: &[T]) -> Vec<T> {
+    v.iter().rev().step_by(2).rev().copied().collect()
+}
+
+impl Adaptive {
+    /// The adaptive mode over `grid`, refining where neighbours differ by more than `fraction`.
+    pub fn new(grid: Grid, fraction: f64) -> Adaptive {
+        Adaptive { grid, fraction, stage: Stage::Coarse, spine: None }
+    }
+
+    /// The file sizes measured whole: the smallest ones, while their rows stay within
+    /// [`CHEAP_SHARE`] of the full matrix's bytes (at least the smallest).
+    fn cheap_files(&self) -> Vec<u64> {
+        let total = self.grid.bytes(&self.grid.cells()) as f64;
+        let mut spent = 0.0;
+        let mut out = Vec::new();
+        for &f in &self.grid.files {
+            spent += self.grid.bytes(&self.grid.row(f)) as f64;
+            if !out.is_empty() && spent > CHEAP_SHARE * total {
+                break;
+            }
+            out.push(f);
+        }
+        out
+    }
+
+    /// The next cells to measure (a cell measured before gets one more sample); empty when
+    /// done.
+    pub fn next(&mut self, measured: &Measured) -> Vec<At> {
+        loop {
+            let (cells, next) = match self.stage {
+                Stage::Coarse => {
+                    let files = every_other(&self.cheap_files());
+                    let records = every_other(&self.grid.records);
+                    let cells = files.iter().flat_map(|&f| records.iter().map(move |&r| (f, r)));
+                    // A row whose every other record misses its largest still gets that one.
+                    let ends = files.iter().filter_map(|&f| self.grid.row(f).last().copied());
+                    let mut cells: Vec<At> = cells.chain(ends).filter(|&c| self.grid.holds(c)).collect();
+                    cells.sort_unstable();
+                    cells.dedup();
+                    (cells, Stage::Spine)
+                }
+                Stage::Spine => {
+                    let cheap = self.cheap_files();
+                    self.spine = best_record(measured, &self.grid);
+                    let spine = self.spine;
+                    let beyond: Vec<u64> = self.grid.files.iter().copied().filter(|f| !cheap.contains(f)).collect();
+                    let cells = every_other(&beyond)
+                        .into_iter()
+                        .filter_map(|f| Some((f, self.nearest_record(f, spine?)?)))
+                        .filter(|c| !measured.contains_key(c))
+                        .collect();
+                    (cells, Stage::Refine(0))
+                }
+                Stage::Refine(round) => {
+                    let cells = self.refinements(measured);
+                    match cells.is_empty() || round >= 5 {
+                        true => (Vec::new(), Stage::Settle(0)),
+                        false => (cells, Stage::Refine(round + 1)),
+                    }
+                }
+                Stage::Settle(round) => {
+                    let cells = self.unsettled(measured);
+                    match cells.is_empty() || round >= MOST_SAMPLES as u32 {
+                        true => (Vec::new(), Stage::Done),
+                        false => (cells, Stage::Settle(round + 1)),
+                    }
+                }
+                Stage::Done => return Vec::new(),
+            };
+            self.stage = next;
+            if !cells.is_empty() {
+                return cells;
+            }
+        }
+    }
+
+    /// The record size of the grid nearest `record` that a file of `file` bytes is measured at.
+    fn nearest_record(&self, file: u64, record: u64) -> Option<u64> {
+        let distance = |r: u64| (r as f64 / record as f64).log2().abs();
+        self.grid.row(file).into_iter().map(|(_, r)| r).min_by(|a, b| distance(*a).total_cmp(&distance(*b)))
+    }
+
+    /// Unmeasured cells halfway between measured neighbours (along a row or a column) whose
+    /// rates of some kind differ by more than the fraction, and unmeasured neighbours of each
+    /// kind's peak.
+    fn refinements(&self, measured: &Measured) -> Vec<At> {
+        let rate = |c: &At, k: &Kind| measured.get(c).and_then(|m| median(m.get(k)?));
+        let kinds: Vec<Kind> = measured
+            .values()
+            .flat_map(|m| m.keys().copied())
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mut out = Vec::new();
+        let lines = self
+            .grid
+            .files
+            .iter()
+            .map(|&f| self.grid.records.iter().map(|&r| (f, r)).collect::<Vec<At>>())
+            .chain(self.grid.records.iter().map(|&r| self.grid.files.iter().map(|&f| (f, r)).collect()));
+        for line in lines {
+            let line: Vec<At> = line.into_iter().filter(|&c| self.grid.holds(c)).collect();
+            let known: Vec<usize> = (0..line.len()).filter(|&i| measured.contains_key(&line[i])).collect();
+            for w in known.windows(2) {
+                let (a, b) = (w[0], w[1]);
+                if b - a < 2 {
+                    continue;
+                }
+                let apart = kinds.iter().any(|k| match (rate(&line[a], k), rate(&line[b], k)) {
+                    (Some(x), Some(y)) if x > 0.0 && y > 0.0 => x.min(y) < x.max(y) * (1.0 - self.fraction),
+                    _ => false,
+                });
+                if apart {
+                    out.push(line[(a + b) / 2]);
+                }
+            }
+        }
+        for k in &kinds {
+            let Some(peak) = measured
+                .keys()
+                .filter(|c| rate(c, k).is_some())
+                .max_by(|a, b| rate(a, k).unwrap_or(0.0).total_cmp(&rate(b, k).unwrap_or(0.0)))
+            else {
+                continue;
+            };
+            out.extend(self.neighbours(*peak).into_iter().filter(|c| !measured.contains_key(c)));
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// The cells one step away along the file or the record axis.
+    fn neighbours(&self, (f, r): At) -> Vec<At> {
+        let step = |v: &[u64], x: u64| {
+            let i = v.iter().position(|&y| y == x);
+            [i.and_then(|i| i.checked_sub(1)), i.map(|i| i + 1)]
+                .into_iter()
+                .flatten()
+                .filter_map(|j| v.get(j).copied())
+                .collect::<Vec<u64>>()
+        };
+        let mut out: Vec<At> = step(&self.grid.files, f).into_iter().map(|f| (f, r)).collect();
+        out.extend(step(&self.grid.records, r).into_iter().map(|r| (f, r)));
+        out.retain(|&c| self.grid.holds(c));
+        out
+    }
+
+    /// The cells a finding rests on (each kind's peak, and both sides of every drop of more
+    /// than the fraction between measured neighbours) whose samples are not yet stable: fewer
+    /// than two, or the last two further apart than [`STABLE`], and fewer than
+    /// [`MOST_SAMPLES`].
+    fn unsettled(&self, measured: &Measured) -> Vec<At> {
+        let mut deciding = Vec::new();
+        let kinds: std::collections::BTreeSet<Kind> = measured.values().flat_map(|m| m.keys().copied()).collect();
+        let rate = |c: &At, k: &Kind| measured.get(c).and_then(|m| median(m.get(k)?));
+        for k in &kinds {
+            if let Some(peak) = measured
+                .keys()
+                .filter(|c| rate(c, k).is_some())
+                .max_by(|a, b| rate(a, k).unwrap_or(0.0).total_cmp(&rate(b, k).unwrap_or(0.0)))
+            {
+                deciding.push(*peak);
+            }
+            for &f in &self.grid.files {
+                let row: Vec<(At, f64)> =
+                    self.grid.row(f).into_iter().filter_map(|c| Some((c, rate(&c, k)?))).collect();
+                deciding.extend(drops(&row, self.fraction));
+            }
+            for &r in &self.grid.records {
+                let column: Vec<(At, f64)> = self
+                    .grid
+                    .files
+                    .iter()
+                    .map(|&f| (f, r))
+                    .filter(|&c| self.grid.holds(c))
+                    .filter_map(|c| Some((c, rate(&c, k)?)))
+                    .collect();
+                deciding.extend(drops(&column, self.fraction));
+            }
+        }
+        deciding.sort_unstable();
+        deciding.dedup();
+        deciding
+            .into_iter()
+            .filter(|c| {
+                measured.get(c).is_some_and(|m| {
+                    m.values()
+                        .any(|s| s.len() < MOST_SAMPLES && (s.len() < 2 || !close(s[s.len() - 2], s[s.len() - 1])))
+                })
+            })
+            .collect()
+    }
+}
+
+/// Whether two samples are within [`STABLE`] of each other.
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= STABLE * a.max(b)
+}
+
+/// Both cells of every drop of more than `fraction` from one point of a line to the next.
+fn drops(line: &[(At, f64)], fraction: f64) -> Vec<At> {
+    line.windows(2).filter(|w| w[1].1 < w[0].1 * (1.0 - fraction)).flat_map(|w| [w[0].0, w[1].0]).collect()
+}
+
+/// The record size best over every kind in the largest file size measured at more than one
+/// record: the one with the highest sum of each kind's rate relative to that kind's best.
+pub fn best_record(measured: &Measured, grid: &Grid) -> Option<u64> {
+    let file = grid.files.iter().rev().find(|&&f| measured.keys().filter(|c| c.0 == f).count() > 1)?;
+    let row: Vec<(&At, &BTreeMap<Kind, Vec<f64>>)> = measured.iter().filter(|(c, _)| c.0 == *file).collect();
+    let best_of = |k: &Kind| row.iter().filter_map(|(_, m)| median(m.get(k)?)).fold(0.0, f64::max);
+    let score = |m: &BTreeMap<Kind, Vec<f64>>| {
+        m.iter().filter_map(|(k, s)| Some(median(s)? / best_of(k))).filter(|x| x.is_finite()).sum::<f64>()
+    };
+    row.iter().max_by(|a, b| score(a.1).total_cmp(&score(b.1))).map(|(c, _)| c.1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_are_named_and_parsed_from_names_and_iozone_numbers() {
+        assert_eq!(Kind::RandomRead.name(), "random-read");
+        assert_eq!(Kind::parse("0").unwrap(), [Kind::Write, Kind::Rewrite]);
+        assert_eq!(Kind::parse("stride-read").unwrap(), [Kind::StrideRead]);
+        assert_eq!(Kind::parse("all").unwrap().len(), 14);
+        let e = Kind::parse("9").unwrap_err();
+        assert!(e.starts_with("unknown kind '9' (expected write, rewrite,"), "{e}");
+    }
+
+    #[test]
+    fn passes_measure_each_asked_kind_once_and_write_the_files_they_need() {
+        let all = passes(&Kind::ALL);
+        let measured: Vec<Kind> = all.iter().flat_map(|p| p.kinds()).collect();
+        let mut sorted = measured.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), measured.len(), "each kind once");
+        assert_eq!(sorted.len(), 14);
+        assert_eq!(
+            all[0].phases,
+            [
+                (Op::Write, Some(Kind::Write)),
+                (Op::Rewrite, Some(Kind::Rewrite)),
+                (Op::Read, Some(Kind::Read)),
+                (Op::Reread, Some(Kind::Reread))
+            ]
+        );
+        // A backward read alone still needs a written file: an unmeasured write first.
+        let p = passes(&[Kind::BackwardRead]);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].phases, [(Op::Write, None)]);
+        assert_eq!(
+            (p[1].pattern, p[1].phases.clone()),
+            (Pattern::Backward, vec![(Op::Read, Some(Kind::BackwardRead))])
+        );
+        // A stream read writes its own file through the stream engine, unmeasured.
+        let p = passes(&[Kind::StreamRead]);
+        assert_eq!(p.len(), 1);
+        assert_eq!(
+            (p[0].engine, p[0].phases.clone()),
+            ("stream", vec![(Op::Write, None), (Op::Read, Some(Kind::StreamRead))])
+        );
+        let w =
+            workload(&p[0], 4 * MIB, 64 * KIB, &Shape { tasks: 2, per_node: 2, direct: false, fsync: false, seed: 1 });
+        assert_eq!((w.block, w.transfer, w.tasks, w.engine.base()), (4 * MIB, 64 * KIB, 2, "stream"));
+        w.validate().unwrap();
+    }
+
+    #[test]
+    fn the_grid_doubles_and_skips_small_records_on_large_files_unless_asked() {
+        let g = Grid::new((64 * KIB, 512 * MIB), (4 * KIB, 16 * MIB), false);
+        assert_eq!(g.files.len(), 14);
+        assert_eq!(g.records.len(), 13);
+        assert!(g.holds((32 * MIB, 4 * KIB)));
+        assert!(!g.holds((64 * MIB, 32 * KIB)));
+        assert!(g.holds((64 * MIB, 64 * KIB)));
+        assert!(!g.holds((64 * KIB, 128 * KIB)), "no record beyond its file");
+        // 64K: 5 records, 128K: 6, ... 16M and 32M: 13 each, 64M..512M: 9 each.
+        assert_eq!(g.cells().len(), (5..=13).sum::<usize>() + 13 + 4 * 9);
+        let z = Grid::new((64 * KIB, 512 * MIB), (4 * KIB, 16 * MIB), true);
+        assert!(z.holds((64 * MIB, 4 * KIB)));
+    }
+
+    /// A synthetic machine: rates fall 4x past 1 MiB files (a cache) and are best at 256 KiB
+    /// records.
+    fn rate(f: u64, r: u64) -> f64 {
+        let cache = if f <= MIB { 4.0 } else { 1.0 };
+        let record = 1.0 / (1.0 + ((r as f64 / (256 * KIB) as f64).log2()).abs() / 4.0);
+        1e9 * cache * record
+    }
+
+    #[test]
+    fn the_adaptive_mode_finds_the_cliff_and_the_best_record_in_a_fraction_of_the_bytes() {
+        let grid = Grid::new((64 * KIB, 512 * MIB), (4 * KIB, 16 * MIB), false);
+        let mut a = Adaptive::new(grid.clone(), 0.3);
+        let mut measured = Measured::new();
+        while let Some(cells) = Some(a.next(&measured)).filter(|c| !c.is_empty()) {
+            for c in cells {
+                measured.entry(c).or_default().entry(Kind::Read).or_default().push(rate(c.0, c.1));
+            }
+        }
+        assert_eq!(a.spine, Some(256 * KIB));
+        // The cliff between 1 MiB and 2 MiB is measured on both sides at the spine.
+        assert!(measured.contains_key(&(MIB, 256 * KIB)) && measured.contains_key(&(2 * MIB, 256 * KIB)));
+        let bytes: u64 = measured.iter().map(|(c, s)| c.0 * s[&Kind::Read].len() as u64).sum();
+        let full = grid.bytes(&grid.cells());
+        assert!((bytes as f64) < 0.15 * full as f64, "{bytes} of {full}");
+        // Exact samples agree at once: each deciding cell measured twice, no more.
+        assert!(measured.values().all(|m| m[&Kind::Read].len() <= 2));
+    }
+}
