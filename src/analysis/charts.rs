@@ -62,6 +62,7 @@ pub(super) fn run(r: &RunRecord, id: &str) -> Vec<Chart> {
             series,
             bars: true,
             ticks,
+            heat: None,
         });
     }
     let timed: Vec<_> = r.phases.iter().filter(|p| p.latency.count > 0).collect();
@@ -97,6 +98,7 @@ pub(super) fn run(r: &RunRecord, id: &str) -> Vec<Chart> {
             series: vec![("items/s".into(), points)],
             bars: true,
             ticks,
+            heat: None,
         });
     }
     charts

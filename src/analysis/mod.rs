@@ -118,11 +118,44 @@ pub struct Chart {
     /// Names of x positions that are categories (hosts, phases), in place of their numbers.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ticks: Vec<(f64, String)>,
+    /// A heat map in place of lines or bars.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heat: Option<Heat>,
+}
+
+/// A heat map: a value per row and column (a matrix kind's MiB/s, files down and records
+/// across), with the boundaries where a cliff lies drawn between rows or columns.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Heat {
+    /// Row names, top to bottom.
+    pub rows: Vec<String>,
+    /// Column names, left to right.
+    pub columns: Vec<String>,
+    /// `values[row][column]`; none where nothing was measured.
+    pub values: Vec<Vec<Option<f64>>>,
+    /// Cliffs between row i and row i + 1, by i.
+    pub row_cliffs: Vec<usize>,
+    /// Cliffs between column i and column i + 1, by i.
+    pub column_cliffs: Vec<usize>,
 }
 
 impl Chart {
-    /// The chart's numbers as a table: a row per x, a column per series.
+    /// The chart's numbers as a table: a row per x, a column per series (a heat map's grid as
+    /// it is drawn).
     pub fn table(&self) -> Table {
+        if let Some(h) = &self.heat {
+            let mut columns = vec![format!("{} \\ {}", self.y, self.x)];
+            columns.extend(h.columns.iter().cloned());
+            let rows = h
+                .rows
+                .iter()
+                .zip(&h.values)
+                .map(|(name, v)| {
+                    std::iter::once(Cell::text(name.clone())).chain(v.iter().map(|x| Cell::num(*x, 0))).collect()
+                })
+                .collect();
+            return Table { title: self.title.clone(), columns, rows, notes: Vec::new() };
+        }
         let mut xs: Vec<f64> = self.series.iter().flat_map(|(_, p)| p.iter().map(|q| q.0)).collect();
         xs.sort_by(f64::total_cmp);
         xs.dedup();
@@ -692,6 +725,7 @@ fn own_and_shared(runs: &[RunRecord]) -> Vec<Chart> {
         series,
         bars: true,
         ticks: vec![(0.0, "write".into()), (1.0, "read".into())],
+        heat: None,
     }]
 }
 

@@ -186,13 +186,30 @@ fn html_report(
         Failure::new(format!("cannot write the report to {}: {why}", output.display()), "pick a writable -o path", 2)
     })?;
     let store = Store::open_existing(db)?;
+    let matrix_id = |name: &String| match super::shown(name) {
+        Ok(super::Shown::Matrix(id)) => Some(id),
+        _ => None,
+    };
     let mut chosen: Vec<RunRecord> = Vec::new();
-    for name in ids.iter().chain(labels) {
+    for name in ids.iter().filter(|n| matrix_id(n).is_none()).chain(labels) {
         chosen.extend(side(&store, name)?);
     }
-    if ids.is_empty() && labels.is_empty() {
+    let everything = ids.is_empty() && labels.is_empty();
+    if everything {
         chosen = store.list()?.into_iter().map(|r| store.load(r.id)).collect::<Result<_, _>>()?;
     }
+    // Matrices: those named, those of the labels named, or every one.
+    let mut matrices = store.matrices()?;
+    matrices.retain(|m| {
+        everything
+            || m.id.is_some_and(|id| ids.iter().any(|n| matrix_id(n) == Some(id)))
+            || m.label.as_ref().is_some_and(|l| labels.contains(l))
+    });
+    matrices.retain(|m| {
+        filter.target.as_ref().is_none_or(|t| m.env.target.contains(t.as_str()))
+            && filter.since.is_none_or(|day| m.started >= day)
+            && filter.until.is_none_or(|day| m.started < day + 86_400)
+    });
     chosen.sort_by_key(|r| r.id);
     chosen.dedup_by_key(|r| r.id);
     let stored = chosen.len();
@@ -201,7 +218,7 @@ fn html_report(
             && filter.since.is_none_or(|day| r.started >= day)
             && filter.until.is_none_or(|day| r.started < day + 86_400)
     });
-    if chosen.is_empty() {
+    if chosen.is_empty() && matrices.is_empty() {
         return Err(match stored {
             0 => Failure::new("the store holds no runs", "run a workload or a survey first", 2),
             n => Failure::new(
@@ -212,7 +229,18 @@ fn html_report(
         });
     }
     let mut report = analysis::Report::default();
-    report.heading.push(format!("iosurvey report: {} runs from {}", chosen.len(), db.display()));
+    report.heading.push(format!(
+        "iosurvey report: {} runs{} from {}",
+        chosen.len(),
+        match matrices.len() {
+            0 => String::new(),
+            n => format!(" and {n} matri{}", if n == 1 { "x" } else { "ces" }),
+        },
+        db.display()
+    ));
+    for m in &matrices {
+        report = report.and(analysis::matrix::matrix(m));
+    }
     let mut groups: Vec<(Option<i64>, Option<i64>)> = chosen.iter().map(|r| (r.survey_id, r.sweep_id)).collect();
     groups.dedup();
     for (survey, sweep) in groups {

@@ -75,6 +75,37 @@ struct Book {
     start: Instant,
 }
 
+impl Book {
+    /// Files the phases of one run as samples of the kinds they measure.
+    fn file_samples(&mut self, pass: &Pass, at: At, run: &iosurvey::record::RunRecord, timing: WindowEnd) {
+        let (m, measured) = (&mut self.record, &mut self.measured);
+        for (phase, (_, kind)) in run.phases.iter().zip(&pass.phases) {
+            let Some(kind) = *kind else { continue };
+            let figures = timed(&phase.tasks, timing);
+            let cell = match m.cells.iter_mut().position(|c| c.kind == kind && (c.file, c.record) == at) {
+                Some(i) => &mut m.cells[i],
+                None => {
+                    m.cells.push(MatrixCell {
+                        kind,
+                        file: at.0,
+                        record: at.1,
+                        samples: Vec::new(),
+                        runs: Vec::new(),
+                        possibly_cached: None,
+                    });
+                    m.cells.last_mut().expect("just pushed")
+                }
+            };
+            cell.samples.push(figures);
+            cell.runs.extend(run.id.filter(|id| !cell.runs.contains(id)));
+            cell.possibly_cached = cell.possibly_cached.take().or_else(|| phase.possibly_cached.clone());
+            if let Some(rate) = figures.team {
+                measured.entry(at).or_default().entry(kind).or_default().push(rate);
+            }
+        }
+    }
+}
+
 pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(), Failure> {
     super::RUNNING.store(true, Ordering::Relaxed);
     let (kinds, mut notes) = kinds(a)?;
@@ -191,7 +222,7 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
                 match result {
                     Ok(Some(run)) => {
                         if let Some(b) = book.as_mut() {
-                            file_samples(&mut b.record, &mut b.measured, pass, cell, &run, timing);
+                            b.file_samples(pass, cell, &run, timing);
                         }
                     }
                     Ok(None) => {}
@@ -265,41 +296,6 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
 /// A pass's name in the store: its engine and pattern.
 fn pass_name(pass: &Pass) -> String {
     format!("matrix {} {}", pass.engine, pass.pattern)
-}
-
-/// Files the phases of one run as samples of the kinds they measure.
-fn file_samples(
-    m: &mut MatrixRecord,
-    measured: &mut Measured,
-    pass: &Pass,
-    at: At,
-    run: &iosurvey::record::RunRecord,
-    timing: WindowEnd,
-) {
-    for (phase, (_, kind)) in run.phases.iter().zip(&pass.phases) {
-        let Some(kind) = *kind else { continue };
-        let figures = timed(&phase.tasks, timing);
-        let cell = match m.cells.iter_mut().position(|c| c.kind == kind && (c.file, c.record) == at) {
-            Some(i) => &mut m.cells[i],
-            None => {
-                m.cells.push(MatrixCell {
-                    kind,
-                    file: at.0,
-                    record: at.1,
-                    samples: Vec::new(),
-                    runs: Vec::new(),
-                    possibly_cached: None,
-                });
-                m.cells.last_mut().expect("just pushed")
-            }
-        };
-        cell.samples.push(figures);
-        cell.runs.extend(run.id.filter(|id| !cell.runs.contains(id)));
-        cell.possibly_cached = cell.possibly_cached.take().or_else(|| phase.possibly_cached.clone());
-        if let Some(rate) = figures.team {
-            measured.entry(at).or_default().entry(kind).or_default().push(rate);
-        }
-    }
 }
 
 /// The wall time of every cell of the grid once: a measured cell's mean visit, and for each

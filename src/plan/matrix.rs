@@ -48,8 +48,9 @@ pub enum Kind {
 pub const STRIDE: u64 = 17;
 
 /// Files larger than this skip records smaller than [`SMALL_RECORD_FLOOR`] unless asked
-/// (`--all-records`), as IOzone's automatic mode does: those cells are long and tell little.
-pub const SMALL_RECORD_FILES: u64 = 32 * MIB;
+/// (`--all-records`), as IOzone's automatic mode does (files over 16384 kB): those cells are
+/// long and tell little.
+pub const SMALL_RECORD_FILES: u64 = 16 * MIB;
 /// The smallest record measured on files above [`SMALL_RECORD_FILES`].
 pub const SMALL_RECORD_FLOOR: u64 = 64 * KIB;
 
@@ -290,9 +291,10 @@ enum Stage {
 }
 
 /// The adaptive mode's choice of cells: a coarse pass (every other file size and record size
-/// of the cheap rows, then every other file size at the best record size), refinement between
-/// measured neighbours that disagree by more than `fraction` and around each kind's peak, and
-/// more samples only of the cells a finding rests on, until they are stable.
+/// of the cheap rows, then every other larger file size at the best record size: the spine),
+/// refinement between measured neighbours that disagree by more than `fraction` and around
+/// each kind's peak (in the cheap rows, and along the spine), and more samples only of the
+/// cheap cells a finding rests on, until they are stable.
 #[derive(Debug, Clone)]
 pub struct Adaptive {
     grid: Grid,
@@ -369,14 +371,18 @@ impl Adaptive {
                     (cells, Stage::Refine(0))
                 }
                 Stage::Refine(round) => {
-                    let cells = self.refinements(measured);
+                    let cells: Vec<At> =
+                        self.refinements(measured, round == 0).into_iter().filter(|&c| self.affordable(c)).collect();
                     match cells.is_empty() || round >= 5 {
                         true => (Vec::new(), Stage::Settle(0)),
                         false => (cells, Stage::Refine(round + 1)),
                     }
                 }
                 Stage::Settle(round) => {
-                    let cells = self.unsettled(measured);
+                    // A large cell's one sample is long and steady; the noise is in the small.
+                    let cheap = self.cheap_files();
+                    let cells: Vec<At> =
+                        self.unsettled(measured).into_iter().filter(|c| cheap.contains(&c.0)).collect();
                     match cells.is_empty() || round >= MOST_SAMPLES as u32 {
                         true => (Vec::new(), Stage::Done),
                         false => (cells, Stage::Settle(round + 1)),
@@ -391,71 +397,89 @@ impl Adaptive {
         }
     }
 
+    /// Whether refinement may measure a cell: any in the cheap rows, only the spine's beyond
+    /// (each larger file costs as much as every smaller one together).
+    fn affordable(&self, (file, record): At) -> bool {
+        self.cheap_files().contains(&file) || self.spine.and_then(|s| self.nearest_record(file, s)) == Some(record)
+    }
+
     /// The record size of the grid nearest `record` that a file of `file` bytes is measured at.
     fn nearest_record(&self, file: u64, record: u64) -> Option<u64> {
         let distance = |r: u64| (r as f64 / record as f64).log2().abs();
         self.grid.row(file).into_iter().map(|(_, r)| r).min_by(|a, b| distance(*a).total_cmp(&distance(*b)))
     }
 
-    /// Unmeasured cells halfway between measured neighbours (along a row or a column) whose
-    /// rates of some kind differ by more than the fraction, and unmeasured neighbours of each
-    /// kind's peak.
-    fn refinements(&self, measured: &Measured) -> Vec<At> {
-        let rate = |c: &At, k: &Kind| measured.get(c).and_then(|m| median(m.get(k)?));
-        let kinds: Vec<Kind> = measured
-            .values()
-            .flat_map(|m| m.keys().copied())
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        let mut out = Vec::new();
-        let lines = self
-            .grid
-            .files
+    /// Each kind's profile along files or records: at each size measured, the best median
+    /// over the other axis, with the cell that holds it.
+    fn profile(&self, measured: &Measured, kind: Kind, by_file: bool) -> Vec<(u64, f64, At)> {
+        let sizes = if by_file { &self.grid.files } else { &self.grid.records };
+        sizes
             .iter()
-            .map(|&f| self.grid.records.iter().map(|&r| (f, r)).collect::<Vec<At>>())
-            .chain(self.grid.records.iter().map(|&r| self.grid.files.iter().map(|&f| (f, r)).collect()));
-        for line in lines {
-            let line: Vec<At> = line.into_iter().filter(|&c| self.grid.holds(c)).collect();
-            let known: Vec<usize> = (0..line.len()).filter(|&i| measured.contains_key(&line[i])).collect();
-            for w in known.windows(2) {
-                let (a, b) = (w[0], w[1]);
-                if b - a < 2 {
-                    continue;
+            .filter_map(|&s| {
+                measured
+                    .iter()
+                    .filter(|(c, _)| if by_file { c.0 == s } else { c.1 == s })
+                    .filter_map(|(c, m)| Some((median(m.get(&kind)?)?, *c)))
+                    .max_by(|a, b| a.0.total_cmp(&b.0))
+                    .map(|(rate, c)| (s, rate, c))
+            })
+            .collect()
+    }
+
+    /// The kinds measured so far.
+    fn kinds(measured: &Measured) -> Vec<Kind> {
+        let kinds: std::collections::BTreeSet<Kind> = measured.values().flat_map(|m| m.keys().copied()).collect();
+        kinds.into_iter().collect()
+    }
+
+    /// Where the profiles of some kind differ by more than the fraction between two measured
+    /// sizes with an unmeasured one between them, the cell halfway: a file size at the spine's
+    /// record, a record size at the file where the better neighbour peaked. Also, in the first
+    /// round, the unmeasured neighbours of each kind's peak.
+    fn refinements(&self, measured: &Measured, first: bool) -> Vec<At> {
+        let mut out = Vec::new();
+        for kind in Self::kinds(measured) {
+            for by_file in [true, false] {
+                let line = self.profile(measured, kind, by_file);
+                let sizes = if by_file { &self.grid.files } else { &self.grid.records };
+                let index = |s: u64| sizes.iter().position(|&x| x == s).unwrap_or(0);
+                for w in line.windows(2) {
+                    let ((s0, r0, c0), (s1, r1, c1)) = (w[0], w[1]);
+                    let (i, j) = (index(s0), index(s1));
+                    if j - i < 2 || r0.min(r1) >= r0.max(r1) * (1.0 - self.fraction) {
+                        continue;
+                    }
+                    let middle = sizes[(i + j) / 2];
+                    let better = if r0 >= r1 { c0 } else { c1 };
+                    let cell = match by_file {
+                        true => self.spine.and_then(|s| self.nearest_record(middle, s)).map(|r| (middle, r)),
+                        false => Some((better.0, middle)),
+                    };
+                    out.extend(cell.filter(|&c| self.grid.holds(c)));
                 }
-                let apart = kinds.iter().any(|k| match (rate(&line[a], k), rate(&line[b], k)) {
-                    (Some(x), Some(y)) if x > 0.0 && y > 0.0 => x.min(y) < x.max(y) * (1.0 - self.fraction),
-                    _ => false,
-                });
-                if apart {
-                    out.push(line[(a + b) / 2]);
+            }
+            if first {
+                if let Some(peak) = self.peak(measured, kind) {
+                    out.extend(self.neighbours(peak));
                 }
             }
         }
-        for k in &kinds {
-            let Some(peak) = measured
-                .keys()
-                .filter(|c| rate(c, k).is_some())
-                .max_by(|a, b| rate(a, k).unwrap_or(0.0).total_cmp(&rate(b, k).unwrap_or(0.0)))
-            else {
-                continue;
-            };
-            out.extend(self.neighbours(*peak).into_iter().filter(|c| !measured.contains_key(c)));
-        }
+        out.retain(|c| !measured.contains_key(c));
         out.sort_unstable();
         out.dedup();
         out
     }
 
+    /// A kind's best cell so far.
+    fn peak(&self, measured: &Measured, kind: Kind) -> Option<At> {
+        self.profile(measured, kind, true).into_iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|p| p.2)
+    }
+
     /// The cells one step away along the file or the record axis.
     fn neighbours(&self, (f, r): At) -> Vec<At> {
-        let step = |v: &[u64], x: u64| {
-            let i = v.iter().position(|&y| y == x);
-            [i.and_then(|i| i.checked_sub(1)), i.map(|i| i + 1)]
-                .into_iter()
-                .flatten()
-                .filter_map(|j| v.get(j).copied())
-                .collect::<Vec<u64>>()
+        let step = |v: &[u64], x: u64| -> Vec<u64> {
+            let Some(i) = v.iter().position(|&y| y == x) else { return Vec::new() };
+            [i.checked_sub(1), Some(i + 1)].into_iter().flatten().filter_map(|j| v.get(j).copied()).collect()
         };
         let mut out: Vec<At> = step(&self.grid.files, f).into_iter().map(|f| (f, r)).collect();
         out.extend(step(&self.grid.records, r).into_iter().map(|r| (f, r)));
@@ -463,37 +487,21 @@ impl Adaptive {
         out
     }
 
-    /// The cells a finding rests on (each kind's peak, and both sides of every drop of more
-    /// than the fraction between measured neighbours) whose samples are not yet stable: fewer
+    /// The cells a finding rests on (each kind's peak, and the cells that hold its profiles on
+    /// both sides of a drop of more than the fraction) whose samples are not yet stable: fewer
     /// than two, or the last two further apart than [`STABLE`], and fewer than
     /// [`MOST_SAMPLES`].
     fn unsettled(&self, measured: &Measured) -> Vec<At> {
         let mut deciding = Vec::new();
-        let kinds: std::collections::BTreeSet<Kind> = measured.values().flat_map(|m| m.keys().copied()).collect();
-        let rate = |c: &At, k: &Kind| measured.get(c).and_then(|m| median(m.get(k)?));
-        for k in &kinds {
-            if let Some(peak) = measured
-                .keys()
-                .filter(|c| rate(c, k).is_some())
-                .max_by(|a, b| rate(a, k).unwrap_or(0.0).total_cmp(&rate(b, k).unwrap_or(0.0)))
-            {
-                deciding.push(*peak);
-            }
-            for &f in &self.grid.files {
-                let row: Vec<(At, f64)> =
-                    self.grid.row(f).into_iter().filter_map(|c| Some((c, rate(&c, k)?))).collect();
-                deciding.extend(drops(&row, self.fraction));
-            }
-            for &r in &self.grid.records {
-                let column: Vec<(At, f64)> = self
-                    .grid
-                    .files
-                    .iter()
-                    .map(|&f| (f, r))
-                    .filter(|&c| self.grid.holds(c))
-                    .filter_map(|c| Some((c, rate(&c, k)?)))
-                    .collect();
-                deciding.extend(drops(&column, self.fraction));
+        for kind in Self::kinds(measured) {
+            deciding.extend(self.peak(measured, kind));
+            for by_file in [true, false] {
+                let line = self.profile(measured, kind, by_file);
+                for w in line.windows(2) {
+                    if w[1].1 < w[0].1 * (1.0 - self.fraction) {
+                        deciding.extend([w[0].2, w[1].2]);
+                    }
+                }
             }
         }
         deciding.sort_unstable();
@@ -513,11 +521,6 @@ impl Adaptive {
 /// Whether two samples are within [`STABLE`] of each other.
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= STABLE * a.max(b)
-}
-
-/// Both cells of every drop of more than `fraction` from one point of a line to the next.
-fn drops(line: &[(At, f64)], fraction: f64) -> Vec<At> {
-    line.windows(2).filter(|w| w[1].1 < w[0].1 * (1.0 - fraction)).flat_map(|w| [w[0].0, w[1].0]).collect()
 }
 
 /// The record size best over every kind in the largest file size measured at more than one
@@ -590,12 +593,12 @@ mod tests {
         let g = Grid::new((64 * KIB, 512 * MIB), (4 * KIB, 16 * MIB), false);
         assert_eq!(g.files.len(), 14);
         assert_eq!(g.records.len(), 13);
-        assert!(g.holds((32 * MIB, 4 * KIB)));
-        assert!(!g.holds((64 * MIB, 32 * KIB)));
-        assert!(g.holds((64 * MIB, 64 * KIB)));
+        assert!(g.holds((16 * MIB, 4 * KIB)));
+        assert!(!g.holds((32 * MIB, 32 * KIB)), "as iozone -a: no record under 64 KiB beyond 16 MiB");
+        assert!(g.holds((32 * MIB, 64 * KIB)));
         assert!(!g.holds((64 * KIB, 128 * KIB)), "no record beyond its file");
-        // 64K: 5 records, 128K: 6, ... 16M and 32M: 13 each, 64M..512M: 9 each.
-        assert_eq!(g.cells().len(), (5..=13).sum::<usize>() + 13 + 4 * 9);
+        // 64K: 5 records, 128K: 6, ... 16M: 13, 32M..512M: 9 each.
+        assert_eq!(g.cells().len(), (5..=13).sum::<usize>() + 5 * 9);
         let z = Grid::new((64 * KIB, 512 * MIB), (4 * KIB, 16 * MIB), true);
         assert!(z.holds((64 * MIB, 4 * KIB)));
     }

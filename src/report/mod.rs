@@ -237,6 +237,9 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}caption{text-align:left;
 /// values, or their names, as ticks; a legend.
 fn svg_chart(c: &Chart) -> String {
     use plotters::prelude::*;
+    if let Some(h) = &c.heat {
+        return svg_heat(&c.title, h);
+    }
     const COLOURS: [RGBColor; 6] = [
         RGBColor(0x1f, 0x77, 0xb4),
         RGBColor(0xd6, 0x27, 0x28),
@@ -309,6 +312,81 @@ fn svg_chart(c: &Chart) -> String {
         // Drawing into a string cannot fail for want of a device; say so if it ever does.
         Err(e) => format!("<p>the chart could not be drawn: {}</p>", html_escape(&e.to_string())),
     }
+}
+
+/// A heat map as SVG: a square per value, coloured from dark blue (the lowest) to yellow (the
+/// highest) on a logarithmic scale (rates span decades), its number written in it, nothing
+/// where nothing was measured; a cliff is a thick red line between the two sizes it falls
+/// between.
+fn svg_heat(title: &str, h: &crate::analysis::Heat) -> String {
+    const W: usize = 58;
+    const H: usize = 22;
+    const LEFT: usize = 70;
+    const TOP: usize = 46;
+    let present: Vec<f64> = h.values.iter().flatten().flatten().copied().filter(|v| *v > 0.0).collect();
+    let lo = present.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = present.iter().copied().fold(0.0, f64::max);
+    let shade = |v: f64| {
+        let t = if hi > lo { ((v / lo).ln() / (hi / lo).ln()).clamp(0.0, 1.0) } else { 1.0 };
+        // From (40, 30, 110) to (250, 220, 40), through a green-teal middle.
+        let mix = |a: f64, b: f64| (a + (b - a) * t).round() as u8;
+        (mix(40.0, 250.0), mix(30.0, 220.0), mix(110.0, 40.0), t)
+    };
+    let (width, height) = (LEFT + W * h.columns.len() + 10, TOP + H * h.rows.len() + 10);
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"sans-serif\" font-size=\"10\">\n<rect width=\"{width}\" height=\"{height}\" fill=\"white\"/>\n<text x=\"{}\" y=\"14\" font-size=\"13\" text-anchor=\"middle\">{}</text>\n",
+        width / 2,
+        html_escape(title)
+    );
+    for (j, name) in h.columns.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+            LEFT + j * W + W / 2,
+            TOP - 6,
+            html_escape(name)
+        );
+    }
+    for (i, (name, row)) in h.rows.iter().zip(&h.values).enumerate() {
+        let y = TOP + i * H;
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text>",
+            LEFT - 6,
+            y + H / 2 + 4,
+            html_escape(name)
+        );
+        for (j, v) in row.iter().enumerate() {
+            let Some(v) = v.filter(|v| *v > 0.0) else { continue };
+            let (r, g, b, t) = shade(v);
+            let ink = if t > 0.6 { "black" } else { "white" };
+            let x = LEFT + j * W;
+            let _ = writeln!(
+                s,
+                "<rect x=\"{x}\" y=\"{y}\" width=\"{W}\" height=\"{H}\" fill=\"rgb({r},{g},{b})\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{ink}\">{v:.0}</text>",
+                x + W / 2,
+                y + H / 2 + 4
+            );
+        }
+    }
+    let (right, bottom) = (LEFT + W * h.columns.len(), TOP + H * h.rows.len());
+    for &i in &h.row_cliffs {
+        let y = TOP + (i + 1) * H;
+        let _ = writeln!(s, "<line class=\"cliff\" x1=\"{LEFT}\" y1=\"{y}\" x2=\"{right}\" y2=\"{y}\" stroke=\"red\" stroke-width=\"3\"/>");
+    }
+    for &j in &h.column_cliffs {
+        let x = LEFT + (j + 1) * W;
+        let _ = writeln!(s, "<line class=\"cliff\" x1=\"{x}\" y1=\"{TOP}\" x2=\"{x}\" y2=\"{bottom}\" stroke=\"red\" stroke-width=\"3\"/>");
+    }
+    let _ = writeln!(
+        s,
+        "<text x=\"4\" y=\"{}\">file</text><text x=\"{}\" y=\"{}\" text-anchor=\"end\">record</text>",
+        TOP - 6,
+        LEFT - 6,
+        TOP - 20
+    );
+    s.push_str("</svg>");
+    s
 }
 
 /// A number on an axis: at most three decimals, none that are zeros.
