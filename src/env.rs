@@ -127,8 +127,7 @@ pub fn ram_bytes() -> u64 {
 /// The memory this process may count on: the smaller of MemAvailable and the limit of its
 /// memory cgroup (a batch job's allocation), in bytes.
 pub fn memory_available() -> u64 {
-    let cgroups = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-    let limit = cgroup_memory_limit(&cgroups, |p| fs::read_to_string(p).ok());
+    let limit = own_cgroup_memory_limit();
     meminfo("MemAvailable").unwrap_or(u64::MAX).min(limit.unwrap_or(u64::MAX))
 }
 
@@ -192,28 +191,47 @@ pub fn cpu_caches(read: impl Fn(&str) -> Option<String>) -> Vec<CpuCache> {
 /// What bounds the page cache of this process: the smaller of RAM and its memory cgroup's
 /// limit, and which of the two it is.
 pub fn page_cache_bound() -> (u64, &'static str) {
-    let cgroups = fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
-    match cgroup_memory_limit(&cgroups, |p| fs::read_to_string(p).ok()) {
+    match own_cgroup_memory_limit() {
         Some(limit) if limit < ram_bytes() => (limit, "the memory cgroup's limit"),
         _ => (ram_bytes(), "RAM"),
     }
 }
 
-/// The memory limit of the cgroup named in `/proc/self/cgroup` text (v1 memory controller or
-/// v2 unified), reading control files through `read`; `None` when unlimited or unknown.
-fn cgroup_memory_limit(cgroups: &str, read: impl Fn(&str) -> Option<String>) -> Option<u64> {
+/// The memory limit of this process's cgroup, if any.
+fn own_cgroup_memory_limit() -> Option<u64> {
+    let read = |p: &str| fs::read_to_string(p).unwrap_or_default();
+    cgroup_memory_limit(&read("/proc/self/cgroup"), &read("/proc/self/mountinfo"), |p| fs::read_to_string(p).ok())
+}
+
+/// The memory limit of the cgroup named in `/proc/self/cgroup` text, under the v1 memory
+/// controller or the v2 hierarchy wherever `mountinfo` says the machine mounts them, reading
+/// control files through `read`; `None` when unlimited or unknown.
+fn cgroup_memory_limit(cgroups: &str, mountinfo: &str, read: impl Fn(&str) -> Option<String>) -> Option<u64> {
+    // (mount point, fs type, super options) of each cgroup mount.
+    let mounts: Vec<(&str, &str, &str)> = mountinfo
+        .lines()
+        .filter_map(|line| {
+            let (left, right) = line.split_once(" - ")?;
+            let point = left.split(' ').nth(4)?;
+            let mut r = right.split(' ');
+            let (kind, _, options) = (r.next()?, r.next()?, r.next().unwrap_or(""));
+            kind.starts_with("cgroup").then_some((point, kind, options))
+        })
+        .collect();
+    let v1 = mounts.iter().find(|m| m.1 == "cgroup" && m.2.split(',').any(|o| o == "memory")).map(|m| m.0);
+    let v2 = mounts.iter().find(|m| m.1 == "cgroup2").map(|m| m.0);
     cgroups.lines().find_map(|line| {
         let mut f = line.splitn(3, ':');
         let (_, controllers, path) = (f.next()?, f.next()?, f.next()?);
         let file = if controllers.split(',').any(|c| c == "memory") {
-            format!("/sys/fs/cgroup/memory{path}/memory.limit_in_bytes")
+            format!("{}{path}/memory.limit_in_bytes", v1?)
         } else if controllers.is_empty() {
-            format!("/sys/fs/cgroup{path}/memory.max")
+            format!("{}{path}/memory.max", v2?)
         } else {
             return None;
         };
         // v1 writes "no limit" as a huge page-rounded number, v2 as "max".
-        read(&file)?.trim().parse::<u64>().ok().filter(|&l| l < 1 << 62)
+        read(&file.replace("//", "/"))?.trim().parse::<u64>().ok().filter(|&l| l < 1 << 62)
     })
 }
 
@@ -295,10 +313,19 @@ mod tests {
             "/sys/fs/cgroup/memory/memory.limit_in_bytes" => Some("9223372036854771712\n".to_string()),
             _ => None,
         };
-        assert_eq!(cgroup_memory_limit("8:pids:/\n4:memory:/job/7\n0::/\n", files), Some(1 << 30));
-        assert_eq!(cgroup_memory_limit("0::/slurm/job9\n", files), Some(2 << 30));
-        assert_eq!(cgroup_memory_limit("0::/user.slice\n", files), None);
-        assert_eq!(cgroup_memory_limit("4:memory:/\n", files), None, "v1's no-limit value");
+        // Version 1 with the memory controller at /sys/fs/cgroup/memory, version 2 alone at
+        // /sys/fs/cgroup, and a hybrid machine whose version 2 hierarchy is elsewhere.
+        let v1 = "30 25 0:26 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n\
+                  31 25 0:27 / /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids\n";
+        let v2 = "30 25 0:26 / /sys/fs/cgroup rw,relatime - cgroup2 cgroup2 rw\n";
+        let hybrid = "30 25 0:26 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+        assert_eq!(cgroup_memory_limit("8:pids:/\n4:memory:/job/7\n0::/\n", v1, files), Some(1 << 30));
+        assert_eq!(cgroup_memory_limit("0::/slurm/job9\n", v2, files), Some(2 << 30));
+        assert_eq!(cgroup_memory_limit("0::/user.slice\n", v2, files), None);
+        assert_eq!(cgroup_memory_limit("4:memory:/\n", v1, files), None, "v1's no-limit value");
+        assert_eq!(cgroup_memory_limit("4:memory:/job/7\n", v2, files), None, "no v1 controller mounted");
+        let unified = |p: &str| (p == "/sys/fs/cgroup/unified/slurm/job9/memory.max").then(|| "4096\n".to_string());
+        assert_eq!(cgroup_memory_limit("0::/slurm/job9\n", hybrid, unified), Some(4096));
         assert!(memory_available() > 0);
     }
 

@@ -285,23 +285,6 @@ fn throughput(m: &MatrixRecord) -> Table {
     t
 }
 
-/// A matrix in `iosurvey ls --json`: its id, when, where, what and how it went.
-pub fn row(m: &MatrixRecord) -> serde_json::Value {
-    serde_json::json!({
-        "id": m.id.map(|i| format!("m{i}")),
-        "started": m.started,
-        "status": m.status.name(),
-        "label": m.label,
-        "host": m.env.host,
-        "target": m.env.target,
-        "fs_type": m.env.fs_type,
-        "mode": if m.adaptive { "adaptive" } else { "full" },
-        "kinds": m.kinds.iter().map(|k| k.name()).collect::<Vec<_>>(),
-        "cells": m.cells.len(),
-        "wall_secs": m.wall_secs,
-    })
-}
-
 /// The matrices of `iosurvey ls`: a line each (their cells' runs are not listed one by one).
 pub fn list(ms: &[MatrixRecord]) -> Report {
     if ms.is_empty() {

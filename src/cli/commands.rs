@@ -56,10 +56,10 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
             rows.retain(|r| label.is_none() || r.system == *label);
             let mut matrices = store.matrices()?;
             matrices.retain(|m| label.is_none() || m.label == *label);
+            // The JSON stays the array of runs it has always been; `show mN --json` gives a
+            // matrix.
             Ok(match json {
-                true => to_json(
-                    &serde_json::json!({ "runs": rows, "matrices": matrices.iter().map(analysis::matrix::row).collect::<Vec<_>>() }),
-                )?,
+                true => to_json(&rows)?,
                 false => render(analysis::list(&rows).and(analysis::matrix::list(&matrices)), *format),
             })
         }),

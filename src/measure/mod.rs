@@ -305,6 +305,21 @@ mod tests {
     }
 
     #[test]
+    fn iozone_timing_leaves_open_out_and_ends_where_asked() {
+        // A: open 0, transfers 100..900, fsync to 950, close 1000, 1000 bytes.
+        // B: open 200, transfers 300..1700, fsync to 1800, close 2000, 3000 bytes; 1200 at A's close.
+        let tasks = [task(0, 1000, [0, 100, 900, 950, 1000], 1000), task(1, 3000, [200, 300, 1700, 1800, 2000], 1200)];
+        let t = timed(&tasks, WindowEnd::Transfers);
+        close(t.team, 4000.0 / 1.6); // 100 ms to 1700 ms
+        close(t.task_min, 1000.0 / 0.8);
+        close(t.task_max, 3000.0 / 1.4);
+        close(t.all_busy, 2200.0 / 0.9); // to A's close at 1000 ms
+        close(timed(&tasks, WindowEnd::Fsync).team, 4000.0 / 1.7);
+        close(timed(&tasks, WindowEnd::Close).team, 4000.0 / 1.9);
+        close(timed(&tasks, WindowEnd::Close).task_min, 1000.0 / 0.9);
+    }
+
+    #[test]
     fn bandwidth_spans_earliest_open_to_latest_close() {
         // Task 0: 0..1000 ms moving 1000 bytes; task 1: 200..2000 ms moving 3000 bytes.
         let tasks = [task(0, 1000, [0, 100, 900, 950, 1000], 1000), task(1, 3000, [200, 300, 1800, 1900, 2000], 1200)];

@@ -1,0 +1,349 @@
+//! `iosurvey matrix`: each kind's transfers (exact, on the null engine) and bytes (verified on
+//! tmpfs), a matrix stored, listed, shown and written as CSV with its arithmetic, refusals,
+//! an interrupted matrix stored as failed with nothing left, and a real page-cache cliff made
+//! by a memory-limited cgroup on ext4.
+
+mod common;
+
+use common::*;
+use iosurvey::plan::matrix::{passes, workload, Kind, Pass, Shape, STRIDE};
+use serde_json::Value;
+use std::fs;
+use std::path::Path;
+
+const RECORD: u64 = 4096;
+
+/// `iosurvey run` arguments for the workload of a pass in a cell (one task).
+fn run_args(pass: &Pass, file: u64, engine: Option<&str>) -> String {
+    let w = workload(pass, file, RECORD, &Shape { tasks: 1, per_node: 1, direct: false, fsync: false, seed: 1 });
+    let ops: Vec<String> = w.ops.iter().map(|o| o.name()).collect();
+    format!(
+        "--pattern {} --op {} --transfer {} --block {} --read-percent {} --no-fadvise --engine {}",
+        w.pattern,
+        ops.join(","),
+        w.transfer,
+        w.block,
+        w.read_percent,
+        engine.map_or(w.engine.to_string(), str::to_string)
+    )
+}
+
+/// The trace of the null engine for `args`: (op, offset) per transfer, in order.
+fn traced(bed: &Bed, args: &str) -> Vec<(String, u64)> {
+    let path = bed.tmp.path().join("trace");
+    let _ = fs::remove_file(&path);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .args(["run", "--dir", bed.dir.to_str().unwrap(), "--db", &bed.db, "-q"])
+        .args(args.split(' '))
+        .env("IOSURVEY_TRACE", &path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{args}: {}", String::from_utf8_lossy(&out.stderr));
+    fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split(' ').collect();
+            assert_eq!(f[3].parse::<u64>().unwrap(), RECORD, "{l}");
+            (f[1].to_string(), f[2].parse().unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn every_kind_visits_exactly_its_records_in_its_order() {
+    let bed = Bed::new();
+    let n = 64; // records per file
+    let file = n * RECORD;
+    let seq: Vec<u64> = (0..n).map(|i| i * RECORD).collect();
+    let mut seen = Vec::new();
+    for pass in passes(&Kind::ALL) {
+        let trace = traced(&bed, &run_args(&pass, file, Some("null")));
+        assert_eq!(trace.len() as u64, n * pass.phases.len() as u64, "{pass:?}");
+        for (k, (op, kind)) in pass.phases.iter().enumerate() {
+            let phase = &trace[k * n as usize..(k + 1) * n as usize];
+            let offsets: Vec<u64> = phase.iter().map(|t| t.1).collect();
+            let mut sorted = offsets.clone();
+            sorted.sort_unstable();
+            let Some(kind) = kind else { continue };
+            seen.push(*kind);
+            let direction = op.direction().name();
+            match kind {
+                Kind::Write | Kind::Rewrite | Kind::Read | Kind::Reread => assert_eq!(offsets, seq, "{kind:?}"),
+                Kind::StreamWrite | Kind::StreamRead | Kind::VectoredWrite | Kind::VectoredRead => {
+                    assert_eq!(offsets, seq, "{kind:?}")
+                }
+                Kind::RandomRead | Kind::RandomWrite => {
+                    assert_eq!(sorted, seq, "{kind:?}: every record once");
+                    assert_ne!(offsets, seq, "{kind:?}: not in order");
+                }
+                Kind::BackwardRead => assert_eq!(offsets, seq.iter().rev().copied().collect::<Vec<_>>()),
+                Kind::RecordRewrite => assert_eq!(offsets, vec![0; n as usize], "one record again and again"),
+                Kind::StrideRead => {
+                    let stride: Vec<u64> =
+                        (0..STRIDE).flat_map(|s| (s..n).step_by(STRIDE as usize)).map(|i| i * RECORD).collect();
+                    assert_eq!(offsets, stride);
+                }
+                Kind::Mix => {
+                    assert_eq!(sorted, seq, "every record once, in random order");
+                    let reads = phase.iter().filter(|t| t.0 == "read").count();
+                    assert!(reads > 16 && reads < 48, "about half of 64 are reads: {reads}");
+                    assert_eq!(reads + phase.iter().filter(|t| t.0 == "write").count(), n as usize);
+                }
+            }
+            if *kind != Kind::Mix {
+                assert!(phase.iter().all(|t| t.0 == direction), "{kind:?} moves one way");
+            }
+        }
+    }
+    seen.sort();
+    assert_eq!(seen, Kind::ALL.to_vec(), "each kind measured once");
+}
+
+#[test]
+fn every_kind_that_can_be_checked_moves_the_right_bytes_on_tmpfs() {
+    let Some(fs) = Tmpfs::mount("size=64m") else {
+        eprintln!("skipped: mounting tmpfs needs root");
+        return;
+    };
+    // Each pass on the files of the one before, stamped with one signature, every byte read
+    // checked; record rewrite (one place only) and mix (reads among writes) cannot be.
+    for pass in passes(&Kind::ALL) {
+        if pass.kinds().any(|k| matches!(k, Kind::RecordRewrite | Kind::Mix)) {
+            continue;
+        }
+        let args = format!("{} --verify --signature 7 --keep", run_args(&pass, 256 * RECORD, None));
+        let out = fs.bed.run(&args);
+        assert_eq!(out.code, 0, "{args}: {}", out.stderr);
+        let run = fs.bed.last_run();
+        for p in run["phases"].as_array().unwrap() {
+            if p["op"].as_str().unwrap().contains("read") {
+                assert_eq!(p["verify"]["checked"], 256, "{args}: {p}");
+                assert_eq!(p["verify"]["bad"], 0, "{args}");
+            }
+        }
+    }
+}
+
+/// The matrix of a bed, by id, as JSON.
+fn matrix(bed: &Bed, id: &str) -> Value {
+    let out = iosurvey(&["show", id, "--json", "--db", &bed.db]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    serde_json::from_str(&out.stdout).unwrap()
+}
+
+#[test]
+fn a_matrix_is_stored_shown_listed_and_written_as_csv_and_its_rates_recomputed() {
+    let bed = Bed::new();
+    let csv = bed.tmp.path().join("cells.csv");
+    let args =
+        format!("--full --min-file 64k --max-file 256k --min-record 16k --max-record 64k --csv {}", csv.display());
+    let out = bed.command("matrix", &args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(bed.entries().is_empty(), "the matrix's directory is removed: {:?}", bed.entries());
+    let m = matrix(&bed, "m1");
+    assert_eq!(m["status"], "ok");
+    let cells = m["cells"].as_array().unwrap();
+    // 3 file sizes x 3 record sizes x 14 kinds, one sample each.
+    assert_eq!(cells.len(), 9 * 14);
+    assert!(cells.iter().all(|c| c["samples"].as_array().unwrap().len() == 1));
+    let lines: Vec<String> = fs::read_to_string(&csv).unwrap().lines().map(str::to_string).collect();
+    assert_eq!(lines[0], "kind,file_bytes,record_bytes,mib_s,samples");
+    assert_eq!(lines.len(), 1 + 9 * 14);
+    // A cell's rate is its phase's bytes over the earliest transfer start to the latest end.
+    let cell =
+        cells.iter().find(|c| c["kind"] == "backward-read" && c["file"] == 131072 && c["record"] == 32768).unwrap();
+    let run = bed.show(cell["runs"][0].as_i64().unwrap());
+    assert_eq!(run["matrix_id"], 1);
+    let phase = run["phases"].as_array().unwrap().iter().find(|p| p["op"] == "read").unwrap();
+    let tasks = phase["tasks"].as_array().unwrap();
+    let n = |t: &Value, k: &str| t[k].as_u64().unwrap();
+    let window =
+        tasks.iter().map(|t| n(t, "xfer_end")).max().unwrap() - tasks.iter().map(|t| n(t, "xfer_start")).min().unwrap();
+    let expected = 131072.0 * 1e9 / window as f64 / 1048576.0;
+    let line = lines.iter().find(|l| l.starts_with("backward-read,131072,32768,")).unwrap();
+    let shown: f64 = line.split(',').nth(3).unwrap().parse().unwrap();
+    assert!((shown - expected).abs() < 1e-3 * expected, "{shown} against {expected}");
+    // The cells' runs are the matrix's: `ls` lists one matrix, not 72 runs.
+    assert!(bed.runs().is_empty());
+    let ls = iosurvey(&["ls", "--db", &bed.db]);
+    assert!(ls.stdout.contains("matrices:") && ls.stdout.contains("\n m1 "), "{}", ls.stdout);
+    let shown = iosurvey(&["show", "m1", "--db", &bed.db]).stdout;
+    for kind in Kind::ALL {
+        assert!(shown.contains(&format!("{} (MiB/s):", kind.name())), "{kind:?}");
+    }
+    assert!(shown.contains("9 of 9 cells measured"), "{shown}");
+    // Its heat maps reach the report, one per kind.
+    let page = bed.tmp.path().join("m.html");
+    let out = iosurvey(&["report", "-o", page.to_str().unwrap(), "--db", &bed.db, "m1"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let html = fs::read_to_string(&page).unwrap();
+    assert_eq!(html.matches("<svg ").count(), 14);
+    // Two matrices' findings side by side: a matrix agrees with itself.
+    let same = iosurvey(&["compare", "m1", "m1", "--db", &bed.db]).stdout;
+    let last = same.lines().last().unwrap();
+    let (agree, total) = last.strip_prefix("agreement: ").unwrap().split_once(" of ").unwrap();
+    assert_eq!(agree, total.trim_end_matches(" findings"), "{same}");
+}
+
+#[test]
+fn the_adaptive_mode_says_what_it_skipped_and_what_the_full_matrix_would_take() {
+    let bed = Bed::new();
+    let out = bed.command("matrix", "--kinds write,read --min-file 64k --max-file 8m --min-record 4k --max-record 1m");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let m = matrix(&bed, "m1");
+    assert_eq!(m["adaptive"], true);
+    let skipped = m["skipped"].as_u64().unwrap();
+    assert!(skipped > 0, "{m}");
+    let shown = iosurvey(&["show", "m1", "--db", &bed.db]).stdout;
+    let measured = m["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["file"].as_u64(), c["record"].as_u64()))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    assert!(
+        shown.contains(&format!("{measured} of {} cells measured", measured as u64 + skipped))
+            && shown.contains("the full matrix would take about"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn bad_sizes_and_kinds_are_refused_in_one_line() {
+    let bed = Bed::new();
+    assert_one_line_error(&bed.command("matrix", "--kinds write,9"), 2, &["unknown kind '9'"]);
+    assert_one_line_error(&bed.command("matrix", "--min-file 1m --max-file 64k"), 2, &["the sizes give no cell"]);
+    assert!(!Path::new(&bed.db).exists() || bed.runs().is_empty());
+    assert!(bed.entries().is_empty());
+}
+
+#[test]
+fn an_interrupted_matrix_is_stored_failed_and_leaves_nothing() {
+    let bed = Bed::new();
+    let child = bed.spawn_command(
+        "matrix",
+        "--full --kinds write,read --min-file 64m --max-file 1g --min-record 64k --max-record 64k",
+    );
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // SAFETY: the child's pid, still ours to signal.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = outcome(child.wait_with_output().unwrap());
+    assert_eq!(out.code, 130, "{}", out.stderr);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    let m = matrix(&bed, "m1");
+    assert_eq!(m["status"], "failed");
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+    assert_store_intact(&bed.db);
+}
+
+/// A memory cgroup of `limit` bytes below this process's own, where the machine mounts the
+/// controller (version 1's memory hierarchy, or version 2's); `None` when it cannot be made.
+fn memory_cgroup(limit: u64) -> Option<(std::path::PathBuf, &'static str)> {
+    let mountinfo = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let cgroups = fs::read_to_string("/proc/self/cgroup").ok()?;
+    let mount = |v1: bool| {
+        mountinfo.lines().find_map(|l| {
+            let (left, right) = l.split_once(" - ")?;
+            let mut r = right.split(' ');
+            let (kind, _, options) = (r.next()?, r.next()?, r.next()?);
+            let fits =
+                if v1 { kind == "cgroup" && options.split(',').any(|o| o == "memory") } else { kind == "cgroup2" };
+            fits.then(|| left.split(' ').nth(4).map(str::to_string)).flatten()
+        })
+    };
+    let own = |v1: bool| {
+        cgroups.lines().find_map(|l| {
+            let mut f = l.splitn(3, ':');
+            let (_, controllers, path) = (f.next()?, f.next()?, f.next()?);
+            let fits = if v1 { controllers.split(',').any(|c| c == "memory") } else { controllers.is_empty() };
+            fits.then(|| path.to_string())
+        })
+    };
+    for (v1, file) in [(true, "memory.limit_in_bytes"), (false, "memory.max")] {
+        let (Some(root), Some(path)) = (mount(v1), own(v1)) else { continue };
+        let dir =
+            Path::new(&root).join(path.trim_start_matches('/')).join(format!("iosurvey-test-{}", std::process::id()));
+        if fs::create_dir(&dir).is_ok() {
+            if fs::write(dir.join(file), limit.to_string()).is_ok() {
+                return Some((dir, if v1 { "v1" } else { "v2" }));
+            }
+            let _ = fs::remove_dir(&dir);
+        }
+    }
+    None
+}
+
+#[test]
+fn a_memory_limited_cgroup_makes_a_page_cache_cliff_on_ext4_named_with_its_cause() {
+    if !is_root() {
+        eprintln!("skipped: making a memory cgroup needs root");
+        return;
+    }
+    // ext4, not tmpfs: tmpfs pages cannot be reclaimed, so no limit would push them out.
+    let Some(ext4) = Ext4::make(1024) else {
+        eprintln!("skipped: no ext4 file system could be made on a loop device");
+        return;
+    };
+    let Some((cgroup, version)) = memory_cgroup(100 << 20) else {
+        eprintln!("skipped: no memory cgroup could be made (no controller mounted, or not delegated)");
+        return;
+    };
+    // The process joins the cgroup before it starts, so the files it writes are charged to
+    // it (page cache is charged to whoever touches it first).
+    let script = format!("echo $$ > {}/cgroup.procs && exec \"$@\"", cgroup.display());
+    let db = ext4.scratch.path().join("store.db");
+    let out = outcome(
+        std::process::Command::new("sh")
+            .args(["-c", &script, "sh", env!("CARGO_BIN_EXE_iosurvey"), "matrix", "--dir"])
+            .arg(&ext4.mount)
+            .args(["--db", db.to_str().unwrap(), "--full", "--kinds", "read", "--min-file", "8m", "--max-file", "256m"])
+            .args(["--min-record", "1m", "--max-record", "1m"])
+            .output()
+            .unwrap(),
+    );
+    let _ = fs::remove_dir(&cgroup);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let cliff = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("read over growing files"))
+        .unwrap_or_else(|| panic!("cgroup {version}: no cliff in\n{}", out.stdout));
+    assert!(
+        cliff.contains(
+            "from 64 MiB to 128 MiB: it crosses the page cache (bounded by the memory cgroup's limit) (100 MiB)"
+        ),
+        "{cliff}"
+    );
+}
+
+/// An ext4 file system on a loop device, mounted in a scratch directory; unmounted on drop.
+struct Ext4 {
+    scratch: tempfile::TempDir,
+    mount: std::path::PathBuf,
+}
+
+impl Ext4 {
+    fn make(mib: u64) -> Option<Ext4> {
+        let scratch = tempfile::tempdir_in("/var/tmp").ok()?;
+        let image = scratch.path().join("fs.img");
+        let mount = scratch.path().join("mnt");
+        fs::create_dir(&mount).ok()?;
+        fs::File::create(&image).ok()?.set_len(mib << 20).ok()?;
+        let ok = |c: &mut std::process::Command| c.output().is_ok_and(|o| o.status.success());
+        if !ok(std::process::Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&image)) {
+            return None;
+        }
+        if !ok(std::process::Command::new("mount").args(["-o", "loop"]).arg(&image).arg(&mount)) {
+            return None;
+        }
+        Some(Ext4 { scratch, mount })
+    }
+}
+
+impl Drop for Ext4 {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.mount).output();
+    }
+}
