@@ -347,3 +347,43 @@ impl Drop for Ext4 {
         let _ = std::process::Command::new("umount").arg(&self.mount).output();
     }
 }
+
+#[test]
+fn throughput_mode_gives_the_team_and_the_all_busy_rate_and_each_task_apart() {
+    let bed = Bed::new();
+    let out = bed.command(
+        "matrix",
+        "--full --kinds write,read --min-file 1m --max-file 1m --min-record 64k --max-record 64k --tasks 3",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let m = matrix(&bed, "m1");
+    for c in m["cells"].as_array().unwrap() {
+        let s = &c["samples"][0];
+        let f = |k: &str| s[k].as_f64().unwrap();
+        assert!(f("task_min") <= f("task_max"), "{s}");
+        // No task runs faster than the team moves its bytes in all, nor the team faster than
+        // three of its fastest task.
+        assert!(f("team") <= 3.0 * f("task_max") * 1.000001, "{s}");
+        // The run's own tasks: three files of 1 MiB each.
+        let run = bed.show(c["runs"][0].as_i64().unwrap());
+        let phase = &run["phases"][if c["kind"] == "write" { 0 } else { 1 }];
+        assert_eq!(phase["figures"]["bytes"], 3 << 20);
+    }
+    let shown = iosurvey(&["show", "m1", "--db", &bed.db]).stdout;
+    assert!(shown.contains("throughput of 3 tasks"), "{shown}");
+    for column in ["team", "until first done", "slowest task", "fastest task"] {
+        assert!(shown.contains(column), "{column}: {shown}");
+    }
+}
+
+#[test]
+fn a_budget_stops_the_matrix_and_says_so() {
+    let bed = Bed::new();
+    let out = bed.command("matrix", "--kinds write --max-file 1m --budget 1ns");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let m = matrix(&bed, "m1");
+    assert_eq!(m["status"], "ok");
+    assert!(m["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with("--budget reached")), "{m}");
+    assert!(m["cells"].as_array().unwrap().is_empty());
+    assert_one_line_error(&bed.command("matrix", "--budget soon"), 2, &["--budget"]);
+}

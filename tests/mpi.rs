@@ -358,3 +358,34 @@ fn a_quick_io500_runs_over_mpi_ranks_and_every_rank_works() {
     }
     assert!(listing(shm.path()).is_empty());
 }
+
+#[test]
+fn a_matrix_over_mpi_ranks_measures_every_cell_with_every_rank_in_throughput_mode() {
+    let Some(bed) = mpi_bed() else { return };
+    let out = bed.command(
+        "matrix",
+        "--full --kinds write,read,random-read --min-file 64k --max-file 128k --min-record 32k --max-record 64k",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let show = |args: &[&str]| {
+        let mut all = vec!["show", "m1", "--db", bed.db.as_str()];
+        all.extend(args);
+        let out = iosurvey(&all);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        out.stdout
+    };
+    let m: Value = serde_json::from_str(&show(&["--json"])).unwrap();
+    assert_eq!((m["status"].as_str(), m["shape"]["tasks"].as_u64()), (Some("ok"), Some(4)));
+    let cells = m["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 4 * 3, "4 cells x 3 kinds");
+    for c in cells {
+        let run = bed.show(c["runs"][0].as_i64().unwrap());
+        for p in run["phases"].as_array().unwrap() {
+            let tasks = p["tasks"].as_array().unwrap();
+            assert_eq!(tasks.len(), 4);
+            assert!(tasks.iter().all(|t| t["bytes"] == c["file"]), "every rank its whole file: {p}");
+        }
+    }
+    assert!(show(&[]).contains("throughput of 4 tasks"));
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+}

@@ -298,11 +298,13 @@ fn pass_name(pass: &Pass) -> String {
     format!("matrix {} {}", pass.engine, pass.pattern)
 }
 
-/// The wall time of every cell of the grid once: a measured cell's mean visit, and for each
-/// other the nearest measured cell's (the same record size first, else the nearest), scaled
-/// by the ratio of their file sizes.
+/// The wall time of every cell of the grid once: a measured cell's mean visit; for each other,
+/// the nearest measured cell's (fewest doublings away in file and record size together), its part
+/// beyond the quickest visit of all (the fixed cost of a cell's runs) scaled by the ratio of
+/// their file sizes.
 fn full_estimate(grid: &Grid, visits: &BTreeMap<At, Vec<f64>>) -> f64 {
     let mean = |v: &Vec<f64>| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let fixed = visits.values().map(mean).fold(f64::INFINITY, f64::min);
     let distance = |(f, r): At, (g, s): At| ((f as f64 / g as f64).log2().abs(), (r as f64 / s as f64).log2().abs());
     grid.cells()
         .into_iter()
@@ -312,9 +314,9 @@ fn full_estimate(grid: &Grid, visits: &BTreeMap<At, Vec<f64>>) -> f64 {
                 .iter()
                 .min_by(|a, b| {
                     let (da, db) = (distance(c, *a.0), distance(c, *b.0));
-                    (da.1, da.0).partial_cmp(&(db.1, db.0)).unwrap_or(std::cmp::Ordering::Equal)
+                    (da.0 + da.1, da.0).partial_cmp(&(db.0 + db.1, db.0)).unwrap_or(std::cmp::Ordering::Equal)
                 })
-                .map_or(0.0, |(near, v)| mean(v) * c.0 as f64 / near.0 as f64),
+                .map_or(0.0, |(near, v)| fixed + (mean(v) - fixed) * c.0 as f64 / near.0 as f64),
         })
         .sum()
 }

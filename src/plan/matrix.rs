@@ -293,8 +293,9 @@ enum Stage {
 /// The adaptive mode's choice of cells: a coarse pass (every other file size and record size
 /// of the cheap rows, then every other larger file size at the best record size: the spine),
 /// refinement between measured neighbours that disagree by more than `fraction` and around
-/// each kind's peak (in the cheap rows, and along the spine), and more samples only of the
-/// cheap cells a finding rests on, until they are stable.
+/// each kind's peak (in the cheap rows, and along the spine where two steps apart would not
+/// place a cliff within one), and more samples of each kind's peak cell in the cheap rows,
+/// until it is stable.
 #[derive(Debug, Clone)]
 pub struct Adaptive {
     grid: Grid,
@@ -449,6 +450,11 @@ impl Adaptive {
                     if j - i < 2 || r0.min(r1) >= r0.max(r1) * (1.0 - self.fraction) {
                         continue;
                     }
+                    // Two steps apart already place a cliff within one step; beyond the cheap
+                    // rows, where a cell costs as much as all smaller ones, that is enough.
+                    if by_file && j - i == 2 && !self.cheap_files().contains(&sizes[(i + j) / 2]) {
+                        continue;
+                    }
                     let middle = sizes[(i + j) / 2];
                     let better = if r0 >= r1 { c0 } else { c1 };
                     let cell = match by_file {
@@ -487,23 +493,11 @@ impl Adaptive {
         out
     }
 
-    /// The cells a finding rests on (each kind's peak, and the cells that hold its profiles on
-    /// both sides of a drop of more than the fraction) whose samples are not yet stable: fewer
-    /// than two, or the last two further apart than [`STABLE`], and fewer than
-    /// [`MOST_SAMPLES`].
+    /// Each kind's peak cell, when its samples are not yet stable: fewer than two, or the last
+    /// two further apart than [`STABLE`], and fewer than [`MOST_SAMPLES`]. (A cliff needs two
+    /// points on each side, so one noisy cell does not make or hide one; a peak is one cell.)
     fn unsettled(&self, measured: &Measured) -> Vec<At> {
-        let mut deciding = Vec::new();
-        for kind in Self::kinds(measured) {
-            deciding.extend(self.peak(measured, kind));
-            for by_file in [true, false] {
-                let line = self.profile(measured, kind, by_file);
-                for w in line.windows(2) {
-                    if w[1].1 < w[0].1 * (1.0 - self.fraction) {
-                        deciding.extend([w[0].2, w[1].2]);
-                    }
-                }
-            }
-        }
+        let mut deciding: Vec<At> = Self::kinds(measured).into_iter().filter_map(|k| self.peak(measured, k)).collect();
         deciding.sort_unstable();
         deciding.dedup();
         deciding
