@@ -274,7 +274,7 @@ pub type Measured = BTreeMap<At, BTreeMap<Kind, Vec<f64>>>;
 
 /// The share of a full matrix's bytes that the adaptive mode measures in whole rows: the small
 /// files, where CPU caches make the sharpest cliffs and every cell is cheap.
-const CHEAP_SHARE: f64 = 0.03;
+const CHEAP_SHARE: f64 = 0.015;
 /// Two measurements of a cell within this fraction of each other make it stable.
 pub const STABLE: f64 = 0.10;
 /// The most samples the adaptive mode takes of one cell.
@@ -433,8 +433,8 @@ impl Adaptive {
         kinds.into_iter().collect()
     }
 
-    /// Where the profiles of some kind differ by more than the fraction between two measured
-    /// sizes with an unmeasured one between them, the cell halfway: a file size at the spine's
+    /// Where the profile of some kind falls by more than the fraction from one measured size to
+    /// the next with an unmeasured one between them, the cell halfway: a file size at the spine's
     /// record, a record size at the file where the better neighbour peaked. Also, in the first
     /// round, the unmeasured neighbours of each kind's peak.
     fn refinements(&self, measured: &Measured, first: bool) -> Vec<At> {
@@ -447,7 +447,9 @@ impl Adaptive {
                 for w in line.windows(2) {
                     let ((s0, r0, c0), (s1, r1, c1)) = (w[0], w[1]);
                     let (i, j) = (index(s0), index(s1));
-                    if j - i < 2 || r0.min(r1) >= r0.max(r1) * (1.0 - self.fraction) {
+                    // A fall may be a cliff, to be placed; a rise (small records, bound by
+                    // system calls) leads to the peak, which its neighbours refine.
+                    if j - i < 2 || r1 >= r0 * (1.0 - self.fraction) {
                         continue;
                     }
                     // Two steps apart already place a cliff within one step; beyond the cheap
@@ -465,8 +467,12 @@ impl Adaptive {
                 }
             }
             if first {
+                // Around the peak in the cheap rows only: a kind that peaks on a large file
+                // (record rewrite, whose one record stays in the cache) would pull in cells that
+                // cost as much as the rest of the matrix.
+                let cheap = self.cheap_files();
                 if let Some(peak) = self.peak(measured, kind) {
-                    out.extend(self.neighbours(peak));
+                    out.extend(self.neighbours(peak).into_iter().filter(|c| cheap.contains(&c.0)));
                 }
             }
         }
