@@ -291,7 +291,8 @@ enum Stage {
 }
 
 /// The adaptive mode's choice of cells: a coarse pass (every other file size and record size
-/// of the cheap rows, then every other larger file size at the best record size: the spine),
+/// of the cheap rows, then every other larger file size at the best record size: the spine,
+/// and each record too large for the cheap rows on the smallest file that holds it),
 /// refinement between measured neighbours that disagree by more than `fraction` and around
 /// each kind's peak (in the cheap rows, and along the spine where two steps apart would not
 /// place a cliff within one), and more samples of each kind's peak cell in the cheap rows,
@@ -364,11 +365,21 @@ impl Adaptive {
                     self.spine = best_record(measured, &self.grid);
                     let spine = self.spine;
                     let beyond: Vec<u64> = self.grid.files.iter().copied().filter(|f| !cheap.contains(f)).collect();
-                    let cells = every_other(&beyond)
+                    let mut cells: Vec<At> = every_other(&beyond)
                         .into_iter()
                         .filter_map(|f| Some((f, self.nearest_record(f, spine?)?)))
-                        .filter(|c| !measured.contains_key(c))
                         .collect();
+                    // Records too large for the cheap rows, each on the smallest file that
+                    // holds it, so the record profile reaches them.
+                    let largest = cheap.last().copied().unwrap_or(0);
+                    cells.extend(
+                        self.grid.records.iter().filter(|&&r| r > largest).filter_map(|&r| {
+                            self.grid.files.iter().find(|&&f| self.grid.holds((f, r))).map(|&f| (f, r))
+                        }),
+                    );
+                    cells.retain(|c| !measured.contains_key(c));
+                    cells.sort_unstable();
+                    cells.dedup();
                     (cells, Stage::Refine(0))
                 }
                 Stage::Refine(round) => {
