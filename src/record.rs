@@ -582,6 +582,9 @@ pub struct MatrixRecord {
     pub full_secs: Option<f64>,
     /// Cells of the grid not measured.
     pub skipped: usize,
+    /// The adaptive mode's spine: the record size it measured at every coarse file size.
+    #[serde(default)]
+    pub spine: Option<u64>,
     /// Things the reader should know (passes refused, budget reached).
     pub notes: Vec<String>,
 }

@@ -50,18 +50,33 @@ fn kinds(m: &MatrixRecord) -> Vec<Kind> {
 }
 
 /// Each kind's profile along an axis: at each size, the best rate over the other axis.
+/// An adaptive matrix's file profile follows its spine instead (at each file size the record
+/// nearest the spine: the one column it measures at every coarse file size), so that rows
+/// measured whole (a best of many cells) and rows measured at the spine alone (one cell) are
+/// never set against each other as if they were alike.
 fn profile(m: &MatrixRecord, kind: Kind, axis: Axis) -> Vec<(u64, f64)> {
     let sizes = match axis {
         Axis::File => &m.grid.files,
         Axis::Record => &m.grid.records,
     };
+    let spine = m.spine.filter(|_| m.adaptive && axis == Axis::File);
     sizes
         .iter()
         .filter_map(|&s| {
+            let column = spine.and_then(|spine| {
+                let distance = |r: u64| (r as f64 / spine as f64).log2().abs();
+                m.grid
+                    .records
+                    .iter()
+                    .copied()
+                    .filter(|&r| m.grid.holds((s, r)))
+                    .min_by(|a, b| distance(*a).total_cmp(&distance(*b)))
+            });
             let best = m
                 .cells
                 .iter()
                 .filter(|c| c.kind == kind && if axis == Axis::File { c.file == s } else { c.record == s })
+                .filter(|c| column.is_none_or(|r| c.record == r))
                 .filter_map(MatrixCell::rate)
                 .fold(None, |best: Option<f64>, r| Some(best.map_or(r, |b| b.max(r))))?;
             // The file axis is the data a node holds: a node's tasks share its caches.
@@ -445,6 +460,7 @@ mod tests {
             wall_secs: 1.0,
             full_secs: None,
             skipped: 0,
+            spine: None,
             notes: Vec::new(),
         }
     }
@@ -526,7 +542,7 @@ mod tests {
                 possibly_cached: None,
             })
             .collect();
-        let part = MatrixRecord { adaptive: true, cells, ..full.clone() };
+        let part = MatrixRecord { adaptive: true, cells, spine: adaptive.spine, ..full.clone() };
         assert!(part.cells.len() < full.cells.len(), "{} of {}", part.cells.len(), full.cells.len());
         let (agree, total, lines) = agreement(&part, &full);
         assert_eq!(agree, total, "{lines:#?}");

@@ -147,6 +147,7 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
             wall_secs: 0.0,
             full_secs: None,
             skipped: 0,
+            spine: None,
             notes: std::mem::take(&mut notes),
         };
         let id = store.begin_matrix(&record)?;
@@ -260,6 +261,9 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
     b.record.wall_secs = b.start.elapsed().as_secs_f64();
     b.record.skipped = grid.cells().iter().filter(|c| !b.measured.contains_key(c)).count();
     b.record.full_secs = Some(full_estimate(&grid, &b.visits));
+    if let Chooser::Adaptive(adaptive, _) = &b.chooser {
+        b.record.spine = adaptive.spine;
+    }
     b.record.cells.sort_by_key(|c| (c.kind, c.file, c.record));
     let interrupted = INTERRUPTED.load(Ordering::Relaxed);
     if failure.is_some() || interrupted {
