@@ -224,9 +224,18 @@ fn an_interrupted_matrix_is_stored_failed_and_leaves_nothing() {
     let bed = Bed::new();
     let child = bed.spawn_command(
         "matrix",
-        "--full --kinds write,read --min-file 64m --max-file 1g --min-record 64k --max-record 64k",
+        "--full --repetitions 100 --kinds write,read --min-file 64m --max-file 256m --min-record 64k --max-record 64k",
     );
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // Interrupted once cells have been stored, whatever the machine's speed.
+    let stored = || {
+        rusqlite::Connection::open_with_flags(&bed.db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .and_then(|c| c.query_row("SELECT count(*) FROM runs", [], |r| r.get::<_, i64>(0)))
+            .unwrap_or(0)
+    };
+    let start = std::time::Instant::now();
+    while stored() < 2 && start.elapsed() < std::time::Duration::from_secs(30) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     // SAFETY: the child's pid, still ours to signal.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = outcome(child.wait_with_output().unwrap());
