@@ -348,60 +348,59 @@ impl Adaptive {
     /// done.
     pub fn next(&mut self, measured: &Measured) -> Vec<At> {
         loop {
-            let (cells, next) = match self.stage {
-                Stage::Coarse => {
-                    let files = every_other(&self.cheap_files());
-                    let records = every_other(&self.grid.records);
-                    let cells = files.iter().flat_map(|&f| records.iter().map(move |&r| (f, r)));
-                    // A row whose every other record misses its largest still gets that one.
-                    let ends = files.iter().filter_map(|&f| self.grid.row(f).last().copied());
-                    let mut cells: Vec<At> = cells.chain(ends).filter(|&c| self.grid.holds(c)).collect();
-                    cells.sort_unstable();
-                    cells.dedup();
-                    (cells, Stage::Spine)
-                }
-                Stage::Spine => {
-                    let cheap = self.cheap_files();
-                    self.spine = best_record(measured, &self.grid);
-                    let spine = self.spine;
-                    let beyond: Vec<u64> = self.grid.files.iter().copied().filter(|f| !cheap.contains(f)).collect();
-                    let mut cells: Vec<At> = every_other(&beyond)
-                        .into_iter()
-                        .filter_map(|f| Some((f, self.nearest_record(f, spine?)?)))
-                        .collect();
-                    // Records too large for the cheap rows, each on the smallest file that
-                    // holds it, so the record profile reaches them.
-                    let largest = cheap.last().copied().unwrap_or(0);
-                    cells.extend(
-                        self.grid.records.iter().filter(|&&r| r > largest).filter_map(|&r| {
+            let (cells, next) =
+                match self.stage {
+                    Stage::Coarse => {
+                        let files = every_other(&self.cheap_files());
+                        let records = every_other(&self.grid.records);
+                        let cells = files.iter().flat_map(|&f| records.iter().map(move |&r| (f, r)));
+                        // A row whose every other record misses its largest still gets that one.
+                        let ends = files.iter().filter_map(|&f| self.grid.row(f).last().copied());
+                        let mut cells: Vec<At> = cells.chain(ends).filter(|&c| self.grid.holds(c)).collect();
+                        cells.sort_unstable();
+                        cells.dedup();
+                        (cells, Stage::Spine)
+                    }
+                    Stage::Spine => {
+                        let cheap = self.cheap_files();
+                        self.spine = best_record(measured, &self.grid);
+                        let spine = self.spine;
+                        let beyond: Vec<u64> = self.grid.files.iter().copied().filter(|f| !cheap.contains(f)).collect();
+                        let mut cells: Vec<At> = every_other(&beyond)
+                            .into_iter()
+                            .filter_map(|f| Some((f, self.nearest_record(f, spine?)?)))
+                            .collect();
+                        // Records too large for the cheap rows, each on the smallest file that
+                        // holds it, so the record profile reaches them.
+                        let largest = cheap.last().copied().unwrap_or(0);
+                        cells.extend(self.grid.records.iter().filter(|&&r| r > largest).filter_map(|&r| {
                             self.grid.files.iter().find(|&&f| self.grid.holds((f, r))).map(|&f| (f, r))
-                        }),
-                    );
-                    cells.retain(|c| !measured.contains_key(c));
-                    cells.sort_unstable();
-                    cells.dedup();
-                    (cells, Stage::Refine(0))
-                }
-                Stage::Refine(round) => {
-                    let cells: Vec<At> =
-                        self.refinements(measured, round == 0).into_iter().filter(|&c| self.affordable(c)).collect();
-                    match cells.is_empty() || round >= 5 {
-                        true => (Vec::new(), Stage::Settle(0)),
-                        false => (cells, Stage::Refine(round + 1)),
+                        }));
+                        cells.retain(|c| !measured.contains_key(c));
+                        cells.sort_unstable();
+                        cells.dedup();
+                        (cells, Stage::Refine(0))
                     }
-                }
-                Stage::Settle(round) => {
-                    // A large cell's one sample is long and steady; the noise is in the small.
-                    let cheap = self.cheap_files();
-                    let cells: Vec<At> =
-                        self.unsettled(measured).into_iter().filter(|c| cheap.contains(&c.0)).collect();
-                    match cells.is_empty() || round >= MOST_SAMPLES as u32 {
-                        true => (Vec::new(), Stage::Done),
-                        false => (cells, Stage::Settle(round + 1)),
+                    Stage::Refine(round) => {
+                        let cells: Vec<At> =
+                            self.refinements(measured).into_iter().filter(|&c| self.affordable(c)).collect();
+                        match cells.is_empty() || round >= 5 {
+                            true => (Vec::new(), Stage::Settle(0)),
+                            false => (cells, Stage::Refine(round + 1)),
+                        }
                     }
-                }
-                Stage::Done => return Vec::new(),
-            };
+                    Stage::Settle(round) => {
+                        // A large cell's one sample is long and steady; the noise is in the small.
+                        let cheap = self.cheap_files();
+                        let cells: Vec<At> =
+                            self.unsettled(measured).into_iter().filter(|c| cheap.contains(&c.0)).collect();
+                        match cells.is_empty() || round >= MOST_SAMPLES as u32 {
+                            true => (Vec::new(), Stage::Done),
+                            false => (cells, Stage::Settle(round + 1)),
+                        }
+                    }
+                    Stage::Done => return Vec::new(),
+                };
             self.stage = next;
             if !cells.is_empty() {
                 return cells;
@@ -446,9 +445,9 @@ impl Adaptive {
 
     /// Where the profile of some kind falls by more than the fraction from one measured size to
     /// the next with an unmeasured one between them, the cell halfway: a file size at the spine's
-    /// record, a record size at the file where the better neighbour peaked. Also, in the first
-    /// round, the unmeasured neighbours of each kind's peak.
-    fn refinements(&self, measured: &Measured, first: bool) -> Vec<At> {
+    /// record, a record size at the file where the better neighbour peaked. Also the unmeasured
+    /// neighbours of each kind's peak, so that over the rounds the peak climbs to the best cell.
+    fn refinements(&self, measured: &Measured) -> Vec<At> {
         let mut out = Vec::new();
         for kind in Self::kinds(measured) {
             for by_file in [true, false] {
@@ -477,14 +476,12 @@ impl Adaptive {
                     out.extend(cell.filter(|&c| self.grid.holds(c)));
                 }
             }
-            if first {
-                // Around the peak in the cheap rows only: a kind that peaks on a large file
-                // (record rewrite, whose one record stays in the cache) would pull in cells that
-                // cost as much as the rest of the matrix.
-                let cheap = self.cheap_files();
-                if let Some(peak) = self.peak(measured, kind) {
-                    out.extend(self.neighbours(peak).into_iter().filter(|c| cheap.contains(&c.0)));
-                }
+            // Climb to the peak, a step a round, in the cheap rows only: a kind that peaks on a
+            // large file (record rewrite, whose one record stays in the cache) would pull in
+            // cells that cost as much as the rest of the matrix.
+            let cheap = self.cheap_files();
+            if let Some(peak) = self.peak(measured, kind) {
+                out.extend(self.neighbours(peak).into_iter().filter(|c| cheap.contains(&c.0)));
             }
         }
         out.retain(|c| !measured.contains_key(c));
