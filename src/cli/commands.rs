@@ -284,7 +284,12 @@ fn html_report(
     } else {
         write(output, &iosurvey::report::exporter(Format::Html).render(&report))?;
     }
-    Ok(format!("report of {} runs written to {}\n", chosen.len(), output.display()))
+    let matrices = match matrices.len() {
+        0 => String::new(),
+        1 => " and 1 matrix".into(),
+        n => format!(" and {n} matrices"),
+    };
+    Ok(format!("report of {} runs{matrices} written to {}\n", chosen.len(), output.display()))
 }
 
 fn compare(db: &Path, names: &[String], format: Format) -> Result<String, Failure> {

@@ -159,8 +159,7 @@ impl Exporter for Markdown {
         if !report.findings.is_empty() {
             let _ = writeln!(s, "### Findings\n");
             for f in &report.findings {
-                let runs: Vec<String> = f.runs.iter().map(|i| i.to_string()).collect();
-                let _ = writeln!(s, "- {} (runs {})", md_escape(&f.text), runs.join(", "));
+                let _ = writeln!(s, "- {}{}", md_escape(&f.text), runs_said(&f.runs));
             }
             s.push('\n');
         }
@@ -389,6 +388,14 @@ fn svg_heat(title: &str, h: &crate::analysis::Heat) -> String {
     s
 }
 
+/// " (runs 1, 2)" after a finding, or nothing when it rests on no stored run.
+fn runs_said(runs: &[i64]) -> String {
+    match runs {
+        [] => String::new(),
+        _ => format!(" (runs {})", runs.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")),
+    }
+}
+
 /// A number on an axis: at most three decimals, none that are zeros.
 fn axis_number(x: f64) -> String {
     let text = format!("{x:.3}");
@@ -432,13 +439,9 @@ impl Exporter for Html {
         if !report.findings.is_empty() {
             let _ = writeln!(s, "<h2>Findings</h2>\n<ul class=\"findings\">");
             for f in &report.findings {
-                let runs: Vec<String> = f.runs.iter().map(|i| i.to_string()).collect();
-                let _ = writeln!(
-                    s,
-                    "<li>{} <span class=\"runs\">(runs {})</span></li>",
-                    html_escape(&f.text),
-                    runs.join(", ")
-                );
+                let runs = runs_said(&f.runs);
+                let runs = if runs.is_empty() { runs } else { format!(" <span class=\"runs\">{}</span>", runs.trim()) };
+                let _ = writeln!(s, "<li>{}{runs}</li>", html_escape(&f.text));
             }
             let _ = writeln!(s, "</ul>");
         }
