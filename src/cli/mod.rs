@@ -146,7 +146,8 @@ enum Command {
         after_help = "Examples:\n  iosurvey compare s1 s2\n  iosurvey compare lustre-a f800 --format md\n  iosurvey compare lustre-a f800 gpfs-b"
     )]
     Compare {
-        /// Each side: a run id (12), a survey (s3), a sweep (w2), or a --label.
+        /// Each side: a run id (12), a survey (s3), a sweep (w2), or a --label; or two matrices
+        /// (m2 m1), their findings side by side.
         #[arg(required = true, num_args = 2.., value_name = "SIDE")]
         sides: Vec<String>,
         /// Lay the tables out as text, json, csv or md.
@@ -174,7 +175,7 @@ enum Command {
     /// Show one stored run in full.
     #[command(after_help = "Examples:\n  iosurvey show 7\n  iosurvey show 7 --json\n  iosurvey show s3 --format md")]
     Show {
-        /// A run id (7), a survey (s3) or a sweep (w2), as `iosurvey ls` prints them.
+        /// A run id (7), a survey (s3), a sweep (w2) or a matrix (m1), as `iosurvey ls` prints them.
         #[arg(value_parser = shown)]
         id: Shown,
         /// Print the whole record as JSON.
@@ -359,7 +360,7 @@ struct MatrixArgs {
     /// Largest record size (IOzone -q).
     #[arg(long, value_parser = size_arg, default_value = "16m")]
     max_record: u64,
-    /// Also records under 64 KiB on files over 32 MiB, which IOzone skips unless -z.
+    /// Also records under 64 KiB on files over 16 MiB, which IOzone's -a skips unless -z.
     #[arg(long)]
     all_records: bool,
     /// O_DIRECT (IOzone -I); the stream kinds are then left out.
