@@ -538,7 +538,7 @@ impl MatrixCell {
     /// The median of its samples' whole-team rates, bytes/s.
     pub fn rate(&self) -> Option<f64> {
         let rates: Vec<f64> = self.samples.iter().filter_map(|s| s.team).collect();
-        crate::plan::matrix::median(&rates)
+        crate::measure::median(&rates)
     }
 }
 

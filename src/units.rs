@@ -94,21 +94,33 @@ pub fn now_unix() -> i64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64)
 }
 
-/// Parses a duration, "100us", "1.5ms", "2s", "500ns", into nanoseconds.
+/// Parses a duration, "100us", "1.5ms", "2s", "500ns", into nanoseconds (under an hour).
 pub fn parse_duration(text: &str) -> Result<u64, String> {
+    duration(text, &UNITS[..4], (3.6e12, "an hour"))
+}
+
+/// Parses a long duration, as [`parse_duration`] and also in minutes and hours ("10m", "2h"),
+/// into nanoseconds (under a week): a time budget.
+pub fn parse_long_duration(text: &str) -> Result<u64, String> {
+    duration(text, &UNITS, (7.0 * 24.0 * 3.6e12, "a week"))
+}
+
+/// Duration units and their nanoseconds.
+const UNITS: [(&str, f64); 6] = [("ns", 1.0), ("us", 1e3), ("ms", 1e6), ("s", 1e9), ("m", 60e9), ("h", 3600e9)];
+
+/// A number and one of `units`, in nanoseconds below `limit` (nanoseconds, said as).
+fn duration(text: &str, units: &[(&str, f64)], (limit, said): (f64, &str)) -> Result<u64, String> {
     let split = text.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
     let value: f64 = number.parse().map_err(|_| format!("'{text}' does not start with a number"))?;
-    let scale = match unit {
-        "ns" => 1.0,
-        "us" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        _ => return Err(format!("'{text}' needs a unit: ns, us, ms or s")),
+    let Some((_, scale)) = units.iter().find(|(name, _)| *name == unit) else {
+        let names: Vec<&str> = units.iter().map(|(name, _)| *name).collect();
+        let (last, rest) = names.split_last().expect("units");
+        return Err(format!("'{text}' needs a unit: {} or {last}", rest.join(", ")));
     };
     let nanos = value * scale;
-    if !(nanos.is_finite() && nanos < 3.6e12) {
-        return Err(format!("'{text}' is longer than an hour"));
+    if !(nanos.is_finite() && nanos < limit) {
+        return Err(format!("'{text}' is longer than {said}"));
     }
     Ok(nanos as u64)
 }
@@ -174,6 +186,10 @@ mod tests {
         assert!(parse_duration("ms").is_err());
         assert!(parse_duration("2h").is_err());
         assert!(parse_duration("9999s").is_err());
+        assert_eq!(parse_long_duration("2h"), Ok(7_200_000_000_000));
+        assert_eq!(parse_long_duration("1.5m"), Ok(90_000_000_000));
+        assert_eq!(parse_long_duration("10ms"), Ok(10_000_000));
+        assert!(parse_long_duration("200h").is_err(), "over a week");
     }
 
     #[test]

@@ -396,3 +396,30 @@ fn a_budget_stops_the_matrix_and_says_so() {
     assert!(m["cells"].as_array().unwrap().is_empty());
     assert_one_line_error(&bed.command("matrix", "--budget soon"), 2, &["--budget"]);
 }
+
+#[test]
+fn an_unwritable_csv_is_refused_before_anything_runs() {
+    let bed = Bed::new();
+    let out = bed.command("matrix", "--max-file 128k --csv /nonexistent-dir/cells.csv");
+    assert_one_line_error(&out, 2, &["cannot write the CSV to /nonexistent-dir/cells.csv"]);
+    assert!(!Path::new(&bed.db).exists(), "nothing stored, nothing run");
+    assert!(bed.entries().is_empty());
+}
+
+#[test]
+fn a_full_file_system_fails_the_matrix_in_one_line_stores_it_failed_and_removes_its_files() {
+    let Some(fs) = Tmpfs::mount("size=8m") else { return };
+    // 16 MiB files on an 8 MiB file system, the free-space check off so the writes meet ENOSPC.
+    let out = fs.bed.command(
+        "matrix",
+        "--full --kinds write,read --min-file 16m --max-file 16m --min-record 1m --max-record 1m --no-space-check",
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("No space left on device"), "{}", out.stderr);
+    let m = matrix(&fs.bed, "m1");
+    assert_eq!(m["status"], "failed");
+    assert!(m["error"].as_str().unwrap().contains("No space left"), "{m}");
+    assert!(fs.bed.entries().is_empty(), "{:?}", fs.bed.entries());
+    assert_store_intact(&fs.bed.db);
+}

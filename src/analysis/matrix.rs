@@ -278,7 +278,7 @@ fn throughput(m: &MatrixRecord) -> Table {
         &["kind", "file", "record", "team", "until first done", "slowest task", "fastest task"],
     );
     let med = |c: &MatrixCell, f: fn(&crate::measure::TimedFigures) -> Option<f64>| {
-        crate::plan::matrix::median(&c.samples.iter().filter_map(f).collect::<Vec<_>>()).map(mib_per_s)
+        crate::measure::median(&c.samples.iter().filter_map(f).collect::<Vec<_>>()).map(mib_per_s)
     };
     for c in &m.cells {
         t.rows.push(vec![

@@ -13,26 +13,16 @@ const MADS: f64 = 3.0;
 const MAD_SCALE: f64 = 1.4826;
 const MATERIAL: f64 = 0.8;
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// The slow outliers among `members` (a name and a rate each), slowest first, with the
 /// median they stand apart from; none with fewer than [`AT_LEAST`] members.
 pub fn slow(members: &[(String, f64)]) -> (Vec<&(String, f64)>, f64) {
     if members.len() < AT_LEAST {
         return (Vec::new(), 0.0);
     }
-    let mut values: Vec<f64> = members.iter().map(|m| m.1).collect();
-    let med = median(&mut values);
-    let mut deviations: Vec<f64> = members.iter().map(|m| (m.1 - med).abs()).collect();
-    let mad = MAD_SCALE * median(&mut deviations);
+    let values: Vec<f64> = members.iter().map(|m| m.1).collect();
+    let med = crate::measure::median(&values).unwrap_or(0.0);
+    let deviations: Vec<f64> = members.iter().map(|m| (m.1 - med).abs()).collect();
+    let mad = MAD_SCALE * crate::measure::median(&deviations).unwrap_or(0.0);
     let mut out: Vec<&(String, f64)> =
         members.iter().filter(|m| m.1 < med - MADS * mad && m.1 < MATERIAL * med).collect();
     out.sort_by(|a, b| a.1.total_cmp(&b.1));

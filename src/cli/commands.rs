@@ -229,15 +229,15 @@ fn html_report(
         });
     }
     let mut report = analysis::Report::default();
-    report.heading.push(format!(
-        "iosurvey report: {} runs{} from {}",
+    let counted = format!(
+        "{} runs{}",
         chosen.len(),
         match matrices.len() {
             0 => String::new(),
             n => format!(" and {n} matri{}", if n == 1 { "x" } else { "ces" }),
-        },
-        db.display()
-    ));
+        }
+    );
+    report.heading.push(format!("iosurvey report: {counted} from {}", db.display()));
     for m in &matrices {
         report = report.and(analysis::matrix::matrix(m));
     }
@@ -284,12 +284,7 @@ fn html_report(
     } else {
         write(output, &iosurvey::report::exporter(Format::Html).render(&report))?;
     }
-    let matrices = match matrices.len() {
-        0 => String::new(),
-        1 => " and 1 matrix".into(),
-        n => format!(" and {n} matrices"),
-    };
-    Ok(format!("report of {} runs{matrices} written to {}\n", chosen.len(), output.display()))
+    Ok(format!("report of {counted} written to {}\n", output.display()))
 }
 
 fn compare(db: &Path, names: &[String], format: Format) -> Result<String, Failure> {

@@ -8,7 +8,7 @@ use super::{Cli, Failure, MatrixArgs};
 use iosurvey::engine::offsets::OffsetMap;
 use iosurvey::engine::INTERRUPTED;
 use iosurvey::measure::{timed, WindowEnd};
-use iosurvey::plan::matrix::{passes, workload, Adaptive, At, Grid, Kind, Measured, Pass, Shape};
+use iosurvey::plan::matrix::{full_estimate, passes, workload, Adaptive, At, Grid, Kind, Measured, Pass, Shape};
 use iosurvey::record::{MatrixCell, MatrixRecord, Status};
 use iosurvey::runner::{Filing, Lead, RunError, Runner};
 use iosurvey::store::Store;
@@ -109,6 +109,12 @@ impl Book {
 pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(), Failure> {
     super::RUNNING.store(true, Ordering::Relaxed);
     let (kinds, mut notes) = kinds(a)?;
+    if let Some(path) = &a.csv {
+        // Refused before anything runs, not after the matrix.
+        iosurvey::env::writable_file(path).map_err(|why| {
+            Failure::new(format!("cannot write the CSV to {}: {why}", path.display()), "give a writable --csv path", 2)
+        })?;
+    }
     let grid = Grid::new((a.min_file, a.max_file), (a.min_record, a.max_record), a.all_records);
     if grid.cells().is_empty() {
         return Err(Failure::new(
@@ -172,87 +178,85 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
     let budget = a.budget.map(|ns| ns as f64 / 1e9);
     let mut failure: Option<RunError> = None;
     let line = command_line();
-    {
-        loop {
-            // The lead chooses; everyone follows (None: done).
-            let next = book.as_mut().map(|b| {
-                let spent = b.start.elapsed().as_secs_f64();
-                if budget.is_some_and(|limit| spent >= limit) {
-                    if !b.record.notes.iter().any(|n| n.starts_with("--budget")) {
-                        b.record.notes.push(format!("--budget reached after {spent:.1} s: the matrix stopped there"));
+    loop {
+        // The lead chooses; everyone follows (None: done).
+        let next = book.as_mut().map(|b| {
+            let spent = b.start.elapsed().as_secs_f64();
+            if budget.is_some_and(|limit| spent >= limit) {
+                if !b.record.notes.iter().any(|n| n.starts_with("--budget")) {
+                    b.record.notes.push(format!("--budget reached after {spent:.1} s: the matrix stopped there"));
+                }
+                return None;
+            }
+            if INTERRUPTED.load(Ordering::Relaxed) {
+                return None;
+            }
+            b.chooser.next(&b.measured)
+        });
+        let Some(cell) = share_value(team, next.as_ref()) else { break };
+        let started = Instant::now();
+        if let Some(b) = book.as_mut() {
+            // A new file for the write of each visit, as IOzone's.
+            let names = data_files(false, OffsetMap::new(&workload(&passes[0], cell.0, cell.1, &shape)).files());
+            if let Err(e) = b.target.discard(&names) {
+                failure = Some(RunError::Target(e));
+            }
+        }
+        if !iosurvey::team::all_agree(team, failure.is_none()) {
+            break;
+        }
+        for pass in &passes {
+            let w = workload(pass, cell.0, cell.1, &shape);
+            let name = format!(
+                "{} {}/{}",
+                pass_name(pass),
+                iosurvey::units::format_size(cell.0),
+                iosurvey::units::format_size(cell.1)
+            );
+            let filing = Filing { name: Some(&name), label: label.as_deref(), matrix_id, ..Filing::default() };
+            let mut runner = Runner {
+                team,
+                threads: a.tasks,
+                dir: dir.clone(),
+                bases: Vec::new(),
+                lead: book.as_mut().map(|b| Lead { store: &mut b.store, target: &mut b.target, more: &mut [] }),
+                command_line: line.clone(),
+                space_check: !a.target.no_space_check,
+                watch: None,
+            };
+            let result = runner.run(&w, filing);
+            match result {
+                Ok(Some(run)) => {
+                    if let Some(b) = book.as_mut() {
+                        b.file_samples(pass, cell, &run, timing);
                     }
-                    return None;
                 }
-                if INTERRUPTED.load(Ordering::Relaxed) {
-                    return None;
-                }
-                b.chooser.next(&b.measured)
-            });
-            let Some(cell) = share_value(team, next.as_ref()) else { break };
-            let started = Instant::now();
-            if let Some(b) = book.as_mut() {
-                // A new file for the write of each visit, as IOzone's.
-                let names = data_files(false, OffsetMap::new(&workload(&passes[0], cell.0, cell.1, &shape)).files());
-                if let Err(e) = b.target.discard(&names) {
-                    failure = Some(RunError::Target(e));
-                }
-            }
-            if !iosurvey::team::all_agree(team, failure.is_none()) {
-                break;
-            }
-            for pass in &passes {
-                let w = workload(pass, cell.0, cell.1, &shape);
-                let name = format!(
-                    "{} {}/{}",
-                    pass_name(pass),
-                    iosurvey::units::format_size(cell.0),
-                    iosurvey::units::format_size(cell.1)
-                );
-                let filing = Filing { name: Some(&name), label: label.as_deref(), matrix_id, ..Filing::default() };
-                let mut runner = Runner {
-                    team,
-                    threads: a.tasks,
-                    dir: dir.clone(),
-                    bases: Vec::new(),
-                    lead: book.as_mut().map(|b| Lead { store: &mut b.store, target: &mut b.target, more: &mut [] }),
-                    command_line: line.clone(),
-                    space_check: !a.target.no_space_check,
-                    watch: None,
-                };
-                let result = runner.run(&w, filing);
-                match result {
-                    Ok(Some(run)) => {
-                        if let Some(b) = book.as_mut() {
-                            b.file_samples(pass, cell, &run, timing);
+                Ok(None) => {}
+                // A pass this cell cannot hold (e.g. vectored pieces misaligned for
+                // O_DIRECT): said once, the rest of the cell measured.
+                Err(RunError::Spec(e)) => {
+                    if let Some(b) = book.as_mut() {
+                        let note = format!(
+                            "{} is not measured with {} records: {e}",
+                            pass_name(pass),
+                            iosurvey::units::format_size(cell.1)
+                        );
+                        if !b.record.notes.contains(&note) {
+                            b.record.notes.push(note);
                         }
                     }
-                    Ok(None) => {}
-                    // A pass this cell cannot hold (e.g. vectored pieces misaligned for
-                    // O_DIRECT): said once, the rest of the cell measured.
-                    Err(RunError::Spec(e)) => {
-                        if let Some(b) = book.as_mut() {
-                            let note = format!(
-                                "{} is not measured with {} records: {e}",
-                                pass_name(pass),
-                                iosurvey::units::format_size(cell.1)
-                            );
-                            if !b.record.notes.contains(&note) {
-                                b.record.notes.push(note);
-                            }
-                        }
-                    }
-                    Err(e) => {
-                        failure = Some(e);
-                        break;
-                    }
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    break;
                 }
             }
-            if let Some(b) = book.as_mut() {
-                b.visits.entry(cell).or_default().push(started.elapsed().as_secs_f64());
-            }
-            if failure.is_some() {
-                break;
-            }
+        }
+        if let Some(b) = book.as_mut() {
+            b.visits.entry(cell).or_default().push(started.elapsed().as_secs_f64());
+        }
+        if failure.is_some() {
+            break;
         }
     }
     let Some(mut b) = book else {
@@ -300,27 +304,4 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
 /// A pass's name in the store: its engine and pattern.
 fn pass_name(pass: &Pass) -> String {
     format!("matrix {} {}", pass.engine, pass.pattern)
-}
-
-/// The wall time of every cell of the grid once: a measured cell's mean visit; for each other,
-/// the nearest measured cell's (fewest doublings away in file and record size together), its part
-/// beyond the quickest visit of all (the fixed cost of a cell's runs) scaled by the ratio of
-/// their file sizes.
-fn full_estimate(grid: &Grid, visits: &BTreeMap<At, Vec<f64>>) -> f64 {
-    let mean = |v: &Vec<f64>| v.iter().sum::<f64>() / v.len().max(1) as f64;
-    let fixed = visits.values().map(mean).fold(f64::INFINITY, f64::min);
-    let distance = |(f, r): At, (g, s): At| ((f as f64 / g as f64).log2().abs(), (r as f64 / s as f64).log2().abs());
-    grid.cells()
-        .into_iter()
-        .map(|c| match visits.get(&c) {
-            Some(v) => mean(v),
-            None => visits
-                .iter()
-                .min_by(|a, b| {
-                    let (da, db) = (distance(c, *a.0), distance(c, *b.0));
-                    (da.0 + da.1, da.0).partial_cmp(&(db.0 + db.1, db.0)).unwrap_or(std::cmp::Ordering::Equal)
-                })
-                .map_or(0.0, |(near, v)| fixed + (mean(v) - fixed) * c.0 as f64 / near.0 as f64),
-        })
-        .sum()
 }

@@ -376,7 +376,7 @@ struct MatrixArgs {
     #[arg(long)]
     full: bool,
     /// Stop choosing cells after this long (e.g. 10m, 90s); the matrix keeps what it has.
-    #[arg(long, value_parser = budget_arg, value_name = "DURATION")]
+    #[arg(long, value_parser = iosurvey::units::parse_long_duration, value_name = "DURATION")]
     budget: Option<u64>,
     /// With --full, visits of every cell (the median is shown).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
@@ -393,19 +393,6 @@ struct MatrixArgs {
     tasks: usize,
     #[command(flatten)]
     target: TargetArgs,
-}
-
-/// A `--budget`: a duration with a unit, minutes and hours too.
-fn budget_arg(text: &str) -> Result<u64, String> {
-    let (number, scale) = match text.strip_suffix('m').filter(|n| !n.ends_with('m')) {
-        Some(n) => (n, 60.0),
-        None => match text.strip_suffix('h') {
-            Some(n) => (n, 3600.0),
-            None => return iosurvey::units::parse_duration(text).map_err(|e| format!("{e}, m or h")),
-        },
-    };
-    let value: f64 = number.parse().map_err(|_| format!("'{text}' does not start with a number"))?;
-    Ok((value * scale * 1e9) as u64)
 }
 
 #[derive(Args)]

@@ -135,6 +135,17 @@ pub fn timed(tasks: &[TaskTiming], end: WindowEnd) -> TimedFigures {
     }
 }
 
+/// The median of some values; none of none.
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => None,
+        n if n % 2 == 1 => Some(v[n / 2]),
+        n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+    }
+}
+
 /// Checkpoints a task records while it transfers: (time, transfers done), at the start, every
 /// 1/[`CHECKPOINTS`] of its transfers, and at the end.
 pub type Progression = Vec<(u64, u64)>;

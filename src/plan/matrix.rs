@@ -5,6 +5,7 @@
 //! runs ("passes"), each a workload whose phases are kinds: the sequential pass writes the
 //! file that the random, backward, record-rewrite and stride passes then use.
 
+use crate::measure::median;
 use crate::spec::{Access, Op, Pattern, Workload};
 use crate::units::{KIB, MIB};
 use serde::{Deserialize, Serialize};
@@ -302,19 +303,26 @@ pub struct Adaptive {
     grid: Grid,
     fraction: f64,
     stage: Stage,
+    /// The file sizes measured whole ([`cheap_files`]).
+    cheap: Vec<u64>,
     /// The record size measured at every coarse file size beyond the cheap rows.
     pub spine: Option<u64>,
 }
 
-/// Median of a cell's samples.
-pub fn median(samples: &[f64]) -> Option<f64> {
-    let mut s = samples.to_vec();
-    s.sort_by(f64::total_cmp);
-    match s.len() {
-        0 => None,
-        n if n % 2 == 1 => Some(s[n / 2]),
-        n => Some((s[n / 2 - 1] + s[n / 2]) / 2.0),
+/// The file sizes an adaptive matrix measures whole: the smallest ones, while their rows stay
+/// within [`CHEAP_SHARE`] of the full matrix's bytes (at least the smallest).
+fn cheap_files(grid: &Grid) -> Vec<u64> {
+    let total = grid.bytes(&grid.cells()) as f64;
+    let mut spent = 0.0;
+    let mut out = Vec::new();
+    for &f in &grid.files {
+        spent += grid.bytes(&grid.row(f)) as f64;
+        if !out.is_empty() && spent > CHEAP_SHARE * total {
+            break;
+        }
+        out.push(f);
     }
+    out
 }
 
 /// Every other element, counted from the last (so that the largest is always in).
@@ -325,23 +333,7 @@ fn every_other<T: Copy>(v: &[T]) -> Vec<T> {
 impl Adaptive {
     /// The adaptive mode over `grid`, refining where neighbours differ by more than `fraction`.
     pub fn new(grid: Grid, fraction: f64) -> Adaptive {
-        Adaptive { grid, fraction, stage: Stage::Coarse, spine: None }
-    }
-
-    /// The file sizes measured whole: the smallest ones, while their rows stay within
-    /// [`CHEAP_SHARE`] of the full matrix's bytes (at least the smallest).
-    fn cheap_files(&self) -> Vec<u64> {
-        let total = self.grid.bytes(&self.grid.cells()) as f64;
-        let mut spent = 0.0;
-        let mut out = Vec::new();
-        for &f in &self.grid.files {
-            spent += self.grid.bytes(&self.grid.row(f)) as f64;
-            if !out.is_empty() && spent > CHEAP_SHARE * total {
-                break;
-            }
-            out.push(f);
-        }
-        out
+        Adaptive { cheap: cheap_files(&grid), grid, fraction, stage: Stage::Coarse, spine: None }
     }
 
     /// The next cells to measure (a cell measured before gets one more sample); empty when
@@ -351,7 +343,7 @@ impl Adaptive {
             let (cells, next) =
                 match self.stage {
                     Stage::Coarse => {
-                        let files = every_other(&self.cheap_files());
+                        let files = every_other(&self.cheap);
                         let records = every_other(&self.grid.records);
                         let cells = files.iter().flat_map(|&f| records.iter().map(move |&r| (f, r)));
                         // A row whose every other record misses its largest still gets that one.
@@ -362,7 +354,7 @@ impl Adaptive {
                         (cells, Stage::Spine)
                     }
                     Stage::Spine => {
-                        let cheap = self.cheap_files();
+                        let cheap = &self.cheap;
                         self.spine = best_record(measured, &self.grid);
                         let spine = self.spine;
                         let beyond: Vec<u64> = self.grid.files.iter().copied().filter(|f| !cheap.contains(f)).collect();
@@ -391,7 +383,7 @@ impl Adaptive {
                     }
                     Stage::Settle(round) => {
                         // A large cell's one sample is long and steady; the noise is in the small.
-                        let cheap = self.cheap_files();
+                        let cheap = &self.cheap;
                         let cells: Vec<At> =
                             self.unsettled(measured).into_iter().filter(|c| cheap.contains(&c.0)).collect();
                         match cells.is_empty() || round >= MOST_SAMPLES as u32 {
@@ -411,7 +403,7 @@ impl Adaptive {
     /// Whether refinement may measure a cell: any in the cheap rows, only the spine's beyond
     /// (each larger file costs as much as every smaller one together).
     fn affordable(&self, (file, record): At) -> bool {
-        self.cheap_files().contains(&file) || self.spine.and_then(|s| self.nearest_record(file, s)) == Some(record)
+        self.cheap.contains(&file) || self.spine.and_then(|s| self.nearest_record(file, s)) == Some(record)
     }
 
     /// The record size of the grid nearest `record` that a file of `file` bytes is measured at.
@@ -464,7 +456,7 @@ impl Adaptive {
                     }
                     // Two steps apart already place a cliff within one step; beyond the cheap
                     // rows, where a cell costs as much as all smaller ones, that is enough.
-                    if by_file && j - i == 2 && !self.cheap_files().contains(&sizes[(i + j) / 2]) {
+                    if by_file && j - i == 2 && !self.cheap.contains(&sizes[(i + j) / 2]) {
                         continue;
                     }
                     let middle = sizes[(i + j) / 2];
@@ -479,7 +471,7 @@ impl Adaptive {
             // Climb to the peak, a step a round, in the cheap rows only: a kind that peaks on a
             // large file (record rewrite, whose one record stays in the cache) would pull in
             // cells that cost as much as the rest of the matrix.
-            let cheap = self.cheap_files();
+            let cheap = &self.cheap;
             if let Some(peak) = self.peak(measured, kind) {
                 out.extend(self.neighbours(peak).into_iter().filter(|c| cheap.contains(&c.0)));
             }
@@ -543,6 +535,29 @@ pub fn best_record(measured: &Measured, grid: &Grid) -> Option<u64> {
     row.iter().max_by(|a, b| score(a.1).total_cmp(&score(b.1))).map(|(c, _)| c.1)
 }
 
+/// The wall time of every cell of the grid once: a measured cell's mean visit; for each other,
+/// the nearest measured cell's (fewest doublings away in file and record size together), its part
+/// beyond the quickest visit of all (the fixed cost of a cell's runs) scaled by the ratio of
+/// their file sizes.
+pub fn full_estimate(grid: &Grid, visits: &BTreeMap<At, Vec<f64>>) -> f64 {
+    let mean = |v: &Vec<f64>| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let fixed = visits.values().map(mean).fold(f64::INFINITY, f64::min);
+    let distance = |(f, r): At, (g, s): At| ((f as f64 / g as f64).log2().abs(), (r as f64 / s as f64).log2().abs());
+    grid.cells()
+        .into_iter()
+        .map(|c| match visits.get(&c) {
+            Some(v) => mean(v),
+            None => visits
+                .iter()
+                .min_by(|a, b| {
+                    let (da, db) = (distance(c, *a.0), distance(c, *b.0));
+                    (da.0 + da.1, da.0).partial_cmp(&(db.0 + db.1, db.0)).unwrap_or(std::cmp::Ordering::Equal)
+                })
+                .map_or(0.0, |(near, v)| fixed + (mean(v) - fixed) * c.0 as f64 / near.0 as f64),
+        })
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -594,6 +609,18 @@ mod tests {
             workload(&p[0], 4 * MIB, 64 * KIB, &Shape { tasks: 2, per_node: 2, direct: false, fsync: false, seed: 1 });
         assert_eq!((w.block, w.transfer, w.tasks, w.engine.base()), (4 * MIB, 64 * KIB, 2, "stream"));
         w.validate().unwrap();
+    }
+
+    #[test]
+    fn the_full_matrix_time_is_each_cell_once_the_missing_from_their_nearest() {
+        let grid = Grid::new((MIB, 4 * MIB), (MIB, MIB), false);
+        // Visits of 1 MiB: 0.1 s and 0.3 s (mean 0.2 s, also the quickest: the fixed cost).
+        // 2 MiB: 0.5 s. 4 MiB was not measured: its nearest is 2 MiB (one doubling), whose
+        // 0.3 s beyond the fixed cost doubles with the file: 0.2 + 0.6.
+        let visits = BTreeMap::from([((MIB, MIB), vec![0.1, 0.3]), ((2 * MIB, MIB), vec![0.5])]);
+        let total = full_estimate(&grid, &visits);
+        assert!((total - (0.2 + 0.5 + 0.8)).abs() < 1e-12, "{total}");
+        assert_eq!(full_estimate(&grid, &BTreeMap::new()), 0.0);
     }
 
     #[test]
