@@ -314,16 +314,14 @@ fn a_memory_limited_cgroup_makes_a_page_cache_cliff_on_ext4_named_with_its_cause
     );
     let _ = fs::remove_dir(&cgroup);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let cliff = out
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("read over growing files"))
-        .unwrap_or_else(|| panic!("cgroup {version}: no cliff in\n{}", out.stdout));
+    // The page cache's cliff, whatever else a busy machine shows (a CPU cache's, say).
+    let cliffs: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("read over growing files")).collect();
     assert!(
-        cliff.contains(
+        cliffs.iter().any(|c| c.contains(
             "from 64 MiB to 128 MiB: it crosses the page cache (bounded by the memory cgroup's limit) (100 MiB)"
-        ),
-        "{cliff}"
+        )),
+        "cgroup {version}: {cliffs:?} in\n{}",
+        out.stdout
     );
 }
 

@@ -336,7 +336,7 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
                         Op::Read => (sources[m.rank()], written),
                         _ => (m.rank(), ctx.map.per_task()),
                     };
-                    let mut kind = Transfers { ctx, io, direction: op.direction(), op, source, limit };
+                    let mut kind = Transfers { ctx, io, op, source, limit };
                     phase::drive(m, &clock, &mut kind, step, &mut out)
                 }
             };

@@ -80,13 +80,12 @@ impl Setup {
 }
 
 /// One task's data transfers in one phase: its own transfers when writing, those of `source`
-/// when reading (another task's with --reorder), at most `limit` of them. `direction` is what
-/// the data path does (write or read); `op` the phase as the record names it (a rewrite
-/// writes, a reread reads).
+/// when reading (another task's with --reorder), at most `limit` of them. `op` is the phase
+/// as the record names it; the data path does its direction (a rewrite writes, a reread
+/// reads).
 pub(super) struct Transfers<'a> {
     pub ctx: &'a Context<'a>,
     pub io: &'a mut TaskIo,
-    pub direction: Op,
     pub op: Op,
     pub source: usize,
     pub limit: u64,
@@ -109,7 +108,7 @@ impl PhaseKind for Transfers<'_> {
     }
 
     fn run<M: Member>(&mut self, m: &M, clock: &TaskClock, trace: &mut PhaseTrace) -> TaskPart {
-        let (ctx, io, op, source, limit) = (self.ctx, &mut *self.io, self.direction, self.source, self.limit);
+        let (ctx, io, op, source, limit) = (self.ctx, &mut *self.io, self.op.direction(), self.source, self.limit);
         let w = ctx.w;
         let file_index = ctx.map.file_of(source);
         let path = &ctx.files.show(file_index);

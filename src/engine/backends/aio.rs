@@ -17,6 +17,7 @@ pub const ENTRY: Registered = Registered {
     probe: |depth| probe_by_opening(open, depth),
     open,
     param: None,
+    refuses: None,
 };
 
 /// struct iocb of linux/aio_abi.h (little-endian field order).

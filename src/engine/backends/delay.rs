@@ -19,6 +19,7 @@ pub const ENTRY: Registered = Registered {
     probe: |_| Ok(()),
     open,
     param: Some(|p| parse_duration(p).map(drop)),
+    refuses: None,
 };
 
 struct Delay {

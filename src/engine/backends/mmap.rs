@@ -20,6 +20,10 @@ pub const ENTRY: Registered = Registered {
     probe: |depth| probe_by_opening(open, depth),
     open,
     param: None,
+    // The mapping is set up for one direction per phase.
+    refuses: Some(|w| {
+        w.ops.contains(&Op::Mix).then(|| "the mmap engine cannot mix reads and writes in one phase".into())
+    }),
 };
 
 struct Mmap {

@@ -88,6 +88,9 @@ pub struct Setup<'a> {
 /// Says why an engine's parameter is wrong, if it is.
 pub type ParamCheck = fn(&str) -> Result<(), String>;
 
+/// Says why an engine cannot run a workload, if it cannot.
+pub type Refusal = fn(&Workload) -> Option<String>;
+
 /// An engine in the registry.
 pub struct Registered {
     /// Its name on the command line and in records.
@@ -102,6 +105,9 @@ pub struct Registered {
     pub open: fn(Setup) -> io::Result<Box<dyn Backend>>,
     /// Checks the parameter of an engine that takes one (`delay:100us`); `None`: takes none.
     pub param: Option<ParamCheck>,
+    /// Why the engine cannot run a workload it is otherwise given (a mixed phase, O_DIRECT
+    /// with its buffers), if it cannot; `None`: it runs any.
+    pub refuses: Option<Refusal>,
 }
 
 /// Every engine, in the order `iosurvey engines` lists them.
@@ -163,31 +169,8 @@ pub fn check(w: &Workload) -> Result<(), SpecError> {
     if w.iodepth > 1 && !e.caps.queues {
         return Err(SpecError::DepthWithoutQueue { engine: e.name, depth: w.iodepth });
     }
-    if w.ops.contains(&Op::Mix) && (e.name == stream::ENTRY.name || e.caps.page_cache_always) {
-        // The stream and the mapping are set up for one direction per phase.
-        return Err(SpecError::Engine {
-            why: format!("the {} engine cannot mix reads and writes in one phase", e.name),
-            fix: "sync".into(),
-        });
-    }
-    if e.name == stream::ENTRY.name && w.direct {
-        // stdio's buffer has no alignment O_DIRECT could count on.
-        return Err(SpecError::Engine {
-            why: "the stream engine goes through stdio's buffer, which O_DIRECT refuses".into(),
-            fix: "sync".into(),
-        });
-    }
-    // O_DIRECT wants every piece aligned: 16 pieces of a multiple of 4 KiB.
-    let whole = (vectored::PIECES * 4096) as u64;
-    if e.name == vectored::ENTRY.name && w.direct && w.transfer % whole != 0 {
-        return Err(SpecError::Engine {
-            why: format!(
-                "with --direct the vectored engine needs transfers of a multiple of {} (16 aligned pieces), got {}",
-                crate::units::format_size(whole),
-                w.transfer
-            ),
-            fix: "sync".into(),
-        });
+    if let Some(why) = e.refuses.and_then(|refuses| refuses(w)) {
+        return Err(SpecError::Engine { why, fix: "sync".into() });
     }
     Ok(())
 }

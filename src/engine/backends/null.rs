@@ -15,6 +15,7 @@ pub const ENTRY: Registered = Registered {
     probe: |_| Ok(()),
     open,
     param: None,
+    refuses: None,
 };
 
 struct Null {

@@ -14,6 +14,7 @@ pub const ENTRY: Registered = Registered {
     probe: |depth| probe_by_opening(open, depth),
     open,
     param: None,
+    refuses: None,
 };
 
 /// Moves one whole transfer (fd, direction, buffer, offset), returning the bytes moved.

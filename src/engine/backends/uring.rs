@@ -23,6 +23,7 @@ pub const ENTRY: Registered = Registered {
     },
     open,
     param: None,
+    refuses: None,
 };
 
 const REAP_BATCH: usize = 4;
