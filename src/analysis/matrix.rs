@@ -55,34 +55,18 @@ fn kinds(m: &MatrixRecord) -> Vec<Kind> {
 /// measured whole (a best of many cells) and rows measured at the spine alone (one cell) are
 /// never set against each other as if they were alike.
 fn profile(m: &MatrixRecord, kind: Kind, axis: Axis) -> Vec<(u64, f64)> {
-    let sizes = match axis {
-        Axis::File => &m.grid.files,
-        Axis::Record => &m.grid.records,
-    };
     let spine = m.spine.filter(|_| m.adaptive && axis == Axis::File);
-    sizes
-        .iter()
-        .filter_map(|&s| {
-            let column = spine.and_then(|spine| {
-                let distance = |r: u64| (r as f64 / spine as f64).log2().abs();
-                m.grid
-                    .records
-                    .iter()
-                    .copied()
-                    .filter(|&r| m.grid.holds((s, r)))
-                    .min_by(|a, b| distance(*a).total_cmp(&distance(*b)))
-            });
-            let best = m
-                .cells
-                .iter()
-                .filter(|c| c.kind == kind && if axis == Axis::File { c.file == s } else { c.record == s })
-                .filter(|c| column.is_none_or(|r| c.record == r))
-                .filter_map(MatrixCell::rate)
-                .fold(None, |best: Option<f64>, r| Some(best.map_or(r, |b| b.max(r))))?;
-            // The file axis is the data a node holds: a node's tasks share its caches.
-            let at = if axis == Axis::File { s * m.shape.per_node.max(1) as u64 } else { s };
-            Some((at, best))
-        })
+    let column = |file: u64| m.grid.nearest_record(file, spine?);
+    let mut measured = crate::plan::matrix::Measured::new();
+    for c in m.cells.iter().filter(|c| c.kind == kind && column(c.file).is_none_or(|r| c.record == r)) {
+        let rates = c.samples.iter().filter_map(|s| s.team).collect();
+        measured.entry((c.file, c.record)).or_default().insert(kind, rates);
+    }
+    // The file axis is the data a node holds: a node's tasks share its caches.
+    let per_node = if axis == Axis::File { m.shape.per_node.max(1) as u64 } else { 1 };
+    crate::plan::matrix::profile(&measured, &m.grid, kind, axis == Axis::File)
+        .into_iter()
+        .map(|(size, rate, _)| (size * per_node, rate))
         .collect()
 }
 

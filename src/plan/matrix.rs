@@ -259,6 +259,12 @@ impl Grid {
         self.files.iter().flat_map(|&f| self.records.iter().map(move |&r| (f, r))).filter(|&c| self.holds(c)).collect()
     }
 
+    /// The record size of the grid nearest `record` that a file of `file` bytes is measured at.
+    pub fn nearest_record(&self, file: u64, record: u64) -> Option<u64> {
+        let distance = |r: u64| (r as f64 / record as f64).log2().abs();
+        self.row(file).into_iter().map(|(_, r)| r).min_by(|a, b| distance(*a).total_cmp(&distance(*b)))
+    }
+
     /// The cells of one file size.
     fn row(&self, file: u64) -> Vec<At> {
         self.records.iter().map(|&r| (file, r)).filter(|&c| self.holds(c)).collect()
@@ -360,7 +366,7 @@ impl Adaptive {
                         let beyond: Vec<u64> = self.grid.files.iter().copied().filter(|f| !cheap.contains(f)).collect();
                         let mut cells: Vec<At> = every_other(&beyond)
                             .into_iter()
-                            .filter_map(|f| Some((f, self.nearest_record(f, spine?)?)))
+                            .filter_map(|f| Some((f, self.grid.nearest_record(f, spine?)?)))
                             .collect();
                         // Records too large for the cheap rows, each on the smallest file that
                         // holds it, so the record profile reaches them.
@@ -403,30 +409,7 @@ impl Adaptive {
     /// Whether refinement may measure a cell: any in the cheap rows, only the spine's beyond
     /// (each larger file costs as much as every smaller one together).
     fn affordable(&self, (file, record): At) -> bool {
-        self.cheap.contains(&file) || self.spine.and_then(|s| self.nearest_record(file, s)) == Some(record)
-    }
-
-    /// The record size of the grid nearest `record` that a file of `file` bytes is measured at.
-    fn nearest_record(&self, file: u64, record: u64) -> Option<u64> {
-        let distance = |r: u64| (r as f64 / record as f64).log2().abs();
-        self.grid.row(file).into_iter().map(|(_, r)| r).min_by(|a, b| distance(*a).total_cmp(&distance(*b)))
-    }
-
-    /// Each kind's profile along files or records: at each size measured, the best median
-    /// over the other axis, with the cell that holds it.
-    fn profile(&self, measured: &Measured, kind: Kind, by_file: bool) -> Vec<(u64, f64, At)> {
-        let sizes = if by_file { &self.grid.files } else { &self.grid.records };
-        sizes
-            .iter()
-            .filter_map(|&s| {
-                measured
-                    .iter()
-                    .filter(|(c, _)| if by_file { c.0 == s } else { c.1 == s })
-                    .filter_map(|(c, m)| Some((median(m.get(&kind)?)?, *c)))
-                    .max_by(|a, b| a.0.total_cmp(&b.0))
-                    .map(|(rate, c)| (s, rate, c))
-            })
-            .collect()
+        self.cheap.contains(&file) || self.spine.and_then(|s| self.grid.nearest_record(file, s)) == Some(record)
     }
 
     /// The kinds measured so far.
@@ -443,7 +426,7 @@ impl Adaptive {
         let mut out = Vec::new();
         for kind in Self::kinds(measured) {
             for by_file in [true, false] {
-                let line = self.profile(measured, kind, by_file);
+                let line = profile(measured, &self.grid, kind, by_file);
                 let sizes = if by_file { &self.grid.files } else { &self.grid.records };
                 let index = |s: u64| sizes.iter().position(|&x| x == s).unwrap_or(0);
                 for w in line.windows(2) {
@@ -462,7 +445,7 @@ impl Adaptive {
                     let middle = sizes[(i + j) / 2];
                     let better = if r0 >= r1 { c0 } else { c1 };
                     let cell = match by_file {
-                        true => self.spine.and_then(|s| self.nearest_record(middle, s)).map(|r| (middle, r)),
+                        true => self.spine.and_then(|s| self.grid.nearest_record(middle, s)).map(|r| (middle, r)),
                         false => Some((better.0, middle)),
                     };
                     out.extend(cell.filter(|&c| self.grid.holds(c)));
@@ -484,7 +467,7 @@ impl Adaptive {
 
     /// A kind's best cell so far.
     fn peak(&self, measured: &Measured, kind: Kind) -> Option<At> {
-        self.profile(measured, kind, true).into_iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|p| p.2)
+        profile(measured, &self.grid, kind, true).into_iter().max_by(|a, b| a.1.total_cmp(&b.1)).map(|p| p.2)
     }
 
     /// The cells one step away along the file or the record axis.
@@ -521,6 +504,23 @@ impl Adaptive {
 /// Whether two samples are within [`STABLE`] of each other.
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= STABLE * a.max(b)
+}
+
+/// A kind's profile along file sizes (`by_file`) or record sizes: at each size of the grid
+/// measured, the best median over the other axis, with the cell that holds it.
+pub fn profile(measured: &Measured, grid: &Grid, kind: Kind, by_file: bool) -> Vec<(u64, f64, At)> {
+    let sizes = if by_file { &grid.files } else { &grid.records };
+    sizes
+        .iter()
+        .filter_map(|&s| {
+            measured
+                .iter()
+                .filter(|(c, _)| if by_file { c.0 == s } else { c.1 == s })
+                .filter_map(|(c, m)| Some((median(m.get(&kind)?)?, *c)))
+                .max_by(|a, b| a.0.total_cmp(&b.0))
+                .map(|(rate, c)| (s, rate, c))
+        })
+        .collect()
 }
 
 /// The record size best over every kind in the largest file size measured at more than one
