@@ -40,6 +40,15 @@ fn spawn_until_made_behind(ffs: &FaultFs, args: &str, file: &str) -> Child {
     child
 }
 
+/// Starts a long metadata run of two tasks and returns once both trees hold items.
+fn spawn_meta_until_items(bed: &Bed) -> Child {
+    let child = bed.spawn_command("meta", "--items 2000000 --tasks 2 --files-only");
+    wait_until("the metadata tree", 20, || {
+        fs::read_dir(bed.dir.join("iosurvey.meta/u.1")).is_ok_and(|mut d| d.next().is_some())
+    });
+    child
+}
+
 fn signal(child: &Child, sig: i32) {
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(child.id() as i32, sig) };
@@ -691,10 +700,7 @@ fn a_link_planted_in_a_metadata_tree_is_never_followed() {
 #[test]
 fn a_metadata_run_killed_outright_is_reclaimed_whole_by_the_janitor() {
     let bed = Bed::new();
-    let child = bed.spawn_command("meta", "--items 2000000 --tasks 2 --files-only");
-    wait_until("the metadata root", 20, || {
-        fs::read_dir(bed.dir.join("iosurvey.meta/u.1")).is_ok_and(|mut d| d.next().is_some())
-    });
+    let child = spawn_meta_until_items(&bed);
     signal(&child, libc::SIGKILL);
     let out = finish(child);
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
@@ -703,4 +709,131 @@ fn a_metadata_run_killed_outright_is_reclaimed_whole_by_the_janitor() {
     let runs = bed.runs();
     assert_eq!((runs.len(), runs[0]["status"].as_str()), (1, Some("failed")));
     assert_store_intact(&bed.db);
+}
+
+/// A bind mount of `from` on `on`; unmounted on drop (lazily, so a test that fails still lets
+/// the temporary directory go).
+struct BindMount(std::path::PathBuf);
+
+impl BindMount {
+    fn new(from: &Path, on: &Path) -> BindMount {
+        assert!(is_root(), "bind mounts need root");
+        let ok = Command::new("mount").arg("--bind").arg(from).arg(on).status().is_ok_and(|s| s.success());
+        assert!(ok, "mount --bind {} {}", from.display(), on.display());
+        BindMount(on.to_path_buf())
+    }
+}
+
+impl Drop for BindMount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// A directory of someone else's files beside the target: what a mount would expose.
+fn victim(bed: &Bed) -> std::path::PathBuf {
+    let victim = bed.tmp.path().join("victim");
+    fs::create_dir_all(victim.join("t.0")).unwrap();
+    fs::write(victim.join("f.0.1"), b"precious\n").unwrap();
+    fs::write(victim.join("t.0/f.0.2"), b"precious\n").unwrap();
+    victim
+}
+
+fn assert_victim_whole(victim: &Path) {
+    assert_eq!(listing(victim), ["f.0.1", "t.0"]);
+    assert_eq!(fs::read(victim.join("f.0.1")).unwrap(), b"precious\n");
+    assert_eq!(fs::read(victim.join("t.0/f.0.2")).unwrap(), b"precious\n");
+}
+
+#[test]
+fn a_mount_over_a_dead_runs_tree_is_never_emptied_by_the_next_run() {
+    if !is_root() {
+        return eprintln!("skipped: bind mounts need root");
+    }
+    let bed = Bed::new();
+    let victim = victim(&bed);
+    fs::write(bed.dir.join(".iosurvey-manifest"), "iosurvey-manifest 2\nrunning iosurvey.meta\n").unwrap();
+    fs::create_dir(bed.dir.join("iosurvey.meta")).unwrap();
+    let mount = BindMount::new(&victim, &bed.dir.join("iosurvey.meta"));
+    let out = bed.meta("--items 20");
+    assert_refused(&bed, &out, &["iosurvey.meta is a mount point", "never removes anything inside another mount"]);
+    assert_victim_whole(&victim);
+    drop(mount);
+    assert_eq!(bed.entries(), [".iosurvey-manifest", "iosurvey.meta"], "the entry stays for the admin");
+}
+
+#[test]
+fn a_mount_put_in_a_tree_mid_run_is_left_whole_by_the_run_and_the_janitor() {
+    if !is_root() {
+        return eprintln!("skipped: bind mounts need root");
+    }
+    for kill in [false, true] {
+        let bed = Bed::new();
+        let victim = victim(&bed);
+        // Stopped while its first phase runs, the run gets a mount over its tree root and
+        // another inside a task's tree.
+        let child = spawn_meta_until_items(&bed);
+        signal(&child, libc::SIGSTOP);
+        fs::create_dir(bed.dir.join("iosurvey.meta/u.0/t.9")).unwrap();
+        let inner = BindMount::new(&victim, &bed.dir.join("iosurvey.meta/u.0/t.9"));
+        signal(&child, if kill { libc::SIGKILL } else { libc::SIGINT });
+        signal(&child, libc::SIGCONT);
+        let out = finish(child);
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+        assert!(out.stderr.contains("mount point"), "the line names the mount: {}", out.stderr);
+        assert_victim_whole(&victim);
+        let runs = bed.runs();
+        assert_eq!((runs.len(), runs[0]["status"].as_str()), (1, Some("failed")), "kill {kill}");
+        drop(inner);
+        assert_store_intact(&bed.db);
+    }
+}
+
+#[test]
+fn a_bind_mount_over_a_data_file_is_never_written_or_removed() {
+    if !is_root() {
+        return eprintln!("skipped: bind mounts need root");
+    }
+    let bed = Bed::new();
+    let precious = bed.tmp.path().join("precious");
+    fs::write(&precious, b"precious\n").unwrap();
+    let child = spawn_until_made(
+        &bed,
+        "--op write --transfer 4k --block 1g --tasks 2 --fsync-each --no-space-check",
+        "iosurvey.000001",
+    );
+    signal(&child, libc::SIGSTOP);
+    let mount = BindMount::new(&precious, &bed.dir.join("iosurvey.000001"));
+    signal(&child, libc::SIGINT);
+    signal(&child, libc::SIGCONT);
+    let out = finish(child);
+    assert_eq!(out.code, 130, "{}", out.stderr);
+    assert_eq!(fs::read(&precious).unwrap(), b"precious\n", "the mounted file is never written or truncated");
+    drop(mount);
+}
+
+#[test]
+fn clean_up_removes_only_names_iosurvey_makes_and_names_the_rest() {
+    let bed = Bed::new();
+    let child = spawn_meta_until_items(&bed);
+    let tree = bed.dir.join("iosurvey.meta/u.0");
+    fs::write(tree.join("README-admin.txt"), b"do not delete\n").unwrap();
+    fs::create_dir(tree.join("keepme")).unwrap();
+    fs::write(tree.join("keepme/important"), b"important\n").unwrap();
+    signal(&child, libc::SIGINT);
+    let out = finish(child);
+    assert_eq!(out.code, 130, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("README-admin.txt") && out.stderr.contains("not a name iosurvey makes"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(listing(&tree), ["README-admin.txt", "keepme"], "only iosurvey's names went");
+    assert_eq!(fs::read(tree.join("keepme/important")).unwrap(), b"important\n");
+    assert_eq!(listing(&bed.dir.join("iosurvey.meta")), ["u.0"]);
+    // The janitor's and the next run's reclaim leave them too, and say so.
+    let out = bed.meta("--items 20");
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("README-admin.txt"), "{}", out.stderr);
+    assert_eq!(fs::read(tree.join("README-admin.txt")).unwrap(), b"do not delete\n");
 }

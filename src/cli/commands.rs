@@ -478,10 +478,10 @@ fn write_json(path: &Path, records: &[RunRecord], sweep: bool) -> Result<(), Fai
         .map_err(|e| Failure::new(format!("cannot write {}: {e}", path.display()), "pick a writable --json path", 1))
 }
 
+/// Cleans up after the target; what could not be removed is said in the command's closing
+/// line ([`super::leftovers_said`]), so a fault still ends with one line.
 pub(super) fn warn_leftovers(target: Target) {
-    for l in target.cleanup().problems {
-        say!("iosurvey: warning: could not remove {l}");
-    }
+    super::LEFTOVERS.lock().unwrap_or_else(|p| p.into_inner()).extend(target.cleanup().problems);
 }
 
 fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {

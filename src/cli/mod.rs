@@ -547,7 +547,7 @@ impl Failure {
     /// Prints the line now (once the process ends, it may be too late to be seen).
     fn said(self) -> Self {
         if let Some(line) = &self.line {
-            say_error!("{line}");
+            say_error!("{}", with_leftovers(line, leftovers_said()));
         }
         Failure::silent(self.code)
     }
@@ -639,13 +639,36 @@ pub fn main() -> i32 {
     // From here on, the signal thread's stop-at-once path cannot start: one ending, one line.
     let _ending = ENDING.lock();
     match result {
-        Ok(()) => 0,
+        Ok(()) => {
+            if let Some(left) = leftovers_said() {
+                say!("iosurvey: warning: {left} (hint: remove them by hand once you have checked them)");
+            }
+            0
+        }
         Err(f) => {
             if let Some(line) = f.line {
-                say_error!("{line}");
+                say_error!("{}", with_leftovers(&line, leftovers_said()));
             }
             f.code
         }
+    }
+}
+
+/// What clean-up could not remove, for the command's closing line.
+static LEFTOVERS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// What clean-up left, as one clause, once.
+fn leftovers_said() -> Option<String> {
+    let left = std::mem::take(&mut *LEFTOVERS.lock().unwrap_or_else(|p| p.into_inner()));
+    (!left.is_empty()).then(|| format!("clean-up could not remove {}", left.join("; ")))
+}
+
+/// The error line with what clean-up left said before its hint.
+fn with_leftovers(line: &str, left: Option<String>) -> String {
+    match (left, line.rfind(" (hint: ")) {
+        (Some(left), Some(at)) => format!("{}; {left}{}", &line[..at], &line[at..]),
+        (Some(left), None) => format!("{line}; {left}"),
+        (None, _) => line.to_string(),
     }
 }
 

@@ -14,6 +14,7 @@ use super::tree::{write_component, write_decimal, write_item_name, write_path, w
 use super::{Context, EngineError, TaskFailure, VerifyTally, INTERRUPTED};
 use crate::measure::{TaskTiming, CHECKPOINTS};
 use crate::spec::{Meta, Op};
+use crate::target::dir::open_dir_beneath;
 use crate::team::Member;
 use std::ffi::CStr;
 use std::io;
@@ -382,14 +383,11 @@ impl<M: Member> Walk<'_, '_, '_, M> {
             buf[..component.len()].copy_from_slice(component);
             let name = CStr::from_bytes_until_nul(&buf).expect("a NUL after the component");
             let from = fd.as_ref().map_or(self.root, AsRawFd::as_raw_fd);
-            let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-            // SAFETY: name is NUL-terminated, from an open directory.
-            let next = unsafe { libc::openat(from, name.as_ptr(), flags) };
-            if next < 0 {
-                return Err(self.failed("open", Some(d), io::Error::last_os_error()));
+            // A mount put in the tree mid-run fails the run rather than be written into.
+            match open_dir_beneath(from, name) {
+                Ok(next) => fd = Some(next),
+                Err(e) => return Err(self.failed("open", Some(d), e)),
             }
-            // SAFETY: next was just opened and is owned by nobody else.
-            fd = Some(unsafe { OwnedFd::from_raw_fd(next) });
         }
         let raw = fd.as_ref().map(AsRawFd::as_raw_fd).expect("a tree has at least its own directory");
         *cursor = Cursor { at: Some(d), fd };

@@ -120,4 +120,32 @@ mod tests {
         assert_eq!(buf, b"u.12");
         assert_eq!(buf.capacity(), capacity, "no allocation once the buffer is big enough");
     }
+
+    #[test]
+    fn every_name_written_is_one_clean_up_removes_and_no_other() {
+        use crate::spec::meta::made_name;
+        let t = Tree { depth: 3, branch: 4, leaves_only: false };
+        let mut buf = Vec::new();
+        for shared in [false, true] {
+            buf.clear();
+            write_tree_name(shared, 7, &mut buf);
+            assert!(made_name(&buf, true) && !made_name(&buf, false), "{buf:?}");
+        }
+        for d in 1..t.dirs().unwrap() {
+            buf.clear();
+            write_path(&t, d, &mut buf);
+            for component in buf.split(|&c| c == b'/') {
+                assert!(made_name(component, false) && !made_name(component, true), "{component:?}");
+            }
+        }
+        for kind in [ItemKind::File, ItemKind::Dir] {
+            buf.clear();
+            write_item_name(kind, 65535, u64::MAX, &mut buf);
+            assert!(made_name(&buf, false) && !made_name(&buf, true), "{buf:?}");
+        }
+        for foreign in ["README-admin.txt", "keepme", "u.", "u.x", "t.1.2", "f.1", "f.1.2.3", "f..1", "shared2", "u.1 "]
+        {
+            assert!(!made_name(foreign.as_bytes(), true) && !made_name(foreign.as_bytes(), false), "{foreign}");
+        }
+    }
 }

@@ -12,6 +12,24 @@ use serde::{Deserialize, Serialize};
 /// The name of the directory that holds everything a metadata run makes, unless told otherwise.
 pub const ROOT: &str = "iosurvey.meta";
 
+/// Whether `name` is one iosurvey's metadata naming makes ([`crate::engine::tree`]): in the
+/// run's root (`top`) a task's tree `u.N` or the shared tree `shared`; below, a tree
+/// directory `t.N` or an item `f.T.N` / `d.T.N`. Clean-up removes these names only, so a file
+/// someone put in a tree is left and named, whoever owns it.
+pub fn made_name(name: &[u8], top: bool) -> bool {
+    fn numbers(rest: &[u8], count: usize) -> bool {
+        let parts: Vec<&[u8]> = rest.split(|&c| c == b'.').collect();
+        parts.len() == count && parts.iter().all(|p| !p.is_empty() && p.len() <= 20 && p.iter().all(u8::is_ascii_digit))
+    }
+    match name {
+        b"shared" => top,
+        [b'u', b'.', rest @ ..] => top && numbers(rest, 1),
+        [b't', b'.', rest @ ..] => !top && numbers(rest, 1),
+        [b'f' | b'd', b'.', rest @ ..] => !top && numbers(rest, 2),
+        _ => false,
+    }
+}
+
 /// Deepest tree accepted: deeper paths would outgrow what file systems take (PATH_MAX).
 pub const MAX_DEPTH: u32 = 64;
 

@@ -3,11 +3,11 @@
 //! the descriptor with plain names (`openat` with `O_NOFOLLOW`, `unlinkat`), so a symbolic
 //! link, a `..` or a renamed parent can never make iosurvey touch anything outside it.
 
-use std::ffi::{CString, OsStr, OsString};
+use std::ffi::{CStr, CString, OsStr, OsString};
 use std::fs::File;
 use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::io::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::io::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
 /// Why an entry is not a file iosurvey may write, read or remove as its own.
@@ -87,22 +87,135 @@ pub fn own_entry(st: &libc::stat) -> Result<(), Unsafe> {
 /// the root, with room; a deeper tree was not made by iosurvey, and the stack stays bounded.
 const REMOVE_DEPTH: u32 = crate::spec::meta::MAX_DEPTH + 4;
 
-/// Removes directory `name` in `parent` after everything of this user in it.
-fn remove_tree(parent: RawFd, name: &std::ffi::CStr, depth: u32) -> io::Result<()> {
-    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    // SAFETY: name is NUL-terminated; O_NOFOLLOW refuses a link in the directory's place.
-    let fd = check(unsafe { libc::openat(parent, name.as_ptr(), flags) })?;
-    // SAFETY: fdopendir takes ownership of fd; on failure it is closed here.
-    let stream = unsafe { libc::fdopendir(fd) };
-    if stream.is_null() {
-        let e = io::Error::last_os_error();
-        unsafe { libc::close(fd) };
+/// Opens `name` in `parent` only if it is right there on the same mount and no link: a mount
+/// point (another file system, or a bind mount of this one, a directory or a file) is
+/// `EXDEV`, a link `ELOOP`. This keeps every open, walk and clean-up out of whatever an admin
+/// mounts inside the target, even mid-run. `mode` is used only with `O_CREAT`.
+pub fn openat_beneath(parent: RawFd, name: &CStr, flags: libc::c_int, mode: u32) -> io::Result<OwnedFd> {
+    let flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: open_how is plain data; zero is its every field's default.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = flags as u64;
+    how.mode = if flags & libc::O_CREAT != 0 { u64::from(mode) } else { 0 };
+    how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_XDEV;
+    // SAFETY: name is NUL-terminated and how a properly sized open_how.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            parent,
+            name.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if rc >= 0 {
+        // SAFETY: rc is a descriptor just opened and owned by nobody else.
+        return Ok(unsafe { OwnedFd::from_raw_fd(rc as RawFd) });
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() != Some(libc::ENOSYS) {
         return Err(e);
     }
+    // Before Linux 5.6: open without following a link, then refuse what sits on another mount.
+    // SAFETY: name is NUL-terminated; the mode is used only with O_CREAT.
+    let fd = check(unsafe { libc::openat(parent, name.as_ptr(), flags, mode as libc::c_uint) })?;
+    // SAFETY: fd was just opened and is owned by nobody else.
+    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+    if mount_of(owned.as_raw_fd(), None)? != mount_of(parent, None)? {
+        return Err(io::Error::from_raw_os_error(libc::EXDEV));
+    }
+    Ok(owned)
+}
+
+/// Opens directory `name` in `parent` as [`openat_beneath`] does.
+pub fn open_dir_beneath(parent: RawFd, name: &CStr) -> io::Result<OwnedFd> {
+    openat_beneath(parent, name, libc::O_RDONLY | libc::O_DIRECTORY, 0)
+}
+
+/// The mount an entry is on: the mount id where the kernel gives it (a bind mount of the
+/// same file system has its own), and the device. `name` None means `fd` itself.
+fn mount_of(fd: RawFd, name: Option<&CStr>) -> io::Result<(u64, u32, u32)> {
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    let (path, flags) = match name {
+        Some(n) => (n.as_ptr(), libc::AT_SYMLINK_NOFOLLOW),
+        None => (c"".as_ptr(), libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW),
+    };
+    // SAFETY: path is NUL-terminated, st sized right.
+    check(unsafe { libc::statx(fd, path, flags, libc::STATX_MNT_ID, &mut st) })?;
+    let id = if st.stx_mask & libc::STATX_MNT_ID != 0 { st.stx_mnt_id } else { 0 };
+    Ok((id, st.stx_dev_major, st.stx_dev_minor))
+}
+
+/// Whether entry `name` of directory `dir` is a mount point (or on another mount than `dir`).
+fn crosses_mount(dir: RawFd, name: &CStr) -> io::Result<bool> {
+    Ok(mount_of(dir, Some(name))? != mount_of(dir, None)?)
+}
+
+/// What a clean-up left in a tree, and why: never more than a few names, with the count.
+#[derive(Debug, Default)]
+struct Left {
+    count: usize,
+    shown: Vec<String>,
+}
+
+impl Left {
+    fn add(&mut self, at: &[u8], child: &[u8], why: &str) {
+        self.count += 1;
+        if self.shown.len() < 3 {
+            let mut path = String::from_utf8_lossy(at).into_owned();
+            if !path.is_empty() {
+                path.push('/');
+            }
+            path.push_str(&String::from_utf8_lossy(child));
+            self.shown.push(format!("{path} ({why})"));
+        }
+    }
+
+    fn absorb(&mut self, other: Left) {
+        self.count += other.count;
+        let room = 3usize.saturating_sub(self.shown.len());
+        self.shown.extend(other.shown.into_iter().take(room));
+    }
+}
+
+/// Why a clean-up leaves an entry on another mount.
+const MOUNT_POINT: &str = "a mount point: iosurvey never removes anything inside another mount";
+
+impl std::fmt::Display for Left {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "left {} entr{} in place: {}",
+            self.count,
+            if self.count == 1 { "y" } else { "ies" },
+            self.shown.join(", ")
+        )?;
+        if self.count > self.shown.len() {
+            write!(f, " and {} more", self.count - self.shown.len())?;
+        }
+        Ok(())
+    }
+}
+
+/// Removes directory `name` in `parent` after everything in it that iosurvey's naming made
+/// ([`crate::spec::meta::made_name`]) and this user owns, on the same mount. Anything else
+/// (a foreign name, another owner, a mount point) stays, and so does every directory above
+/// it; `left` says what and why. `at` is the path of `name` below the tree's root.
+fn remove_tree(parent: RawFd, name: &CStr, depth: u32, at: &mut Vec<u8>, left: &mut Left) -> io::Result<()> {
+    let fd = open_dir_beneath(parent, name)?;
+    // SAFETY: fdopendir takes ownership of the descriptor.
+    let stream = unsafe { libc::fdopendir(fd.as_raw_fd()) };
+    if stream.is_null() {
+        return Err(io::Error::last_os_error());
+    }
+    let fd = fd.into_raw_fd();
+    let top = at.is_empty();
     let mut first_error = None;
     // Entries removed while reading may make readdir skip others: read again until a pass
-    // removes nothing.
-    for _pass in 0..4 {
+    // removes nothing. Each pass sees the whole directory, so the last one says what is left.
+    let mut seen = Left::default();
+    for pass in 1..=4 {
+        seen = Left::default();
         let mut removed = 0;
         // SAFETY: the stream is open.
         unsafe { libc::rewinddir(stream) };
@@ -113,8 +226,9 @@ fn remove_tree(parent: RawFd, name: &std::ffi::CStr, depth: u32) -> io::Result<(
                 break;
             }
             // SAFETY: d_name is NUL-terminated.
-            let child = unsafe { std::ffi::CStr::from_ptr((*entry).d_name.as_ptr()) };
-            if matches!(child.to_bytes(), b"." | b"..") {
+            let child = unsafe { CStr::from_ptr((*entry).d_name.as_ptr()) };
+            let bytes = child.to_bytes();
+            if matches!(bytes, b"." | b"..") {
                 continue;
             }
             let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -122,13 +236,31 @@ fn remove_tree(parent: RawFd, name: &std::ffi::CStr, depth: u32) -> io::Result<(
             if unsafe { libc::fstatat(fd, child.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } != 0 {
                 continue;
             }
+            let refusal = if !crate::spec::meta::made_name(bytes, top) {
+                Some("not a name iosurvey makes".to_string())
+            } else if st.st_uid != euid() {
+                Some(format!("owned by uid {}", st.st_uid))
+            } else if crosses_mount(fd, child).unwrap_or(true) {
+                Some(MOUNT_POINT.to_string())
+            } else {
+                None
+            };
+            if let Some(why) = refusal {
+                seen.add(at, bytes, &why);
+                continue;
+            }
             let result = match st.st_mode & libc::S_IFMT {
-                _ if st.st_uid != euid() => Err(io::Error::new(
-                    io::ErrorKind::PermissionDenied,
-                    format!("{} is owned by another user (uid {})", child.to_string_lossy(), st.st_uid),
-                )),
                 libc::S_IFDIR if depth == 0 => Err(io::Error::other("deeper than any tree iosurvey makes")),
-                libc::S_IFDIR => remove_tree(fd, child, depth - 1),
+                libc::S_IFDIR => {
+                    let mark = at.len();
+                    if !at.is_empty() {
+                        at.push(b'/');
+                    }
+                    at.extend_from_slice(bytes);
+                    let r = remove_tree(fd, child, depth - 1, at, &mut seen);
+                    at.truncate(mark);
+                    r
+                }
                 // SAFETY: child is NUL-terminated; unlinkat never follows a link.
                 _ => check(unsafe { libc::unlinkat(fd, child.as_ptr(), 0) }).map(drop),
             };
@@ -139,10 +271,11 @@ fn remove_tree(parent: RawFd, name: &std::ffi::CStr, depth: u32) -> io::Result<(
                 }
             }
         }
-        if removed == 0 {
+        if removed == 0 || pass == 4 {
             break;
         }
     }
+    left.absorb(seen);
     // SAFETY: closes the stream and its descriptor once.
     unsafe { libc::closedir(stream) };
     // SAFETY: name is NUL-terminated.
@@ -253,11 +386,7 @@ impl Dir {
 
     fn open_at(&self, name: &str, flags: libc::c_int) -> io::Result<File> {
         let c = c_name(name.as_ref())?;
-        let flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-        // SAFETY: c is a valid name; the mode is used only with O_CREAT.
-        let fd = check(unsafe { libc::openat(self.raw(), c.as_ptr(), flags, 0o644 as libc::c_uint) })?;
-        // SAFETY: fd was just opened and is owned by nobody else.
-        Ok(unsafe { File::from_raw_fd(fd) })
+        Ok(File::from(openat_beneath(self.raw(), &c, flags, 0o644)?))
     }
 
     /// Removes a file entry (never what a link points to).
@@ -276,20 +405,11 @@ impl Dir {
         self.open_subdir(name)
     }
 
-    /// Opens a subdirectory, never through a link.
+    /// Opens a subdirectory, never through a link or into another mount.
     pub fn open_subdir(&self, name: impl AsRef<OsStr>) -> io::Result<Dir> {
         let name = name.as_ref();
         let c = c_name(name)?;
-        // SAFETY: c is a valid name.
-        let fd = check(unsafe {
-            libc::openat(
-                self.raw(),
-                c.as_ptr(),
-                libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            )
-        })?;
-        // SAFETY: fd was just opened and is owned by nobody else.
-        Ok(Dir { fd: unsafe { OwnedFd::from_raw_fd(fd) }, path: self.path.join(name) })
+        Ok(Dir { fd: open_dir_beneath(self.raw(), &c)?, path: self.path.join(name) })
     }
 
     /// Removes one of iosurvey's entries: a file, or a directory (a metadata run's root) with
@@ -297,14 +417,26 @@ impl Dir {
     /// an entry of another owner is left, and so is every directory above it (the error then
     /// says which directory is not empty).
     pub fn remove_own(&self, name: &str) -> io::Result<()> {
-        match self.stat(name)? {
-            Some(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => {
-                let c = c_name(name.as_ref())?;
-                remove_tree(self.raw(), &c, REMOVE_DEPTH)
-            }
-            Some(_) => self.unlink(name),
-            None => Ok(()),
+        let Some(st) = self.stat(name)? else { return Ok(()) };
+        let c = c_name(name.as_ref())?;
+        if crosses_mount(self.raw(), &c)? {
+            return Err(io::Error::other(format!("{name} is {MOUNT_POINT}; left in place")));
         }
+        if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
+            return self.unlink(name);
+        }
+        let mut left = Left::default();
+        let result = remove_tree(self.raw(), &c, REMOVE_DEPTH, &mut Vec::new(), &mut left);
+        match (result, left.count) {
+            (Ok(()), _) => Ok(()),
+            (Err(e), 0) => Err(e),
+            (Err(_), _) => Err(io::Error::other(format!("{left}, so {name} stays"))),
+        }
+    }
+
+    /// Whether entry `name` is a mount point (another file system, or a bind mount).
+    pub fn mount_point(&self, name: &str) -> io::Result<bool> {
+        crosses_mount(self.raw(), &c_name(name.as_ref())?)
     }
 
     /// Removes an empty subdirectory.

@@ -81,6 +81,9 @@ pub enum TargetError {
         /// What is wrong.
         why: BadManifest,
     },
+    /// An entry the run would remove is a mount point.
+    #[error("{0} is a mount point (another file system, or a bind mount): iosurvey never removes anything inside another mount")]
+    Mounted(PathBuf),
     /// Another run holds the directory.
     #[error("target {dir} is in use by another iosurvey run ({})", .holder.as_ref().map_or("holder unknown".to_string(), |h| h.to_string()))]
     Busy {
@@ -142,6 +145,7 @@ impl TargetError {
             ),
             TargetError::Foreign(_) => Hint::say("move that file away or use another directory: iosurvey never writes a file it did not create, whatever it is told"),
             TargetError::Busy { .. } => Hint::say("wait for that run to end, or use another directory"),
+            TargetError::Mounted(_) => Hint::say("unmount it, or use another directory"),
             TargetError::NoSpace { .. } => Hint::say("free space")
                 .or(Hint::Lower(vec![Block, Total]))
                 .or(Hint::Because("if the file system compresses or deduplicates".into(), Box::new(Hint::Add(NoSpaceCheck, None)))),
@@ -299,6 +303,9 @@ impl Target {
                 let holder = self.manifest.holder.as_ref();
                 if !may_reclaim(exclusive, holder) {
                     return Err(TargetError::Busy { dir: dir.path().into(), holder: holder.cloned() });
+                }
+                if dir.mount_point(&name).map_err(|e| TargetError::io("stat", dir.show(&name), e))? {
+                    return Err(TargetError::Mounted(dir.show(&name)));
                 }
                 dir.remove_own(&name).map_err(|e| TargetError::io("remove", dir.show(&name), e))?;
                 self.manifest.entries.remove(&name);
