@@ -190,8 +190,8 @@ impl<T: Team> Runner<'_, T> {
             Verdict::Go { token, drop_caches } => (token, drop_caches),
             Verdict::Refused => return Err(refusal.unwrap_or(RunError::Peer { code: 2 })),
         };
-        if self.dir.path().to_str().is_none() {
-            warnings.push("the target path is not valid UTF-8: it is stored with replacement characters".into());
+        if std::iter::once(&self.dir).chain(&self.bases).any(|d| d.path().to_str().is_none()) {
+            warnings.push("a target path is not valid UTF-8: it is stored with replacement characters".into());
         }
         let files = DataFiles { dir: self.dir.clone(), names, bases: self.bases.clone() };
         let facts = RunFacts {

@@ -837,3 +837,27 @@ fn clean_up_removes_only_names_iosurvey_makes_and_names_the_rest() {
     assert!(out.stderr.contains("README-admin.txt"), "{}", out.stderr);
     assert_eq!(fs::read(tree.join("README-admin.txt")).unwrap(), b"do not delete\n");
 }
+
+#[test]
+fn a_metadata_run_over_a_base_that_is_not_utf8_is_stored_whole() {
+    use std::os::unix::ffi::OsStrExt;
+    let bed = Bed::new();
+    let odd = bed.tmp.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    fs::create_dir(&odd).unwrap();
+    let mut dirs = bed.dir.as_os_str().to_owned();
+    dirs.push("@");
+    dirs.push(&odd);
+    let out = Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .args(["meta", "--db", &bed.db, "-q", "--items", "20", "--tasks", "2", "--dir"])
+        .arg(&dirs)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = bed.last_run();
+    assert_eq!(run["status"], "ok");
+    let bases = run["workload"]["meta"]["bases"].to_string();
+    assert!(bases.contains("caf\u{fffd}"), "{bases}");
+    assert!(run["warnings"].to_string().contains("not valid UTF-8"), "{}", run["warnings"]);
+    assert!(listing(bed.tmp.path()).iter().all(|n| !n.ends_with(".json")), "nothing spilled");
+    assert!(bed.entries().is_empty() && listing(&odd).is_empty());
+}

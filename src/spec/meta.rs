@@ -134,7 +134,14 @@ pub struct Meta {
     pub root: String,
     /// Further base directories (mdtest -d a@b, for several metadata servers), after the
     /// target: task t's tree is in base t mod (1 + these); each holds its own root.
+    /// Stored lossily: a record must always serialize, whatever bytes a path holds.
+    #[serde(serialize_with = "lossy_paths")]
     pub bases: Vec<std::path::PathBuf>,
+}
+
+/// Paths as text, bytes that are not UTF-8 replaced (the run says so in a warning).
+fn lossy_paths<S: serde::Serializer>(paths: &[std::path::PathBuf], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(paths.iter().map(|p| p.to_string_lossy()))
 }
 
 impl Default for Meta {
@@ -256,6 +263,17 @@ impl Meta {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_meta_with_bases_that_are_not_utf8_still_serializes() {
+        use std::os::unix::ffi::OsStrExt;
+        let odd = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(b"/scratch/\xff\xfe"));
+        let m = Meta { bases: vec![odd], ..Meta::default() };
+        let text = serde_json::to_string(&m).expect("a record always serializes");
+        assert!(text.contains("/scratch/\u{fffd}\u{fffd}"), "{text}");
+        let back: Meta = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.bases[0].to_str(), Some("/scratch/\u{fffd}\u{fffd}"));
+    }
 
     #[test]
     fn items_spread_evenly_over_the_directories_that_hold_them() {

@@ -459,7 +459,9 @@ impl Store {
         self.save(r).map_err(|e| {
             let name = format!("{}.run-{}-{}.json", self.file_name(), r.started, std::process::id());
             let beside = self.path.with_file_name(&name);
-            let text = serde_json::to_string_pretty(r).unwrap_or_default();
+            // A record that cannot be written whole is not written at all: the error then
+            // says the run was not stored, never that an empty file holds it.
+            let Ok(text) = serde_json::to_string_pretty(r) else { return e };
             let written = [beside, std::env::temp_dir().join(&name)].into_iter().find(|p| {
                 std::fs::OpenOptions::new()
                     .write(true)
