@@ -474,13 +474,20 @@ fn a_full_disk_under_the_store_keeps_the_record_in_a_file() {
     assert_store_intact(&db);
 }
 
+/// A connection holding the store's write lock until it rolls back.
+fn hold_store_lock(db: &str) -> rusqlite::Connection {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.busy_timeout(Duration::from_secs(20)).unwrap();
+    conn.execute_batch("BEGIN IMMEDIATE; INSERT INTO surveys (started, target, command_line) VALUES (0, 'x', 'lock');")
+        .unwrap();
+    conn
+}
+
 #[test]
 fn a_store_locked_beyond_the_busy_timeout_keeps_the_record_beside_it() {
     let bed = Bed::new();
     assert_eq!(bed.run("--block 1m").code, 0);
-    let conn = rusqlite::Connection::open(&bed.db).unwrap();
-    conn.execute_batch("BEGIN IMMEDIATE; INSERT INTO surveys (started, target, command_line) VALUES (0, 'x', 'lock');")
-        .unwrap();
+    let conn = hold_store_lock(&bed.db);
     let out = bed.run("--block 1m");
     conn.execute_batch("ROLLBACK").unwrap();
     assert_one_line_error(&out, 4, &["database is locked", "record was written to"]);
@@ -860,4 +867,139 @@ fn a_metadata_run_over_a_base_that_is_not_utf8_is_stored_whole() {
     assert!(run["warnings"].to_string().contains("not valid UTF-8"), "{}", run["warnings"]);
     assert!(listing(bed.tmp.path()).iter().all(|n| !n.ends_with(".json")), "nothing spilled");
     assert!(bed.entries().is_empty() && listing(&odd).is_empty());
+}
+
+/// A symbolic link at `at` to `to`, owned by another user where the tests run as root (a link
+/// planted in a shared directory).
+fn planted_link(to: &Path, at: &Path) {
+    symlink(to, at).unwrap();
+    if is_root() {
+        let c = std::ffi::CString::new(at.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: c is a valid path; lchown changes the link, not what it points to.
+        assert_eq!(unsafe { libc::lchown(c.as_ptr(), 65534, 65534) }, 0);
+    }
+}
+
+#[test]
+fn no_output_overwrites_the_store_or_another_database() {
+    let bed = Bed::new();
+    assert_eq!(bed.run("--block 1m").code, 0);
+    let before = fs::read(&bed.db).unwrap();
+    let other = bed.tmp.path().join("other.db");
+    fs::copy(&bed.db, &other).unwrap();
+    let d = bed.dir.display().to_string();
+    let attempts: Vec<Vec<&str>> = vec![
+        vec!["report", "-o", &bed.db],
+        vec!["report", "--format", "md", "-o", &bed.db],
+        vec!["run", "--dir", &d, "--block", "1m", "--json", &bed.db],
+        vec!["matrix", "--dir", &d, "--max-file", "64k", "--csv", &bed.db],
+        vec!["report", "-o", other.to_str().unwrap()],
+    ];
+    for args in attempts {
+        let mut all = args.clone();
+        all.extend(["--db", &bed.db]);
+        let out = iosurvey(&all);
+        assert_one_line_error(&out, 2, &["refusing to write"]);
+        assert_eq!(fs::read(&bed.db).unwrap(), before, "{args:?}: the store is unchanged");
+    }
+    assert_eq!(bed.runs().len(), 1, "nothing ran");
+    assert!(bed.entries().is_empty());
+    assert_store_intact(&bed.db);
+}
+
+#[test]
+fn outputs_and_the_store_never_follow_a_link() {
+    let bed = Bed::new();
+    assert_eq!(bed.run("--block 1m").code, 0);
+    let victim = bed.tmp.path().join("victim");
+    fs::write(&victim, b"victim\n").unwrap();
+    let d = bed.dir.display().to_string();
+    let at = |name: &str| bed.tmp.path().join(name).display().to_string();
+    for name in ["r.html", "r.json", "r.csv", "r-chart-1.svg", "new.db"] {
+        planted_link(&victim, Path::new(&at(name)));
+    }
+    let attempts: Vec<Vec<String>> = vec![
+        vec!["report".into(), "-o".into(), at("r.html"), "--db".into(), bed.db.clone()],
+        vec!["report".into(), "--format".into(), "md".into(), "-o".into(), at("r.md"), "--db".into(), bed.db.clone()],
+        vec![
+            "run".into(),
+            "--dir".into(),
+            d.clone(),
+            "--block".into(),
+            "1m".into(),
+            "--json".into(),
+            at("r.json"),
+            "--db".into(),
+            bed.db.clone(),
+        ],
+        vec![
+            "matrix".into(),
+            "--dir".into(),
+            d.clone(),
+            "--max-file".into(),
+            "64k".into(),
+            "--csv".into(),
+            at("r.csv"),
+            "--db".into(),
+            bed.db.clone(),
+        ],
+        vec!["run".into(), "--dir".into(), d.clone(), "--block".into(), "1m".into(), "--db".into(), at("new.db")],
+        vec!["ls".into(), "--db".into(), at("new.db")],
+    ];
+    for args in &attempts {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = iosurvey(&args);
+        assert_one_line_error(&out, 2, &["symbolic link"]);
+        assert_eq!(fs::read(&victim).unwrap(), b"victim\n", "{args:?}: nothing written through the link");
+    }
+    assert!(!Path::new(&at("r.md")).exists(), "no part of a refused report is written");
+    // A dangling link does not make a store where it points.
+    let nowhere = bed.tmp.path().join("nowhere.db");
+    planted_link(&nowhere, &bed.tmp.path().join("dangling.db"));
+    let out = iosurvey(&["run", "--dir", &d, "--block", "1m", "--db", &at("dangling.db")]);
+    assert_one_line_error(&out, 2, &["symbolic link"]);
+    assert!(!nowhere.exists());
+    assert_eq!(bed.runs().len(), 1);
+    assert!(bed.entries().is_empty());
+}
+
+#[test]
+fn a_report_replaces_the_old_one_whole_and_ls_never_writes_an_empty_file() {
+    let bed = Bed::new();
+    assert_eq!(bed.run("--block 1m").code, 0);
+    let page = bed.tmp.path().join("r.html");
+    let old = bed.tmp.path().join("old.html");
+    fs::write(&page, b"previous report\n").unwrap();
+    fs::hard_link(&page, &old).unwrap();
+    let out = iosurvey(&["report", "-o", page.to_str().unwrap(), "--db", &bed.db]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(fs::read_to_string(&page).unwrap().contains("<html"), "the new report");
+    assert_eq!(fs::read(&old).unwrap(), b"previous report\n", "written beside and renamed, never in place");
+    assert!(listing(bed.tmp.path()).iter().all(|n| !n.ends_with(".tmp")), "{:?}", listing(bed.tmp.path()));
+    let empty = bed.tmp.path().join("empty.db");
+    fs::write(&empty, b"").unwrap();
+    let fresh = bed.tmp.path().join("fresh.html");
+    for args in [vec!["ls"], vec!["show", "1"], vec!["report", "-o", fresh.to_str().unwrap()]] {
+        let mut all = args.clone();
+        all.extend(["--db", empty.to_str().unwrap()]);
+        let out = iosurvey(&all);
+        assert_one_line_error(&out, 2, &["empty file"]);
+        assert_eq!(fs::metadata(&empty).unwrap().len(), 0, "{args:?} wrote nothing into it");
+    }
+}
+
+#[test]
+fn a_store_locked_mid_matrix_leaves_no_directory() {
+    let bed = Bed::new();
+    assert_eq!(bed.run("--block 1m").code, 0);
+    let child = bed.spawn_command("matrix", "--full --max-file 4m --min-record 4k");
+    wait_until("the matrix's directory", 20, || bed.entries().iter().any(|e| e.starts_with("iosurvey-matrix-")));
+    let conn = hold_store_lock(&bed.db);
+    let out = finish(child);
+    conn.execute_batch("ROLLBACK").unwrap();
+    assert_ne!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("locked"), "{}", out.stderr);
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+    assert_store_intact(&bed.db);
 }

@@ -182,9 +182,7 @@ fn html_report(
         .transpose()
         .map_err(|why| Failure::new(why, "see iosurvey report --reference list", 2))?;
     let (labels, ids) = (&filter.label, &filter.ids);
-    iosurvey::env::writable_file(output).map_err(|why| {
-        Failure::new(format!("cannot write the report to {}: {why}", output.display()), "pick a writable -o path", 2)
-    })?;
+    super::output::check(output, db, "-o")?;
     let store = Store::open_existing(db)?;
     let matrix_id = |name: &String| match super::shown(name) {
         Ok(super::Shown::Matrix(id)) => Some(id),
@@ -270,13 +268,14 @@ fn html_report(
                 .map_err(|why| Failure::new(why, "see iosurvey report --reference list", 2))?,
         );
     }
-    let write = |path: &Path, text: &str| {
-        std::fs::write(path, text)
-            .map_err(|e| Failure::new(format!("cannot write {}: {e}", path.display()), "pick a writable -o path", 1))
-    };
+    let write = |path: &Path, text: &str| super::output::write(path, text.as_bytes(), db, "-o");
     if format == Format::Md {
         let stem = output.file_stem().map_or("report".into(), |s| s.to_string_lossy().into_owned());
         let (text, charts) = iosurvey::report::markdown_report(&report, &stem);
+        // Every chart's name is checked before any file is written.
+        for (name, _) in &charts {
+            super::output::check(&output.with_file_name(name), db, "-o")?;
+        }
         for (name, svg) in &charts {
             write(&output.with_file_name(name), svg)?;
         }
@@ -449,33 +448,26 @@ fn workload(a: &RunArgs, tasks: usize) -> Result<Workload, Failure> {
     Ok(w)
 }
 
-/// Refuses, before anything runs, a `--json` path that could not be written afterwards.
-fn check_json_path(path: &Path) -> Result<(), Failure> {
-    if path == Path::new("-") {
+/// Refuses, before anything runs, a `--json` path that could not or must not be written.
+fn check_json_path(path: &Path, db: &Path) -> Result<(), Failure> {
+    if super::output::is_stdout(path) {
         return Ok(());
     }
-    iosurvey::env::writable_file(path).map_err(|why| {
-        Failure::new(
-            format!("cannot write the JSON record to {}: {why}", path.display()),
-            "pick a writable --json path, or - for standard output",
-            2,
-        )
-    })
+    super::output::check(path, db, "--json")
 }
 
 /// Writes the records as JSON: one object for a single run, an array for a sweep; `-` is
 /// standard output, which then holds that document only.
-fn write_json(path: &Path, records: &[RunRecord], sweep: bool) -> Result<(), Failure> {
+fn write_json(path: &Path, records: &[RunRecord], sweep: bool, db: &Path) -> Result<(), Failure> {
     let text = match (sweep, records.last()) {
         (false, Some(r)) => to_json(r)?,
         _ => to_json(&records)?,
     };
-    if path == Path::new("-") {
+    if super::output::is_stdout(path) {
         print!("{text}");
         return Ok(());
     }
-    std::fs::write(path, text)
-        .map_err(|e| Failure::new(format!("cannot write {}: {e}", path.display()), "pick a writable --json path", 1))
+    super::output::write(path, text.as_bytes(), db, "--json")
 }
 
 /// Cleans up after the target; what could not be removed is said in the command's closing
@@ -502,7 +494,7 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
     let sweep = counts.len() > 1;
     let mut state = on_lead(team, || {
         if let Some(path) = &a.team.json {
-            check_json_path(path)?;
+            check_json_path(path, &cli.db)?;
         }
         // The target first: a refused target leaves no trace, not even a new store.
         let mut target = Target::open(&a.dir, a.team.target.options())?;
@@ -557,7 +549,7 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
     }
     let to_stdout = a.team.json.as_deref() == Some(Path::new("-"));
     if let (Some(path), false) = (&a.team.json, records.is_empty()) {
-        write_json(path, &records, sweep)?;
+        write_json(path, &records, sweep, &cli.db)?;
     }
     for r in records.iter().filter(|_| !to_stdout) {
         if cli.quiet {

@@ -111,9 +111,7 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
     let (kinds, mut notes) = kinds(a)?;
     if let Some(path) = &a.csv {
         // Refused before anything runs, not after the matrix.
-        iosurvey::env::writable_file(path).map_err(|why| {
-            Failure::new(format!("cannot write the CSV to {}: {why}", path.display()), "give a writable --csv path", 2)
-        })?;
+        super::output::check(path, &cli.db, "--csv")?;
     }
     let grid = Grid::new((a.min_file, a.max_file), (a.min_record, a.max_record), a.all_records);
     if grid.cells().is_empty() {
@@ -278,8 +276,9 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
         });
     }
     let id = b.record.id.unwrap_or(0);
-    b.store.finish_matrix(id, &b.record)?;
+    // The directory goes first: a store that cannot take the matrix must not leave it behind.
     warn_leftovers(b.target);
+    b.store.finish_matrix(id, &b.record)?;
     if !cli.quiet {
         print!(
             "{}",
@@ -288,9 +287,7 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
         );
     }
     if let Some(path) = &a.csv {
-        std::fs::write(path, iosurvey::analysis::matrix::csv(&b.record)).map_err(|e| {
-            Failure::new(format!("cannot write {}: {e}", path.display()), "give a writable path to --csv", 1)
-        })?;
+        super::output::write(path, iosurvey::analysis::matrix::csv(&b.record).as_bytes(), &cli.db, "--csv")?;
     }
     match failure {
         Some(e) => Err(e.into()),

@@ -25,6 +25,7 @@ mod commands;
 mod hints;
 mod io500;
 mod matrix;
+mod output;
 mod progress;
 
 use clap::{Args, Parser, Subcommand};

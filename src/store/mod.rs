@@ -300,17 +300,23 @@ impl Store {
     /// Opens (creating if needed) and migrates the store at `path`, which must be a regular
     /// file or a new name in a writable directory.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        refuse_link(path)?;
         crate::env::writable_file(path).map_err(|why| StoreError::BadPath { path: path.to_path_buf(), why })?;
         Store::connect(path, OpenFlags::default())
     }
 
     /// Opens a store that must exist already (for reading); creates nothing.
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
+        refuse_link(path)?;
         if !path.exists() {
             return Err(StoreError::Missing(path.to_path_buf()));
         }
         if !path.is_file() {
             return Err(StoreError::BadPath { path: path.to_path_buf(), why: "not a regular file" });
+        }
+        // Reading never makes a store: an empty file stays empty.
+        if path.metadata().is_ok_and(|m| m.len() == 0) {
+            return Err(StoreError::BadPath { path: path.to_path_buf(), why: "an empty file, not a store" });
         }
         Store::connect(path, OpenFlags::default() - OpenFlags::SQLITE_OPEN_CREATE)
     }
@@ -668,6 +674,17 @@ fn backfill(tx: &Transaction) -> rusqlite::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// Refuses a store path that is a symbolic link: root following a link another user planted
+/// would make or change a database wherever it points.
+fn refuse_link(path: &Path) -> Result<(), StoreError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            Err(StoreError::BadPath { path: path.to_path_buf(), why: "a symbolic link, never followed" })
+        }
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,141 @@
+//! Files the user names for iosurvey to write (`report -o`, `--json`, `--csv`, the Markdown
+//! report's charts). iosurvey runs as root in shared directories, so an output is never
+//! written through a link planted in its place, never over the result store or any other
+//! SQLite database, and never half: the text goes to a new file beside it, which is then
+//! renamed over the name (a rename replaces a link, it never follows one).
+
+use super::Failure;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// The first bytes of every SQLite database file.
+const SQLITE_MAGIC: &[u8; 16] = b"SQLite format 3\0";
+
+/// Why `path` may not take an output, if it may not; `store` is the result store's file.
+fn refusal(path: &Path, store: &Path) -> Option<&'static str> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        // A new name: only the store itself, not yet made, shares it.
+        return (absolute(path) == absolute(store)).then_some("it is the result store (--db)");
+    };
+    if meta.file_type().is_symlink() {
+        return Some("it is a symbolic link, and iosurvey never writes an output through a link");
+    }
+    if !meta.is_file() {
+        return Some("it is not a regular file");
+    }
+    if std::fs::metadata(store).is_ok_and(|s| (s.dev(), s.ino()) == (meta.dev(), meta.ino())) {
+        return Some("it is the result store (--db)");
+    }
+    let mut head = [0u8; 16];
+    let sqlite = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .is_ok_and(|()| &head == SQLITE_MAGIC);
+    sqlite.then_some("it is an SQLite database, which an output would destroy")
+}
+
+/// The path made absolute through its directory's real path (the name itself is not
+/// followed), to tell whether two names that do not exist yet are one.
+fn absolute(path: &Path) -> Option<PathBuf> {
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    Some(parent.canonicalize().ok()?.join(path.file_name()?))
+}
+
+/// Refuses, before anything runs, an output that could not or must not be written. `what`
+/// names the option ("--json", "-o").
+pub(super) fn check(path: &Path, store: &Path, what: &str) -> Result<(), Failure> {
+    if let Some(why) = refusal(path, store) {
+        return Err(Failure::new(
+            format!("refusing to write {} to {}: {why}", what, path.display()),
+            format!("give {what} a new file name"),
+            2,
+        ));
+    }
+    iosurvey::env::writable_file(path).map_err(|why| {
+        Failure::new(
+            format!("cannot write {what} to {}: {why}", path.display()),
+            format!("pick a writable {what} path"),
+            2,
+        )
+    })
+}
+
+/// Writes `text` to `path` whole or not at all, after checking it again (the name may have
+/// changed since the run began).
+pub(super) fn write(path: &Path, text: &[u8], store: &Path, what: &str) -> Result<(), Failure> {
+    check(path, store, what)?;
+    let failed = |e: std::io::Error| {
+        Failure::new(
+            format!("cannot write {what} to {}: {e}", path.display()),
+            format!("pick a writable {what} path"),
+            1,
+        )
+    };
+    let name = path.file_name().ok_or_else(|| failed(std::io::ErrorKind::InvalidInput.into()))?;
+    let mut temporary = std::ffi::OsString::from(".");
+    temporary.push(name);
+    temporary.push(format!(".iosurvey-{}.tmp", std::process::id()));
+    let temporary = path.with_file_name(temporary);
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .mode(0o644)
+        .open(&temporary)
+        .and_then(|mut f| {
+            f.write_all(text)?;
+            f.sync_data()
+        })
+        .and_then(|()| std::fs::rename(&temporary, path));
+    if let Err(e) = written {
+        // create_new refused a name already taken: that name is not ours to remove.
+        if e.kind() != std::io::ErrorKind::AlreadyExists {
+            let _ = std::fs::remove_file(&temporary);
+        }
+        return Err(failed(e));
+    }
+    Ok(())
+}
+
+/// Whether `path` names standard output.
+pub(super) fn is_stdout(path: &Path) -> bool {
+    path.as_os_str().as_bytes() == b"-"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_stores_and_databases_are_refused_and_a_write_is_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = tmp.path().join("s.db");
+        let victim = tmp.path().join("victim");
+        std::fs::write(&victim, b"victim").unwrap();
+        std::os::unix::fs::symlink(&victim, tmp.path().join("link")).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("nowhere"), tmp.path().join("dangling")).unwrap();
+        std::fs::hard_link(&victim, tmp.path().join("same")).unwrap();
+        let mut db = SQLITE_MAGIC.to_vec();
+        db.extend_from_slice(&[0; 100]);
+        std::fs::write(tmp.path().join("other.db"), &db).unwrap();
+        assert_eq!(refusal(&store, &store), Some("it is the result store (--db)"), "not made yet");
+        assert!(refusal(&tmp.path().join("./s.db"), &store).is_some());
+        std::fs::write(&store, &db).unwrap();
+        assert_eq!(refusal(&store, &store), Some("it is the result store (--db)"));
+        assert!(refusal(&tmp.path().join("link"), &store).unwrap().contains("symbolic link"));
+        assert!(refusal(&tmp.path().join("dangling"), &store).unwrap().contains("symbolic link"));
+        assert!(refusal(&tmp.path().join("other.db"), &store).unwrap().contains("SQLite"));
+        assert!(refusal(tmp.path(), &store).unwrap().contains("not a regular file"));
+        assert_eq!(refusal(&tmp.path().join("new.html"), &store), None);
+        assert_eq!(refusal(&victim, &store), None, "a plain file of text may be replaced");
+        assert!(write(&tmp.path().join("link"), b"x", &store, "-o").is_err());
+        assert_eq!(std::fs::read(&victim).unwrap(), b"victim", "nothing written through the link");
+        assert!(write(&tmp.path().join("same"), b"new", &store, "-o").is_ok());
+        assert_eq!(std::fs::read(&victim).unwrap(), b"victim", "a rename, so another name of the file is untouched");
+        assert_eq!(std::fs::read(tmp.path().join("same")).unwrap(), b"new");
+        let mut names: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        names.sort();
+        assert!(names.iter().all(|n| !n.to_string_lossy().contains(".tmp")), "{names:?}");
+    }
+}
