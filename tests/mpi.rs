@@ -278,19 +278,19 @@ fn every_rank_is_a_client_of_one_server_at_once() {
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.trim().starts_with("tcp N-to-1 streams=2 "), "{}", out.stdout);
-    // Two rounds (one untimed) of four clients, each logged with its two streams once the
-    // server has counted them.
-    let mut sessions = Vec::new();
-    while sessions.len() < 8 {
+    // The launch is one client: one session of 4 ranks x 2 streams, begun by the first
+    // stream and logged whole at the lead's bye, after two rounds (one untimed).
+    let mut lines = Vec::new();
+    while !lines.iter().any(|l: &String| l.contains(" bytes in ")) {
         match rx.recv_timeout(wait) {
-            Ok(line) if line.contains("2 streams, 2097152 bytes") => sessions.push(line),
-            Ok(_) => {}
+            Ok(line) => lines.push(line),
             Err(_) => break,
         }
     }
     server.kill().unwrap();
     let _ = server.wait();
-    assert_eq!(sessions.len(), 8, "{sessions:?}");
+    assert_eq!(lines.iter().filter(|l| l.contains(": a session of 8 streams at once")).count(), 1, "{lines:?}");
+    assert!(lines.last().unwrap().contains(": 16 streams (8 at once), 16777216 bytes in "), "{lines:?}");
 }
 
 #[test]

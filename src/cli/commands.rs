@@ -707,6 +707,7 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
 }
 
 fn net<T: Team>(cli: &Cli, a: &NetArgs, team: &T) -> Result<(), Failure> {
+    refuse_net_zeros(a)?;
     if a.serve {
         return net_serve(a, team);
     }
@@ -728,6 +729,54 @@ fn net<T: Team>(cli: &Cli, a: &NetArgs, team: &T) -> Result<(), Failure> {
         say!("iosurvey: note: every endpoint is a process of one node: the figures are its loopback and memory, not a network");
     }
     Ok(())
+}
+
+/// Refuses, before anything runs or is stored, settings that measure nothing (a link that
+/// carries nothing, a figure with no timed round), never end (writes of no bytes) or serve
+/// no one.
+fn refuse_net_zeros(a: &NetArgs) -> Result<(), Failure> {
+    let refusals: [(bool, String, &str, &str); 6] = [
+        (
+            a.transfer == 0,
+            "--transfer 0".into(),
+            "a write of no bytes moves nothing, for ever",
+            "give 1 byte or more, e.g. --transfer 1m",
+        ),
+        (
+            a.size == 0,
+            "--size 0".into(),
+            "a link that carries no bytes has no bandwidth",
+            "give 1 byte or more, e.g. --size 256m",
+        ),
+        (
+            a.repetitions == 0,
+            "--repetitions 0".into(),
+            "a figure needs a timed round (the warm-up is not timed)",
+            "give --repetitions 1 or more",
+        ),
+        (
+            a.streams.contains(&0),
+            "--streams 0".into(),
+            "a link carries its bytes on 1 stream or more",
+            "give --streams 1 or more",
+        ),
+        (
+            a.timeout == 0,
+            "--timeout 0".into(),
+            "a client that waits no time gives up at once",
+            "give a time, e.g. --timeout 30s",
+        ),
+        (
+            !(1..=net::serve::MAX_STREAMS).contains(&a.max_clients),
+            format!("--max-clients {}", a.max_clients),
+            "a server serves 1 to 256 clients at once, each with a stream of the 256 it reads at once",
+            "give --max-clients 1 to 256",
+        ),
+    ];
+    match refusals.into_iter().find(|r| r.0) {
+        Some((_, what, why, hint)) => Err(Failure::new(format!("{what}: {why}"), hint, 2)),
+        None => Ok(()),
+    }
 }
 
 /// The ceilings between the team's nodes: every mode, stream count and pattern asked for.
@@ -828,35 +877,45 @@ fn net_client<T: Team>(a: &NetArgs, to: &str, team: &T) -> Result<net::NetResult
         ));
     }
     let total = a.size * team.processes() as u64;
+    let wait = std::time::Duration::from_nanos(a.timeout);
+    // One session for the whole run, every process and round, which the server serves as one
+    // client until the lead's bye. Its id is random: whoever knows it can end it.
+    let mine = (team.process() == 0).then(|| {
+        net::tcp::new_session().unwrap_or_else(|e| iosurvey::team::broken(&format!("no random session id: {e}")))
+    });
+    let session: u64 = iosurvey::team::share_value(team, mine.as_ref());
+    let count = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
+    let hello =
+        net::tcp::Hello { session, streams: count(streams * team.processes()), index: count(streams * team.process()) };
     let mut samples = Vec::new();
     let mut fastest = u64::MAX;
-    // An untimed first round (TCP's slow start) unless no repetitions are asked: then one
-    // timed round, one session on the server.
-    let warm_up = usize::from(a.repetitions > 0);
     let mut zc = net::zerocopy::Report::default();
-    for round in 0..warm_up + a.repetitions.max(1) {
+    // An untimed first round: TCP's slow start.
+    for round in 0..=a.repetitions {
         member.barrier();
         let start = iosurvey::team::clock::monotonic_ns();
-        let session = (std::process::id() as u64) << 32 | (team.process() as u64) << 16 | round as u64;
-        let how = net::tcp::Sending { streams, write: a.transfer as usize, zerocopy: a.zerocopy };
-        let sent = match net::tcp::send(addr, session, how, a.size) {
+        let how = net::tcp::Sending { streams, write: a.transfer as usize, zerocopy: a.zerocopy, wait };
+        let sent = match net::tcp::send(addr, hello, how, a.size) {
             Ok(sent) => {
                 zc = zc + sent.zerocopy;
                 sent.bytes
             }
-            Err(e) if team.processes() == 1 => {
-                return Err(Failure::new(e, "check that 'iosurvey net --serve' runs there and is reachable", 1))
-            }
+            Err(e) if team.processes() == 1 => return Err(Failure::new(e, NO_SERVER, 1)),
             Err(e) => iosurvey::team::broken(&e.to_string()),
         };
         let elapsed = iosurvey::team::clock::monotonic_ns() - start;
         member.rest();
         let window_ns = member.max(elapsed);
         let arrived = member.sum(sent);
-        if round >= warm_up && arrived == total {
+        if round > 0 && arrived == total {
             fastest = fastest.min(window_ns);
             samples.extend(iosurvey::units::rate(total, window_ns));
         }
+    }
+    let zerocopy = a.zerocopy.then(|| zc.over_team(&member));
+    // Every process's streams have been counted (the sums above): the session is over.
+    if team.process() == 0 {
+        net::tcp::bye(addr, session, wait).map_err(|e| Failure::new(e, NO_SERVER, 1))?;
     }
     let hosts = team.hosts();
     let senders: Vec<String> =
@@ -876,16 +935,26 @@ fn net_client<T: Team>(a: &NetArgs, to: &str, team: &T) -> Result<net::NetResult
         curve: Vec::new(),
         peak_in_flight: 0,
         one_node: false,
-        zerocopy: a.zerocopy.then(|| zc.over_team(&member)),
+        zerocopy,
     })
 }
+
+/// The hint when the server of `net --to` fails the client.
+const NO_SERVER: &str =
+    "check that 'iosurvey net --serve' runs there and is reachable; its log says why it dropped a client";
 
 /// `net --serve`: one process, no store, until interrupted or, with --once, one client.
 fn net_serve<T: Team>(a: &NetArgs, team: &T) -> Result<(), Failure> {
     if team.processes() > 1 {
         return Err(Failure::new("net --serve runs as one process", "start it without mpirun", 2));
     }
-    let server = net::serve::Server { bind: a.bind, port: a.port, once: a.once, max_clients: a.max_clients };
+    let server = net::serve::Server {
+        bind: a.bind,
+        port: a.port,
+        once: a.once,
+        max_clients: a.max_clients,
+        limits: net::serve::Limits::default(),
+    };
     net::serve::serve(&server, |line| say!("iosurvey: {line}"))
         .map_err(|e| Failure::new(e, "pick a free --port, and a --bind address this host has", 1))
 }

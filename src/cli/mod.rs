@@ -497,15 +497,19 @@ struct NetArgs {
     /// The port of --serve.
     #[arg(long, default_value_t = iosurvey::net::serve::DEFAULT_PORT, requires = "serve")]
     port: u16,
-    /// With --serve: end after the first client.
+    /// With --serve: end after the first client's session (a whole 'net --to' run).
     #[arg(long, requires = "serve")]
     once: bool,
-    /// With --serve: clients served at once; more are turned away.
+    /// With --serve: clients served at once (1 to 256); more are turned away.
     #[arg(long, default_value_t = 8, requires = "serve")]
     max_clients: usize,
     /// Send TCP streams to a server started with --serve (from every rank of an MPI launch).
     #[arg(long, value_name = "HOST[:PORT]")]
     to: Option<String>,
+    /// With --to: how long a connect, a write or the server's answer may take before the
+    /// client gives up on a server that stopped answering.
+    #[arg(long, value_parser = iosurvey::units::parse_duration, default_value = "30s", requires = "to", value_name = "DURATION")]
+    timeout: u64,
 }
 
 #[derive(Args)]

@@ -7,12 +7,17 @@ pub use super::zerocopy;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-const MAGIC: [u8; 8] = *b"iosnet01";
+/// The protocol's mark and version: 02 has sessions that end with a bye.
+const MAGIC: [u8; 8] = *b"iosnet02";
 const HELLO: usize = 20;
 /// Bytes a receiver reads at a time (its buffer per stream).
 pub const READ_BUF: usize = 1 << 20;
+/// How long a sender waits for a receiver that takes nothing and answers nothing, unless told.
+pub const WAIT: Duration = Duration::from_secs(30);
+/// How long a receiver between ranks waits for a new stream's hello (sent right after connect).
+const HELLO_WAIT: Duration = Duration::from_secs(10);
 
 /// Why a stream failed.
 #[derive(Debug, thiserror::Error)]
@@ -51,23 +56,97 @@ pub enum NetError {
     /// The listener failed.
     #[error("cannot take connections: {0}")]
     Listen(io::Error),
-    /// The server had as many clients as it takes.
-    #[error("turned {0} away: as many clients as --max-clients allows are being served")]
-    Full(SocketAddr),
+    /// The server turned a stream away.
+    #[error("turned {addr} away: {why}")]
+    Refused {
+        /// The stream's sender.
+        addr: SocketAddr,
+        /// Why.
+        why: String,
+    },
+    /// A sender's receiver stopped taking bytes or answering.
+    #[error("{addr} stopped answering: nothing moved for {:.1} s after {sent} bytes", .wait.as_secs_f64())]
+    Stalled {
+        /// The receiver.
+        addr: SocketAddr,
+        /// Bytes moved before.
+        sent: u64,
+        /// How long nothing moved.
+        wait: Duration,
+    },
+    /// A receiver's sender went quiet.
+    #[error("{addr} sent nothing for {:.1} s after {got} bytes", .wait.as_secs_f64())]
+    Idle {
+        /// The sender.
+        addr: SocketAddr,
+        /// Bytes it sent before.
+        got: u64,
+        /// How long it sent nothing.
+        wait: Duration,
+    },
+    /// A connection said no hello in time.
+    #[error("{addr} sent no hello within {:.1} s", .wait.as_secs_f64())]
+    NoHello {
+        /// The sender.
+        addr: SocketAddr,
+        /// The deadline, from the connection.
+        wait: Duration,
+    },
+    /// A session lasted longer than a receiver allows.
+    #[error("{addr}'s session ran past the {:.1} s a session may last", .limit.as_secs_f64())]
+    Overtime {
+        /// The sender.
+        addr: SocketAddr,
+        /// The longest a session may last.
+        limit: Duration,
+    },
+}
+
+/// Whether an error is a socket's time-out (SO_RCVTIMEO and SO_SNDTIMEO give EAGAIN).
+fn timed_out(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut)
+}
+
+/// A session id no other local user can guess, from getrandom(2): anyone who knows a
+/// session's id can send its bye or break it.
+pub fn new_session() -> io::Result<u64> {
+    let mut b = [0u8; 8];
+    loop {
+        // SAFETY: getrandom writes at most b's 8 bytes.
+        let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+        if n == 8 {
+            return Ok(u64::from_le_bytes(b));
+        }
+        // Requests of up to 256 bytes are never short once the pool is ready; only EINTR.
+        let e = if n < 0 { io::Error::last_os_error() } else { io::Error::other("getrandom gave too few bytes") };
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
 }
 
 /// What the first bytes of a stream say: the session it belongs to and its place in it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hello {
-    /// The sender's session (one per client run).
+    /// The sender's session (one per client run, all its processes and rounds).
     pub session: u64,
-    /// Streams in the session.
+    /// Streams the session has open at once (0: the session's end, a bye).
     pub streams: u16,
     /// This stream's index.
     pub index: u16,
 }
 
 impl Hello {
+    /// The last word of a session: it opens no more streams.
+    pub fn bye(session: u64) -> Hello {
+        Hello { session, streams: 0, index: 0 }
+    }
+
+    /// Whether this is a session's last word.
+    pub fn is_bye(&self) -> bool {
+        self.streams == 0
+    }
+
     pub(crate) fn encode(&self) -> [u8; HELLO] {
         let mut b = [0u8; HELLO];
         b[..8].copy_from_slice(&MAGIC);
@@ -101,6 +180,8 @@ pub struct Sending {
     pub write: usize,
     /// Send with MSG_ZEROCOPY and count what the kernel copied anyway.
     pub zerocopy: bool,
+    /// The longest a connect, a write or the receiver's answer may take.
+    pub wait: Duration,
 }
 
 /// What a sender moved.
@@ -112,16 +193,17 @@ pub struct Sent {
     pub zerocopy: zerocopy::Report,
 }
 
-/// Sends `bytes` to `addr` over `how.streams` connections at once; returns when the
-/// receiver has counted every byte.
-pub fn send(addr: SocketAddr, session: u64, how: Sending, bytes: u64) -> Result<Sent, NetError> {
+/// Sends `bytes` to `addr` over `how.streams` connections at once, saying `first`'s session
+/// and stream count, with indices from `first.index`; returns when the receiver has counted
+/// every byte.
+pub fn send(addr: SocketAddr, first: Hello, how: Sending, bytes: u64) -> Result<Sent, NetError> {
     let parts = shares(bytes, how.streams);
     std::thread::scope(|s| {
         let handles: Vec<_> = parts
             .iter()
             .enumerate()
-            .map(|(index, &share)| {
-                let hello = Hello { session, streams: parts.len() as u16, index: index as u16 };
+            .map(|(i, &share)| {
+                let hello = Hello { index: first.index.saturating_add(i as u16), ..first };
                 s.spawn(move || send_one(addr, hello, share, how))
             })
             .collect();
@@ -137,12 +219,42 @@ pub fn send(addr: SocketAddr, session: u64, how: Sending, bytes: u64) -> Result<
     })
 }
 
-fn send_one(addr: SocketAddr, hello: Hello, share: u64, how: Sending) -> Result<Sent, NetError> {
-    let mut conn = TcpStream::connect_timeout(&addr, Duration::from_secs(10))
-        .map_err(|source| NetError::Connect { addr, source })?;
+/// Ends a session: says its bye and waits for the server to take it.
+pub fn bye(addr: SocketAddr, session: u64, wait: Duration) -> Result<(), NetError> {
+    let mut conn = connect(addr, Hello::bye(session), wait)?;
+    answer_of(&mut conn, addr, 0, wait).map(|_| ())
+}
+
+/// A connection to `addr` that has said `hello`, on which no write or read blocks for longer
+/// than `wait`: a server that stops answering ends the sender instead of holding it.
+fn connect(addr: SocketAddr, hello: Hello, wait: Duration) -> Result<TcpStream, NetError> {
+    let mut conn = TcpStream::connect_timeout(&addr, wait).map_err(|source| NetError::Connect { addr, source })?;
     let _ = conn.set_nodelay(true);
-    let lost = |sent, source| NetError::Lost { addr, sent, source };
-    conn.write_all(&hello.encode()).map_err(|e| lost(0, e))?;
+    let timeouts = conn.set_write_timeout(Some(wait)).and_then(|_| conn.set_read_timeout(Some(wait)));
+    timeouts.and_then(|_| conn.write_all(&hello.encode())).map_err(|e| sending_error(addr, 0, wait, e))?;
+    Ok(conn)
+}
+
+/// A sender's error after `sent` bytes: a time-out says the receiver stopped answering.
+fn sending_error(addr: SocketAddr, sent: u64, wait: Duration, source: io::Error) -> NetError {
+    if timed_out(&source) {
+        NetError::Stalled { addr, sent, wait }
+    } else {
+        NetError::Lost { addr, sent, source }
+    }
+}
+
+/// Ends the sending side and reads the receiver's count.
+fn answer_of(conn: &mut TcpStream, addr: SocketAddr, sent: u64, wait: Duration) -> Result<u64, NetError> {
+    conn.shutdown(Shutdown::Write).map_err(|e| sending_error(addr, sent, wait, e))?;
+    let mut ack = [0u8; 8];
+    conn.read_exact(&mut ack).map_err(|e| sending_error(addr, sent, wait, e))?;
+    Ok(u64::from_le_bytes(ack))
+}
+
+fn send_one(addr: SocketAddr, hello: Hello, share: u64, how: Sending) -> Result<Sent, NetError> {
+    let mut conn = connect(addr, hello, how.wait)?;
+    let lost = |sent, source| sending_error(addr, sent, how.wait, source);
     let fd = conn.as_raw_fd();
     let mut report = zerocopy::Report::default();
     if how.zerocopy {
@@ -162,46 +274,91 @@ fn send_one(addr: SocketAddr, hello: Hello, share: u64, how: Sending) -> Result<
     if how.zerocopy {
         zerocopy::finish(fd, &mut report, 30).map_err(|e| lost(sent, e))?;
     }
-    conn.shutdown(Shutdown::Write).map_err(|e| lost(sent, e))?;
-    let mut ack = [0u8; 8];
-    conn.read_exact(&mut ack).map_err(|e| lost(sent, e))?;
-    let got = u64::from_le_bytes(ack);
+    let got = answer_of(&mut conn, addr, sent, how.wait)?;
     if got != sent {
         return Err(NetError::Short { addr, sent, got });
     }
     Ok(Sent { bytes: sent, zerocopy: report })
 }
 
-/// Serves one stream: reads its hello, then everything to its end, discarding it, and
-/// answers with the count. Returns the hello and the count.
-pub fn receive_one(conn: TcpStream) -> Result<(Hello, u64), NetError> {
-    receive_admitted(conn, |_| true)
+/// Serves one stream between ranks: reads its hello, then everything to its end, discarding
+/// it, and answers with the count. Returns the hello and the count.
+pub fn receive_one(mut conn: TcpStream, peer: SocketAddr) -> Result<(Hello, u64), NetError> {
+    let hello = read_hello(&mut conn, peer, HELLO_WAIT)?;
+    // Between the ranks of one job a slow sender is the measurement, not a fault.
+    let got = drain(&mut conn, peer, None)?;
+    answer(&mut conn, peer, got)?;
+    Ok((hello, got))
 }
 
-/// As [`receive_one`], with a say on the hello: a stream `admit` refuses is dropped unread.
-pub fn receive_admitted(mut conn: TcpStream, admit: impl FnOnce(&Hello) -> bool) -> Result<(Hello, u64), NetError> {
-    let peer = conn.peer_addr().unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
-    let lost = |sent, source| NetError::Lost { addr: peer, sent, source };
-    let mut hello = [0u8; HELLO];
-    conn.read_exact(&mut hello).map_err(|e| lost(0, e))?;
-    let hello = Hello::decode(&hello).ok_or(NetError::Stranger(peer))?;
-    if !admit(&hello) {
-        return Err(NetError::Full(peer));
+/// Reads a stream's hello, all of it within `wait` of now (a sender dripping bytes gets no
+/// longer than one saying nothing).
+pub fn read_hello(conn: &mut TcpStream, peer: SocketAddr, wait: Duration) -> Result<Hello, NetError> {
+    let deadline = Instant::now() + wait;
+    let mut b = [0u8; HELLO];
+    let mut got = 0;
+    while got < HELLO {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(NetError::NoHello { addr: peer, wait });
+        }
+        conn.set_read_timeout(Some(left)).map_err(|e| NetError::Lost { addr: peer, sent: 0, source: e })?;
+        match conn.read(&mut b[got..]) {
+            Ok(0) => {
+                return Err(NetError::Lost {
+                    addr: peer,
+                    sent: got as u64,
+                    source: io::ErrorKind::UnexpectedEof.into(),
+                })
+            }
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if timed_out(&e) => return Err(NetError::NoHello { addr: peer, wait }),
+            Err(source) => return Err(NetError::Lost { addr: peer, sent: got as u64, source }),
+        }
     }
-    // Once the stream has begun, a slow sender is the measurement, not a fault.
-    let _ = conn.set_read_timeout(None);
+    Hello::decode(&b).ok_or(NetError::Stranger(peer))
+}
+
+/// When a receiver gives up on a stream.
+#[derive(Debug, Clone, Copy)]
+pub struct Patience {
+    /// No bytes for this long.
+    pub idle: Duration,
+    /// The end of the stream's session's time...
+    pub until: Instant,
+    /// ...which lasts at most this long.
+    pub limit: Duration,
+}
+
+/// Reads a stream to its end, discarding it; returns the count. With `patience`, a sender
+/// that goes quiet or runs past its session's end is dropped.
+pub fn drain(conn: &mut TcpStream, peer: SocketAddr, patience: Option<Patience>) -> Result<u64, NetError> {
+    let lost = |got, source| NetError::Lost { addr: peer, sent: got, source };
+    conn.set_read_timeout(patience.map(|p| p.idle)).map_err(|e| lost(0, e))?;
     let mut buf = vec![0u8; READ_BUF];
     let mut got = 0u64;
     loop {
         match conn.read(&mut buf) {
-            Ok(0) => break,
+            Ok(0) => return Ok(got),
             Ok(n) => got += n as u64,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(lost(got, e)),
+            Err(e) => {
+                return Err(match patience {
+                    Some(p) if timed_out(&e) => NetError::Idle { addr: peer, got, wait: p.idle },
+                    _ => lost(got, e),
+                })
+            }
+        }
+        if let Some(p) = patience.filter(|p| Instant::now() > p.until) {
+            return Err(NetError::Overtime { addr: peer, limit: p.limit });
         }
     }
-    conn.write_all(&got.to_le_bytes()).map_err(|e| lost(got, e))?;
-    Ok((hello, got))
+}
+
+/// Answers the end of a stream with the count read.
+pub fn answer(conn: &mut TcpStream, peer: SocketAddr, got: u64) -> Result<(), NetError> {
+    conn.write_all(&got.to_le_bytes()).map_err(|source| NetError::Lost { addr: peer, sent: got, source })
 }
 
 /// Takes `expected` streams on `listener`, each served on its own thread; returns the bytes
@@ -210,8 +367,8 @@ pub fn receive(listener: &TcpListener, expected: usize) -> Result<u64, NetError>
     std::thread::scope(|s| {
         let mut handles = Vec::new();
         for _ in 0..expected {
-            let (conn, _) = listener.accept().map_err(NetError::Listen)?;
-            handles.push(s.spawn(move || receive_one(conn)));
+            let (conn, peer) = listener.accept().map_err(NetError::Listen)?;
+            handles.push(s.spawn(move || receive_one(conn, peer)));
         }
         let mut total = 0;
         for h in handles {
@@ -292,7 +449,8 @@ mod tests {
         let bytes = 3 * (1 << 20) + 17;
         let (sent, got) = std::thread::scope(|s| {
             let r = s.spawn(|| receive(&listener, 4));
-            let sent = send(addr, 7, Sending { streams: 4, write: 64 << 10, zerocopy: false }, bytes).unwrap();
+            let how = Sending { streams: 4, write: 64 << 10, zerocopy: false, wait: WAIT };
+            let sent = send(addr, Hello { session: 7, streams: 4, index: 0 }, how, bytes).unwrap();
             (sent.bytes, r.join().unwrap().unwrap())
         });
         assert_eq!((sent, got), (bytes, bytes));
@@ -300,7 +458,8 @@ mod tests {
         // (loopback cannot hand user pages to a device).
         let (sent, got) = std::thread::scope(|s| {
             let r = s.spawn(|| receive(&listener, 2));
-            let sent = send(addr, 8, Sending { streams: 2, write: 256 << 10, zerocopy: true }, bytes).unwrap();
+            let how = Sending { streams: 2, write: 256 << 10, zerocopy: true, wait: WAIT };
+            let sent = send(addr, Hello { session: 8, streams: 2, index: 0 }, how, bytes).unwrap();
             (sent, r.join().unwrap().unwrap())
         });
         assert_eq!((sent.bytes, got), (bytes, bytes));
@@ -311,5 +470,18 @@ mod tests {
         assert_eq!(Hello::decode(&hello.encode()), Some(hello));
         assert!(local_ip(Some("no-such-interface-x")).is_err());
         assert!(local_ip(Some("lo")).unwrap().is_loopback());
+    }
+
+    #[test]
+    fn session_ids_are_random_not_made_from_the_pid() {
+        let pid = u64::from(std::process::id());
+        let ids: Vec<u64> = (0..2).map(|_| new_session().unwrap()).collect();
+        // Ids from a counter or a clock differ in a few low bits; random ones in about 32
+        // (fewer than 8 happens by chance once in 2^30 runs).
+        assert!((ids[0] ^ ids[1]).count_ones() >= 8, "{ids:x?}");
+        for id in ids {
+            // The old ids were pid << 32 | rank << 16 | round (by chance once in 2^32 runs).
+            assert_ne!(id >> 32, pid, "{id:#x}");
+        }
     }
 }

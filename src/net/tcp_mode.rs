@@ -54,7 +54,7 @@ pub fn measure<T: Team>(team: &T, pattern: Pattern, both_ways: bool, plan: &Plan
     for rep in 0..=plan.repetitions.max(1) {
         member.barrier();
         let start = monotonic_ns();
-        let (arrived, sent) = exchange(listener.as_ref(), receives, &targets, plan, rep as u64)
+        let (arrived, sent) = exchange(listener.as_ref(), receives, &targets, plan)
             .unwrap_or_else(|e| crate::team::broken(&format!("the TCP streams failed: {e}")));
         zc = zc + sent;
         let elapsed = monotonic_ns() - start;
@@ -104,14 +104,14 @@ fn exchange(
     receives: usize,
     targets: &[SocketAddr],
     plan: &Plan,
-    round: u64,
 ) -> Result<(u64, tcp::zerocopy::Report), NetError> {
-    let session = (std::process::id() as u64) << 32 | round;
-    let how = tcp::Sending { streams: plan.streams, write: plan.write, zerocopy: plan.zerocopy };
+    // Receivers between ranks take any `receives` streams and never read the session.
+    let hello = tcp::Hello { session: 0, streams: plan.streams as u16, index: 0 };
+    let how = tcp::Sending { streams: plan.streams, write: plan.write, zerocopy: plan.zerocopy, wait: tcp::WAIT };
     std::thread::scope(|s| {
         let receiving = listener.map(|l| s.spawn(move || tcp::receive(l, receives)));
         let sending: Vec<_> =
-            targets.iter().map(|&addr| s.spawn(move || tcp::send(addr, session, how, plan.per_link))).collect();
+            targets.iter().map(|&addr| s.spawn(move || tcp::send(addr, hello, how, plan.per_link))).collect();
         let mut zc = tcp::zerocopy::Report::default();
         for h in sending {
             let sent =
