@@ -1,6 +1,6 @@
 //! End-to-end tests of what iosurvey's exports carry: text from users or the machine (labels,
 //! target paths, host names) planted hostile, and each format shown to neutralize it
-//! (docs/safety.md).
+//! (docs/safety.md); and the report laying each run out once however its groups interleave.
 
 mod common;
 
@@ -233,5 +233,31 @@ fn a_hostile_host_name_is_neutralized_in_every_format() {
     assert!(csv.contains(",\"'=1+1<b>h\\x1b[2J\\u{9b}0m\","), "{csv:?}");
     let md = ok(&["ls", "--format", "md", "--db", db]);
     assert!(md.contains("=1+1\\<b\\>h\\\\x1b\\[2J\\\\u{9b}0m") && !md.contains("<b>"), "{md}");
+    assert_store_intact(&bed.db);
+}
+
+#[test]
+fn a_report_lays_each_run_out_once_when_sweeps_interleave_with_runs() {
+    let bed = Bed::new();
+    // Runs 1, 4 and 7 of their own between the points of sweeps w1 (runs 2, 3) and w2 (5, 6):
+    // neighbours-only grouping laid runs 1, 4 and 7 out three times each.
+    for more in [&[][..], &["--clients", "1,2", "--tasks", "2"], &[], &["--clients", "1,2", "--tasks", "2"], &[]] {
+        quick_run(&bed, &bed.dir, more);
+    }
+    let page = bed.tmp.path().join("report.html");
+    let said = ok(&["report", "-o", page.to_str().unwrap(), "--db", &bed.db]);
+    assert!(said.contains("report of 7 runs"), "{said}");
+    let html = std::fs::read_to_string(&page).unwrap();
+    for id in [1, 4, 7] {
+        assert_eq!(html.matches(&format!("<p>run {id}: ")).count(), 1, "run {id}'s section, once");
+    }
+    for w in [1, 2] {
+        let tables = html.matches(&format!("<caption>sweep {w} over clients")).count();
+        assert_eq!(tables, 2, "sweep w{w}'s table and its chart's numbers, once each");
+    }
+    // The sweeps' runs are rows of their tables, not sections of their own.
+    for id in [2, 3, 5, 6] {
+        assert_eq!(html.matches(&format!("<p>run {id}: ")).count(), 0, "run {id}");
+    }
     assert_store_intact(&bed.db);
 }

@@ -241,17 +241,7 @@ fn html_report(
     for m in &matrices {
         report = report.and(analysis::matrix::matrix(m));
     }
-    let mut groups: Vec<(Option<i64>, Option<i64>)> = chosen.iter().map(|r| (r.survey_id, r.sweep_id)).collect();
-    groups.dedup();
-    for (survey, sweep) in groups {
-        let members: Vec<RunRecord> =
-            chosen.iter().filter(|r| (r.survey_id, r.sweep_id) == (survey, sweep)).cloned().collect();
-        report = match (survey, sweep) {
-            (Some(s), _) => report.and(analysis::survey(s, &members)),
-            (_, Some(_)) => report.and(analysis::sweep(sweep, &members)),
-            _ => members.iter().fold(report, |rep, r| rep.and(analysis::run(r))),
-        };
-    }
+    report = report.and(analysis::grouped(&chosen));
     let mut names: Vec<&str> = chosen.iter().filter_map(|r| r.label.as_deref()).collect();
     names.sort_unstable();
     names.dedup();
