@@ -132,7 +132,7 @@ pub fn serve(input: impl BufRead) -> i32 {
     let Some(duty) = duty else { return 0 };
     let (line, code) = finish(duty);
     if !quiet {
-        eprintln!("iosurvey: error: {line}");
+        eprintln!("iosurvey: error: {}", crate::escape::visible(&line));
     }
     code
 }

@@ -8,6 +8,7 @@
 pub mod analysis;
 pub mod engine;
 pub mod env;
+pub mod escape;
 pub mod io500;
 pub mod janitor;
 pub mod measure;

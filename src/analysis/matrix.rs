@@ -4,6 +4,7 @@
 
 use super::cliffs::{cliffs, Cliff};
 use super::{Cell, Finding, Report, Table};
+use crate::escape::csv_field;
 use crate::plan::matrix::{At, Kind};
 use crate::record::{MatrixCell, MatrixRecord, Status};
 use crate::units::{format_size, format_time, mib_per_s};
@@ -320,7 +321,8 @@ pub fn csv(m: &MatrixRecord) -> String {
     let mut out = String::from("kind,file_bytes,record_bytes,mib_s,samples\n");
     for c in &m.cells {
         let rate = c.rate().map(|r| format!("{:.3}", mib_per_s(r))).unwrap_or_default();
-        out.push_str(&format!("{},{},{},{},{}\n", c.kind.name(), c.file, c.record, rate, c.samples.len()));
+        // The kind's name is iosurvey's own, but every CSV field goes through one rule.
+        out.push_str(&format!("{},{},{},{},{}\n", csv_field(&c.kind.name()), c.file, c.record, rate, c.samples.len()));
     }
     out
 }

@@ -4,6 +4,7 @@
 
 mod charts;
 pub mod cliffs;
+mod grouped;
 pub mod matrix;
 mod meta;
 pub mod outliers;
@@ -18,6 +19,8 @@ use crate::spec::Op;
 use crate::store::RunRow;
 use crate::units::{format_size, format_time, gb_per_s, mib_per_s, secs};
 use serde::Serialize;
+
+pub use grouped::grouped;
 
 /// One value of a table; numbers keep their value, with the decimals to show.
 #[derive(Debug, Clone, PartialEq, Serialize)]

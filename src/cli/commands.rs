@@ -239,17 +239,7 @@ fn html_report(
     for m in &matrices {
         report = report.and(analysis::matrix::matrix(m));
     }
-    let mut groups: Vec<(Option<i64>, Option<i64>)> = chosen.iter().map(|r| (r.survey_id, r.sweep_id)).collect();
-    groups.dedup();
-    for (survey, sweep) in groups {
-        let members: Vec<RunRecord> =
-            chosen.iter().filter(|r| (r.survey_id, r.sweep_id) == (survey, sweep)).cloned().collect();
-        report = match (survey, sweep) {
-            (Some(s), _) => report.and(analysis::survey(s, &members)),
-            (_, Some(_)) => report.and(analysis::sweep(sweep, &members)),
-            _ => members.iter().fold(report, |rep, r| rep.and(analysis::run(r))),
-        };
-    }
+    report = report.and(analysis::grouped(&chosen));
     let mut names: Vec<&str> = chosen.iter().filter_map(|r| r.label.as_deref()).collect();
     names.sort_unstable();
     names.dedup();
@@ -283,7 +273,7 @@ fn html_report(
     } else {
         write(output, &iosurvey::report::exporter(Format::Html).render(&report))?;
     }
-    Ok(format!("report of {counted} written to {}\n", output.display()))
+    Ok(format!("report of {counted} written to {}\n", iosurvey::escape::visible(&output.display().to_string())))
 }
 
 fn compare(db: &Path, names: &[String], format: Format) -> Result<String, Failure> {
@@ -340,7 +330,9 @@ fn lead_prints<T: Team>(team: &T, f: impl FnOnce() -> Result<String, Failure>) -
 }
 
 fn to_json<T: serde::Serialize>(v: &T) -> Result<String, Failure> {
-    serde_json::to_string_pretty(v).map(|s| s + "\n").map_err(|e| Failure::new(e, "report this as a bug", 1))
+    serde_json::to_string_pretty(v)
+        .map(|s| iosurvey::escape::json(s) + "\n")
+        .map_err(|e| Failure::new(e, "report this as a bug", 1))
 }
 
 /// The command line as typed; an argument that is not UTF-8 is kept with replacement
@@ -720,7 +712,8 @@ fn net<T: Team>(cli: &Cli, a: &NetArgs, team: &T) -> Result<(), Failure> {
         if let Some(store) = &store {
             store.save_net(now_unix(), &command_line(), r)?;
         }
-        println!("{}", r.line());
+        // Host names come from the machines: shown on the terminal, never obeyed by it.
+        println!("{}", iosurvey::escape::visible(&r.line()));
         for note in r.zerocopy_note().into_iter().chain(r.curve_note()).filter(|_| !cli.quiet) {
             say!("iosurvey: note: {note}");
         }
@@ -1001,7 +994,8 @@ fn team_timing<T: Team>(team: &T, rounds: u32) -> Result<(), Failure> {
         gather_bytes_per_task: bytes,
     };
     if team.process() == 0 {
-        println!("{}", serde_json::to_string(&result).map_err(|e| Failure::new(e, "report this as a bug", 1))?);
+        let line = serde_json::to_string(&result).map_err(|e| Failure::new(e, "report this as a bug", 1))?;
+        println!("{}", iosurvey::escape::json(line));
     }
     Ok(())
 }

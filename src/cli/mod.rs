@@ -1,10 +1,11 @@
 //! The command line: parsing, dispatch, printing, exit codes. Thin: the work is in the library.
 
 /// Writes one line to stderr in a single system call, so that under a launcher (mpirun
-/// forwards each write) no other process's output lands inside it.
+/// forwards each write) no other process's output lands inside it. The line is made visible
+/// whole: a path, label or host name in it can neither drive the terminal nor break the line.
 macro_rules! say {
     ($($arg:tt)*) => {{
-        let line = format!("{}\n", format!($($arg)*));
+        let line = format!("{}\n", iosurvey::escape::visible(&format!($($arg)*)));
         let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
     }};
 }

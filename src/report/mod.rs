@@ -1,8 +1,10 @@
 //! Renderers of [`Report`]s, behind one trait: text for the terminal, JSON, CSV and Markdown
 //! for other tools and documents, and one self-contained HTML page (charts will join it). They
-//! only lay out what the analysis computed; no renderer computes a figure.
+//! only lay out what the analysis computed; no renderer computes a figure. Every text each
+//! lays out goes through [`crate::escape`] (or the HTML escaping) for the format it lands in.
 
 use crate::analysis::{Cell, Chart, Report, Table};
+use crate::escape::{csv_field, markdown as md_escape, visible};
 use comfy_table::{presets, CellAlignment, ContentArrangement};
 use std::fmt::Write;
 
@@ -44,17 +46,19 @@ pub struct Text;
 impl Exporter for Text {
     fn render(&self, report: &Report) -> String {
         let mut s = String::new();
+        // Each piece made visible on its own, so a line break inside a label shows as `\n`
+        // rather than breaking the table.
         for line in &report.heading {
-            let _ = writeln!(s, "{line}");
+            let _ = writeln!(s, "{}", visible(line));
         }
         for t in &report.tables {
-            let _ = writeln!(s, "{}{}:", if s.is_empty() { "" } else { "\n" }, t.title);
+            let _ = writeln!(s, "{}{}:", if s.is_empty() { "" } else { "\n" }, visible(&t.title));
             let mut table = comfy_table::Table::new();
             table.load_preset(presets::NOTHING).set_content_arrangement(ContentArrangement::Disabled);
-            table.set_header(&t.columns);
+            table.set_header(t.columns.iter().map(|c| visible(c)));
             for row in &t.rows {
                 table.add_row(row.iter().map(|c| {
-                    let cell = comfy_table::Cell::new(c.to_string());
+                    let cell = comfy_table::Cell::new(visible(&c.to_string()));
                     if c.is_number() || matches!(c, Cell::Empty) {
                         cell.set_alignment(CellAlignment::Right)
                     } else {
@@ -66,38 +70,33 @@ impl Exporter for Text {
                 let _ = writeln!(s, "{}", line.trim_end());
             }
             for note in &t.notes {
-                let _ = writeln!(s, "{note}");
+                let _ = writeln!(s, "{}", visible(note));
             }
         }
         for f in &report.findings {
-            let _ = writeln!(s, "{}", f.text);
+            let _ = writeln!(s, "{}", visible(&f.text));
         }
         for line in &report.footer {
-            let _ = writeln!(s, "{line}");
+            let _ = writeln!(s, "{}", visible(line));
         }
         s
     }
 }
 
-/// The report as one JSON document (numbers as numbers, empty cells as null).
+/// The report as one JSON document (numbers as numbers, empty cells as null; text exact, with
+/// no raw control character: [`crate::escape::json`]).
 pub struct Json;
 
 impl Exporter for Json {
     fn render(&self, report: &Report) -> String {
-        serde_json::to_string_pretty(report).map_or_else(|e| format!("{{\"error\": \"{e}\"}}\n"), |s| s + "\n")
+        serde_json::to_string_pretty(report)
+            .map_or_else(|e| format!("{{\"error\": \"{e}\"}}\n"), |s| crate::escape::json(s) + "\n")
     }
 }
 
-/// A block per table: a `# title` line, the header, the rows (RFC 4180 quoting).
+/// A block per table: a `# title` line, the header, the rows (RFC 4180 quoting; a field a
+/// spreadsheet would take for a formula opens as text, see [`crate::escape::csv_field`]).
 pub struct Csv;
-
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_string()
-    }
-}
 
 fn raw(c: &Cell) -> String {
     match c {
@@ -112,10 +111,15 @@ impl Exporter for Csv {
     fn render(&self, report: &Report) -> String {
         let mut s = String::new();
         for t in &report.tables {
-            let _ = writeln!(s, "# {}", t.title);
+            // The title is a comment line, not a field: a line break in it would start a row.
+            let _ = writeln!(s, "# {}", visible(&t.title));
             let _ = writeln!(s, "{}", t.columns.iter().map(|c| csv_field(c)).collect::<Vec<_>>().join(","));
             for row in &t.rows {
-                let _ = writeln!(s, "{}", row.iter().map(|c| csv_field(&raw(c))).collect::<Vec<_>>().join(","));
+                let _ = writeln!(
+                    s,
+                    "{}",
+                    row.iter().map(|c| csv_field(&raw(c)).into_owned()).collect::<Vec<_>>().join(",")
+                );
             }
             s.push('\n');
         }
@@ -126,10 +130,6 @@ impl Exporter for Csv {
 /// Markdown: the heading as a paragraph, a `###` section and a pipe table per table, the
 /// findings as a list.
 pub struct Markdown;
-
-fn md_escape(text: &str) -> String {
-    text.replace('|', "\\|")
-}
 
 fn md_table(s: &mut String, t: &Table) {
     let _ = writeln!(s, "### {}\n", md_escape(&t.title));
@@ -151,7 +151,8 @@ impl Exporter for Markdown {
     fn render(&self, report: &Report) -> String {
         let mut s = String::new();
         if !report.heading.is_empty() {
-            let _ = writeln!(s, "{}\n", report.heading.join("  \n"));
+            let heading: Vec<String> = report.heading.iter().map(|l| md_escape(l)).collect();
+            let _ = writeln!(s, "{}\n", heading.join("  \n"));
         }
         for t in &report.tables {
             md_table(&mut s, t);
@@ -182,7 +183,9 @@ pub fn markdown_report(report: &Report, stem: &str) -> (String, Vec<(String, Str
     let mut files = Vec::new();
     for (k, chart) in report.charts.iter().enumerate() {
         let name = format!("{stem}-chart-{}.svg", k + 1);
-        let _ = writeln!(s, "![{}]({name})\n", md_escape(&chart.title));
+        // The file name comes from the -o path: percent-encoded, a space or ')' in it cannot
+        // end the link.
+        let _ = writeln!(s, "![{}]({})\n", md_escape(&chart.title), percent_encode(&name));
         md_table(&mut s, &chart.table());
         files.push((name, svg_chart(chart)));
     }
@@ -196,10 +199,11 @@ pub fn markdown_report(report: &Report, stem: &str) -> (String, Vec<(String, Str
 /// `data:` link, the findings first.
 pub struct Html;
 
-/// Text made safe inside HTML elements and attributes.
+/// Text made safe inside HTML elements and attributes, its control characters made visible
+/// first (a page is read in terminals too, and a browser would show nothing for them).
 fn html_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    for c in visible(text).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -519,6 +523,32 @@ mod tests {
         assert!(html.contains(">\n0.0\n</text>") || html.contains(">0.0</text>"), "the y axis starts at 0: {html}");
         assert_eq!(percent_encode("a b,\n"), "a%20b%2C%0A");
     }
+    #[test]
+    fn hostile_text_is_neutralized_by_every_exporter() {
+        let mut report = analysis::Report::default();
+        report.heading.push("target /t\x1b]0;owned\x07\n<b>x</b>".into());
+        report.tables.push(analysis::Table {
+            title: "runs of \u{9b}2J".into(),
+            columns: vec!["label".into(), "MiB/s".into()],
+            rows: vec![vec![
+                analysis::Cell::Text("=HYPERLINK(\"x\")".into()),
+                analysis::Cell::Num { value: -2.5, decimals: 1 },
+            ]],
+            notes: vec!["<img src=x onerror=alert(1)>".into()],
+        });
+        report.findings.push(analysis::Finding { text: "[a](javascript:b)".into(), value: 0.0, runs: vec![] });
+        let text = Text.render(&report);
+        assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text:?}");
+        assert!(text.contains("/t\\x1b]0;owned\\x07\\n<b>") && text.contains("runs of \\u{9b}2J:"), "{text}");
+        let csv = Csv.render(&report);
+        assert!(csv.contains("\"'=HYPERLINK(\"\"x\"\")\",-2.5\n"), "a formula as text, a number as data: {csv}");
+        assert!(csv.starts_with("# runs of \\u{9b}2J\n"), "{csv}");
+        let md = Markdown.render(&report);
+        for escaped in ["\\<b\\>x\\</b\\>", "\\<img src=x onerror=alert(1)\\>", "- \\[a\\](javascript:b)"] {
+            assert!(md.contains(escaped), "{escaped} in {md}");
+        }
+    }
+
     use crate::analysis;
     use crate::plan::Role;
     use crate::record::{fixtures, BestFigure, RunRecord};

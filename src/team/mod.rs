@@ -154,7 +154,7 @@ pub fn broken(why: &str) -> ! {
     match ON_BROKEN.get() {
         Some(end) => end(why),
         None => {
-            eprintln!("iosurvey: error: {why}");
+            eprintln!("iosurvey: error: {}", crate::escape::visible(why));
             std::process::exit(1)
         }
     }
