@@ -2,18 +2,27 @@
 //! killed outright (SIGKILL, the OOM killer, an MPI launcher ending every rank when one dies)
 //! still has its files removed and is still stored, as failed.
 //!
-//! The lead tells it, over a pipe, when a run starts (`arm`, with the target and the record
-//! to store) and when the run has filed itself (`disarm`). When the pipe closes while a run
-//! is armed, the lead is gone: the janitor removes the run's files as the next run there
-//! would (the manifest's `running` entries, once the dead run's lock is gone), stores the
-//! record as failed, and says so in one line. It runs in its own process group, out of reach
-//! of the signals and the launcher that end the lead.
+//! The lead tells it, over a pipe, when it takes a target (`hold`) and when that target's
+//! clean-up is done (`release`): the whole of a command, between its runs (an io500's find, a
+//! matrix's next cell) and during the clean-up itself. Within that, it tells it when a run
+//! starts (`arm`, with the record to store) and when the run has filed itself (`disarm`).
+//! When the pipe closes with targets held, the lead is gone: the janitor removes their files
+//! as the next run there would (the manifest's `running` entries, once the dead run's lock is
+//! gone), stores an armed run as failed, and says so in one line. It holds each target by
+//! the lead's own descriptor (opened through /proc when told), so a target renamed meanwhile
+//! is cleaned where it went, and a path that is not UTF-8 is never in the way. It runs in its
+//! own process group, out of reach of the signals and the launcher that end the lead.
 
 use crate::record::{RunRecord, Status};
 use crate::store::Store;
+use crate::target::dir::Dir;
 use crate::target::Target;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
 use std::io::{BufRead, Write};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::io::RawFd;
 use std::path::PathBuf;
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,22 +35,33 @@ pub const SUBCOMMAND: &str = "janitor";
 /// How long the janitor waits for the dead run's lock to go.
 const PATIENCE: Duration = Duration::from_secs(30);
 
-/// What the janitor must do should the lead die during a run.
+/// The run to store as failed should the lead die before it has filed itself.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Duty {
-    /// The target directory.
-    pub dir: PathBuf,
-    /// Whether iosurvey made it for the run (and so removes it).
-    pub made: bool,
-    /// A metadata run's further base directories, each with whether the run made it.
-    #[serde(default)]
-    pub more: Vec<(PathBuf, bool)>,
-    /// The store's file.
-    pub store: PathBuf,
+    /// The store's file, as bytes: a path need not be UTF-8.
+    pub store: Vec<u8>,
     /// The run's workload and facts, stored as failed.
     pub record: RunRecord,
     /// The lead's process id, for the line.
     pub pid: u32,
+}
+
+impl Duty {
+    /// The duty of storing `record` in the store at `store`.
+    pub fn new(store: &std::path::Path, record: RunRecord) -> Duty {
+        Duty { store: store.as_os_str().as_bytes().to_vec(), record, pid: std::process::id() }
+    }
+}
+
+/// A directory the janitor holds until the lead has cleaned it: the lead's descriptor
+/// number (the janitor opens it through /proc, so it holds the very directory, whatever it
+/// is named or renamed to), its device and inode to check it is still that one, and where
+/// the lead made it, if it did.
+#[derive(Debug, Serialize, Deserialize)]
+struct Held {
+    fd: RawFd,
+    id: (u64, u64),
+    made: Option<(RawFd, (u64, u64), Vec<u8>)>,
 }
 
 static PIPE: Mutex<Option<ChildStdin>> = Mutex::new(None);
@@ -51,19 +71,57 @@ static ON_WATCH: AtomicBool = AtomicBool::new(false);
 #[derive(Debug)]
 pub struct Watch(());
 
-/// Puts a run under the janitor's watch, starting the janitor on first use. Without a
-/// janitor (it could not start) the run goes on: only a hard kill would then leave files.
-pub fn arm(duty: &Duty) -> Watch {
+fn started() -> bool {
     let mut pipe = PIPE.lock().unwrap_or_else(|p| p.into_inner());
     if pipe.is_none() {
         *pipe = start().ok();
     }
-    drop(pipe);
-    if let Ok(json) = serde_json::to_string(duty) {
-        tell(format!("arm {json}\n").as_bytes());
-        ON_WATCH.store(PIPE.lock().is_ok_and(|p| p.is_some()), Ordering::SeqCst);
+    pipe.is_some()
+}
+
+/// Puts a run under the janitor's watch, starting the janitor on first use. Without a
+/// janitor (it could not start) the run goes on: only a hard kill would then leave files.
+pub fn arm(duty: &Duty) -> Watch {
+    if started() {
+        if let Ok(json) = serde_json::to_string(duty) {
+            tell(format!("arm {json}\n").as_bytes());
+            ON_WATCH.store(PIPE.lock().is_ok_and(|p| p.is_some()), Ordering::SeqCst);
+        }
     }
     Watch(())
+}
+
+/// Puts a target in the janitor's care from the moment the lead takes it until [`release`]
+/// after its clean-up: a lead killed between runs, or while cleaning up, still has its
+/// files removed. The target must stay open until then.
+pub fn hold(target: &Target) {
+    let Ok(id) = target.dir().id() else { return };
+    let made = target
+        .made_in()
+        .and_then(|(parent, name)| parent.id().ok().map(|pid| (parent.raw(), pid, name.as_bytes().to_vec())));
+    let held = Held { fd: target.dir().raw(), id, made };
+    if started() {
+        if let Ok(json) = serde_json::to_string(&held) {
+            tell(format!("hold {json}\n").as_bytes());
+        }
+    }
+}
+
+/// The target's key for [`release`], taken before its clean-up consumes it.
+pub fn key(target: &Target) -> Option<(u64, u64)> {
+    target.dir().id().ok()
+}
+
+/// Takes a target out of the janitor's care: its clean-up is done.
+pub fn release(key: Option<(u64, u64)>) {
+    if let Some((dev, ino)) = key {
+        tell(format!("release {dev} {ino}\n").as_bytes());
+    }
+}
+
+/// Takes every target out of the janitor's care (the signal path removed their files).
+pub fn release_all() {
+    tell(b"release all\n");
 }
 
 /// Whether a janitor is watching a run of this process now.
@@ -108,8 +166,22 @@ fn start() -> std::io::Result<ChildStdin> {
     child.stdin.take().ok_or_else(|| std::io::Error::other("no pipe to the janitor"))
 }
 
-/// The janitor's life: reads duties until the pipe closes, then does the last one, if armed.
-/// Returns the exit code.
+/// A held target, opened by the janitor: the directory and where it was made.
+type Opened = (Dir, Option<(Dir, OsString)>);
+
+/// Opens, through the lead's own descriptors, a directory the lead holds; `None` when the
+/// descriptor is gone or names another directory by now.
+fn open_held(lead: u32, held: Held) -> Option<((u64, u64), Opened)> {
+    let open = |fd: RawFd, id: (u64, u64)| {
+        Dir::open(std::path::Path::new(&format!("/proc/{lead}/fd/{fd}"))).ok().filter(|d| d.id().is_ok_and(|i| i == id))
+    };
+    let dir = open(held.fd, held.id)?;
+    let made = held.made.and_then(|(fd, id, name)| open(fd, id).map(|p| (p, OsString::from_vec(name))));
+    Some((held.id, (dir, made)))
+}
+
+/// The janitor's life: reads duties until the pipe closes, then does what is left, if
+/// anything. Returns the exit code.
 pub fn serve(input: impl BufRead) -> i32 {
     // The lead blocks its stop signals in every thread, and the mask survives exec.
     // SAFETY: an empty set, then unblocking it, touches only this thread's mask.
@@ -118,19 +190,36 @@ pub fn serve(input: impl BufRead) -> i32 {
         libc::sigfillset(&mut all);
         libc::pthread_sigmask(libc::SIG_UNBLOCK, &all, std::ptr::null_mut());
     }
+    // SAFETY: getppid has no preconditions; the lead started this process.
+    let lead = unsafe { libc::getppid() } as u32;
     let mut duty: Option<Duty> = None;
+    let mut held: BTreeMap<(u64, u64), Opened> = BTreeMap::new();
     let mut quiet = false;
     for line in input.lines() {
         let Ok(line) = line else { break };
         match line.split_once(' ') {
             Some(("arm", json)) => duty = serde_json::from_str(json).ok(),
+            Some(("hold", json)) => {
+                if let Some((id, opened)) = serde_json::from_str(json).ok().and_then(|h| open_held(lead, h)) {
+                    held.insert(id, opened);
+                }
+            }
+            Some(("release", "all")) => held.clear(),
+            Some(("release", key)) => {
+                let mut parts = key.split(' ').map(str::parse::<u64>);
+                if let (Some(Ok(dev)), Some(Ok(ino))) = (parts.next(), parts.next()) {
+                    held.remove(&(dev, ino));
+                }
+            }
             _ if line == "disarm" => duty = None,
             _ if line == "quiet" => quiet = true,
             _ => {}
         }
     }
-    let Some(duty) = duty else { return 0 };
-    let (line, code) = finish(duty);
+    if duty.is_none() && held.is_empty() {
+        return 0;
+    }
+    let (line, code) = finish(lead, duty, held.into_values().collect());
     if !quiet {
         eprintln!("iosurvey: error: {}", crate::escape::visible(&line));
     }
@@ -138,11 +227,15 @@ pub fn serve(input: impl BufRead) -> i32 {
 }
 
 /// Cleans up after a dead lead and stores its run: the line to say, and the exit code.
-fn finish(duty: Duty) -> (String, i32) {
-    let why = format!("the iosurvey process {} ended during the run without cleaning up (killed?)", duty.pid);
+fn finish(lead: u32, duty: Option<Duty>, held: Vec<Opened>) -> (String, i32) {
+    let pid = duty.as_ref().map_or(lead, |d| d.pid);
+    let why = match duty {
+        Some(_) => format!("the iosurvey process {pid} ended during the run without cleaning up (killed?)"),
+        None => format!("the iosurvey process {pid} ended without cleaning up (killed?)"),
+    };
     let mut left = Vec::new();
-    for (dir, made) in std::iter::once((&duty.dir, duty.made)).chain(duty.more.iter().map(|(d, m)| (d, *m))) {
-        match Target::reclaim(dir, made, PATIENCE) {
+    for (dir, made) in &held {
+        match Target::reclaim(dir, made.as_ref().map(|(p, n)| (p, n.as_os_str())), PATIENCE) {
             Ok(problems) => left.extend(problems),
             Err(e) => left.push(e.to_string()),
         }
@@ -151,10 +244,14 @@ fn finish(duty: Duty) -> (String, i32) {
         true => ("its files were removed".to_string(), true),
         false => (format!("some files were left: {}", left.join("; ")), false),
     };
+    let Some(duty) = duty else {
+        return (format!("{why}: {files} (hint: run it again)"), if removed { 0 } else { 1 });
+    };
     let mut record = duty.record;
     record.status = Status::Failed;
     record.error = Some(why.clone());
-    let (stored, saved) = match Store::open(&duty.store).and_then(|mut s| s.save(&record)) {
+    let store = PathBuf::from(OsString::from_vec(duty.store));
+    let (stored, saved) = match Store::open(&store).and_then(|mut s| s.save(&record)) {
         Ok(id) => (format!("stored as failed run {id}"), true),
         Err(e) => (format!("the run could not be stored ({e})"), false),
     };

@@ -206,14 +206,7 @@ impl<T: Team> Runner<'_, T> {
         let will = self.lead.as_ref().map(|lead| {
             let mut skeleton = RunRecord::assemble(w.clone(), Execution::default(), facts.clone());
             filing.apply(&mut skeleton);
-            let duty = Duty {
-                dir: lead.target.dir().path().to_path_buf(),
-                made: lead.target.made(),
-                more: lead.more.iter().map(|t| (t.dir().path().to_path_buf(), t.made())).collect(),
-                store: lead.store.path().to_path_buf(),
-                record: skeleton.clone(),
-                pid: std::process::id(),
-            };
+            let duty = Duty::new(lead.store.path(), skeleton.clone());
             (will::arm(lead.store.path(), skeleton), janitor::arm(&duty))
         });
         let progress = Progress::new(self.threads);

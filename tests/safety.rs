@@ -519,7 +519,7 @@ fn refusals_found_before_any_byte_is_written_are_exit_2() {
     let json_dir = bed.tmp.path().join("jsondir");
     fs::create_dir(&json_dir).unwrap();
     let out = bed.run(&format!("--block 1m --json {}", json_dir.display()));
-    assert_refused(&bed, &out, &["JSON record", "not a regular file"]);
+    assert_refused(&bed, &out, &["--json", "not a regular file"]);
     assert_refused(&bed, &bed.run("--block 1m --json /nonexistent/x.json"), &["its directory does not exist"]);
     assert!(bed.entries().is_empty());
     assert_eq!(bed.run("--block 1m").code, 0);
@@ -1002,4 +1002,113 @@ fn a_store_locked_mid_matrix_leaves_no_directory() {
     assert!(out.stderr.contains("locked"), "{}", out.stderr);
     assert!(bed.entries().is_empty(), "{:?}", bed.entries());
     assert_store_intact(&bed.db);
+}
+
+/// Children of `pid` whose command line ends with `janitor`.
+fn janitor_of(child: &Child) -> u32 {
+    children(child.id()).into_iter().find(|&p| cmdline(p).ends_with("janitor")).expect("a janitor")
+}
+
+#[test]
+fn the_janitor_cleans_a_target_that_is_not_utf8_or_was_renamed_where_it_is() {
+    use std::os::unix::ffi::OsStrExt;
+    for renamed in [false, true] {
+        let bed = Bed::new();
+        let odd = bed.dir.join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+        fs::create_dir(&odd).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+            .args(["meta", "--db", &bed.db, "-q", "--items", "2000000", "--tasks", "2", "--files-only", "--dir"])
+            .arg(&odd)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        wait_until("the metadata tree", 20, || {
+            fs::read_dir(odd.join("iosurvey.meta/u.1")).is_ok_and(|mut d| d.next().is_some())
+        });
+        let place = if renamed {
+            let moved = bed.tmp.path().join("moved");
+            fs::rename(&odd, &moved).unwrap();
+            moved
+        } else {
+            odd.clone()
+        };
+        signal(&child, libc::SIGKILL);
+        let out = finish(child);
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+        assert!(
+            out.stderr.contains("stored as failed run 1") && out.stderr.contains("its files were removed"),
+            "{}",
+            out.stderr
+        );
+        assert!(listing(&place).is_empty(), "renamed {renamed}: {:?}", listing(&place));
+        assert_store_intact(&bed.db);
+    }
+}
+
+#[test]
+fn a_kill_during_clean_up_after_an_interrupt_still_removes_the_tree() {
+    let bed = Bed::new();
+    let child = spawn_meta_until_items(&bed);
+    wait_until("a large tree", 60, || {
+        fs::read_dir(bed.dir.join("iosurvey.meta/u.1")).is_ok_and(|d| d.count() > 20_000)
+    });
+    let janitor = janitor_of(&child);
+    signal(&child, libc::SIGINT);
+    // Killed once the run is filed, while its tree is being removed.
+    wait_until("the failed run filed", 20, || bed.runs().len() == 1);
+    signal(&child, libc::SIGKILL);
+    // Standard error closes when the janitor, which shares it, is done.
+    let _ = finish(child);
+    assert!(cmdline(janitor).is_empty(), "the janitor has ended");
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+    assert_eq!(bed.runs().len(), 1, "filed once");
+    assert_store_intact(&bed.db);
+}
+
+/// Starts `command` (its words, then the bed's directory: a survey's or io500's parent).
+fn spawn_in_parent(bed: &Bed, command: &str) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .args(command.split_whitespace())
+        .arg(&bed.dir)
+        .args(["--db", &bed.db, "-q"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn a_kill_between_runs_of_a_survey_or_io500_still_removes_its_directory() {
+    for command in ["io500 --quick --dir", "survey --size 4m"] {
+        let bed = Bed::new();
+        let child = spawn_in_parent(&bed, command);
+        wait_until("a stored run", 60, || bed.runs().len() >= 2);
+        signal(&child, libc::SIGKILL);
+        let out = finish(child);
+        assert_eq!(out.stderr.lines().count(), 1, "{command}: {}", out.stderr);
+        assert!(out.stderr.contains("its files were removed"), "{command}: {}", out.stderr);
+        assert!(bed.entries().is_empty(), "{command}: {:?}", bed.entries());
+        assert_store_intact(&bed.db);
+    }
+}
+
+#[test]
+fn a_fresh_directory_left_by_a_command_killed_with_its_janitor_is_reclaimed_by_the_next() {
+    let bed = Bed::new();
+    let child = spawn_in_parent(&bed, "survey --size 4m");
+    wait_until("a stored run", 60, || !bed.runs().is_empty());
+    let janitor = janitor_of(&child);
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(janitor as i32, libc::SIGKILL) };
+    signal(&child, libc::SIGKILL);
+    let _ = finish(child);
+    let left = bed.entries();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(left[0].starts_with("iosurvey-survey-"));
+    fs::write(bed.dir.join("someone-elses"), b"x").unwrap();
+    let out =
+        iosurvey(&["survey", bed.dir.to_str().unwrap(), "--size", "1m", "--repetitions", "1", "--db", &bed.db, "-q"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains(&left[0]) && out.stderr.contains("killed"), "{}", out.stderr);
+    assert_eq!(bed.entries(), ["someone-elses"], "only the dead command's directory went");
 }

@@ -465,7 +465,16 @@ fn write_json(path: &Path, records: &[RunRecord], sweep: bool, db: &Path) -> Res
 /// Cleans up after the target; what could not be removed is said in the command's closing
 /// line ([`super::leftovers_said`]), so a fault still ends with one line.
 pub(super) fn warn_leftovers(target: Target) {
+    let key = iosurvey::janitor::key(&target);
     super::LEFTOVERS.lock().unwrap_or_else(|p| p.into_inner()).extend(target.cleanup().problems);
+    // Only now: a lead killed while removing still has its files removed by the janitor.
+    iosurvey::janitor::release(key);
+}
+
+/// A target just taken, put in the janitor's care until [`warn_leftovers`] has cleaned it.
+fn held(target: Target) -> Target {
+    iosurvey::janitor::hold(&target);
+    target
 }
 
 fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
@@ -489,7 +498,7 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
             check_json_path(path, &cli.db)?;
         }
         // The target first: a refused target leaves no trace, not even a new store.
-        let mut target = Target::open(&a.dir, a.team.target.options())?;
+        let mut target = held(Target::open(&a.dir, a.team.target.options())?);
         let store = match Store::open(&cli.db) {
             Ok(s) => s,
             Err(e) => {
@@ -500,7 +509,7 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
         say_notes(&mut target);
         let mut more = Vec::with_capacity(a.more_dirs.len());
         for path in &a.more_dirs {
-            match Target::open(path, a.team.target.options()) {
+            match Target::open(path, a.team.target.options()).map(held) {
                 Ok(mut t) => {
                     say_notes(&mut t);
                     more.push(t);
@@ -613,10 +622,59 @@ pub(super) fn fresh_dir(
     let store = Store::open(&cli.db)?;
     let parent = Dir::open(&parent)
         .map_err(|e| Failure::new(format!("cannot open {}: {e}", parent.display()), "give an existing directory", 2))?;
+    for note in reclaim_dead_siblings(&parent) {
+        say!("iosurvey: warning: {note}");
+    }
     let name = format!("iosurvey-{kind}-{}", std::process::id());
-    let mut target = Target::create(parent, name.as_ref(), options).map_err(RunError::from)?;
+    let mut target = held(Target::create(parent, name.as_ref(), options).map_err(RunError::from)?);
     say_notes(&mut target);
     Ok((store, target))
+}
+
+/// Whether `name` is one [`fresh_dir`] makes: `iosurvey-KIND-PID`.
+fn fresh_dir_name(name: &[u8]) -> bool {
+    let Some(rest) = name.strip_prefix(b"iosurvey-") else { return false };
+    match rest.iter().rposition(|&c| c == b'-') {
+        Some(at) => {
+            let (kind, pid) = (&rest[..at], &rest[at + 1..]);
+            !kind.is_empty()
+                && kind.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+                && !pid.is_empty()
+                && pid.iter().all(u8::is_ascii_digit)
+        }
+        None => false,
+    }
+}
+
+/// Removes the fresh directories in `parent` of commands that were killed with their janitor,
+/// as the next run in each would (their `running` files, their manifest, then the directory if
+/// nothing else is in it): only where its lock shows no run holds it, or its holder is a process
+/// of this host that has ended. Returns what to say.
+fn reclaim_dead_siblings(parent: &Dir) -> Vec<String> {
+    let mut notes = Vec::new();
+    for name in parent.list().unwrap_or_default() {
+        if !fresh_dir_name(name.as_bytes()) || name.as_bytes().ends_with(format!("-{}", std::process::id()).as_bytes())
+        {
+            continue;
+        }
+        let Ok(dir) = parent.open_subdir(&name) else { continue };
+        // Only a directory with iosurvey's manifest: it says whose files are in it.
+        if !dir.stat(iosurvey::target::MANIFEST).is_ok_and(|m| m.is_some()) {
+            continue;
+        }
+        let left = Target::reclaim(&dir, Some((parent, &name)), std::time::Duration::ZERO);
+        if let Ok(problems) = left {
+            let what = parent.show(&name).display().to_string();
+            notes.push(match problems.is_empty() {
+                true => format!("removed {what}, left by an iosurvey command that was killed"),
+                false => format!(
+                    "could not remove all of {what}, left by a killed iosurvey command: {}",
+                    problems.join("; ")
+                ),
+            });
+        }
+    }
+    notes
 }
 
 /// What the lead decides before a survey and every process needs.
@@ -1056,4 +1114,27 @@ fn overhead() -> String {
         gib(fill),
         gib(verify)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_names_fresh_dir_makes_are_reclaimed() {
+        for ours in ["iosurvey-survey-42", "iosurvey-io500-1", "iosurvey-matrix-99999"] {
+            assert!(fresh_dir_name(ours.as_bytes()), "{ours}");
+        }
+        for other in [
+            "iosurvey-survey-",
+            "iosurvey--42",
+            "iosurvey-Survey-4",
+            "iosurvey-survey-4x",
+            "data",
+            "iosurvey.meta",
+            "x-iosurvey-survey-4",
+        ] {
+            assert!(!fresh_dir_name(other.as_bytes()), "{other}");
+        }
+    }
 }

@@ -851,6 +851,12 @@ fn stop_now(why: &str) -> ! {
     // Filed: the janitor must not file it twice.
     iosurvey::janitor::disarm();
     let left = iosurvey::target::live::remove_all(REMOVE_LIMIT);
+    // What is left stays in the janitor's care, to be removed without a second line.
+    if left.is_empty() {
+        iosurvey::janitor::release_all();
+    } else {
+        iosurvey::janitor::quiet();
+    }
     if left.is_empty() {
         say_error!("stopped at once after {why}: {stored}; its files were removed (hint: run it again)");
     } else {

@@ -325,6 +325,25 @@ impl Dir {
         Ok(Dir { fd: self.fd.try_clone()?, path: self.path.clone() })
     }
 
+    /// The directory's device and inode: who it is, whatever its name now.
+    pub fn id(&self) -> io::Result<(u64, u64)> {
+        let st = fstat(self.raw())?;
+        Ok((st.st_dev, st.st_ino))
+    }
+
+    /// Whether entry `name` of `parent` is still this directory (not renamed away, nor
+    /// replaced by another under the same name).
+    pub fn is_at(&self, parent: &Dir, name: &OsStr) -> bool {
+        let c = match c_name(name) {
+            Ok(c) => c,
+            Err(_) => return false,
+        };
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: c is a valid name, st sized right.
+        let found = unsafe { libc::fstatat(parent.raw(), c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } == 0;
+        found && self.id().is_ok_and(|id| id == (st.st_dev, st.st_ino))
+    }
+
     /// The directory as it was resolved when opened (for messages and records).
     pub fn path(&self) -> &Path {
         &self.path

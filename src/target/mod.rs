@@ -214,22 +214,26 @@ impl Target {
         }
     }
 
-    /// Removes at once what a run that ended without cleaning up left in `path`, as the next
+    /// Removes at once what a run that ended without cleaning up left in `dir`, as the next
     /// run there would on taking the directory: its `running` files, then the manifest and,
-    /// when `made` (the run made the directory), the directory, if nothing else is in them.
-    /// Waits up to `patience` for the dead run's lock to go. Nothing is created. Returns what
-    /// could not be removed.
-    pub fn reclaim(path: &Path, made: bool, patience: std::time::Duration) -> Result<Vec<String>, TargetError> {
+    /// when `made` (the run made the directory: its parent and name), the directory, if
+    /// nothing else is in them. The directory is held by its descriptor, so it is cleaned
+    /// where it is now, even renamed. Waits up to `patience` for the dead run's lock to go.
+    /// Nothing is created. Returns what could not be removed.
+    pub fn reclaim(
+        dir: &Dir,
+        made: Option<(&Dir, &OsStr)>,
+        patience: std::time::Duration,
+    ) -> Result<Vec<String>, TargetError> {
         let deadline = std::time::Instant::now() + patience;
         let options = Options { force: true, keep: false };
+        let copy = |d: &Dir| d.try_clone().map_err(|e| TargetError::io("open", d.path(), e));
         loop {
-            let dir = match Dir::open(path) {
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(Vec::new()),
-                other => other.map_err(|e| TargetError::io("open", path, e))?,
+            let made = match made {
+                Some((parent, name)) => Some((copy(parent)?, name.to_os_string())),
+                None => None,
             };
-            let parent = path.parent().filter(|_| made).and_then(|p| Dir::open(p).ok());
-            let made = parent.zip(path.file_name().map(OsStr::to_os_string));
-            match Target::adopt(dir, made, options) {
+            match Target::adopt(copy(dir)?, made, options) {
                 Err(TargetError::Busy { .. }) if std::time::Instant::now() < deadline => {
                     std::thread::sleep(std::time::Duration::from_millis(50))
                 }
@@ -352,6 +356,11 @@ impl Target {
     /// Whether iosurvey made the directory for this run (and so removes it).
     pub fn made(&self) -> bool {
         self.made.is_some()
+    }
+
+    /// Where iosurvey made the directory (its parent and name), if it did.
+    pub fn made_in(&self) -> Option<(&Dir, &OsStr)> {
+        self.made.as_ref().map(|(parent, name)| (parent, name.as_os_str()))
     }
 
     /// What the user should hear about the target (locks, reclaimed leftovers), once.
@@ -549,7 +558,12 @@ impl Target {
             }
         }
         if let Some((parent, name)) = &self.made {
-            if self.manifest.entries.is_empty() {
+            if self.manifest.entries.is_empty() && !dir.is_at(parent, name) {
+                left.problems.push(format!(
+                    "{}: the directory iosurvey made was moved while in use; it is left, empty of iosurvey's files, where it went",
+                    parent.show(name).display()
+                ));
+            } else if self.manifest.entries.is_empty() {
                 if let Err(e) = parent.rmdir(name) {
                     left.problems.push(format!("{}: {e}", parent.show(name).display()));
                 }
