@@ -7,7 +7,8 @@ use crate::engine::{self, offsets::mix, offsets::OffsetMap, DataFiles, EngineErr
 use crate::env;
 use crate::janitor::{self, Duty};
 use crate::record::{RunFacts, RunRecord, Status};
-use crate::spec::{Access, Hint, Op, Setting, SpecError, Workload};
+use crate::spec::meta::check_order;
+use crate::spec::{Access, Before, Hint, Meta, Op, Setting, SpecError, Workload};
 use crate::store::{will, Store, StoreError};
 use crate::target::dir::Dir;
 use crate::target::{cache, data_files, Target, TargetError};
@@ -160,6 +161,11 @@ impl<T: Team> Runner<'_, T> {
         self.team.processes() * self.threads
     }
 
+    /// Tasks on the busiest node.
+    pub fn per_node(&self) -> usize {
+        per_node(self.team, self.threads)
+    }
+
     /// Runs `w` (with `w.tasks` up to the team size). The files it creates stay registered in
     /// the target for clean-up by its owner, so that a survey can reuse them across runs.
     /// The lead gets the record; the other processes get `None`.
@@ -170,7 +176,7 @@ impl<T: Team> Runner<'_, T> {
         let names = data_files(w.access == Access::Shared, map.files());
         let mut warnings = Vec::new();
         let mut refusal = None;
-        let per_node = self.threads * engine::placement::largest_node(&self.team.process_nodes()).max(1);
+        let per_node = self.per_node();
         let verdict = self.lead.as_mut().map(|lead| match preflight(lead, w, &names, self.space_check, per_node) {
             Ok(()) => {
                 let drop_caches = w.drop_caches && cache::can_drop();
@@ -298,6 +304,45 @@ fn file(lead: &mut Lead, mut record: RunRecord, warnings: Vec<String>, filing: F
     Err(RunError::Failed { id, record: Box::new(record), hint, code })
 }
 
+/// Tasks on the busiest node of `team` with `threads` tasks in each process.
+pub fn per_node<T: Team>(team: &T, threads: usize) -> usize {
+    threads.saturating_mul(engine::placement::largest_node(&team.process_nodes()).max(1))
+}
+
+/// The checks of a workload that need no target: its rules, its engine's, and the memory it
+/// plans to hold with `per_node` tasks on the busiest node against `available` bytes (a
+/// quarter may be taken). A command makes them for every workload it will run before it
+/// makes anything, so that a refusal stores nothing.
+pub fn precheck(w: &Workload, per_node: usize, available: u64) -> Result<(), RunError> {
+    w.validate()?;
+    engine::backends::check(w)?;
+    let need = w.planned_memory(per_node);
+    if need > available / 4 {
+        return Err(SpecError::TooMuchMemory { need, available }.into());
+    }
+    Ok(())
+}
+
+/// Whether a metadata workload's tree is already in the target (kept by an earlier `--keep`
+/// run, or made by an earlier run of the same command): its first task's tree is looked for.
+pub fn meta_before(target: &Target, meta: &Meta) -> Before {
+    let mut top = Vec::new();
+    engine::tree::write_tree_name(meta.shared, 0, &mut top);
+    match target.has_dir(&meta.root, &String::from_utf8_lossy(&top)) {
+        true => Before::Tree,
+        false => Before::Nothing,
+    }
+}
+
+/// Refuses, on the lead, a metadata workload whose phases cannot run in their order from what
+/// the target holds ([`crate::spec::meta::check_order`]).
+pub fn check_meta_order(target: &Target, w: &Workload) -> Result<(), RunError> {
+    match &w.meta {
+        Some(meta) => Ok(check_order(&w.ops, w.iterations, meta_before(target, meta))?),
+        None => Ok(()),
+    }
+}
+
 /// The lead's checks before a run: engine, memory, then the target; the data files are
 /// made (named in the manifest first) only when everything else passed.
 fn preflight(
@@ -310,22 +355,29 @@ fn preflight(
     let engine = engine::backends::entry(&w.engine);
     engine::backends::probe(&w.engine, w.iodepth as usize)
         .map_err(|why| RunError::Refused(EngineError::EngineUnavailable { engine: engine.name, why }))?;
-    let need = w.planned_memory(per_node);
-    let available = env::memory_available();
-    if need > available / 4 {
-        return Err(SpecError::TooMuchMemory { need, available }.into());
-    }
+    precheck(w, per_node, env::memory_available())?;
     if !engine.caps.storage {
         // No file is opened, made or read: nothing to check in the target.
         return Ok(());
     }
     if let Some(meta) = &w.meta {
-        // Everything the run makes goes below one directory in each base, named in its
-        // manifest first.
-        for target in std::iter::once(&mut *lead.target).chain(lead.more.iter_mut()) {
+        check_meta_order(lead.target, w)?;
+        for target in std::iter::once(&*lead.target).chain(lead.more.iter()) {
             if !target.writable() {
                 return Err(TargetError::ReadOnly(target.dir().path().into()).into());
             }
+        }
+        if space_check {
+            // Task t works in base t mod bases: the first bases take one task more.
+            let bases = 1 + lead.more.len();
+            let tasks_in = |k: usize| ((w.tasks + bases - 1 - k) / bases) as u64;
+            for (k, target) in std::iter::once(&*lead.target).chain(lead.more.iter()).enumerate() {
+                target.check_meta_space(meta, &w.ops, tasks_in(k))?;
+            }
+        }
+        // Everything the run makes goes below one directory in each base, named in its
+        // manifest first.
+        for target in std::iter::once(&mut *lead.target).chain(lead.more.iter_mut()) {
             target.claim_dir(&meta.root)?;
         }
         return Ok(());

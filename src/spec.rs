@@ -10,7 +10,7 @@ use std::str::FromStr;
 use thiserror::Error;
 
 pub mod meta;
-pub use meta::{Meta, Tree};
+pub use meta::{Before, Meta, Tree};
 
 /// Who shares files: one file per task (N-to-N) or one file for the whole team (N-to-1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -540,7 +540,11 @@ impl SpecError {
             SpecError::BadInterval(_) | SpecError::IntervalTooFine(_) => AtLeast(Setting::Interval, "0.001".into()),
             SpecError::DepthTooLarge(_) => AtMost(Setting::Iodepth, MAX_IODEPTH.to_string()),
             SpecError::TooLarge { .. } => Lower(vec![Setting::Block, Setting::Segments, Setting::Tasks]),
-            SpecError::TooMuchMemory { .. } => Lower(vec![Setting::Iodepth, Setting::Transfer, Setting::Tasks]),
+            // Every setting that sizes a task's buffers, of data and metadata runs alike: each
+            // front end names those it has.
+            SpecError::TooMuchMemory { .. } => {
+                Lower(vec![Setting::Iodepth, Setting::Transfer, Setting::ItemBytes, Setting::Tasks])
+            }
             SpecError::Engine { fix, .. } => Use(Setting::Engine, fix.clone()),
             SpecError::Invalid { hint, .. } => hint.clone(),
             SpecError::FsyncWithoutWrite => {

@@ -273,7 +273,8 @@ fn dropping_caches_clears_the_cache_flag_on_a_disk() {
 fn survey_runs_the_battery_stores_it_and_leaves_nothing_behind() {
     let bed = Bed::new();
     let dir = bed.dir.display().to_string();
-    let out = iosurvey(&["survey", &dir, "--size", "32m", "--random-secs", "0.2", "--db", &bed.db, "-q"]);
+    // Not quiet: -q prints the run ids only (survey_quiet_prints_only_the_run_ids).
+    let out = iosurvey(&["survey", &dir, "--size", "32m", "--random-secs", "0.2", "--db", &bed.db]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     for needle in ["seq-file-per-task", "random-4k", "IOPS", "seq-shared", "± write", "N-to-1 write", "3 and 3 runs"] {
         assert!(out.stdout.contains(needle), "'{needle}' missing:\n{}", out.stdout);
@@ -288,19 +289,8 @@ fn survey_runs_the_battery_stores_it_and_leaves_nothing_behind() {
     assert!(runs.iter().all(|r| r["survey_id"] == runs[0]["survey_id"] && r["status"] == "ok"));
     assert!(bed.entries().is_empty(), "{:?}", bed.entries());
     // One repetition: single samples, said so.
-    let out = iosurvey(&[
-        "survey",
-        &dir,
-        "--size",
-        "32m",
-        "--random-secs",
-        "0.2",
-        "--repetitions",
-        "1",
-        "--db",
-        &bed.db,
-        "-q",
-    ]);
+    let out =
+        iosurvey(&["survey", &dir, "--size", "32m", "--random-secs", "0.2", "--repetitions", "1", "--db", &bed.db]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("no interval; --repetitions 3 gives one"), "{}", out.stdout);
 }
@@ -578,4 +568,186 @@ fn the_html_report_renders_in_a_browser_with_every_chart_and_loads_nothing() {
     fs::write(&tampered, html.replacen("<body>", "<body><img src=\"http://127.0.0.1:9/x.png\">", 1)).unwrap();
     let (_, log) = open_in_chromium(browser, &tampered, &["--dump-dom"]);
     assert!(log.contains("Content Security Policy"), "the browser refused the load: {log}");
+}
+
+/// Asserts a refusal: exit 2, one line with `needles`, and nothing new in the store or the target.
+fn assert_refused_storing_nothing(bed: &Bed, args: &[&str], needles: &[&str], runs_before: usize) {
+    let mut all = args.to_vec();
+    all.extend(["--db", bed.db.as_str(), "-q"]);
+    let out = iosurvey(&all);
+    assert_one_line_error(&out, 2, needles);
+    assert_eq!(bed.runs().len(), runs_before, "{args:?} stored a run");
+    assert_eq!(bed.groups(), (0, 0, 0), "{args:?} left a survey, sweep or matrix row");
+    assert!(bed.entries().is_empty(), "{args:?} left {:?}", bed.entries());
+}
+
+#[test]
+fn zero_huge_and_nonsense_settings_of_every_command_are_refused_before_anything_runs() {
+    let bed = Bed::new();
+    let dir = bed.dir.display().to_string();
+    let d = dir.as_str();
+    let page = bed.tmp.path().join("r.html").display().to_string();
+    let o = page.as_str();
+    // One stored run, so that show, compare and report have a store to refuse from.
+    assert_eq!(bed.run("--block 1m --op write").code, 0);
+    let cases: &[(&[&str], &[&str])] = &[
+        (&["survey", d, "--tasks", "0"], &["at least one task", "--tasks"]),
+        (&["survey", d, "--tasks", "100000"], &["memory", "lower --tasks"]),
+        (&["survey", d, "--tasks", "many"], &["'many' is not a count of tasks"]),
+        (&["survey", d, "--size", "0"], &["--size 0 B", "give --size at least"]),
+        (&["survey", d, "--random-secs", "0"], &["--random-secs 0", "give --random-secs above 0"]),
+        (&["survey", d, "--random-secs", "nan"], &["--random-secs NaN"]),
+        (&["matrix", "--dir", d, "--tasks", "0"], &["at least one task"]),
+        (&["matrix", "--dir", d, "--tasks", "100000"], &["memory", "lower --max-record or --tasks"]),
+        (&["matrix", "--dir", d, "--budget", "0s"], &["--budget 0", "give --budget"]),
+        (&["matrix", "--dir", d, "--max-file", "100000t"], &["needs", "free", "--max-file", "--no-space-check"]),
+        (&["matrix", "--dir", d, "--min-file", "0", "--max-file", "0"], &["no cell"]),
+        (&["io500", "--dir", d, "--tasks", "0"], &["at least one task"]),
+        (&["io500", "--dir", d, "--tasks", "100000"], &["memory", "lower --tasks"]),
+        (&["io500", "--dir", d, "--stonewall", "0"], &["stonewall of 0 s", "--stonewall"]),
+        (&["run", "--dir", d, "--tasks", "0"], &["at least one task"]),
+        (&["run", "--dir", d, "--tasks", "100000"], &["memory", "--tasks"]),
+        (&["run", "--dir", d, "--tasks", "50000", "--clients", "1,50000"], &["memory", "--tasks"]),
+        (&["run", "--dir", d, "--iterations", "0"], &["--iterations at least 1"]),
+        (&["meta", "--dir", d, "--tasks", "0"], &["at least one task"]),
+        (&["meta", "--dir", d, "--tasks", "100000", "--write-bytes", "64m"], &["memory", "--tasks"]),
+        (&["meta", "--dir", d, "--items", "0"], &["0 items per task", "--items"]),
+        (&["meta", "--dir", d, "--iterations", "0"], &["--iterations at least 1"]),
+        (&["net", "--transfer", "0"], &["--transfer 0"]),
+        (&["net", "--size", "0"], &["--size 0"]),
+        (&["net", "--streams", "0"], &["--streams 0"]),
+        (&["net", "--window", "0"], &["--window 0"]),
+        (&["net", "--repetitions", "99999"], &["--repetitions 99999"]),
+        (&["net", "--messages", "16m..64k"], &["--messages 16m..64k"]),
+        (&["net", "--serve", "--max-clients", "0"], &["--max-clients 0"]),
+        (&["show", "0"], &["no run with id 0"]),
+        (&["show", "99999999999999999999"], &["is not a run id"]),
+        (&["show", "m0"], &["no matrix m0"]),
+        (&["compare", "1", "99999"], &["no run with id 99999"]),
+        (&["report", "-o", o, "0"], &["no run with id 0"]),
+        (&["report", "-o", o, "--since", "2026-02-30"], &["not a date"]),
+        (&["report", "-o", o, "--since", "2030-01-01", "--until", "2020-01-01"], &["--since is a later day"]),
+    ];
+    for (args, needles) in cases {
+        assert_refused_storing_nothing(&bed, args, needles, 1);
+    }
+}
+
+#[test]
+fn impossible_metadata_phase_orders_are_refused_naming_one_that_works() {
+    let bed = Bed::new();
+    let cases: [(&str, &[&str]); 3] = [
+        (
+            "--phases file-stat",
+            &["file-stat needs files that no phase before it made", "use --phases tree-create,file-create,file-stat"],
+        ),
+        ("--phases tree-remove,tree-create", &["tree-remove removes a tree", "use --phases tree-create,tree-remove"]),
+        ("--phases tree-create,file-create --iterations 2", &["second iteration", "file-remove,tree-remove"]),
+    ];
+    for (args, needles) in cases {
+        assert_one_line_error(&bed.meta(&format!("--items 10 {args}")), 2, needles);
+    }
+    assert!(bed.runs().is_empty() && bed.entries().is_empty(), "{:?}", bed.entries());
+    // A tree kept by an earlier run: stat it, but do not create over it.
+    assert_eq!(bed.meta("--items 10 -C --keep").code, 0);
+    assert_eq!(bed.meta("--items 10 -T").code, 0, "the kept items are stat'ed");
+    let out = bed.meta("--items 10");
+    let works = "dir-stat,dir-remove,file-stat,file-read,file-remove,tree-remove";
+    assert_one_line_error(&out, 2, &["tree-create would make the tree over the one already there", works]);
+    assert_eq!(bed.runs().len(), 2, "the refusal stored nothing");
+    let out = bed.meta(&format!("--items 10 --phases {works}"));
+    assert_eq!(out.code, 0, "the order named works: {}", out.stderr);
+}
+
+#[test]
+fn meta_checks_free_space_and_its_hints_name_its_own_flags() {
+    let bed = Bed::new();
+    let out = bed.meta("--items 100000000 --write-bytes 64m");
+    assert_one_line_error(&out, 2, &["needs", "free", "lower --items or --write-bytes", "add --no-space-check"]);
+    assert!(!out.stderr.contains("--block") && !out.stderr.contains("--total"), "{}", out.stderr);
+    let out = bed.meta("--tasks 100000 --write-bytes 64m");
+    assert_one_line_error(&out, 2, &["memory", "lower --write-bytes and --read-bytes or --tasks"]);
+    assert!(!out.stderr.contains("--iodepth") && !out.stderr.contains("--transfer"), "{}", out.stderr);
+    assert!(bed.runs().is_empty() && bed.entries().is_empty());
+    // On a 1 MiB file system: 1000 files of 4 KiB are refused before the run; with
+    // --no-space-check they run into ENOSPC, whose hint names meta's flags too.
+    let Some(fs) = Tmpfs::mount("size=1m") else { return };
+    let out = fs.bed.meta("--items 1000 --write-bytes 4k");
+    assert_one_line_error(&out, 2, &["needs", "free", "--items"]);
+    assert!(fs.bed.runs().is_empty());
+    let out = fs.bed.meta("--items 1000 --write-bytes 4k --no-space-check");
+    assert_one_line_error(&out, 1, &["No space left on device", "--items"]);
+    assert!(!out.stderr.contains("--block"), "{}", out.stderr);
+    assert_eq!(fs.bed.runs().len(), 1, "the run that started is stored, failed");
+}
+
+#[test]
+fn meta_takes_mdtests_short_options_and_crowded_tasks_are_warned() {
+    let bed = Bed::new();
+    let out = bed.meta("-n 40 -z 1 -b 2 -L -F -u -w 100 -e 100 -X -i 2");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = bed.last_run();
+    let meta = &run["workload"]["meta"];
+    assert_eq!(meta["items"], 40, "-n is items per task");
+    assert_eq!(meta["tree"]["depth"], 1);
+    assert_eq!(meta["tree"]["branch"], 2);
+    assert_eq!(meta["tree"]["leaves_only"], true);
+    assert_eq!(meta["write_bytes"], 100);
+    assert_eq!(run["workload"]["iterations"], 2);
+    assert_eq!(run["workload"]["tasks"], 1, "no short option sets the tasks");
+    // -I is items per directory, and mdtest's -n with it is refused, not 1000 threads.
+    assert_one_line_error(&bed.meta("-n 1000 -I 10"), 2, &["--items", "--items-per-dir"]);
+    assert_eq!(bed.meta("-I 5 -z 1 -b 2 -F").code, 0);
+    assert_eq!(bed.last_run()["workload"]["meta"]["items"], 15, "5 in each of the 3 directories");
+    // More tasks than 4 per core: one warning line, and the run goes on.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let crowded = (4 * cores + 1).to_string();
+    for out in [
+        bed.run(&format!("--tasks {crowded} --block 4k --transfer 4k")),
+        bed.meta(&format!("--tasks {crowded} --items 2")),
+    ] {
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        assert_eq!(lines.len(), 1, "{}", out.stderr);
+        assert!(lines[0].starts_with(&format!("iosurvey: warning: --tasks {crowded} runs")), "{}", lines[0]);
+    }
+}
+
+#[test]
+fn survey_quiet_prints_only_the_run_ids() {
+    let bed = Bed::new();
+    let dir = bed.dir.display().to_string();
+    let args = ["survey", &dir, "--size", "2m", "--tasks", "1", "--random-secs", "0.2", "--repetitions", "1"];
+    let out = iosurvey(&[&args[..], &["--db", &bed.db, "-q"]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", out.stdout);
+    assert!(lines.iter().all(|l| l.starts_with("run ") && l[4..].parse::<i64>().is_ok()), "{}", out.stdout);
+}
+
+#[test]
+fn a_store_with_a_negative_version_is_one_short_line() {
+    let bed = Bed::new();
+    let conn = rusqlite::Connection::open(&bed.db).unwrap();
+    conn.execute_batch("CREATE TABLE surveys (x); PRAGMA user_version = -3;").unwrap();
+    drop(conn);
+    let out = iosurvey(&["ls", "--db", &bed.db]);
+    assert_one_line_error(&out, 4, &["schema version -3", "no iosurvey writes", "--db"]);
+    assert!(out.stderr.len() < 200, "{} characters: {}", out.stderr.len(), out.stderr);
+}
+
+#[test]
+fn paths_with_control_characters_are_named_for_what_is_wrong_and_escaped_on_one_line() {
+    let bed = Bed::new();
+    for (name, shown) in [("a\nb", "a\\nb"), ("a\x1b[2Jb", "a\\x1b[2Jb")] {
+        let dir = bed.dir.join(name).display().to_string();
+        let out = iosurvey(&["run", "--dir", &dir, "--db", &bed.db, "--block", "1m"]);
+        assert_one_line_error(&out, 2, &[shown, "control character", "plain name"]);
+        assert!(!out.stderr.contains("nor does its parent"), "{}", out.stderr);
+        // A missing parent, with a newline in it: still one line.
+        let deeper = bed.dir.join(name).join("c").display().to_string();
+        let out = iosurvey(&["run", "--dir", &deeper, "--db", &bed.db, "--block", "1m"]);
+        assert_one_line_error(&out, 2, &[shown, "nor does its parent"]);
+    }
+    assert!(bed.entries().is_empty() && bed.runs().is_empty());
 }

@@ -159,10 +159,10 @@ pub fn matrix(m: &MatrixRecord) -> Report {
         measured.len(),
         m.wall_secs,
         match m.full_secs {
-            Some(full) if m.adaptive => format!(
-                "; the full matrix would take about {:.0} s (this is {:.0}% of it), skipping {} cells",
-                full,
-                100.0 * m.wall_secs / full.max(1e-9),
+            // An estimate needs a measured cell to scale from.
+            Some(full) if m.adaptive && full > 0.0 && !measured.is_empty() => format!(
+                "; the full matrix would take about {full:.0} s ({}), skipping {} cells",
+                share_of(m.wall_secs, full),
                 m.skipped
             ),
             _ => String::new(),
@@ -405,6 +405,18 @@ pub fn compare(a: &MatrixRecord, b: &MatrixRecord) -> Report {
     report
 }
 
+/// How the adaptive mode's wall time compares with the full matrix's estimate: a percentage,
+/// or, from ten times over, "N times as long" (the estimate counts the cells' visits only, so a
+/// run of few cells, most of its time spent choosing and setting up, may exceed it).
+fn share_of(wall: f64, full: f64) -> String {
+    let ratio = wall / full;
+    if ratio >= 10.0 {
+        format!("this took {ratio:.0} times as long")
+    } else {
+        format!("this is {:.0}% of it", 100.0 * ratio)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -542,5 +554,12 @@ mod tests {
         let (agree, total, lines) = agreement(&a, &b);
         // Peak and best record agree; the cliffs are two steps apart, each way.
         assert_eq!((agree, total), (2, 4), "{lines:?}");
+    }
+
+    #[test]
+    fn the_time_against_the_full_matrix_is_a_percentage_or_so_many_times() {
+        assert_eq!(share_of(30.0, 120.0), "this is 25% of it");
+        assert_eq!(share_of(120.0, 100.0), "this is 120% of it");
+        assert_eq!(share_of(7230.0, 1.0), "this took 7230 times as long");
     }
 }

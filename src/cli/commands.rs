@@ -30,6 +30,15 @@ pub static TEAM_START_NS: OnceLock<u64> = OnceLock::new();
 /// Runs the parsed command. Only the lead process prints errors: the others reach the same
 /// verdict, or learned it from the lead.
 pub fn dispatch<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
+    use super::hints::Cmd;
+    super::hints::set_command(match &cli.command {
+        Command::Run(_) => Cmd::Run,
+        Command::Meta(_) => Cmd::Meta,
+        Command::Survey(_) => Cmd::Survey,
+        Command::Matrix(_) => Cmd::Matrix,
+        Command::Io500(_) => Cmd::Io500,
+        _ => Cmd::Other,
+    });
     let result = command(cli, team);
     let result = match result {
         Err(f) if team.process() == 0 => Err(f.said()),
@@ -181,6 +190,15 @@ fn html_report(
         .map(|name| analysis::reference::beside(name, &[]).map(|_| name))
         .transpose()
         .map_err(|why| Failure::new(why, "see iosurvey report --reference list", 2))?;
+    if let (Some(since), Some(until)) = (filter.since, filter.until) {
+        if since > until {
+            return Err(Failure::new(
+                "--since is a later day than --until: no run can be in between",
+                "give --since on or before --until",
+                2,
+            ));
+        }
+    }
     let (labels, ids) = (&filter.label, &filter.ids);
     super::output::check(output, db, "-o")?;
     let store = Store::open_existing(db)?;
@@ -372,7 +390,41 @@ pub(super) fn watcher(cli: &Cli) -> Option<&'static Watch> {
     (!cli.quiet && std::io::stderr().is_terminal()).then_some(&progress::watch as &Watch)
 }
 
-/// The workload of `run` for `tasks` active tasks.
+/// Checks every workload a command will run before it makes anything (no store row, no
+/// directory): each one's rules, its engine's, and the memory bound for `threads` tasks per
+/// process. The lead decides (memory differs between nodes) and every process follows; when
+/// all pass, says whether the tasks crowd the cores.
+pub(super) fn precheck_all<'w, T: Team>(
+    team: &T,
+    threads: usize,
+    workloads: impl IntoIterator<Item = &'w Workload>,
+) -> Result<(), Failure> {
+    let per_node = iosurvey::runner::per_node(team, threads);
+    on_lead(team, || {
+        let available = iosurvey::env::memory_available();
+        for w in workloads {
+            iosurvey::runner::precheck(w, per_node, available)?;
+        }
+        Ok(())
+    })?;
+    warn_crowded(team, threads);
+    Ok(())
+}
+
+/// Tasks per core above which a run measures the scheduler as much as the storage.
+const CROWDED: usize = 4;
+
+/// One warning line when `threads` tasks in this process far exceed the cores it may use.
+pub(super) fn warn_crowded<T: Team>(team: &T, threads: usize) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if team.process() == 0 && threads > CROWDED * cores {
+        say!(
+            "iosurvey: warning: --tasks {threads} runs {threads} threads on the {cores} core{} this process may use (more than {CROWDED} per core): the figures will show the scheduler as much as the storage",
+            if cores == 1 { "" } else { "s" }
+        );
+    }
+}
+
 /// A metadata command as the run it is: its shape goes into the workload, the rest as given.
 fn meta_run(a: &MetaArgs) -> Result<RunArgs, Failure> {
     use iosurvey::spec::{meta::ALL_PHASES, Meta, Tree};
@@ -387,13 +439,24 @@ fn meta_run(a: &MetaArgs) -> Result<RunArgs, Failure> {
         })?,
         None => a.items,
     };
+    // mdtest's -C, -T, -E and -r pick classes of phases; none picks them all.
+    let picked = [
+        (a.create_only, [Op::TreeCreate, Op::DirCreate, Op::FileCreate].as_slice()),
+        (a.stat_only, &[Op::DirStat, Op::FileStat]),
+        (a.read_only, &[Op::FileRead]),
+        (a.remove_only, &[Op::DirRemove, Op::FileRemove, Op::TreeRemove]),
+    ];
+    let some = picked.iter().any(|(on, _)| *on);
+    let wanted = |o: &Op| !some || picked.iter().any(|(on, ops)| *on && ops.contains(o));
     let ops: Vec<Op> = match (a.phases.is_empty(), a.files_only, a.dirs_only) {
         (false, ..) => a.phases.clone(),
-        (_, true, _) => {
-            ALL_PHASES.into_iter().filter(|o| !matches!(o, Op::DirCreate | Op::DirStat | Op::DirRemove)).collect()
-        }
-        (_, _, true) => ALL_PHASES.into_iter().filter(|o| !o.name().starts_with("file-")).collect(),
-        _ => ALL_PHASES.to_vec(),
+        (_, true, _) => ALL_PHASES
+            .into_iter()
+            .filter(|o| !matches!(o, Op::DirCreate | Op::DirStat | Op::DirRemove))
+            .filter(wanted)
+            .collect(),
+        (_, _, true) => ALL_PHASES.into_iter().filter(|o| !o.name().starts_with("file-")).filter(wanted).collect(),
+        _ => ALL_PHASES.into_iter().filter(wanted).collect(),
     };
     // mdtest's separator: a@b@c are three base directories.
     let mut dirs: Vec<PathBuf> =
@@ -492,6 +555,7 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
         ));
     }
     let points = counts.iter().map(|&c| workload(a, c)).collect::<Result<Vec<_>, _>>()?;
+    precheck_all(team, a.team.tasks, &points)?;
     let sweep = counts.len() > 1;
     let mut state = on_lead(team, || {
         if let Some(path) = &a.team.json {
@@ -499,6 +563,11 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
         }
         // The target first: a refused target leaves no trace, not even a new store.
         let mut target = held(Target::open(&a.dir, a.team.target.options())?);
+        // A metadata run's phase order depends on what the target holds (a kept tree).
+        if let Err(e) = points.iter().try_for_each(|w| iosurvey::runner::check_meta_order(&target, w)) {
+            warn_leftovers(target);
+            return Err(e.into());
+        }
         let store = match Store::open(&cli.db) {
             Ok(s) => s,
             Err(e) => {
@@ -693,6 +762,23 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         }
     });
+    let tasks = team.processes() * threads;
+    if !(a.random_secs > 0.0 && a.random_secs.is_finite()) {
+        return Err(Failure::new(
+            format!("--random-secs {} is not a positive number of seconds", a.random_secs),
+            "give --random-secs above 0, e.g. 3",
+            2,
+        ));
+    }
+    // Every workload of the battery, either way the lead may find O_DIRECT, checked before
+    // the survey makes its directory or its row in the store.
+    let battery = |direct| {
+        let shape = SurveyShape { size: a.size, tasks, direct, drop_caches: false, random_secs: a.random_secs };
+        plan::survey(shape).into_iter().map(|i| i.workload)
+    };
+    let all: Vec<Workload> = battery(false).chain(battery(true)).collect();
+    precheck_all(team, threads, &all)?;
+    check_survey_size(a.size, tasks)?;
     let mut state = on_lead(team, || {
         let (store, mut target, survey_id) = fresh_target(cli, a.dir.as_deref(), "survey", a.target.options())?;
         let plan = SurveyPlan {
@@ -706,7 +792,7 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
     let survey_id = state.as_ref().map_or(0, |s| s.2);
     let shape = SurveyShape {
         size: a.size,
-        tasks: team.processes() * threads,
+        tasks,
         direct: plan.direct,
         drop_caches: plan.drop_caches,
         random_secs: a.random_secs,
@@ -745,7 +831,12 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
     if let Some((_, target, _, _)) = state {
         warn_leftovers(target);
     }
-    if !records.is_empty() {
+    if lead && cli.quiet {
+        // As `run -q`: the ids only.
+        for r in &records {
+            println!("run {}", r.id.unwrap_or_default());
+        }
+    } else if !records.is_empty() {
         print!("{}", render(analysis::survey(survey_id, &records), Format::Text));
     }
     if lead && !shape.drop_caches && !cli.quiet {
@@ -756,8 +847,43 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
     failure.map_or(Ok(()), |e| Err(e.into()))
 }
 
-fn net<T: Team>(cli: &Cli, a: &NetArgs, team: &T) -> Result<(), Failure> {
+/// Refuses a survey `--size` that gives a task less than one transfer, before anything runs.
+fn check_survey_size(size: u64, tasks: usize) -> Result<(), Failure> {
+    // Each task moves whole 1 MiB transfers: less than one each would be rounded up.
+    let least = (tasks as u64).saturating_mul(1 << 20);
+    if size < least {
+        return Err(Failure::new(
+            format!("--size {} gives each of the {tasks} tasks less than one 1 MiB transfer", format_size(size)),
+            format!("give --size at least {}", format_size(least)),
+            2,
+        ));
+    }
+    Ok(())
+}
+
+/// Most timed repetitions `net` takes: each is a full pass over every link.
+const NET_REPETITIONS: usize = 1000;
+
+/// Refuses `net`'s numbers that cannot give a measurement, before anything is sent or stored.
+fn check_net(a: &NetArgs) -> Result<(), Failure> {
     refuse_net_zeros(a)?;
+    let refuse = |what: String, hint: &str| Err(Failure::new(what, hint, 2));
+    if a.repetitions > NET_REPETITIONS {
+        return refuse(
+            format!("--repetitions {} is more than the {NET_REPETITIONS} net takes", a.repetitions),
+            "give --repetitions 1 to 1000",
+        );
+    }
+    net::sizes(&a.messages)
+        .map_err(|e| Failure::new(format!("--messages {}: {e}", a.messages), "give MIN..MAX, e.g. 64k..16m", 2))?;
+    if !(1..=4096).contains(&a.window) {
+        return refuse(format!("--window {} is out of range", a.window), "give 1 to 4096 messages");
+    }
+    Ok(())
+}
+
+fn net<T: Team>(cli: &Cli, a: &NetArgs, team: &T) -> Result<(), Failure> {
+    check_net(a)?;
     if a.serve {
         return net_serve(a, team);
     }
@@ -840,11 +966,8 @@ fn net_between<T: Team>(a: &NetArgs, team: &T) -> Result<Vec<net::NetResult>, Fa
             2,
         ));
     }
-    let sizes = net::sizes(&a.messages)
-        .map_err(|e| Failure::new(format!("--messages {}: {e}", a.messages), "give MIN..MAX, e.g. 64k..16m", 2))?;
-    if !(1..=4096).contains(&a.window) {
-        return Err(Failure::new(format!("--window {} is out of range", a.window), "give 1 to 4096 messages", 2));
-    }
+    // Checked before anything ran (check_net).
+    let sizes = net::sizes(&a.messages).unwrap_or_default();
     let modes = if a.mode.is_empty() { vec![net::Mode::Tcp, net::Mode::Mpi] } else { a.mode.clone() };
     let patterns: Vec<net::Pattern> = if a.pattern.is_empty() {
         net::Pattern::ALL.into_iter().filter(|p| p.worth_it(ends.len())).collect()

@@ -2,66 +2,139 @@
 //! IOR's or IOzone's options spells the same hints with theirs.)
 
 use iosurvey::spec::{Hint, Setting};
+use std::sync::OnceLock;
 
-/// The flag of a setting on iosurvey's command line.
-fn flag(s: Setting) -> &'static str {
-    match s {
-        Setting::Transfer => "--transfer",
-        Setting::Verify => "--verify",
-        Setting::Items => "--items",
-        Setting::Tree => "--depth and --branch",
-        Setting::ItemBytes => "--write-bytes and --read-bytes",
-        Setting::Block => "--block",
-        Setting::Segments => "--segments",
-        Setting::Total => "--total",
-        Setting::Tasks => "--tasks",
-        Setting::Iterations => "--iterations",
-        Setting::Ops => "--op",
-        Setting::Pattern => "--pattern",
-        Setting::Stonewall => "--stonewall",
-        Setting::Iodepth => "--iodepth",
-        Setting::Engine => "--engine",
-        Setting::Interval => "--interval",
-        Setting::Fsync => "--fsync and --fsync-each",
-        Setting::Direct => "--direct",
-        Setting::Dir => "--dir",
-        Setting::Force => "--force",
-        Setting::Keep => "--keep",
-        Setting::NoSpaceCheck => "--no-space-check",
-        Setting::Db => "--db",
-    }
+/// The command typed, whose flags spell the hints: `meta` has `--items` where `run` has
+/// `--block`, and a survey's stonewall is its `--random-secs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cmd {
+    Run,
+    Meta,
+    Survey,
+    Matrix,
+    Io500,
+    /// Commands that run no workload (ls, show, report, ...): they name the store only.
+    Other,
 }
 
-/// A hint in words, with flags.
+/// The command of this process, set once before it runs.
+static COMMAND: OnceLock<Cmd> = OnceLock::new();
+
+/// Says which command's flags spell the hints of this process.
+pub fn set_command(cmd: Cmd) {
+    let _ = COMMAND.set(cmd);
+}
+
+/// The flag of a setting on `cmd`'s command line; `None` where it has none.
+fn flag(s: Setting, cmd: Cmd) -> Option<&'static str> {
+    use Cmd::*;
+    use Setting::*;
+    Some(match (s, cmd) {
+        (Dir, Survey) => return None,
+        (Dir, _) => "--dir",
+        (Force, _) => "--force",
+        (Keep, _) => "--keep",
+        (NoSpaceCheck, _) => "--no-space-check",
+        (Db, _) => "--db",
+        (Tasks, Run | Meta | Survey | Matrix | Io500) => "--tasks",
+        (Stonewall, Run | Meta | Io500) => "--stonewall",
+        (Stonewall, Survey) => "--random-secs",
+        (Iterations, Run | Meta) => "--iterations",
+        (Verify, Run | Meta) => "--verify",
+        (Interval, Run | Meta) => "--interval",
+        (Ops, Meta) => "--phases",
+        (Items, Meta) => "--items",
+        (Tree, Meta) => "--depth and --branch",
+        (ItemBytes, Meta) => "--write-bytes and --read-bytes",
+        (Block | Total, Survey) => "--size",
+        (Block | Total, Matrix) => "--max-file",
+        (Transfer, Matrix) => "--max-record",
+        (Direct, Matrix) => "--direct",
+        (Fsync, Matrix) => "--include-fsync",
+        (_, Meta | Survey | Matrix | Io500) => return None,
+        (Transfer, _) => "--transfer",
+        (Block, _) => "--block",
+        (Segments, _) => "--segments",
+        (Total, _) => "--total",
+        (Tasks, _) => "--tasks",
+        (Iterations, _) => "--iterations",
+        (Ops, _) => "--op",
+        (Pattern, _) => "--pattern",
+        (Stonewall, _) => "--stonewall",
+        (Iodepth, _) => "--iodepth",
+        (Engine, _) => "--engine",
+        (Fsync, _) => "--fsync and --fsync-each",
+        (Direct, _) => "--direct",
+        (Verify, _) => "--verify",
+        (Interval, _) => "--interval",
+        (Items | Tree | ItemBytes, _) => return None,
+    })
+}
+
+/// A setting in words, for a command that has no flag for it (its own workload fixes it).
+fn words(s: Setting) -> String {
+    format!("the {}", format!("{s:?}").to_lowercase())
+}
+
+/// A hint in words, with the flags of the command of this process.
 pub fn spell(h: &Hint) -> String {
+    spell_for(h, COMMAND.get().copied().unwrap_or(Cmd::Run))
+}
+
+/// A hint in words, with `cmd`'s flags.
+pub fn spell_for(h: &Hint, cmd: Cmd) -> String {
+    let named = |s: Setting| flag(s, cmd).map_or_else(|| words(s), str::to_string);
     match h {
         Hint::Say(text) => text.clone(),
-        Hint::Because(why, what) => format!("{} {why}", spell(what)),
+        Hint::Because(why, what) => format!("{} {why}", spell_for(what, cmd)),
         // A value ("9216") is used; a description ("an empty directory") is given.
-        Hint::Use(s, v) if v.contains(' ') => format!("give {} {v}", flag(*s)),
-        Hint::Use(s, v) => format!("use {} {v}", flag(*s)),
-        Hint::AtLeast(s, v) => format!("give {} at least {v}", flag(*s)),
-        Hint::AtMost(s, v) => format!("give {} at most {v}", flag(*s)),
-        Hint::MultipleOf(s, v) => format!("give {} a multiple of {v}", flag(*s)),
+        Hint::Use(s, v) if v.contains(' ') => format!("give {} {v}", named(*s)),
+        Hint::Use(s, v) => format!("use {} {v}", named(*s)),
+        Hint::AtLeast(s, v) => format!("give {} at least {v}", named(*s)),
+        Hint::AtMost(s, v) => format!("give {} at most {v}", named(*s)),
+        Hint::MultipleOf(s, v) => format!("give {} a multiple of {v}", named(*s)),
         // A list setting takes the value in; any other takes it as its argument.
-        Hint::Add(Setting::Ops, Some(v)) => format!("add {v} to {}", flag(Setting::Ops)),
-        Hint::Add(s, Some(v)) => format!("add {} {v}", flag(*s)),
-        Hint::Add(s, None) => format!("add {}", flag(*s)),
-        Hint::Drop(s) => format!("drop {}", flag(*s)),
+        Hint::Add(Setting::Ops, Some(v)) => format!("add {v} to {}", named(Setting::Ops)),
+        Hint::Add(s, Some(v)) => format!("add {} {v}", named(*s)),
+        Hint::Add(s, None) => format!("add {}", named(*s)),
+        Hint::Drop(s) => format!("drop {}", named(*s)),
         Hint::Lower(list) => {
-            let flags: Vec<&str> = list.iter().map(|s| flag(*s)).collect();
+            // Only the settings this command has: the others are another command's.
+            let mut flags: Vec<&str> = list.iter().filter_map(|s| flag(*s, cmd)).collect();
+            flags.dedup();
             match flags.split_last() {
                 Some((last, rest)) if !rest.is_empty() => format!("lower {} or {last}", rest.join(", ")),
-                _ => format!("lower {}", flags.join("")),
+                Some((only, _)) => format!("lower {only}"),
+                None => "ask for less".into(),
             }
         }
-        Hint::Either(a, b) => format!("{} or {}", spell(a), spell(b)),
+        Hint::Either(a, b) => format!("{} or {}", spell_for(a, cmd), spell_for(b, cmd)),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn spell(h: &Hint) -> String {
+        spell_for(h, Cmd::Run)
+    }
+
+    #[test]
+    fn each_command_spells_the_hints_with_its_own_flags() {
+        let memory = Hint::Lower(vec![Setting::Iodepth, Setting::Transfer, Setting::ItemBytes, Setting::Tasks]);
+        assert_eq!(spell_for(&memory, Cmd::Run), "lower --iodepth, --transfer or --tasks");
+        assert_eq!(spell_for(&memory, Cmd::Meta), "lower --write-bytes and --read-bytes or --tasks");
+        assert_eq!(spell_for(&memory, Cmd::Survey), "lower --tasks");
+        let space = Hint::Lower(vec![Setting::Block, Setting::Total, Setting::Items, Setting::ItemBytes]);
+        assert_eq!(spell_for(&space, Cmd::Meta), "lower --items or --write-bytes and --read-bytes");
+        assert_eq!(spell_for(&space, Cmd::Survey), "lower --size", "block and total are both --size");
+        assert_eq!(spell_for(&space, Cmd::Io500), "ask for less");
+        let stonewall = Hint::AtLeast(Setting::Stonewall, "a number of seconds above 0".into());
+        assert_eq!(spell_for(&stonewall, Cmd::Survey), "give --random-secs at least a number of seconds above 0");
+        assert_eq!(spell_for(&Hint::Use(Setting::Ops, "tree-create".into()), Cmd::Meta), "use --phases tree-create");
+        assert_eq!(spell_for(&Hint::Use(Setting::Block, "9216".into()), Cmd::Meta), "use the block 9216");
+    }
 
     #[test]
     fn hints_are_spelled_with_flags() {

@@ -132,10 +132,6 @@ pub(super) fn io500<T: Team>(cli: &Cli, a: &Io500Args, team: &T) -> Result<(), F
             2,
         ));
     }
-    let mut state = on_lead(team, || fresh_target(cli, Some(&a.dir), "io500", a.target.options()))?;
-    let dir = target_everywhere(team, state.as_ref().map(|s| &s.1))?;
-    let survey_id = state.as_ref().map_or(0, |s| s.2);
-    let lead = team.process() == 0;
     // Each task's node (a process's tasks are consecutive ranks), for the shift below.
     let task_nodes: Vec<u32> = team.process_nodes().into_iter().flat_map(|n| std::iter::repeat_n(n, a.tasks)).collect();
     // Per task: ior-easy bytes, ior-hard segments, mdtest items; the stonewall stops them.
@@ -153,6 +149,19 @@ pub(super) fn io500<T: Team>(cli: &Cli, a: &Io500Args, team: &T) -> Result<(), F
         shift: cross_node_shift(&task_nodes),
         reorder: tasks > 1,
     };
+    // Every phase's run, checked before the list has a directory or a row in the store; the
+    // phases after a write take what it made (one transfer, segment or item each here).
+    let some = Made { easy_transfers: 1, hard_segments: 1, easy_items: 1, hard_items: 1 };
+    let runs: Vec<Workload> = Phase::ALL
+        .into_iter()
+        .filter(|p| !matches!(p, Phase::Timestamp | Phase::Find))
+        .map(|p| shape.workload(p, &some))
+        .collect();
+    super::commands::precheck_all(team, a.tasks, &runs)?;
+    let mut state = on_lead(team, || fresh_target(cli, Some(&a.dir), "io500", a.target.options()))?;
+    let dir = target_everywhere(team, state.as_ref().map(|s| &s.1))?;
+    let survey_id = state.as_ref().map_or(0, |s| s.2);
+    let lead = team.process() == 0;
     let mut runner = Runner {
         team,
         threads: a.tasks,

@@ -130,8 +130,25 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
         (false, false) => WindowEnd::Transfers,
     };
     let passes = passes(&kinds);
+    if a.budget == Some(0) {
+        return Err(Failure::new(
+            "--budget 0 leaves no time to measure a cell",
+            "give --budget a duration above 0, e.g. 10m",
+            2,
+        ));
+    }
+    precheck(team, a.tasks, &grid, &passes, &shape)?;
     let mut book = on_lead(team, || {
         let (store, target) = fresh_dir(cli, Some(&a.dir), "matrix", a.target.options())?;
+        // The largest file of every task, checked before the matrix has a row in the store.
+        let largest = grid.cells().into_iter().max().map(|(file, record)| workload(&passes[0], file, record, &shape));
+        if let (Some(w), false) = (largest, a.target.no_space_check) {
+            let map = OffsetMap::new(&w);
+            if let Err(e) = target.check_space(&data_files(false, map.files()), map.file_size()) {
+                warn_leftovers(target);
+                return Err(RunError::Target(e).into());
+            }
+        }
         let record = MatrixRecord {
             id: None,
             started: now_unix(),
@@ -296,6 +313,32 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
         }
         None => Ok(()),
     }
+}
+
+/// Checks every pass of every cell before the matrix makes anything: a pass a cell cannot
+/// hold is left out later with a note, but settings under which no cell can be measured, or
+/// whose buffers would take too much memory, refuse the matrix (exit 2, nothing stored).
+fn precheck<T: Team>(team: &T, threads: usize, grid: &Grid, passes: &[Pass], shape: &Shape) -> Result<(), Failure> {
+    let per_node = iosurvey::runner::per_node(team, threads);
+    on_lead(team, || {
+        let available = iosurvey::env::memory_available();
+        let (mut some, mut first) = (false, None);
+        for (file, record) in grid.cells() {
+            for pass in passes {
+                match iosurvey::runner::precheck(&workload(pass, file, record, shape), per_node, available) {
+                    Ok(()) => some = true,
+                    Err(e @ RunError::Spec(iosurvey::spec::SpecError::TooMuchMemory { .. })) => return Err(e.into()),
+                    Err(e) => first = first.or(Some(e)),
+                }
+            }
+        }
+        match (some, first) {
+            (false, Some(e)) => Err(e.into()),
+            _ => Ok(()),
+        }
+    })?;
+    super::commands::warn_crowded(team, threads);
+    Ok(())
 }
 
 /// A pass's name in the store: its engine and pattern.

@@ -22,6 +22,7 @@ macro_rules! say_error {
     }};
 }
 
+
 mod commands;
 mod hints;
 mod io500;
@@ -69,6 +70,8 @@ enum Command {
   iosurvey run --dir /scratch/x --pattern random --transfer 4k --block 1g --direct --tasks 2
   iosurvey run --dir /scratch/x --total 8g --tasks 8 --iterations 3 --drop-caches --reorder
   iosurvey run --dir /scratch/x --op write --transfer 1m --block 4g --stonewall 30 --wear-out")]
+    // -n is run's alone: meta takes it with mdtest's meaning (items per task).
+    #[command(mut_arg("tasks", |a| a.short('n')))]
     Run(Box<RunArgs>),
     /// Run the standard battery on a target and print a characterization.
     #[command(after_help = "Examples:
@@ -81,7 +84,12 @@ enum Command {
   iosurvey meta --dir /scratch/m --items 10000 --tasks 4
   iosurvey meta --dir /scratch/m --items 1000 --shared-dir --files-only --write-bytes 3901 --read-bytes 3901 --verify
   iosurvey meta --dir /scratch/m --depth 2 --branch 5 --leaves-only --items-per-dir 100 --iterations 3
-  mpirun -np 8 iosurvey meta --dir /lustre/m --items 20000 --shift 4 --drop-caches --stonewall 60")]
+  iosurvey meta -d /scratch/m -n 1000 -z 2 -b 5 -L -F -w 3901 -e 3901 -i 3 --tasks 4   mdtest's letters
+  mpirun -np 8 iosurvey meta --dir /lustre/m --items 20000 --shift 4 --drop-caches --stonewall 60
+
+mdtest's short options mean here what they mean to mdtest (-n items per task, -I items per
+directory, -z, -b, -d, -L, -u, -F, -D, -w, -e, -X, -N, -Y, -W, -i, -C, -T, -E, -r); --tasks
+has no short form (mdtest's tasks are MPI ranks).")]
     Meta(Box<MetaArgs>),
     /// Run the IO500 standard list (ior-easy, mdtest-easy, ior-hard, mdtest-hard, find) in a
     /// fresh directory and print its [RESULT] lines and score.
@@ -234,7 +242,7 @@ struct RunArgs {
 #[derive(Args, Clone)]
 struct TeamArgs {
     /// Tasks (threads) in each process; under MPI the team is ranks x tasks.
-    #[arg(long, short = 'n', default_value_t = 1)]
+    #[arg(long, default_value_t = 1, value_parser = tasks_arg)]
     tasks: usize,
     #[command(flatten)]
     target: TargetArgs,
@@ -247,67 +255,85 @@ struct TeamArgs {
     json: Option<PathBuf>,
 }
 
-/// The options of `iosurvey meta`, with mdtest's letter in each help line.
+/// The options of `iosurvey meta`, with mdtest's letter in each help line: a short option
+/// means what it means to mdtest, or is not given.
 #[derive(Args)]
 struct MetaArgs {
     /// Directory under test: empty, or holding only iosurvey's files (a missing leaf is made);
     /// several joined by '@' (mdtest -d a@b, for several metadata servers): task t works in
     /// the (t mod their number)-th.
-    #[arg(long, value_name = "DIR[@DIR...]")]
+    #[arg(long, short = 'd', value_name = "DIR[@DIR...]")]
     dir: PathBuf,
     /// Items each task makes in each item phase (mdtest -n); rounded down to a multiple of the
     /// directories that hold items.
-    #[arg(long, short = 'I', default_value_t = 1000, conflicts_with = "items_per_dir")]
+    #[arg(long, short = 'n', default_value_t = 1000, conflicts_with = "items_per_dir")]
     items: u64,
     /// Items in each directory that holds items (mdtest -I): items per task = this x those
     /// directories.
-    #[arg(long, value_name = "N")]
+    #[arg(long, short = 'I', value_name = "N")]
     items_per_dir: Option<u64>,
     /// All tasks in one shared tree; by default each task has its own (mdtest -u).
     #[arg(long)]
     shared_dir: bool,
+    /// Each task its own tree (mdtest -u): the default, accepted for mdtest's command lines.
+    #[arg(long, short = 'u', conflicts_with = "shared_dir")]
+    unique_dir: bool,
     /// Levels of directories below each tree's top (mdtest -z).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, short = 'z', default_value_t = 0)]
     depth: u32,
     /// Subdirectories of each directory above the leaves (mdtest -b).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, short = 'b', default_value_t = 1)]
     branch: u32,
     /// Items only in the leaves of the tree (mdtest -L).
-    #[arg(long)]
+    #[arg(long, short = 'L')]
     leaves_only: bool,
     /// Files only: no directory items (mdtest -F).
-    #[arg(long, conflicts_with_all = ["dirs_only", "phases"])]
+    #[arg(long, short = 'F', conflicts_with_all = ["dirs_only", "phases"])]
     files_only: bool,
     /// Directories only: no file items (mdtest -D).
-    #[arg(long, conflicts_with = "phases")]
+    #[arg(long, short = 'D', conflicts_with = "phases")]
     dirs_only: bool,
     /// The phases, in order, e.g. tree-create,file-create,file-stat (default: all of them:
     /// tree-create, dir-create, dir-stat, dir-remove, file-create, file-stat, file-read,
-    /// file-remove, tree-remove).
+    /// file-remove, tree-remove). Items are made before they are stat'ed, read or removed
+    /// (here, or by an earlier run with --keep); the tree before the items, removed after them.
     #[arg(long, value_delimiter = ',', value_parser = meta_phase)]
     phases: Vec<iosurvey::spec::Op>,
+    /// Only the create phases: tree, directories, files (mdtest -C); with -T, -E, -r, the
+    /// phases of each, in mdtest's order.
+    #[arg(short = 'C', conflicts_with = "phases")]
+    create_only: bool,
+    /// Only the stat phases (mdtest -T).
+    #[arg(short = 'T', conflicts_with = "phases")]
+    stat_only: bool,
+    /// Only the file-read phase (mdtest -E).
+    #[arg(short = 'E', conflicts_with = "phases")]
+    read_only: bool,
+    /// Only the remove phases: directories, files, tree (mdtest -r).
+    #[arg(short = 'r', conflicts_with = "phases")]
+    remove_only: bool,
     /// Bytes written into each file when it is made (mdtest -w).
-    #[arg(long, value_parser = size_arg, default_value = "0")]
+    #[arg(long, short = 'w', value_parser = size_arg, default_value = "0")]
     write_bytes: u64,
     /// Bytes read from each file in file-read (mdtest -e).
-    #[arg(long, value_parser = size_arg, default_value = "0")]
+    #[arg(long, short = 'e', value_parser = size_arg, default_value = "0")]
     read_bytes: u64,
     /// Check every byte read (mdtest -X).
-    #[arg(long)]
+    #[arg(long, short = 'X')]
     verify: bool,
     /// Stat, read and remove the items of the task this many ranks on (mdtest -N): give the
     /// tasks per node to have every task touch another node's items.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, short = 'N', default_value_t = 0)]
     shift: usize,
-    /// syncfs at the end of each phase, inside its time (mdtest -y, once per phase).
-    #[arg(long)]
+    /// syncfs at the end of each phase, inside its time (mdtest -Y).
+    #[arg(long, short = 'Y')]
     sync: bool,
     /// Repetitions of the whole set of phases (mdtest -i).
     #[arg(long, short = 'i', default_value_t = 1)]
     iterations: u32,
     /// Stop the create phases this many seconds in; every task then finishes as many items
     /// as the most any task made (mdtest -W, with its wear-out).
-    #[arg(long = "stonewall", value_name = "SECONDS")]
+    #[arg(long = "stonewall", short = 'W', value_name = "SECONDS")]
     stonewall_secs: Option<f64>,
     /// sync and drop the page cache before each phase (root).
     #[arg(long)]
@@ -391,7 +417,7 @@ struct MatrixArgs {
     csv: Option<PathBuf>,
     /// Tasks (threads) in each process, each on its own file (IOzone -t); under MPI the team
     /// is ranks x tasks.
-    #[arg(long, short = 'n', default_value_t = 1)]
+    #[arg(long, short = 't', default_value_t = 1, value_parser = tasks_arg)]
     tasks: usize,
     #[command(flatten)]
     target: TargetArgs,
@@ -409,10 +435,19 @@ struct Io500Args {
     #[arg(long = "stonewall", value_name = "SECONDS")]
     stonewall_secs: Option<f64>,
     /// Tasks (threads) in each process; under MPI the team is ranks x tasks.
-    #[arg(long, short = 'n', default_value_t = 1)]
+    #[arg(long, short = 'n', default_value_t = 1, value_parser = tasks_arg)]
     tasks: usize,
     #[command(flatten)]
     target: TargetArgs,
+}
+
+/// A `--tasks`: a count of at least 1.
+fn tasks_arg(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("a run needs at least one task (hint: give --tasks 1 or more)".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("'{text}' is not a count of tasks (hint: give --tasks a whole number, 1 or more)")),
+    }
 }
 
 /// A metadata phase by its name.
@@ -521,7 +556,7 @@ struct SurveyArgs {
     #[arg(long, value_parser = size_arg, default_value = "1365m")]
     size: u64,
     /// Tasks (default: the number of CPUs).
-    #[arg(long)]
+    #[arg(long, value_parser = tasks_arg)]
     tasks: Option<usize>,
     /// Seconds each random 4 KiB phase runs.
     #[arg(long, default_value_t = 3.0)]

@@ -60,7 +60,10 @@ impl EngineError {
             EngineError::Io { source, op, .. } => match source.raw_os_error() {
                 // statvfs does not see quotas, so EDQUOT arrives like a full disk, mid-run.
                 Some(libc::ENOSPC) | Some(libc::EDQUOT) => {
-                    Hint::say("free space on the target (or raise the quota)").or(Hint::Lower(vec![Block, Total]))
+                    // What sizes the files of data and metadata runs: each front end names
+                    // those it has.
+                    Hint::say("free space on the target (or raise the quota)")
+                        .or(Hint::Lower(vec![Block, Total, Items, ItemBytes]))
                 }
                 Some(libc::EINVAL) if *op == "open" => {
                     Hint::Because("the file system may refuse O_DIRECT".into(), Box::new(Hint::Drop(Direct)))
@@ -88,7 +91,7 @@ impl EngineError {
                 "read what was written, with the sizes and tasks of the run that wrote it".into(),
                 Box::new(Hint::Add(Ops, Some("write".into()))),
             ),
-            EngineError::NoMemory { .. } => Hint::Lower(vec![Iodepth, Transfer, Tasks]),
+            EngineError::NoMemory { .. } => Hint::Lower(vec![Iodepth, Transfer, ItemBytes, Tasks]),
         }
     }
 

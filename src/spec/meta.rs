@@ -128,7 +128,7 @@ pub struct Meta {
     pub read_bytes: u64,
     /// A task stats, reads and removes the items of the task this many ranks on (mdtest -N).
     pub shift: usize,
-    /// syncfs at the end of each phase, inside its time (mdtest -y, once per phase).
+    /// syncfs at the end of each phase, inside its time (mdtest -Y).
     pub sync: bool,
     /// The directory in the target that holds everything the run makes.
     pub root: String,
@@ -236,6 +236,29 @@ impl Meta {
         Ok(())
     }
 
+    /// What `tasks` tasks' share of the run makes in one base at most at once, on a file
+    /// system of `block`-byte blocks: (bytes, inodes). Every file written takes its bytes
+    /// rounded up to whole blocks; every directory (of the tree, or an item) a block, which is
+    /// what ext4 gives a new directory (XFS and others keep a small one in its inode, so this
+    /// is an upper bound there); every item and directory an inode. Items are removed before
+    /// the next iteration makes them again (the phase order is checked), so one iteration's
+    /// worth is the peak.
+    pub fn space_need(&self, ops: &[Op], tasks: u64, block: u64) -> (u64, u64) {
+        let block = block.max(1);
+        let per_task = self.tree.placed(self.items);
+        let trees = if self.shared { tasks.min(1) } else { tasks };
+        let tree_dirs = match ops.contains(&Op::TreeCreate) {
+            true => trees.saturating_mul(self.tree.dirs().unwrap_or(u64::MAX)),
+            false => 0,
+        };
+        let made = |op: Op| if ops.contains(&op) { tasks.saturating_mul(per_task) } else { 0 };
+        let (dirs, files) = (made(Op::DirCreate), made(Op::FileCreate));
+        let file_bytes = self.write_bytes.div_ceil(block).saturating_mul(block);
+        let bytes =
+            tree_dirs.saturating_add(dirs).saturating_mul(block).saturating_add(files.saturating_mul(file_bytes));
+        (bytes, tree_dirs.saturating_add(dirs).saturating_add(files))
+    }
+
     /// Bytes of buffers one task holds: a file's bytes, twice when reads are checked.
     pub fn buffer_bytes(&self, verify: bool) -> u64 {
         self.write_bytes.max(self.read_bytes) * (1 + verify as u64)
@@ -258,6 +281,152 @@ impl Meta {
             if self.bases.is_empty() { String::new() } else { format!("/bases{}", 1 + self.bases.len()) }
         )
     }
+}
+
+/// What a metadata run finds before its first phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Before {
+    /// No tree: nothing of the run's is there yet.
+    Nothing,
+    /// The tree is there: kept by an earlier `--keep` run, or made by an earlier run of the
+    /// same command (io500's phases). Its items may be there or not.
+    Tree,
+}
+
+/// Whether the items of a kind are there before a phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum There {
+    No,
+    Yes,
+    /// In a tree found in place: they may be.
+    Maybe,
+}
+
+/// Checks that `ops` can run in their order, `iterations` times, from what is there
+/// `before`: an item is made before it is stat'ed, read or removed (in this run, or by an
+/// earlier run that kept it); a tree is made before items are made in it, removed only
+/// after them, and never made over one that is there. The refusal names an order that works.
+pub fn check_order(ops: &[Op], iterations: u32, before: Before) -> Result<(), SpecError> {
+    let Some(fault) = order_fault(ops, iterations, before) else { return Ok(()) };
+    let names = |ops: &[Op]| ops.iter().map(|o| o.name()).collect::<Vec<_>>().join(",");
+    let hint = match working_order(ops, iterations, before) {
+        Some(good) => Hint::Use(Setting::Ops, names(&good)),
+        None => Hint::say("see 'iosurvey meta --help' for the phases and their order"),
+    };
+    let hint = match before {
+        Before::Tree if ops.contains(&Op::TreeCreate) => {
+            hint.or(Hint::say(format!("remove the kept tree below {ROOT} (or its whole directory) first")))
+        }
+        _ => hint,
+    };
+    Err(SpecError::Invalid { what: format!("the phases {} cannot run in this order: {fault}", names(ops)), hint })
+}
+
+/// The first phase that cannot run, and why; `None` when every one can. Two iterations show
+/// any fault a repetition would meet.
+fn order_fault(ops: &[Op], iterations: u32, before: Before) -> Option<String> {
+    use There::*;
+    let (mut tree, mut dirs, mut files) = match before {
+        Before::Nothing => (No, No, No),
+        Before::Tree => (Yes, Maybe, Maybe),
+    };
+    for iteration in 0..iterations.clamp(1, 2) {
+        let when = if iteration > 0 { "in the second iteration, " } else { "" };
+        for &op in ops {
+            let name = op.name();
+            let dir_op = matches!(op, Op::DirCreate | Op::DirStat | Op::DirRemove);
+            let (mut items, what) = if dir_op { (dirs, "directory items") } else { (files, "files") };
+            let fault = match op {
+                Op::TreeCreate if tree == Yes && before == Before::Tree && iteration == 0 => Some(format!(
+                    "{name} would make the tree over the one already there (kept by an earlier --keep run)"
+                )),
+                Op::TreeCreate if tree == Yes => {
+                    Some(format!("{name} would make the tree over the one made before it"))
+                }
+                Op::TreeCreate => {
+                    tree = Yes;
+                    None
+                }
+                Op::TreeRemove if tree == No => Some(format!("{name} removes a tree that no phase before it made")),
+                Op::TreeRemove if dirs == Yes || files == Yes => {
+                    Some(format!("{name} would remove the tree while items made before it are still in it"))
+                }
+                Op::TreeRemove => {
+                    (tree, dirs, files) = (No, No, No);
+                    None
+                }
+                Op::DirCreate | Op::FileCreate if tree == No => {
+                    Some(format!("{name} makes {what} in a tree that no phase before it made"))
+                }
+                Op::DirCreate | Op::FileCreate if items == Yes => {
+                    Some(format!("{name} would make the {what} again over those made before it"))
+                }
+                Op::DirCreate | Op::FileCreate => {
+                    items = Yes;
+                    None
+                }
+                _ if items == No => Some(format!(
+                    "{name} needs {what} that no phase before it made{}",
+                    if iteration == 0 { " and no --keep run left" } else { "" }
+                )),
+                Op::DirRemove | Op::FileRemove => {
+                    items = No;
+                    None
+                }
+                _ => None,
+            };
+            if let Some(fault) = fault {
+                return Some(format!("{when}{fault}"));
+            }
+            match op {
+                Op::TreeCreate | Op::TreeRemove => {}
+                _ if dir_op => dirs = items,
+                _ => files = items,
+            }
+        }
+    }
+    None
+}
+
+/// The phases asked for, with what they need before them (and, when the run repeats or
+/// removes the tree, what undoes what they make), in mdtest's order; `None` if even that
+/// cannot run.
+fn working_order(ops: &[Op], iterations: u32, before: Before) -> Option<Vec<Op>> {
+    let any = |list: &[Op], kinds: &[Op]| list.iter().any(|o| kinds.contains(o));
+    let mut want = ops.to_vec();
+    if before == Before::Nothing {
+        if any(ops, &[Op::FileStat, Op::FileRead, Op::FileRemove]) {
+            want.push(Op::FileCreate);
+        }
+        if any(ops, &[Op::DirStat, Op::DirRemove]) {
+            want.push(Op::DirCreate);
+        }
+        if any(&want, &[Op::FileCreate, Op::DirCreate, Op::TreeRemove]) {
+            want.push(Op::TreeCreate);
+        }
+    } else {
+        // A kept tree most likely holds the items its run made: use them rather than make
+        // them over themselves.
+        let uses_files = any(ops, &[Op::FileStat, Op::FileRead, Op::FileRemove]);
+        let uses_dirs = any(ops, &[Op::DirStat, Op::DirRemove]);
+        want.retain(|o| match o {
+            Op::TreeCreate => false,
+            Op::FileCreate => !uses_files,
+            Op::DirCreate => !uses_dirs,
+            _ => true,
+        });
+    }
+    if iterations > 1 || want.contains(&Op::TreeRemove) {
+        for (made, undone) in
+            [(Op::FileCreate, Op::FileRemove), (Op::DirCreate, Op::DirRemove), (Op::TreeCreate, Op::TreeRemove)]
+        {
+            if want.contains(&made) {
+                want.push(undone);
+            }
+        }
+    }
+    let good: Vec<Op> = ALL_PHASES.into_iter().filter(|o| want.contains(o)).collect();
+    order_fault(&good, iterations, before).is_none().then_some(good)
 }
 
 #[cfg(test)]
@@ -331,5 +500,79 @@ mod tests {
         assert!(meta_workload(Meta { items: 0, ..Meta::default() }, vec![Op::TreeCreate, Op::TreeRemove])
             .validate()
             .is_ok());
+    }
+
+    #[test]
+    fn phases_in_an_order_that_cannot_run_are_refused_naming_one_that_can() {
+        use Op::*;
+        let refused = |ops: &[Op], iterations, before| check_order(ops, iterations, before).unwrap_err();
+        let works = |ops: &[Op], iterations, before| check_order(ops, iterations, before).is_ok();
+        assert!(works(&ALL_PHASES, 3, Before::Nothing));
+        assert!(works(&[FileStat], 1, Before::Tree), "stat what a --keep run left");
+        assert!(works(&[FileRemove, TreeRemove], 1, Before::Tree), "io500's delete phase");
+        let cases: [(&[Op], u32, Before, &str, &str); 6] = [
+            (&[FileStat], 1, Before::Nothing, "no phase before it made", "tree-create,file-create,file-stat"),
+            (&[TreeRemove, TreeCreate], 1, Before::Nothing, "removes a tree", "tree-create,tree-remove"),
+            (
+                &ALL_PHASES,
+                1,
+                Before::Tree,
+                "over the one already there",
+                "\"dir-stat,dir-remove,file-stat,file-read,file-remove,tree-remove\"",
+            ),
+            (
+                &[TreeCreate, FileCreate],
+                2,
+                Before::Nothing,
+                "second iteration",
+                "tree-create,file-create,file-remove,tree-remove",
+            ),
+            (
+                &[TreeCreate, FileCreate, TreeRemove],
+                1,
+                Before::Nothing,
+                "still in it",
+                "file-create,file-remove,tree-remove",
+            ),
+            (
+                &[FileCreate, FileStat],
+                1,
+                Before::Nothing,
+                "in a tree that no phase",
+                "tree-create,file-create,file-stat",
+            ),
+        ];
+        for (ops, iterations, before, why, order) in cases {
+            let e = refused(ops, iterations, before);
+            assert!(e.to_string().contains(why), "{ops:?}: {e}");
+            let hint = format!("{:?}", e.hint());
+            assert!(hint.contains(order), "{ops:?}: {hint}");
+            let named = match e.hint() {
+                Hint::Either(first, _) => *first,
+                other => other,
+            };
+            if let Hint::Use(Setting::Ops, good) = named {
+                let good: Vec<Op> =
+                    good.split(',').map(|n| *ALL_PHASES.iter().find(|o| o.name() == n).unwrap()).collect();
+                assert!(works(&good, iterations, before), "the order named works: {good:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_space_a_metadata_run_needs_is_its_blocks_and_inodes() {
+        let meta = Meta {
+            items: 10,
+            write_bytes: 5000,
+            tree: Tree { depth: 1, branch: 2, leaves_only: false },
+            ..Meta::default()
+        };
+        // 3 tree directories and 9 items per task (10 rounded down to a multiple of 3), 2 tasks.
+        let (bytes, inodes) = meta.space_need(&ALL_PHASES, 2, 4096);
+        assert_eq!(inodes, 2 * 3 + 2 * 9 + 2 * 9);
+        assert_eq!(bytes, (2 * 3 + 2 * 9) * 4096 + 2 * 9 * 8192, "files of 5000 bytes take two blocks");
+        let shared = Meta { shared: true, ..meta.clone() };
+        assert_eq!(shared.space_need(&[Op::TreeCreate, Op::FileCreate], 2, 4096), (3 * 4096 + 18 * 8192, 3 + 18));
+        assert_eq!(meta.space_need(&[Op::FileStat], 2, 4096), (0, 0), "a run that makes nothing needs nothing");
     }
 }

@@ -193,6 +193,14 @@ pub enum StoreError {
         /// Ours.
         known: i64,
     },
+    /// A schema version no iosurvey writes (below 0).
+    #[error("result store {path} has schema version {found}, which no iosurvey writes")]
+    BadVersion {
+        /// The database file.
+        path: PathBuf,
+        /// Its version.
+        found: i64,
+    },
     /// No such run.
     #[error("no run with id {0} in the store")]
     NoRun(i64),
@@ -236,6 +244,10 @@ impl StoreError {
             StoreError::TooNew { .. } => {
                 Hint::say("use a newer iosurvey").or(Hint::Use(Setting::Db, "another store".into()))
             }
+            StoreError::BadVersion { .. } => Hint::Because(
+                "(the store was altered outside iosurvey)".into(),
+                Box::new(Hint::Use(Setting::Db, "another store".into())),
+            ),
             StoreError::NoRun(_) | StoreError::NoMatrix(_) => Hint::say("list what is stored with 'iosurvey ls'"),
             StoreError::Damaged(..) => Hint::say("the row was altered outside iosurvey; re-run the workload"),
             StoreError::BadPath { .. } => {
@@ -327,7 +339,12 @@ impl Store {
         conn.pragma_update(None, "foreign_keys", true).map_err(wrap)?;
         let known = MIGRATIONS.len() as i64;
         let version = |c: &Connection| c.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0));
-        if version(&conn).map_err(wrap)? < known {
+        let found = version(&conn).map_err(wrap)?;
+        if found < 0 {
+            // No iosurvey writes one: migrating from it would meet the tables already there.
+            return Err(StoreError::BadVersion { path: path.to_path_buf(), found });
+        }
+        if found < known {
             // Create and migrate under one write lock, reading the version again inside it:
             // two first runs at once must not both create the schema.
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(wrap)?;

@@ -46,6 +46,9 @@ pub enum TargetError {
     /// Neither the directory nor its parent exists.
     #[error("target directory {0} does not exist, nor does its parent")]
     MissingDir(PathBuf),
+    /// The target does not exist and its name is not one iosurvey makes.
+    #[error("target directory {0} does not exist, and iosurvey makes no directory whose name {1}")]
+    BadName(PathBuf, &'static str),
     /// The target is a file.
     #[error("target {0} is not a directory")]
     NotADir(PathBuf),
@@ -92,14 +95,14 @@ pub enum TargetError {
         /// Who, as its manifest says.
         holder: Option<Holder>,
     },
-    /// Not enough free space.
-    #[error("the run needs {need} of free space in {dir} but only {free} is free")]
+    /// Not enough free space (bytes, or inodes for a metadata run).
+    #[error("the run needs {need} in {dir} but only {free} is free")]
     NoSpace {
         /// The directory.
         dir: PathBuf,
-        /// Bytes to be written, formatted.
+        /// Bytes (or inodes) to be made, formatted.
         need: String,
-        /// Free bytes, formatted.
+        /// Free bytes (or inodes), formatted.
         free: String,
     },
     /// A run that writes, on a read-only mount.
@@ -136,6 +139,8 @@ impl TargetError {
             }),
             TargetError::MissingDir(_) => Hint::say("create the parent directory first").or(Hint::Use(Dir, "an existing directory".into())),
             TargetError::NotADir(_) => Hint::Use(Dir, "a directory".into()),
+            TargetError::BadName(..) => Hint::Use(Dir, "a plain name (printable characters, at most 255 bytes)".into())
+                .or(Hint::say("create that directory yourself first")),
             TargetError::RootDir | TargetError::NotEmpty { .. } => Hint::Use(Dir, "an empty directory".into()).or(Hint::Because(
                 "to use it anyway (iosurvey still removes only its own files)".into(),
                 Box::new(Hint::Add(Force, None)),
@@ -147,7 +152,9 @@ impl TargetError {
             TargetError::Busy { .. } => Hint::say("wait for that run to end, or use another directory"),
             TargetError::Mounted(_) => Hint::say("unmount it, or use another directory"),
             TargetError::NoSpace { .. } => Hint::say("free space")
-                .or(Hint::Lower(vec![Block, Total]))
+                // What sizes the files of data and of metadata runs: each front end names those
+                // it has.
+                .or(Hint::Lower(vec![Block, Total, Items, ItemBytes]))
                 .or(Hint::Because("if the file system compresses or deduplicates".into(), Box::new(Hint::Add(NoSpaceCheck, None)))),
             TargetError::ReadOnly(_) => Hint::say("pick a writable target").or(Hint::Because("to read kept files".into(), Box::new(Hint::Use(Ops, "read".into())))),
             TargetError::NoData(_) => Hint::Use(Ops, "write,read".into()).or(Hint::Because(
@@ -161,6 +168,19 @@ impl TargetError {
 
     fn io(op: &'static str, path: impl Into<PathBuf>, source: io::Error) -> Self {
         TargetError::Io { op, path: path.into(), source }
+    }
+}
+
+/// What is wrong with a name that [`dir::plain_name`] refuses, as the end of a sentence.
+fn odd_name(name: &OsStr) -> &'static str {
+    use std::os::unix::ffi::OsStrExt;
+    let b = name.as_bytes();
+    if b.len() > 255 {
+        "is longer than 255 bytes"
+    } else if b.iter().any(|&c| c < 0x20) {
+        "holds a control character (a newline, a tab, an escape)"
+    } else {
+        "is . or .."
     }
 }
 
@@ -203,10 +223,11 @@ impl Target {
             Ok(dir) => Target::adopt(dir, None, options),
             Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Err(TargetError::NotADir(path.into())),
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-                let name = path.file_name().filter(|n| dir::plain_name(n));
                 let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-                match (name, Dir::open(parent)) {
-                    (Some(name), Ok(parent)) => Target::create(parent, name, options),
+                match (path.file_name(), Dir::open(parent)) {
+                    (Some(name), Ok(parent)) if dir::plain_name(name) => Target::create(parent, name, options),
+                    // The parent is there: what stops iosurvey is the name it would make.
+                    (Some(name), Ok(_)) => Err(TargetError::BadName(path.into(), odd_name(name))),
                     _ => Err(TargetError::MissingDir(path.into())),
                 }
             }
@@ -502,6 +523,35 @@ impl Target {
                 need: format_size(need),
                 free: format_size(free),
             });
+        }
+        Ok(())
+    }
+
+    /// Whether directory `inner` is in directory `outer` of the target (plain names, opened
+    /// without following a link).
+    pub fn has_dir(&self, outer: &str, inner: &str) -> bool {
+        self.dir.open_subdir(outer).and_then(|d| d.open_subdir(inner)).is_ok()
+    }
+
+    /// Refuses a metadata run whose share in this directory (`tasks` tasks of workload `w`)
+    /// needs more blocks or inodes than the file system has free ([`crate::spec::Meta::space_need`]).
+    /// A file system that counts no inodes (btrfs says 0) is checked on bytes only.
+    pub fn check_meta_space(
+        &self,
+        meta: &crate::spec::Meta,
+        ops: &[crate::spec::Op],
+        tasks: u64,
+    ) -> Result<(), TargetError> {
+        let st = self.dir.statvfs().map_err(|e| TargetError::io("statvfs", self.dir.path(), e))?;
+        let (bytes, inodes) = meta.space_need(ops, tasks, st.f_frsize);
+        let free = st.f_bavail.saturating_mul(st.f_frsize);
+        let dir = self.dir.path().into();
+        if bytes > free {
+            return Err(TargetError::NoSpace { dir, need: format_size(bytes), free: format_size(free) });
+        }
+        if st.f_files > 0 && inodes > st.f_favail {
+            let count = |n: u64| format!("{n} inodes");
+            return Err(TargetError::NoSpace { dir, need: count(inodes), free: count(st.f_favail) });
         }
         Ok(())
     }

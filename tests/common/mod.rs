@@ -99,6 +99,17 @@ impl Bed {
         serde_json::from_str::<Value>(&out.stdout).unwrap().as_array().unwrap().clone()
     }
 
+    /// How many surveys, sweeps and matrices the store holds (rows of their own, which a
+    /// refused command must not leave empty); zeros when there is no store.
+    pub fn groups(&self) -> (i64, i64, i64) {
+        if !Path::new(&self.db).exists() {
+            return (0, 0, 0);
+        }
+        let conn = rusqlite::Connection::open(&self.db).unwrap();
+        let count = |table: &str| conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0)).unwrap();
+        (count("surveys"), count("sweeps"), count("matrices"))
+    }
+
     pub fn show(&self, id: i64) -> Value {
         let out = iosurvey(&["show", &id.to_string(), "--json", "--db", &self.db]);
         assert_eq!(out.code, 0, "{}", out.stderr);
