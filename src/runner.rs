@@ -46,6 +46,9 @@ pub enum RunError {
         /// Exit code: 1 for an error, 3 for bad data, 130 for an interrupt.
         code: i32,
     },
+    /// A signal stopped a sequence of runs between two of them; those before it are stored.
+    #[error("interrupted by a signal between runs; the runs before it are stored")]
+    Interrupted,
     /// On a process other than the lead: the run failed, and the lead reports why.
     #[error("the run failed; the lead process reports why")]
     Peer {
@@ -64,6 +67,7 @@ impl RunError {
             RunError::Store(e) => e.hint(),
             RunError::Failed { hint, .. } => hint.clone(),
             RunError::Peer { .. } => Hint::say("see the lead process's message"),
+            RunError::Interrupted => Hint::say("run it again"),
         }
     }
 
@@ -71,6 +75,7 @@ impl RunError {
     pub fn exit_code(&self) -> i32 {
         match self {
             RunError::Failed { code, .. } | RunError::Peer { code } => *code,
+            RunError::Interrupted => 130,
             RunError::Spec(_) | RunError::Refused(_) | RunError::Target(_) => 2,
             RunError::Store(e) => e.exit_code(),
         }

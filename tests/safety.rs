@@ -1112,3 +1112,30 @@ fn a_fresh_directory_left_by_a_command_killed_with_its_janitor_is_reclaimed_by_t
     assert!(out.stderr.contains(&left[0]) && out.stderr.contains("killed"), "{}", out.stderr);
     assert_eq!(bed.entries(), ["someone-elses"], "only the dead command's directory went");
 }
+
+#[test]
+fn metadata_bases_that_repeat_or_hold_one_another_are_refused() {
+    let bed = Bed::new();
+    let d = bed.dir.display().to_string();
+    for dirs in [format!("{d}@{d}"), format!("{d}@{d}/sub"), format!("{d}@{d}/iosurvey.meta"), format!("{d}/sub@{d}")] {
+        let out = iosurvey(&["meta", "--dir", &dirs, "--items", "20", "--db", &bed.db, "-q"]);
+        assert_refused(&bed, &out, &["base directory", "distinct"]);
+        assert!(bed.entries().is_empty(), "{dirs}: {:?}", bed.entries());
+    }
+}
+
+#[test]
+fn an_interrupted_io500_or_survey_never_exits_0() {
+    for command in ["io500 --quick --dir", "survey --size 4m"] {
+        let bed = Bed::new();
+        let child = spawn_in_parent(&bed, command);
+        wait_until("a stored run", 60, || !bed.runs().is_empty());
+        signal(&child, libc::SIGINT);
+        let out = finish(child);
+        assert_eq!(out.code, 130, "{command}: {}", out.stderr);
+        assert_eq!(out.stderr.lines().filter(|l| l.starts_with("iosurvey: error:")).count(), 1, "{}", out.stderr);
+        assert!(out.stderr.contains("interrupted"), "{}", out.stderr);
+        assert!(!out.stdout.contains("[SCORE"), "no score from an interrupted list: {}", out.stdout);
+        assert!(bed.entries().is_empty(), "{command}: {:?}", bed.entries());
+    }
+}

@@ -425,6 +425,31 @@ pub(super) fn warn_crowded<T: Team>(team: &T, threads: usize) {
     }
 }
 
+/// Two of `dirs` that are one directory or one inside the other (as resolved now, a missing
+/// leaf by its parent), outer first.
+fn overlapping(dirs: &[PathBuf]) -> Option<(PathBuf, PathBuf)> {
+    let resolved: Vec<PathBuf> = dirs
+        .iter()
+        .filter_map(|d| {
+            d.canonicalize().ok().or_else(|| {
+                let parent = d.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                Some(parent.canonicalize().ok()?.join(d.file_name()?))
+            })
+        })
+        .collect();
+    for (i, a) in resolved.iter().enumerate() {
+        for b in &resolved[i + 1..] {
+            if b.starts_with(a) {
+                return Some((a.clone(), b.clone()));
+            }
+            if a.starts_with(b) {
+                return Some((b.clone(), a.clone()));
+            }
+        }
+    }
+    None
+}
+
 /// A metadata command as the run it is: its shape goes into the workload, the rest as given.
 fn meta_run(a: &MetaArgs) -> Result<RunArgs, Failure> {
     use iosurvey::spec::{meta::ALL_PHASES, Meta, Tree};
@@ -465,6 +490,18 @@ fn meta_run(a: &MetaArgs) -> Result<RunArgs, Failure> {
         return Err(Failure::new(
             format!("--dir {} has an empty directory between its '@'s", a.dir.display()),
             "give --dir DIR or DIR@DIR@...",
+            2,
+        ));
+    }
+    if let Some((outer, inner)) = overlapping(&dirs) {
+        let how = if outer == inner { "is given twice".to_string() } else { format!("holds {}", inner.display()) };
+        return Err(Failure::new(
+            format!(
+                "--dir {}: base directory {} {how}, so one base's run would take the other's for its own",
+                a.dir.display(),
+                outer.display()
+            ),
+            "give base directories that are distinct and hold none of the others",
             2,
         ));
     }
@@ -644,7 +681,8 @@ pub(super) fn run_in_turn<'w, T: Team>(
     let mut records = Vec::new();
     for (w, filing) in runs {
         if INTERRUPTED.load(Ordering::Relaxed) {
-            break;
+            // Never a success: a batch script must see the sequence did not finish.
+            return (records, Some(RunError::Interrupted));
         }
         before(w, &filing);
         match runner.run(w, filing) {

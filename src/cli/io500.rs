@@ -177,9 +177,11 @@ pub(super) fn io500<T: Team>(cli: &Cli, a: &Io500Args, team: &T) -> Result<(), F
     let mut scores: Vec<PhaseScore> = Vec::new();
     let (mut stamp, mut found) = (SystemTime::now(), 0);
     let mut failure = None;
+    let mut stopped_before = None;
     for phase in Phase::ALL {
         // The lead's word: every process stops before the same phase.
         if share_value(team, lead.then_some(&INTERRUPTED.load(Ordering::Relaxed))) {
+            stopped_before = Some(phase);
             break;
         }
         if lead && !cli.quiet {
@@ -238,6 +240,17 @@ pub(super) fn io500<T: Team>(cli: &Cli, a: &Io500Args, team: &T) -> Result<(), F
     }
     if let Some(e) = failure {
         return Err(e.into());
+    }
+    if let Some(phase) = stopped_before {
+        // An interrupted list has no score, and says so: exit 130, never 0.
+        return Err(Failure::new(
+            format!(
+                "io500 interrupted by a signal before {}: the phases before it are stored in survey s{survey_id}, and no score was made",
+                phase.name()
+            ),
+            "run it again",
+            130,
+        ));
     }
     if lead && scores.len() == Phase::ALL.len() {
         io500::validate(&mut scores, stonewall, found);

@@ -22,7 +22,6 @@ macro_rules! say_error {
     }};
 }
 
-
 mod commands;
 mod hints;
 mod io500;

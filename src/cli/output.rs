@@ -42,19 +42,29 @@ fn absolute(path: &Path) -> Option<PathBuf> {
     Some(parent.canonicalize().ok()?.join(path.file_name()?))
 }
 
+/// What the output given with option `what` holds, for messages.
+fn noun(what: &str) -> &'static str {
+    match what {
+        "-o" => "the report",
+        "--json" => "the JSON record",
+        "--csv" => "the CSV",
+        _ => "the output",
+    }
+}
+
 /// Refuses, before anything runs, an output that could not or must not be written. `what`
 /// names the option ("--json", "-o").
 pub(super) fn check(path: &Path, store: &Path, what: &str) -> Result<(), Failure> {
     if let Some(why) = refusal(path, store) {
         return Err(Failure::new(
-            format!("refusing to write {} to {}: {why}", what, path.display()),
+            format!("refusing to write {} to {}: {why}", noun(what), path.display()),
             format!("give {what} a new file name"),
             2,
         ));
     }
     iosurvey::env::writable_file(path).map_err(|why| {
         Failure::new(
-            format!("cannot write {what} to {}: {why}", path.display()),
+            format!("cannot write {} to {}: {why}", noun(what), path.display()),
             format!("pick a writable {what} path"),
             2,
         )
@@ -67,7 +77,7 @@ pub(super) fn write(path: &Path, text: &[u8], store: &Path, what: &str) -> Resul
     check(path, store, what)?;
     let failed = |e: std::io::Error| {
         Failure::new(
-            format!("cannot write {what} to {}: {e}", path.display()),
+            format!("cannot write {} to {}: {e}", noun(what), path.display()),
             format!("pick a writable {what} path"),
             1,
         )
