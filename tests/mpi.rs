@@ -9,10 +9,10 @@ use serde_json::Value;
 use std::process::Command;
 use std::time::Instant;
 
-/// A bed whose runs go through mpirun with 4 ranks, or `None` (with a message) without mpirun.
+/// A bed whose runs go through mpirun with 4 ranks, or `None` (a `skip`) without mpirun.
 fn mpi_bed() -> Option<Bed> {
     if Command::new("mpirun").arg("--version").output().is_err() {
-        eprintln!("skipped: mpirun is not installed");
+        skip("mpirun is not installed");
         return None;
     }
     launcher_on(Bed::new())
@@ -111,7 +111,7 @@ fn a_sweep_runs_every_point_in_one_launch_and_links_them() {
 #[test]
 fn an_error_on_one_rank_stops_every_rank_quickly_and_is_reported_by_the_lead() {
     if Command::new("mpirun").arg("--version").output().is_err() {
-        eprintln!("skipped: mpirun is not installed");
+        skip("mpirun is not installed");
         return;
     }
     // Task 5's file fails with EIO after 1 MiB while the others would write 4 GiB each.

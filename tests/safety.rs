@@ -2,7 +2,8 @@
 //! one line on stderr, what the store holds (and that it passes `PRAGMA integrity_check`), and
 //! the target's listing before and after, outside the target too where links point there.
 //!
-//! Tests that need root (mounts, FUSE, cgroups, other users) say on stderr what they skipped.
+//! Tests that need root (mounts, FUSE, cgroups, other users) skip through `common::skip`: said
+//! on stderr and logged, and a failure under `CI=true` unless tests/allowed-skips.txt allows it.
 
 mod common;
 
@@ -170,7 +171,7 @@ fn memory_is_bounded_before_the_run() {
     // Buffers are bounded by the transfers there are: 8 here, not 4096.
     let out = bed.run("--engine io_uring --iodepth 4096 --transfer 1m --block 8m");
     if out.stderr.contains("not available") {
-        eprintln!("skipped the io_uring part: {}", out.stderr);
+        skip(&format!("the io_uring part: {}", out.stderr));
         return;
     }
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -213,12 +214,12 @@ fn mmap_on_a_full_disk_is_an_ordinary_failure() {
 fn a_thread_the_system_refuses_ends_the_run_with_one_line() {
     let cg = Path::new("/sys/fs/cgroup/pids");
     if !is_root() || !cg.join("cgroup.procs").exists() {
-        eprintln!("skipped: needs root and the cgroup v1 pids controller");
+        skip("needs root and the cgroup v1 pids controller");
         return;
     }
     let group = cg.join(format!("iosurvey-test-{}", std::process::id()));
     if fs::create_dir(&group).is_err() {
-        eprintln!("skipped: cannot make a pids cgroup");
+        skip("cannot make a pids cgroup");
         return;
     }
     let bed = Bed::new();
@@ -260,7 +261,7 @@ fn a_target_path_that_is_not_utf8_runs_and_is_flagged() {
 #[test]
 fn an_interrupt_delivered_twice_by_a_wrapper_still_stores_the_run_and_cleans_up() {
     if Command::new("timeout").arg("--version").output().is_err() {
-        eprintln!("skipped: no timeout(1)");
+        skip("no timeout(1)");
         return;
     }
     for attempt in 0..3 {
@@ -553,7 +554,7 @@ fn fault_mid_phase(errno: &str, op: &str, engine_args: &str, needles: &[&str]) {
     let bed = &ffs.bed;
     let out = bed.run(&format!("--transfer 64k --block 8m --no-space-check {engine_args}"));
     if out.stderr.contains("not available") {
-        eprintln!("skipped {engine_args}: {}", out.stderr);
+        skip(&format!("{engine_args}: {}", out.stderr));
         return;
     }
     assert_failed_and_clean(&ffs, &out, needles, engine_args);
