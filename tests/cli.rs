@@ -315,11 +315,9 @@ fn an_interrupt_stops_the_run_stores_it_failed_and_cleans_up() {
         .spawn()
         .unwrap();
     // Wait until the run has started writing, then interrupt it.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !bed.dir.join("iosurvey.000001").exists() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    wait_until("the second task's first write", 20, || {
+        fs::metadata(bed.dir.join("iosurvey.000001")).is_ok_and(|m| m.len() > 0)
+    });
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
@@ -409,6 +407,16 @@ fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+/// Whether a TCP connection on loopback's `port` is established (/proc/net/tcp: local and
+/// remote address, then the state, 01).
+fn connected(port: u16) -> bool {
+    let port = format!(":{port:04X}");
+    fs::read_to_string("/proc/net/tcp").unwrap_or_default().lines().skip(1).any(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        f.len() > 3 && f[3] == "01" && (f[1].ends_with(&port) || f[2].ends_with(&port))
+    })
+}
+
 /// Starts `iosurvey net --serve` on `port` with more arguments; waits until it listens.
 fn start_server(port: u16, more: &[&str]) -> std::process::Child {
     let mut server = Command::new(env!("CARGO_BIN_EXE_iosurvey"))
@@ -456,7 +464,8 @@ fn a_server_that_vanishes_mid_run_ends_the_client_with_one_line() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    // Killed once the client is connected: its terabyte cannot have gone through by then.
+    wait_until("the client's connection", 20, || connected(port));
     server.kill().unwrap();
     let _ = server.wait();
     let out = outcome(client.wait_with_output().unwrap());

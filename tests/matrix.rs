@@ -229,10 +229,7 @@ fn an_interrupted_matrix_is_stored_failed_and_leaves_nothing() {
             .and_then(|c| c.query_row("SELECT count(*) FROM runs", [], |r| r.get::<_, i64>(0)))
             .unwrap_or(0)
     };
-    let start = std::time::Instant::now();
-    while stored() < 2 && start.elapsed() < std::time::Duration::from_secs(30) {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_until("two stored cells", 30, || stored() >= 2);
     // SAFETY: the child's pid, still ours to signal.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = outcome(child.wait_with_output().unwrap());

@@ -18,14 +18,6 @@ fn finish(child: Child) -> Out {
     outcome(child.wait_with_output().unwrap())
 }
 
-fn wait_until(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// Starts `iosurvey run` on the bed and returns once it has made `file` in the target.
 fn spawn_until_made(bed: &Bed, args: &str, file: &str) -> Child {
     let child = bed.spawn(args);
@@ -39,6 +31,17 @@ fn spawn_until_made_behind(ffs: &FaultFs, args: &str, file: &str) -> Child {
     let child = ffs.bed.spawn(args);
     wait_until(file, 20, || ffs.backing_entries().iter().any(|e| e == file));
     child
+}
+
+/// faultfs holding each write to the run's files for `ms` milliseconds (a slow or hung
+/// server), and the path it makes once it holds one (in the scratch directory returned too).
+fn slow_server(ms: &str) -> Option<(FaultFs, std::path::PathBuf, tempfile::TempDir)> {
+    let scratch = tempfile::tempdir().unwrap();
+    let held = scratch.path().join("held");
+    let env =
+        [("FAULTFS_DELAY_MS", ms), ("FAULTFS_MATCH", "iosurvey."), ("FAULTFS_DELAY_MARK", held.to_str().unwrap())];
+    let ffs = FaultFs::mount(&env)?;
+    Some((ffs, held, scratch))
 }
 
 fn signal(child: &Child, sig: i32) {
@@ -291,7 +294,7 @@ fn sighup_is_handled_as_sigterm_and_the_keep_hint_says_kept() {
         "--op write --transfer 1m --block 64m --iterations 1000 --fsync-each --keep",
         "iosurvey.000000",
     );
-    std::thread::sleep(Duration::from_millis(200));
+    wait_until("the first write", 20, || fs::metadata(bed.dir.join("iosurvey.000000")).is_ok_and(|m| m.len() > 0));
     signal(&child, libc::SIGHUP);
     let out = finish(child);
     assert_one_line_error(&out, 130, &["interrupted", "its files were kept"]);
@@ -302,12 +305,14 @@ fn sighup_is_handled_as_sigterm_and_the_keep_hint_says_kept() {
 #[test]
 fn a_second_signal_stops_at_once_and_still_removes_the_files() {
     // Each write takes 3 s on this slow server, so the first signal cannot end the run soon.
-    let Some(ffs) = FaultFs::mount(&[("FAULTFS_DELAY_MS", "3000"), ("FAULTFS_MATCH", "iosurvey.")]) else { return };
+    let Some((ffs, held, _scratch)) = slow_server("3000") else { return };
     let bed = &ffs.bed;
     let child =
         spawn_until_made_behind(&ffs, "--op write --transfer 1m --block 64m --no-space-check", "iosurvey.000000");
-    std::thread::sleep(Duration::from_millis(300));
+    wait_until("a write held by the server", 20, || held.exists());
     signal(&child, libc::SIGTERM);
+    // Not synchronization: the second signal must come after the 1 s within which signals
+    // count as the first one, which is what this test is about.
     std::thread::sleep(Duration::from_millis(1300));
     let t = Instant::now();
     signal(&child, libc::SIGTERM);
@@ -633,10 +638,10 @@ fn eio_under_an_mmap_read_is_an_ordinary_failure_not_sigbus() {
 fn a_run_that_cannot_stop_is_ended_within_slurms_kill_wait() {
     // Each write takes 25 s on this hung server: the first signal alone cannot end the run,
     // so the deadline removes the files and exits.
-    let Some(ffs) = FaultFs::mount(&[("FAULTFS_DELAY_MS", "25000"), ("FAULTFS_MATCH", "iosurvey.")]) else { return };
+    let Some((ffs, held, _scratch)) = slow_server("25000") else { return };
     let child =
         spawn_until_made_behind(&ffs, "--op write --transfer 1m --block 64m --no-space-check", "iosurvey.000000");
-    std::thread::sleep(Duration::from_millis(300));
+    wait_until("a write held by the server", 20, || held.exists());
     let t = Instant::now();
     signal(&child, libc::SIGTERM);
     let out = finish(child);

@@ -193,6 +193,16 @@ pub fn skip(reason: &str) {
         .unwrap_or_else(|e| panic!("cannot log the skip in {}: {e}", log.display()));
 }
 
+/// Waits until `cond` holds, polling every 20 ms; fails the test after `secs` seconds, naming
+/// `what` it waited for.
+pub fn wait_until(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Whether the tests run as root.
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
