@@ -1,7 +1,7 @@
 //! End-to-end tests of the `iosurvey` binary on real temporary file systems.
 //!
 //! Tests that need root (mounting a small tmpfs, running as another user, dropping caches)
-//! check first and say on stderr what they skipped.
+//! check first and skip through `common::skip` (a failure under `CI=true` unless allowed).
 
 mod common;
 
@@ -176,7 +176,7 @@ fn a_read_only_directory_is_refused_before_the_run() {
 #[test]
 fn permission_denied_is_one_line_and_stores_nothing() {
     if !is_root() || Command::new("setpriv").arg("--version").output().is_err() {
-        eprintln!("skipped: running as another user needs root and setpriv");
+        skip("running as another user needs root and setpriv");
         return;
     }
     let bed = Bed::new();
@@ -194,7 +194,7 @@ fn permission_denied_is_one_line_and_stores_nothing() {
         .unwrap();
     let out = outcome(out);
     if out.stderr.contains("Permission denied") && out.stderr.contains("store") {
-        eprintln!("skipped: the unprivileged user cannot reach the test's store here");
+        skip("the unprivileged user cannot reach the test's store here");
         return;
     }
     assert_one_line_error(&out, 2, &["Permission denied", "permissions"]);
@@ -305,11 +305,9 @@ fn an_interrupt_stops_the_run_stores_it_failed_and_cleans_up() {
         .spawn()
         .unwrap();
     // Wait until the run has started writing, then interrupt it.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !bed.dir.join("iosurvey.000001").exists() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    wait_until("the second task's first write", 20, || {
+        fs::metadata(bed.dir.join("iosurvey.000001")).is_ok_and(|m| m.len() > 0)
+    });
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
@@ -527,7 +525,7 @@ fn chromium() -> Option<&'static str> {
     let found =
         ["chromium", "chromium-browser"].into_iter().find(|c| Command::new(c).arg("--version").output().is_ok());
     if found.is_none() {
-        eprintln!("skipped: chromium is not installed");
+        skip("chromium is not installed");
     }
     found
 }

@@ -199,7 +199,7 @@ const HOSTILE_HOST: &str = "=1+1<b>h\x1b[2J\u{9b}0m";
 #[test]
 fn a_hostile_host_name_is_neutralized_in_every_format() {
     if !is_root() {
-        eprintln!("skipped: setting a host name (in a UTS namespace of its own) needs root");
+        skip("setting a host name (in a UTS namespace of its own) needs root");
         return;
     }
     let bed = Bed::new();
@@ -219,7 +219,7 @@ fn a_hostile_host_name_is_neutralized_in_every_format() {
     let out = match cmd.output() {
         Ok(out) => outcome(out),
         Err(e) => {
-            eprintln!("skipped: no UTS namespace here: {e}");
+            skip(&format!("no UTS namespace here: {e}"));
             return;
         }
     };

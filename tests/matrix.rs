@@ -102,10 +102,7 @@ fn every_kind_visits_exactly_its_records_in_its_order() {
 
 #[test]
 fn every_kind_that_can_be_checked_moves_the_right_bytes_on_tmpfs() {
-    let Some(fs) = Tmpfs::mount("size=64m") else {
-        eprintln!("skipped: mounting tmpfs needs root");
-        return;
-    };
+    let Some(fs) = Tmpfs::mount("size=64m") else { return };
     // Each pass on the files of the one before, stamped with one signature, every byte read
     // checked; record rewrite (one place only) and mix (reads among writes) cannot be.
     for pass in passes(&Kind::ALL) {
@@ -232,10 +229,7 @@ fn an_interrupted_matrix_is_stored_failed_and_leaves_nothing() {
             .and_then(|c| c.query_row("SELECT count(*) FROM runs", [], |r| r.get::<_, i64>(0)))
             .unwrap_or(0)
     };
-    let start = std::time::Instant::now();
-    while stored() < 2 && start.elapsed() < std::time::Duration::from_secs(30) {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_until("two stored cells", 30, || stored() >= 2);
     // SAFETY: the child's pid, still ours to signal.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = outcome(child.wait_with_output().unwrap());
@@ -287,16 +281,16 @@ fn memory_cgroup(limit: u64) -> Option<(std::path::PathBuf, &'static str)> {
 #[test]
 fn a_memory_limited_cgroup_makes_a_page_cache_cliff_on_ext4_named_with_its_cause() {
     if !is_root() {
-        eprintln!("skipped: making a memory cgroup needs root");
+        skip("making a memory cgroup needs root");
         return;
     }
     // ext4, not tmpfs: tmpfs pages cannot be reclaimed, so no limit would push them out.
     let Some(ext4) = Ext4::make(1024) else {
-        eprintln!("skipped: no ext4 file system could be made on a loop device");
+        skip("no ext4 file system could be made on a loop device");
         return;
     };
     let Some((cgroup, version)) = memory_cgroup(100 << 20) else {
-        eprintln!("skipped: no memory cgroup could be made (no controller mounted, or not delegated)");
+        skip("no memory cgroup could be made (no controller mounted, or not delegated)");
         return;
     };
     // The process joins the cgroup before it starts, so the files it writes are charged to

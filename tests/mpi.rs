@@ -9,10 +9,10 @@ use serde_json::Value;
 use std::process::Command;
 use std::time::Instant;
 
-/// A bed whose runs go through mpirun with 4 ranks, or `None` (with a message) without mpirun.
+/// A bed whose runs go through mpirun with 4 ranks, or `None` (a `skip`) without mpirun.
 fn mpi_bed() -> Option<Bed> {
     if Command::new("mpirun").arg("--version").output().is_err() {
-        eprintln!("skipped: mpirun is not installed");
+        skip("mpirun is not installed");
         return None;
     }
     launcher_on(Bed::new())
@@ -111,7 +111,7 @@ fn a_sweep_runs_every_point_in_one_launch_and_links_them() {
 #[test]
 fn an_error_on_one_rank_stops_every_rank_quickly_and_is_reported_by_the_lead() {
     if Command::new("mpirun").arg("--version").output().is_err() {
-        eprintln!("skipped: mpirun is not installed");
+        skip("mpirun is not installed");
         return;
     }
     // Task 5's file fails with EIO after 1 MiB while the others would write 4 GiB each.
@@ -171,11 +171,7 @@ fn test_engines_under_mpi_give_figures_computed_independently() {
 fn a_rank_killed_mid_phase_stops_the_others_within_seconds_and_the_run_is_filed() {
     let Some(bed) = mpi_bed() else { return };
     let mpirun = bed.spawn("--op write --transfer 64k --block 64m --iterations 100000 --no-space-check");
-    let deadline = Instant::now() + std::time::Duration::from_secs(30);
-    while !bed.entries().iter().any(|e| e == "iosurvey.000003") {
-        assert!(Instant::now() < deadline, "the run never made its files");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_until("the run's files", 30, || bed.entries().iter().any(|e| e == "iosurvey.000003"));
     let rank1 = rank_pid(&bed, 1).expect("rank 1 is running");
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(rank1 as i32, libc::SIGKILL) };
@@ -187,11 +183,9 @@ fn a_rank_killed_mid_phase_stops_the_others_within_seconds_and_the_run_is_filed(
     assert_eq!(ours.len(), 1, "{}", out.stderr);
     assert!(ours[0].contains("janitor removes the run's files and stores it as failed"), "{}", ours[0]);
     // The janitor outlives the launcher: give it a few seconds.
-    let deadline = Instant::now() + std::time::Duration::from_secs(15);
-    while !(bed.entries().is_empty() && bed.runs().len() == 1) {
-        assert!(Instant::now() < deadline, "left: {:?}, runs: {}", bed.entries(), bed.runs().len());
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
+    wait_until("the janitor to remove the files and store the run", 15, || {
+        bed.entries().is_empty() && bed.runs().len() == 1
+    });
     let run = bed.last_run();
     assert_eq!(run["status"], "failed");
     assert!(run["error"].as_str().unwrap().contains("ended during the run"), "{}", run["error"]);

@@ -2,7 +2,8 @@
 //! one line on stderr, what the store holds (and that it passes `PRAGMA integrity_check`), and
 //! the target's listing before and after, outside the target too where links point there.
 //!
-//! Tests that need root (mounts, FUSE, cgroups, other users) say on stderr what they skipped.
+//! Tests that need root (mounts, FUSE, cgroups, other users) skip through `common::skip`: said
+//! on stderr and logged, and a failure under `CI=true` unless tests/allowed-skips.txt allows it.
 
 mod common;
 
@@ -15,14 +16,6 @@ use std::time::{Duration, Instant};
 
 fn finish(child: Child) -> Out {
     outcome(child.wait_with_output().unwrap())
-}
-
-fn wait_until(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    while !cond() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Starts `iosurvey run` on the bed and returns once it has made `file` in the target.
@@ -47,6 +40,17 @@ fn spawn_meta_until_items(bed: &Bed) -> Child {
         fs::read_dir(bed.dir.join("iosurvey.meta/u.1")).is_ok_and(|mut d| d.next().is_some())
     });
     child
+}
+
+/// faultfs holding each write to the run's files for `ms` milliseconds (a slow or hung
+/// server), and the path it makes once it holds one (in the scratch directory returned too).
+fn slow_server(ms: &str) -> Option<(FaultFs, std::path::PathBuf, tempfile::TempDir)> {
+    let scratch = tempfile::tempdir().unwrap();
+    let held = scratch.path().join("held");
+    let env =
+        [("FAULTFS_DELAY_MS", ms), ("FAULTFS_MATCH", "iosurvey."), ("FAULTFS_DELAY_MARK", held.to_str().unwrap())];
+    let ffs = FaultFs::mount(&env)?;
+    Some((ffs, held, scratch))
 }
 
 fn signal(child: &Child, sig: i32) {
@@ -179,7 +183,7 @@ fn memory_is_bounded_before_the_run() {
     // Buffers are bounded by the transfers there are: 8 here, not 4096.
     let out = bed.run("--engine io_uring --iodepth 4096 --transfer 1m --block 8m");
     if out.stderr.contains("not available") {
-        eprintln!("skipped the io_uring part: {}", out.stderr);
+        skip(&format!("the io_uring part: {}", out.stderr));
         return;
     }
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -222,12 +226,12 @@ fn mmap_on_a_full_disk_is_an_ordinary_failure() {
 fn a_thread_the_system_refuses_ends_the_run_with_one_line() {
     let cg = Path::new("/sys/fs/cgroup/pids");
     if !is_root() || !cg.join("cgroup.procs").exists() {
-        eprintln!("skipped: needs root and the cgroup v1 pids controller");
+        skip("needs root and the cgroup v1 pids controller");
         return;
     }
     let group = cg.join(format!("iosurvey-test-{}", std::process::id()));
     if fs::create_dir(&group).is_err() {
-        eprintln!("skipped: cannot make a pids cgroup");
+        skip("cannot make a pids cgroup");
         return;
     }
     let bed = Bed::new();
@@ -269,7 +273,7 @@ fn a_target_path_that_is_not_utf8_runs_and_is_flagged() {
 #[test]
 fn an_interrupt_delivered_twice_by_a_wrapper_still_stores_the_run_and_cleans_up() {
     if Command::new("timeout").arg("--version").output().is_err() {
-        eprintln!("skipped: no timeout(1)");
+        skip("no timeout(1)");
         return;
     }
     for attempt in 0..3 {
@@ -299,7 +303,7 @@ fn sighup_is_handled_as_sigterm_and_the_keep_hint_says_kept() {
         "--op write --transfer 1m --block 64m --iterations 1000 --fsync-each --keep",
         "iosurvey.000000",
     );
-    std::thread::sleep(Duration::from_millis(200));
+    wait_until("the first write", 20, || fs::metadata(bed.dir.join("iosurvey.000000")).is_ok_and(|m| m.len() > 0));
     signal(&child, libc::SIGHUP);
     let out = finish(child);
     assert_one_line_error(&out, 130, &["interrupted", "its files were kept"]);
@@ -310,12 +314,14 @@ fn sighup_is_handled_as_sigterm_and_the_keep_hint_says_kept() {
 #[test]
 fn a_second_signal_stops_at_once_and_still_removes_the_files() {
     // Each write takes 3 s on this slow server, so the first signal cannot end the run soon.
-    let Some(ffs) = FaultFs::mount(&[("FAULTFS_DELAY_MS", "3000"), ("FAULTFS_MATCH", "iosurvey.")]) else { return };
+    let Some((ffs, held, _scratch)) = slow_server("3000") else { return };
     let bed = &ffs.bed;
     let child =
         spawn_until_made_behind(&ffs, "--op write --transfer 1m --block 64m --no-space-check", "iosurvey.000000");
-    std::thread::sleep(Duration::from_millis(300));
+    wait_until("a write held by the server", 20, || held.exists());
     signal(&child, libc::SIGTERM);
+    // Not synchronization: the second signal must come after the 1 s within which signals
+    // count as the first one, which is what this test is about.
     std::thread::sleep(Duration::from_millis(1300));
     let t = Instant::now();
     signal(&child, libc::SIGTERM);
@@ -569,7 +575,7 @@ fn fault_mid_phase(errno: &str, op: &str, engine_args: &str, needles: &[&str]) {
     let bed = &ffs.bed;
     let out = bed.run(&format!("--transfer 64k --block 8m --no-space-check {engine_args}"));
     if out.stderr.contains("not available") {
-        eprintln!("skipped {engine_args}: {}", out.stderr);
+        skip(&format!("{engine_args}: {}", out.stderr));
         return;
     }
     assert_failed_and_clean(&ffs, &out, needles, engine_args);
@@ -648,10 +654,10 @@ fn eio_under_an_mmap_read_is_an_ordinary_failure_not_sigbus() {
 fn a_run_that_cannot_stop_is_ended_within_slurms_kill_wait() {
     // Each write takes 25 s on this hung server: the first signal alone cannot end the run,
     // so the deadline removes the files and exits.
-    let Some(ffs) = FaultFs::mount(&[("FAULTFS_DELAY_MS", "25000"), ("FAULTFS_MATCH", "iosurvey.")]) else { return };
+    let Some((ffs, held, _scratch)) = slow_server("25000") else { return };
     let child =
         spawn_until_made_behind(&ffs, "--op write --transfer 1m --block 64m --no-space-check", "iosurvey.000000");
-    std::thread::sleep(Duration::from_millis(300));
+    wait_until("a write held by the server", 20, || held.exists());
     let t = Instant::now();
     signal(&child, libc::SIGTERM);
     let out = finish(child);
@@ -755,7 +761,7 @@ fn assert_victim_whole(victim: &Path) {
 #[test]
 fn a_mount_over_a_dead_runs_tree_is_never_emptied_by_the_next_run() {
     if !is_root() {
-        return eprintln!("skipped: bind mounts need root");
+        return skip("bind mounts need root");
     }
     let bed = Bed::new();
     let victim = victim(&bed);
@@ -772,7 +778,7 @@ fn a_mount_over_a_dead_runs_tree_is_never_emptied_by_the_next_run() {
 #[test]
 fn a_mount_put_in_a_tree_mid_run_is_left_whole_by_the_run_and_the_janitor() {
     if !is_root() {
-        return eprintln!("skipped: bind mounts need root");
+        return skip("bind mounts need root");
     }
     for kill in [false, true] {
         let bed = Bed::new();
@@ -799,7 +805,7 @@ fn a_mount_put_in_a_tree_mid_run_is_left_whole_by_the_run_and_the_janitor() {
 #[test]
 fn a_bind_mount_over_a_data_file_is_never_written_or_removed() {
     if !is_root() {
-        return eprintln!("skipped: bind mounts need root");
+        return skip("bind mounts need root");
     }
     let bed = Bed::new();
     let precious = bed.tmp.path().join("precious");

@@ -1,6 +1,6 @@
 //! Three client nodes (network namespaces) on a GlusterFS volume, through Open MPI: the test
-//! bed of testbed/testbed. Needs root, /dev/fuse, GlusterFS and Open MPI; skips with a
-//! message otherwise. One test, because the test bed is one per machine.
+//! bed of testbed/testbed. Needs root, /dev/fuse, GlusterFS and Open MPI; skips otherwise
+//! (`common::skip`). One test, because the test bed is one per machine.
 #![cfg(feature = "mpi")]
 
 mod common;
@@ -38,7 +38,7 @@ fn three_nodes_on_glusterfs_write_read_verify_reorder_and_measure_the_network() 
     let _ = Command::new(testbed()).arg("down").output();
     let up = Command::new(testbed()).args(["up", "--nodes", "3"]).output().unwrap();
     if up.status.code() == Some(77) {
-        eprintln!("skipped: {}", String::from_utf8_lossy(&up.stderr).trim());
+        skip(&String::from_utf8_lossy(&up.stderr));
         return;
     }
     assert!(up.status.success(), "testbed up: {}", String::from_utf8_lossy(&up.stderr));

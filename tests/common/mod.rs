@@ -3,6 +3,7 @@
 
 use serde_json::Value;
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
@@ -153,6 +154,66 @@ impl Bed {
     }
 }
 
+/// The tests that may skip under `CI=true`, one a line with the reason (tests/allowed-skips.txt).
+pub const ALLOWED_SKIPS: &str = include_str!("../allowed-skips.txt");
+
+/// The entries of an allow-list: `file::test` and the reason after it, per line that is not
+/// blank or a `#` comment.
+pub fn allowed_skips(list: &str) -> Vec<(&str, &str)> {
+    list.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| l.split_once(char::is_whitespace).map_or((l, ""), |(name, why)| (name, why.trim())))
+        .collect()
+}
+
+/// Whether `test` may skip: anywhere but in CI, and there only if the allow-list `list` names it.
+pub fn may_skip(test: &str, ci: bool, list: &str) -> bool {
+    !ci || allowed_skips(list).iter().any(|&(name, _)| name == test)
+}
+
+/// Where `skip` logs: `$IOSURVEY_SKIP_LOG`, or skips.log in the target's tmp directory
+/// (`tests/skips` prints it, `.ci/run` at its end).
+pub fn skip_log() -> PathBuf {
+    std::env::var_os("IOSURVEY_SKIP_LOG")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_TARGET_TMPDIR")).join("skips.log"))
+}
+
+/// The calling test skips (the rest of itself, or one part) for `reason`: the one way a test
+/// may not run what it should. Under `CI=true` this fails the test unless tests/allowed-skips.txt
+/// names it; otherwise it prints `skipped: <file>::<test>: <reason>` and appends that line to
+/// `skip_log()`. The test is the thread's name, which libtest sets to the test's.
+pub fn skip(reason: &str) {
+    let test = format!("{}::{}", env!("CARGO_CRATE_NAME"), std::thread::current().name().unwrap_or("?"));
+    let reason = reason.split_whitespace().collect::<Vec<_>>().join(" ");
+    if !may_skip(&test, std::env::var("CI").is_ok_and(|v| v == "true"), ALLOWED_SKIPS) {
+        panic!("{test} may not skip in CI (CI=true): {reason}; make it run there, or name it in tests/allowed-skips.txt with why");
+    }
+    let line = format!("skipped: {test}: {reason}");
+    eprintln!("{line}");
+    let log = skip_log();
+    if let Some(dir) = log.parent() {
+        let _ = fs::create_dir_all(dir);
+    }
+    fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log)
+        .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()))
+        .unwrap_or_else(|e| panic!("cannot log the skip in {}: {e}", log.display()));
+}
+
+/// Waits until `cond` holds, polling every 20 ms; fails the test after `secs` seconds, naming
+/// `what` it waited for.
+pub fn wait_until(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Whether the tests run as root.
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
@@ -202,7 +263,7 @@ impl Tmpfs {
 
     pub fn mount_on(bed: Bed, options: &str) -> Option<Tmpfs> {
         if !is_root() {
-            eprintln!("skipped: mounting a tmpfs needs root");
+            skip("mounting a tmpfs needs root");
             return None;
         }
         let ok = Command::new("mount")
@@ -211,7 +272,7 @@ impl Tmpfs {
             .status()
             .is_ok_and(|s| s.success());
         if !ok {
-            eprintln!("skipped: mount -t tmpfs failed here");
+            skip("mount -t tmpfs failed here");
             return None;
         }
         Some(Tmpfs { bed })
@@ -248,11 +309,11 @@ pub struct FaultFs {
 impl FaultFs {
     pub fn mount(env: &[(&str, &str)]) -> Option<FaultFs> {
         if !is_root() || !Path::new("/dev/fuse").exists() {
-            eprintln!("skipped: faultfs needs root and /dev/fuse");
+            skip("faultfs needs root and /dev/fuse");
             return None;
         }
         let Some(bin) = faultfs_binary() else {
-            eprintln!("skipped: faultfs could not be built (libfuse3-dev missing?)");
+            skip("faultfs could not be built (libfuse3-dev missing?)");
             return None;
         };
         let mut bed = Bed::new();
@@ -260,19 +321,27 @@ impl FaultFs {
         let mnt = bed.tmp.path().join("mnt");
         fs::create_dir(&back).unwrap();
         fs::create_dir(&mnt).unwrap();
-        let daemon = Command::new(bin)
+        let spawned = Command::new(bin)
             .arg(&back)
             .arg(&mnt)
             .arg("-f")
             .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .spawn()
-            .ok()?;
+            .spawn();
+        let mut daemon = match spawned {
+            Ok(daemon) => daemon,
+            Err(e) => {
+                skip(&format!("faultfs could not be started: {e}"));
+                return None;
+            }
+        };
         let deadline = Instant::now() + Duration::from_secs(10);
         while !Command::new("mountpoint").arg("-q").arg(&mnt).status().is_ok_and(|s| s.success()) {
             if Instant::now() > deadline {
-                eprintln!("skipped: faultfs did not mount");
+                let _ = daemon.kill();
+                let _ = daemon.wait();
+                skip("faultfs did not mount");
                 return None;
             }
             std::thread::sleep(Duration::from_millis(20));

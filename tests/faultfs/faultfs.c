@@ -48,6 +48,7 @@ static uint64_t fault_after;      /* bytes allowed through before failing */
 static const char *fault_match;   /* basename substring, NULL = all */
 static char *control_path;        /* armed only while this exists, NULL = always */
 static unsigned delay_ms;         /* each matching write waits this long: a slow server */
+static const char *delay_mark;    /* made when a delayed write starts waiting, NULL = none */
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t moved;            /* bytes counted since arming */
@@ -281,8 +282,14 @@ static int ff_write(const char *path, const char *buf, size_t size, off_t off,
 	int r = fault_check(OP_WRITE, FF(fi), size);
 	if (r)
 		return r;
-	if (delay_ms && FF(fi)->match)
+	if (delay_ms && FF(fi)->match) {
+		if (delay_mark) {
+			int m = open(delay_mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+			if (m >= 0)
+				close(m);
+		}
 		usleep(delay_ms * 1000u);
+	}
 	ssize_t n = pwrite(FF(fi)->fd, buf, size, off);
 	return n < 0 ? -errno : (int)n;
 }
@@ -390,6 +397,12 @@ static void configure(void)
 		if (*end || d > 600000)
 			die("bad FAULTFS_DELAY_MS: ", s);
 		delay_ms = (unsigned)d;
+	}
+	if ((s = getenv("FAULTFS_DELAY_MARK")) && *s) {
+		/* The daemon later chdirs to "/". */
+		if (*s != '/')
+			die("FAULTFS_DELAY_MARK must be an absolute path: ", s);
+		delay_mark = s;
 	}
 	if ((s = getenv("FAULTFS_CONTROL")) && *s) {
 		/* Made absolute now: the daemon later chdirs to "/". */
