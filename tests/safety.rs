@@ -247,7 +247,15 @@ fn a_thread_the_system_refuses_ends_the_run_with_one_line() {
     );
     let out = Command::new("sh").args(["-c", &script]).output().unwrap();
     let _ = fs::remove_dir(&group);
-    let out = outcome(out);
+    let mut out = outcome(out);
+    // 64 tasks on this machine's cores draw the crowding warning before the run: not a line
+    // of the fault's.
+    out.stderr = out
+        .stderr
+        .lines()
+        .filter(|l| !l.contains("warning: --tasks 64 runs 64 threads"))
+        .map(|l| format!("{l}\n"))
+        .collect();
     assert_one_line_error(&out, 1, &["could not start a task thread", "pids.max"]);
     assert_eq!(bed.runs()[0]["status"], "failed");
     assert!(bed.entries().is_empty(), "{:?}", bed.entries());
@@ -985,13 +993,16 @@ fn a_report_replaces_the_old_one_whole_and_ls_never_writes_an_empty_file() {
     let empty = bed.tmp.path().join("empty.db");
     fs::write(&empty, b"").unwrap();
     let fresh = bed.tmp.path().join("fresh.html");
-    for args in [vec!["ls"], vec!["show", "1"], vec!["report", "-o", fresh.to_str().unwrap()]] {
+    let out = iosurvey(&["ls", "--json", "--db", empty.to_str().unwrap()]);
+    assert_eq!((out.code, out.stdout.trim()), (0, "[]"), "{}", out.stderr);
+    for (args, needle) in [(vec!["show", "1"], "1"), (vec!["report", "-o", fresh.to_str().unwrap()], "no runs")] {
         let mut all = args.clone();
         all.extend(["--db", empty.to_str().unwrap()]);
         let out = iosurvey(&all);
-        assert_one_line_error(&out, 2, &["empty file"]);
-        assert_eq!(fs::metadata(&empty).unwrap().len(), 0, "{args:?} wrote nothing into it");
+        assert_one_line_error(&out, 2, &[needle]);
     }
+    assert_eq!(fs::metadata(&empty).unwrap().len(), 0, "reading wrote nothing into it");
+    assert!(!fresh.exists());
 }
 
 #[test]
@@ -1113,7 +1124,7 @@ fn a_fresh_directory_left_by_a_command_killed_with_its_janitor_is_reclaimed_by_t
     assert!(left[0].starts_with("iosurvey-survey-"));
     fs::write(bed.dir.join("someone-elses"), b"x").unwrap();
     let out =
-        iosurvey(&["survey", bed.dir.to_str().unwrap(), "--size", "1m", "--repetitions", "1", "--db", &bed.db, "-q"]);
+        iosurvey(&["survey", bed.dir.to_str().unwrap(), "--size", "4m", "--repetitions", "1", "--db", &bed.db, "-q"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stderr.contains(&left[0]) && out.stderr.contains("killed"), "{}", out.stderr);
     assert_eq!(bed.entries(), ["someone-elses"], "only the dead command's directory went");

@@ -326,9 +326,12 @@ impl Store {
         if !path.is_file() {
             return Err(StoreError::BadPath { path: path.to_path_buf(), why: "not a regular file" });
         }
-        // Reading never makes a store: an empty file stays empty.
+        // Reading never writes a store: an empty file (one being made, say) reads as a store
+        // with no runs, made in memory, and stays empty.
         if path.metadata().is_ok_and(|m| m.len() == 0) {
-            return Err(StoreError::BadPath { path: path.to_path_buf(), why: "an empty file, not a store" });
+            let mut empty = Store::connect(Path::new(":memory:"), OpenFlags::default())?;
+            empty.path = path.to_path_buf();
+            return Ok(empty);
         }
         Store::connect(path, OpenFlags::default() - OpenFlags::SQLITE_OPEN_CREATE)
     }
