@@ -7,7 +7,6 @@ mod common;
 use common::*;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -194,10 +193,13 @@ fn terminal_output_shows_a_hostile_target_path_escaped() {
 }
 
 /// A host name that starts a formula, carries HTML and drives a terminal.
-const HOSTILE_HOST: &str = "=1+1<b>h\x1b[2J\u{9b}0m";
-
+// Run by the default build only: Open MPI's own start-up (MPI_Init, even for one process)
+// refuses such a host name, before iosurvey has a word in it.
+#[cfg(not(feature = "mpi"))]
 #[test]
 fn a_hostile_host_name_is_neutralized_in_every_format() {
+    use std::os::unix::process::CommandExt;
+    const HOSTILE_HOST: &str = "=1+1<b>h\x1b[2J\u{9b}0m";
     if !is_root() {
         skip("setting a host name (in a UTS namespace of its own) needs root");
         return;

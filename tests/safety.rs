@@ -1096,7 +1096,7 @@ fn spawn_in_parent(bed: &Bed, command: &str) -> Child {
 
 #[test]
 fn a_kill_between_runs_of_a_survey_or_io500_still_removes_its_directory() {
-    for command in ["io500 --quick --dir", "survey --size 4m"] {
+    for command in ["io500 --quick --dir", "survey --size 4m --repetitions 40"] {
         let bed = Bed::new();
         let child = spawn_in_parent(&bed, command);
         wait_until("a stored run", 60, || bed.runs().len() >= 2);
@@ -1112,7 +1112,7 @@ fn a_kill_between_runs_of_a_survey_or_io500_still_removes_its_directory() {
 #[test]
 fn a_fresh_directory_left_by_a_command_killed_with_its_janitor_is_reclaimed_by_the_next() {
     let bed = Bed::new();
-    let child = spawn_in_parent(&bed, "survey --size 4m");
+    let child = spawn_in_parent(&bed, "survey --size 4m --repetitions 40");
     wait_until("a stored run", 60, || !bed.runs().is_empty());
     let janitor = janitor_of(&child);
     // SAFETY: kill has no memory-safety preconditions.
@@ -1143,7 +1143,7 @@ fn metadata_bases_that_repeat_or_hold_one_another_are_refused() {
 
 #[test]
 fn an_interrupted_io500_or_survey_never_exits_0() {
-    for command in ["io500 --quick --dir", "survey --size 4m"] {
+    for command in ["io500 --quick --dir", "survey --size 4m --repetitions 40"] {
         let bed = Bed::new();
         let child = spawn_in_parent(&bed, command);
         wait_until("a stored run", 60, || !bed.runs().is_empty());
