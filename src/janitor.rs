@@ -58,7 +58,7 @@ impl Duty {
 /// is named or renamed to), its device and inode to check it is still that one, and where
 /// the lead made it, if it did.
 #[derive(Debug, Serialize, Deserialize)]
-struct Held {
+pub struct Held {
     fd: RawFd,
     id: (u64, u64),
     made: Option<(RawFd, (u64, u64), Vec<u8>)>,
@@ -166,6 +166,39 @@ fn start() -> std::io::Result<ChildStdin> {
     child.stdin.take().ok_or_else(|| std::io::Error::other("no pipe to the janitor"))
 }
 
+/// One line the lead tells the janitor.
+#[derive(Debug)]
+pub enum Message {
+    /// A run started: store it as failed should the lead die before it is filed.
+    Arm(Box<Duty>),
+    /// The run has filed itself.
+    Disarm,
+    /// A target taken (not to be opened from the line: the lead's descriptor is opened).
+    Hold(Held),
+    /// A target's clean-up is done (`None`: every target's).
+    Release(Option<(u64, u64)>),
+    /// The lead has said in its own line what becomes of the run.
+    Quiet,
+}
+
+impl Message {
+    /// The message a line holds; `None` for anything else, which the janitor ignores.
+    pub fn parse(line: &str) -> Option<Message> {
+        match line.split_once(' ') {
+            Some(("arm", json)) => serde_json::from_str(json).ok().map(|d| Message::Arm(Box::new(d))),
+            Some(("hold", json)) => serde_json::from_str(json).ok().map(Message::Hold),
+            Some(("release", "all")) => Some(Message::Release(None)),
+            Some(("release", key)) => {
+                let (dev, ino) = key.split_once(' ')?;
+                Some(Message::Release(Some((dev.parse().ok()?, ino.parse().ok()?))))
+            }
+            None if line == "disarm" => Some(Message::Disarm),
+            None if line == "quiet" => Some(Message::Quiet),
+            _ => None,
+        }
+    }
+}
+
 /// A held target, opened by the janitor: the directory and where it was made.
 type Opened = (Dir, Option<(Dir, OsString)>);
 
@@ -197,23 +230,18 @@ pub fn serve(input: impl BufRead) -> i32 {
     let mut quiet = false;
     for line in input.lines() {
         let Ok(line) = line else { break };
-        match line.split_once(' ') {
-            Some(("arm", json)) => duty = serde_json::from_str(json).ok(),
-            Some(("hold", json)) => {
-                if let Some((id, opened)) = serde_json::from_str(json).ok().and_then(|h| open_held(lead, h)) {
+        match Message::parse(&line) {
+            Some(Message::Arm(d)) => duty = Some(*d),
+            Some(Message::Hold(h)) => {
+                if let Some((id, opened)) = open_held(lead, h) {
                     held.insert(id, opened);
                 }
             }
-            Some(("release", "all")) => held.clear(),
-            Some(("release", key)) => {
-                let mut parts = key.split(' ').map(str::parse::<u64>);
-                if let (Some(Ok(dev)), Some(Ok(ino))) = (parts.next(), parts.next()) {
-                    held.remove(&(dev, ino));
-                }
-            }
-            _ if line == "disarm" => duty = None,
-            _ if line == "quiet" => quiet = true,
-            _ => {}
+            Some(Message::Release(Some(key))) => drop(held.remove(&key)),
+            Some(Message::Release(None)) => held.clear(),
+            Some(Message::Disarm) => duty = None,
+            Some(Message::Quiet) => quiet = true,
+            None => {}
         }
     }
     if duty.is_none() && held.is_empty() {
@@ -256,4 +284,28 @@ fn finish(lead: u32, duty: Option<Duty>, held: Vec<Opened>) -> (String, i32) {
         Err(e) => (format!("the run could not be stored ({e})"), false),
     };
     (format!("{why}: {stored}; {files} (hint: run it again)"), if removed && saved { 0 } else { 1 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_the_lead_writes_parse_back_and_nothing_else_does() {
+        let held = Held { fd: 7, id: (2049, 131), made: Some((5, (2049, 2), b"caf\xe9".to_vec())) };
+        let line = format!("hold {}", serde_json::to_string(&held).unwrap());
+        match Message::parse(&line) {
+            Some(Message::Hold(h)) => assert_eq!((h.fd, h.id, h.made), (7, (2049, 131), held.made)),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(Message::parse("release 2049 131"), Some(Message::Release(Some((2049, 131))))));
+        assert!(matches!(Message::parse("release all"), Some(Message::Release(None))));
+        assert!(matches!(Message::parse("disarm"), Some(Message::Disarm)));
+        assert!(matches!(Message::parse("quiet"), Some(Message::Quiet)));
+        for junk in
+            ["", "release", "release 1", "release 1 x", "release -1 2", "hold {}", "arm null", "disarm now", "quiet "]
+        {
+            assert!(Message::parse(junk).is_none(), "{junk:?}");
+        }
+    }
 }

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 /// The protocol's mark and version: 02 has sessions that end with a bye.
 const MAGIC: [u8; 8] = *b"iosnet02";
-const HELLO: usize = 20;
+/// Bytes of a hello.
+pub const HELLO: usize = 20;
 /// Bytes a receiver reads at a time (its buffer per stream).
 pub const READ_BUF: usize = 1 << 20;
 /// How long a sender waits for a receiver that takes nothing and answers nothing, unless told.
@@ -147,7 +148,8 @@ impl Hello {
         self.streams == 0
     }
 
-    pub(crate) fn encode(&self) -> [u8; HELLO] {
+    /// The hello as a stream's first bytes.
+    pub fn encode(&self) -> [u8; HELLO] {
         let mut b = [0u8; HELLO];
         b[..8].copy_from_slice(&MAGIC);
         b[8..16].copy_from_slice(&self.session.to_le_bytes());
@@ -156,7 +158,8 @@ impl Hello {
         b
     }
 
-    fn decode(b: &[u8; HELLO]) -> Option<Hello> {
+    /// The hello a stream's first bytes hold, if they are one (public for the fuzzer).
+    pub fn decode(b: &[u8; HELLO]) -> Option<Hello> {
         (b[..8] == MAGIC).then(|| Hello {
             session: u64::from_le_bytes(b[8..16].try_into().unwrap_or_default()),
             streams: u16::from_le_bytes([b[16], b[17]]),
