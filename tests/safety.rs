@@ -1156,3 +1156,22 @@ fn an_interrupted_io500_or_survey_never_exits_0() {
         assert!(bed.entries().is_empty(), "{command}: {:?}", bed.entries());
     }
 }
+
+#[test]
+fn a_store_locked_before_a_survey_or_matrix_begins_leaves_no_directory() {
+    let bed = Bed::new();
+    assert_eq!(bed.run("--block 1m").code, 0);
+    let conn = hold_store_lock(&bed.db);
+    let d = bed.dir.display().to_string();
+    for args in [vec!["survey", d.as_str(), "--size", "4m"], vec!["matrix", "--dir", d.as_str(), "--max-file", "64k"]] {
+        let mut all = args.clone();
+        all.extend(["--db", &bed.db, "-q"]);
+        let out = iosurvey(&all);
+        assert_ne!(out.code, 0, "{args:?}");
+        assert_eq!(out.stderr.lines().count(), 1, "{args:?}: {}", out.stderr);
+        assert!(out.stderr.contains("locked"), "{}", out.stderr);
+        assert!(bed.entries().is_empty(), "{args:?}: {:?}", bed.entries());
+    }
+    conn.execute_batch("ROLLBACK").unwrap();
+    assert_store_intact(&bed.db);
+}

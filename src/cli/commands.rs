@@ -626,7 +626,13 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
                 }
             }
         }
-        let sweep_id = if sweep { Some(store.begin_sweep(now_unix(), "clients", &command_line())?) } else { None };
+        let sweep_id = match sweep.then(|| store.begin_sweep(now_unix(), "clients", &command_line())).transpose() {
+            Ok(id) => id,
+            Err(e) => {
+                std::iter::once(target).chain(more).for_each(warn_leftovers);
+                return Err(e.into());
+            }
+        };
         Ok((store, target, sweep_id, more))
     })?;
     let sweep_id = state.as_ref().and_then(|s| s.2);
@@ -708,8 +714,14 @@ pub(super) fn fresh_target(
     options: iosurvey::target::Options,
 ) -> Result<(Store, Target, i64), Failure> {
     let (store, target) = fresh_dir(cli, parent, kind, options)?;
-    let survey_id = store.begin_survey(now_unix(), &target.dir().path().to_string_lossy(), &command_line())?;
-    Ok((store, target, survey_id))
+    match store.begin_survey(now_unix(), &target.dir().path().to_string_lossy(), &command_line()) {
+        Ok(survey_id) => Ok((store, target, survey_id)),
+        Err(e) => {
+            // The directory is made: removed before the refusal is said.
+            warn_leftovers(target);
+            Err(e.into())
+        }
+    }
 }
 
 /// On the lead: the store, and a fresh directory `iosurvey-KIND-PID` in `parent` (the current

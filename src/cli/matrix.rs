@@ -171,7 +171,14 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
             spine: None,
             notes: std::mem::take(&mut notes),
         };
-        let id = store.begin_matrix(&record)?;
+        let id = match store.begin_matrix(&record) {
+            Ok(id) => id,
+            Err(e) => {
+                // The directory is made: removed before the refusal is said.
+                warn_leftovers(target);
+                return Err(e.into());
+            }
+        };
         let record = MatrixRecord { id: Some(id), ..record };
         let chooser = match a.full {
             true => Chooser::Full((0..a.repetitions).flat_map(|_| grid.cells()).collect::<Vec<_>>().into_iter()),
