@@ -788,7 +788,10 @@ fn catch_interrupts() {
         loop {
             let deadline = first.map(|t| (t + STOP_DEADLINE).saturating_duration_since(std::time::Instant::now()));
             match wait_signal(&set, deadline) {
-                Some(_) if !RUNNING.load(std::sync::atomic::Ordering::Relaxed) => std::process::exit(130),
+                Some(_) if !RUNNING.load(std::sync::atomic::Ordering::Relaxed) => {
+                    output::abandon();
+                    std::process::exit(130)
+                }
                 // A launcher that ends one process of an MPI job ends the others within a
                 // second or less, and a dead peer would hang the collectives of a clean stop.
                 Some(sig) if ONE_OF_MANY.load(std::sync::atomic::Ordering::Relaxed) => {
@@ -884,6 +887,7 @@ fn stop_now(why: &str) -> ! {
     };
     // Filed: the janitor must not file it twice.
     iosurvey::janitor::disarm();
+    output::abandon();
     let left = iosurvey::target::live::remove_all(REMOVE_LIMIT);
     // What is left stays in the janitor's care, to be removed without a second line.
     if left.is_empty() {

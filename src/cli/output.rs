@@ -94,18 +94,36 @@ pub(super) fn write(path: &Path, text: &[u8], store: &Path, what: &str) -> Resul
         .mode(0o644)
         .open(&temporary)
         .and_then(|mut f| {
+            // Ours from here until renamed: a signal that ends the process removes it.
+            *pending() = Some(temporary.clone());
             f.write_all(text)?;
             f.sync_data()
         })
         .and_then(|()| std::fs::rename(&temporary, path));
+    let ours = pending().take().is_some();
     if let Err(e) = written {
         // create_new refused a name already taken: that name is not ours to remove.
-        if e.kind() != std::io::ErrorKind::AlreadyExists {
+        if ours {
             let _ = std::fs::remove_file(&temporary);
         }
         return Err(failed(e));
     }
     Ok(())
+}
+
+/// The new file an output is being written to, until it is renamed over its name.
+static PENDING: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+
+fn pending() -> std::sync::MutexGuard<'static, Option<PathBuf>> {
+    PENDING.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Removes an output's new file that a signal ends the process in the middle of: the old
+/// output stays whole, and nothing of iosurvey's is left beside it.
+pub(super) fn abandon() {
+    if let Some(path) = pending().take() {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 /// Whether `path` names standard output.
@@ -118,7 +136,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn links_stores_and_databases_are_refused_and_a_write_is_whole() {
+    fn links_stores_and_databases_are_refused_a_write_is_whole_and_an_abandoned_one_removed() {
         let tmp = tempfile::tempdir().unwrap();
         let store = tmp.path().join("s.db");
         let victim = tmp.path().join("victim");
@@ -147,5 +165,20 @@ mod tests {
         let mut names: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         names.sort();
         assert!(names.iter().all(|n| !n.to_string_lossy().contains(".tmp")), "{names:?}");
+        // One test, not two: the new file pending is the process's one, so no test may race it.
+        let tmp = tempfile::tempdir().unwrap();
+        let half = tmp.path().join(".r.html.iosurvey-1.tmp");
+        std::fs::write(&half, b"half").unwrap();
+        *pending() = Some(half.clone());
+        abandon();
+        assert!(!half.exists());
+        abandon();
+        // A name someone else holds where the new file would go: refused, and left as it was.
+        let out = tmp.path().join("r.html");
+        let theirs = tmp.path().join(format!(".r.html.iosurvey-{}.tmp", std::process::id()));
+        std::fs::write(&theirs, b"theirs").unwrap();
+        assert!(write(&out, b"x", &tmp.path().join("s.db"), "-o").is_err());
+        assert_eq!(std::fs::read(&theirs).unwrap(), b"theirs");
+        assert!(!out.exists() && pending().is_none());
     }
 }
