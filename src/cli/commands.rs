@@ -564,14 +564,14 @@ fn write_json(path: &Path, records: &[RunRecord], sweep: bool, db: &Path) -> Res
 
 /// Cleans up after the target; what could not be removed is said in the command's closing
 /// line ([`super::leftovers_said`]), so a fault still ends with one line.
-pub(super) fn warn_leftovers(target: Target) {
+pub(super) fn clean_up(target: Target) {
     let key = iosurvey::janitor::key(&target);
     super::LEFTOVERS.lock().unwrap_or_else(|p| p.into_inner()).extend(target.cleanup().problems);
     // Only now: a lead killed while removing still has its files removed by the janitor.
     iosurvey::janitor::release(key);
 }
 
-/// A target just taken, put in the janitor's care until [`warn_leftovers`] has cleaned it.
+/// A target just taken, put in the janitor's care until [`clean_up`] has cleaned it.
 fn held(target: Target) -> Target {
     iosurvey::janitor::hold(&target);
     target
@@ -602,13 +602,13 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
         let mut target = held(Target::open(&a.dir, a.team.target.options())?);
         // A metadata run's phase order depends on what the target holds (a kept tree).
         if let Err(e) = points.iter().try_for_each(|w| iosurvey::runner::check_meta_order(&target, w)) {
-            warn_leftovers(target);
+            clean_up(target);
             return Err(e.into());
         }
         let store = match Store::open(&cli.db) {
             Ok(s) => s,
             Err(e) => {
-                warn_leftovers(target);
+                clean_up(target);
                 return Err(e.into());
             }
         };
@@ -621,7 +621,7 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
                     more.push(t);
                 }
                 Err(e) => {
-                    std::iter::once(target).chain(more).for_each(warn_leftovers);
+                    std::iter::once(target).chain(more).for_each(clean_up);
                     return Err(RunError::from(e).into());
                 }
             }
@@ -629,7 +629,7 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
         let sweep_id = match sweep.then(|| store.begin_sweep(now_unix(), "clients", &command_line())).transpose() {
             Ok(id) => id,
             Err(e) => {
-                std::iter::once(target).chain(more).for_each(warn_leftovers);
+                std::iter::once(target).chain(more).for_each(clean_up);
                 return Err(e.into());
             }
         };
@@ -658,7 +658,7 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
     );
     drop(runner);
     if let Some((_, target, _, more)) = state {
-        std::iter::once(target).chain(more).for_each(warn_leftovers);
+        std::iter::once(target).chain(more).for_each(clean_up);
     }
     let to_stdout = a.team.json.as_deref() == Some(Path::new("-"));
     if let (Some(path), false) = (&a.team.json, records.is_empty()) {
@@ -718,7 +718,7 @@ pub(super) fn fresh_target(
         Ok(survey_id) => Ok((store, target, survey_id)),
         Err(e) => {
             // The directory is made: removed before the refusal is said.
-            warn_leftovers(target);
+            clean_up(target);
             Err(e.into())
         }
     }
@@ -879,7 +879,7 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
     });
     drop(runner);
     if let Some((_, target, _, _)) = state {
-        warn_leftovers(target);
+        clean_up(target);
     }
     if lead && cli.quiet {
         // As `run -q`: the ids only.

@@ -2,7 +2,7 @@
 //! directory, each filed in the store under its phase's name in one survey; find scans on the
 //! lead process; the scores and the `[RESULT]` layout are `iosurvey::io500`'s.
 
-use super::commands::{command_line, fresh_target, on_lead, target_everywhere, warn_leftovers, watcher};
+use super::commands::{clean_up, command_line, fresh_target, on_lead, target_everywhere, watcher};
 use super::{Cli, Failure, Io500Args};
 use iosurvey::engine::INTERRUPTED;
 use iosurvey::io500::{self, Phase, PhaseScore};
@@ -236,7 +236,7 @@ pub(super) fn io500<T: Team>(cli: &Cli, a: &Io500Args, team: &T) -> Result<(), F
     }
     drop(runner);
     if let Some((_, target, _)) = state {
-        warn_leftovers(target);
+        clean_up(target);
     }
     if let Some(e) = failure {
         return Err(e.into());

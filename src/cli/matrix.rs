@@ -3,7 +3,7 @@
 //! stored whole as `mN` (failed until it is). The lead chooses each next cell (every cell, or
 //! the adaptive mode's) and every process follows.
 
-use super::commands::{command_line, fresh_dir, on_lead, target_everywhere, warn_leftovers};
+use super::commands::{clean_up, command_line, fresh_dir, on_lead, target_everywhere};
 use super::{Cli, Failure, MatrixArgs};
 use iosurvey::engine::offsets::OffsetMap;
 use iosurvey::engine::INTERRUPTED;
@@ -145,7 +145,7 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
         if let (Some(w), false) = (largest, a.target.no_space_check) {
             let map = OffsetMap::new(&w);
             if let Err(e) = target.check_space(&data_files(false, map.files()), map.file_size()) {
-                warn_leftovers(target);
+                clean_up(target);
                 return Err(RunError::Target(e).into());
             }
         }
@@ -175,7 +175,7 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
             Ok(id) => id,
             Err(e) => {
                 // The directory is made: removed before the refusal is said.
-                warn_leftovers(target);
+                clean_up(target);
                 return Err(e.into());
             }
         };
@@ -301,7 +301,7 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
     }
     let id = b.record.id.unwrap_or(0);
     // The directory goes first: a store that cannot take the matrix must not leave it behind.
-    warn_leftovers(b.target);
+    clean_up(b.target);
     b.store.finish_matrix(id, &b.record)?;
     if !cli.quiet {
         print!(

@@ -203,6 +203,8 @@ impl std::fmt::Display for Left {
 /// it; `left` says what and why. `at` is the path of `name` below the tree's root.
 fn remove_tree(parent: RawFd, name: &CStr, depth: u32, at: &mut Vec<u8>, left: &mut Left) -> io::Result<()> {
     let fd = open_dir_beneath(parent, name)?;
+    // The directory's own mount, once: each entry is compared with it.
+    let here = mount_of(fd.as_raw_fd(), None)?;
     // SAFETY: fdopendir takes ownership of the descriptor.
     let stream = unsafe { libc::fdopendir(fd.as_raw_fd()) };
     if stream.is_null() {
@@ -240,7 +242,7 @@ fn remove_tree(parent: RawFd, name: &CStr, depth: u32, at: &mut Vec<u8>, left: &
                 Some("not a name iosurvey makes".to_string())
             } else if st.st_uid != euid() {
                 Some(format!("owned by uid {}", st.st_uid))
-            } else if crosses_mount(fd, child).unwrap_or(true) {
+            } else if mount_of(fd, Some(child)).map_or(true, |m| m != here) {
                 Some(MOUNT_POINT.to_string())
             } else {
                 None
