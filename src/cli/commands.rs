@@ -428,15 +428,8 @@ pub(super) fn warn_crowded<T: Team>(team: &T, threads: usize) {
 /// Two of `dirs` that are one directory or one inside the other (as resolved now, a missing
 /// leaf by its parent), outer first.
 fn overlapping(dirs: &[PathBuf]) -> Option<(PathBuf, PathBuf)> {
-    let resolved: Vec<PathBuf> = dirs
-        .iter()
-        .filter_map(|d| {
-            d.canonicalize().ok().or_else(|| {
-                let parent = d.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-                Some(parent.canonicalize().ok()?.join(d.file_name()?))
-            })
-        })
-        .collect();
+    let resolved: Vec<PathBuf> =
+        dirs.iter().filter_map(|d| d.canonicalize().ok().or_else(|| super::output::absolute(d))).collect();
     for (i, a) in resolved.iter().enumerate() {
         for b in &resolved[i + 1..] {
             if b.starts_with(a) {
@@ -660,7 +653,7 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
     if let Some((_, target, _, more)) = state {
         std::iter::once(target).chain(more).for_each(clean_up);
     }
-    let to_stdout = a.team.json.as_deref() == Some(Path::new("-"));
+    let to_stdout = a.team.json.as_deref().is_some_and(super::output::is_stdout);
     if let (Some(path), false) = (&a.team.json, records.is_empty()) {
         write_json(path, &records, sweep, &cli.db)?;
     }

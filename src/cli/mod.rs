@@ -892,12 +892,9 @@ fn stop_now(why: &str) -> ! {
     // What is left stays in the janitor's care, to be removed without a second line.
     if left.is_empty() {
         iosurvey::janitor::release_all();
-    } else {
-        iosurvey::janitor::quiet();
-    }
-    if left.is_empty() {
         say_error!("stopped at once after {why}: {stored}; its files were removed (hint: run it again)");
     } else {
+        iosurvey::janitor::quiet();
         let names: Vec<String> = left.iter().map(|p| p.display().to_string()).collect();
         say_error!(
             "stopped at once after {why}: {stored}; {} file(s) could not be removed in 10 s: {} (hint: remove them by hand once the file system answers)",

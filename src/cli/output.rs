@@ -37,7 +37,7 @@ fn refusal(path: &Path, store: &Path) -> Option<&'static str> {
 
 /// The path made absolute through its directory's real path (the name itself is not
 /// followed), to tell whether two names that do not exist yet are one.
-fn absolute(path: &Path) -> Option<PathBuf> {
+pub(super) fn absolute(path: &Path) -> Option<PathBuf> {
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     Some(parent.canonicalize().ok()?.join(path.file_name()?))
 }
