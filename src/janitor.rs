@@ -62,6 +62,9 @@ pub struct Held {
     fd: RawFd,
     id: (u64, u64),
     made: Option<(RawFd, (u64, u64), Vec<u8>)>,
+    /// The directory's path when taken, as bytes: where to look should the lead be gone
+    /// before the janitor has read this (its descriptors go with it).
+    path: Vec<u8>,
 }
 
 static PIPE: Mutex<Option<ChildStdin>> = Mutex::new(None);
@@ -99,7 +102,8 @@ pub fn hold(target: &Target) {
     let made = target
         .made_in()
         .and_then(|(parent, name)| parent.id().ok().map(|pid| (parent.raw(), pid, name.as_bytes().to_vec())));
-    let held = Held { fd: target.dir().raw(), id, made };
+    let path = target.dir().path().as_os_str().as_bytes().to_vec();
+    let held = Held { fd: target.dir().raw(), id, made, path };
     if started() {
         if let Ok(json) = serde_json::to_string(&held) {
             tell(format!("hold {json}\n").as_bytes());
@@ -202,15 +206,23 @@ impl Message {
 /// A held target, opened by the janitor: the directory and where it was made.
 type Opened = (Dir, Option<(Dir, OsString)>);
 
-/// Opens, through the lead's own descriptors, a directory the lead holds; `None` when the
-/// descriptor is gone or names another directory by now.
-fn open_held(lead: u32, held: Held) -> Option<((u64, u64), Opened)> {
-    let open = |fd: RawFd, id: (u64, u64)| {
-        Dir::open(std::path::Path::new(&format!("/proc/{lead}/fd/{fd}"))).ok().filter(|d| d.id().is_ok_and(|i| i == id))
+/// Opens a directory the lead holds: through the lead's own descriptor, or, when the lead is
+/// gone before this was read, by the path it had, and either way only if it is still that
+/// directory (device and inode). The error says which directory could not be reached.
+fn open_held(lead: u32, held: Held) -> Result<Opened, String> {
+    let path = PathBuf::from(OsString::from_vec(held.path));
+    let open = |fd: RawFd, id: (u64, u64), path: Option<&std::path::Path>| {
+        let by_fd = Dir::open(std::path::Path::new(&format!("/proc/{lead}/fd/{fd}")));
+        by_fd.or_else(|e| path.map_or(Err(e), Dir::open)).ok().filter(|d| d.id().is_ok_and(|i| i == id))
     };
-    let dir = open(held.fd, held.id)?;
-    let made = held.made.and_then(|(fd, id, name)| open(fd, id).map(|p| (p, OsString::from_vec(name))));
-    Some((held.id, (dir, made)))
+    let Some(dir) = open(held.fd, held.id, Some(&path)) else {
+        return Err(format!(
+            "{} could not be reached (the iosurvey process ended before the janitor held it)",
+            path.display()
+        ));
+    };
+    let made = held.made.and_then(|(fd, id, name)| open(fd, id, path.parent()).map(|p| (p, OsString::from_vec(name))));
+    Ok((dir, made))
 }
 
 /// The janitor's life: reads duties until the pipe closes, then does what is left, if
@@ -226,17 +238,14 @@ pub fn serve(input: impl BufRead) -> i32 {
     // SAFETY: getppid has no preconditions; the lead started this process.
     let lead = unsafe { libc::getppid() } as u32;
     let mut duty: Option<Duty> = None;
-    let mut held: BTreeMap<(u64, u64), Opened> = BTreeMap::new();
+    // Each held target, opened, or why it could not be.
+    let mut held: BTreeMap<(u64, u64), Result<Opened, String>> = BTreeMap::new();
     let mut quiet = false;
     for line in input.lines() {
         let Ok(line) = line else { break };
         match Message::parse(&line) {
             Some(Message::Arm(d)) => duty = Some(*d),
-            Some(Message::Hold(h)) => {
-                if let Some((id, opened)) = open_held(lead, h) {
-                    held.insert(id, opened);
-                }
-            }
+            Some(Message::Hold(h)) => drop(held.insert(h.id, open_held(lead, h))),
             Some(Message::Release(Some(key))) => drop(held.remove(&key)),
             Some(Message::Release(None)) => held.clear(),
             Some(Message::Disarm) => duty = None,
@@ -255,17 +264,21 @@ pub fn serve(input: impl BufRead) -> i32 {
 }
 
 /// Cleans up after a dead lead and stores its run: the line to say, and the exit code.
-fn finish(lead: u32, duty: Option<Duty>, held: Vec<Opened>) -> (String, i32) {
+fn finish(lead: u32, duty: Option<Duty>, held: Vec<Result<Opened, String>>) -> (String, i32) {
     let pid = duty.as_ref().map_or(lead, |d| d.pid);
     let why = match duty {
         Some(_) => format!("the iosurvey process {pid} ended during the run without cleaning up (killed?)"),
         None => format!("the iosurvey process {pid} ended without cleaning up (killed?)"),
     };
     let mut left = Vec::new();
-    for (dir, made) in &held {
-        match Target::reclaim(dir, made.as_ref().map(|(p, n)| (p, n.as_os_str())), PATIENCE) {
-            Ok(problems) => left.extend(problems),
-            Err(e) => left.push(e.to_string()),
+    for opened in &held {
+        match opened
+            .as_ref()
+            .map(|(dir, made)| Target::reclaim(dir, made.as_ref().map(|(p, n)| (p, n.as_os_str())), PATIENCE))
+        {
+            Ok(Ok(problems)) => left.extend(problems),
+            Ok(Err(e)) => left.push(e.to_string()),
+            Err(unreached) => left.push(unreached.clone()),
         }
     }
     let (files, removed) = match left.is_empty() {
@@ -292,7 +305,12 @@ mod tests {
 
     #[test]
     fn lines_the_lead_writes_parse_back_and_nothing_else_does() {
-        let held = Held { fd: 7, id: (2049, 131), made: Some((5, (2049, 2), b"caf\xe9".to_vec())) };
+        let held = Held {
+            fd: 7,
+            id: (2049, 131),
+            made: Some((5, (2049, 2), b"caf\xe9".to_vec())),
+            path: b"/s/caf\xe9".to_vec(),
+        };
         let line = format!("hold {}", serde_json::to_string(&held).unwrap());
         match Message::parse(&line) {
             Some(Message::Hold(h)) => assert_eq!((h.fd, h.id, h.made), (7, (2049, 131), held.made)),
@@ -302,6 +320,14 @@ mod tests {
         assert!(matches!(Message::parse("release all"), Some(Message::Release(None))));
         assert!(matches!(Message::parse("disarm"), Some(Message::Disarm)));
         assert!(matches!(Message::parse("quiet"), Some(Message::Quiet)));
+        // The lead gone before the line was read: found by its path, if it is still that one.
+        let tmp = tempfile::tempdir().unwrap();
+        let id = Dir::open(tmp.path()).unwrap().id().unwrap();
+        let path = tmp.path().as_os_str().as_bytes().to_vec();
+        let gone = u32::MAX;
+        assert!(open_held(gone, Held { fd: 3, id, made: None, path: path.clone() }).is_ok());
+        let other = Held { fd: 3, id: (id.0, id.1 + 1), made: None, path };
+        assert!(open_held(gone, other).unwrap_err().contains("could not be reached"));
         for junk in
             ["", "release", "release 1", "release 1 x", "release -1 2", "hold {}", "arm null", "disarm now", "quiet "]
         {
