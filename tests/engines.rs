@@ -312,3 +312,74 @@ fn a_mix_phase_runs_on_real_files_a_write_made() {
         &["cannot mix reads and writes"],
     );
 }
+
+/// Entries made in and removed from a directory, in order, as the kernel reports them.
+struct Watch(std::os::fd::OwnedFd);
+
+impl Watch {
+    fn new(dir: &std::path::Path) -> Watch {
+        use std::os::fd::FromRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        // SAFETY: plain calls; the descriptor is owned from here on.
+        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+        assert!(fd >= 0, "inotify: {}", std::io::Error::last_os_error());
+        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+        let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).unwrap();
+        let mask = libc::IN_CREATE | libc::IN_DELETE;
+        assert!(unsafe { libc::inotify_add_watch(std::os::fd::AsRawFd::as_raw_fd(&fd), path.as_ptr(), mask) } >= 0);
+        Watch(fd)
+    }
+
+    /// ("create" or "delete", name) of every event so far.
+    fn events(&self) -> Vec<(&'static str, String)> {
+        let mut out = Vec::new();
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            // SAFETY: reads into a buffer of the length given.
+            let n = unsafe { libc::read(std::os::fd::AsRawFd::as_raw_fd(&self.0), buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                return out;
+            }
+            let mut at = 0;
+            while at < n as usize {
+                // SAFETY: the kernel writes whole events; read_unaligned copes with any offset.
+                let e: libc::inotify_event = unsafe { std::ptr::read_unaligned(buf[at..].as_ptr().cast()) };
+                let start = at + std::mem::size_of::<libc::inotify_event>();
+                let name = &buf[start..start + e.len as usize];
+                let name = String::from_utf8_lossy(name.split(|&b| b == 0).next().unwrap()).into_owned();
+                out.push((if e.mask & libc::IN_CREATE != 0 { "create" } else { "delete" }, name));
+                at = start + e.len as usize;
+            }
+        }
+    }
+}
+
+#[test]
+fn every_write_iteration_writes_new_files_as_ior_repetitions_do() {
+    for (access, files) in [("file-per-task", 2), ("shared", 1)] {
+        let bed = Bed::new();
+        let watch = Watch::new(&bed.dir);
+        let out = bed.run(&format!("--access {access} --tasks 2 --block 1m --transfer 64k --iterations 3"));
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let mut data: Vec<(&str, String)> =
+            watch.events().into_iter().filter(|(_, name)| name.starts_with("iosurvey.")).collect();
+        data.sort_by(|a, b| a.1.cmp(&b.1)); // stable: each file's events keep their order
+        let names: std::collections::BTreeSet<&String> = data.iter().map(|(_, n)| n).collect();
+        assert_eq!(names.len(), files, "{access}: {data:?}");
+        for name in names {
+            let seen: Vec<&str> = data.iter().filter(|(_, n)| n == name).map(|(e, _)| *e).collect();
+            // Made by each write phase, removed before the next one and at the end.
+            assert_eq!(seen, ["create", "delete"].repeat(3), "{access} {name}");
+        }
+    }
+}
+
+#[test]
+fn a_rewrite_overwrites_the_file_the_write_made() {
+    let bed = Bed::new();
+    let watch = Watch::new(&bed.dir);
+    let out = bed.run("--tasks 1 --block 1m --transfer 64k --op write,rewrite,read");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let data: Vec<_> = watch.events().into_iter().filter(|(_, name)| name.starts_with("iosurvey.")).collect();
+    assert_eq!(data, [("create", "iosurvey.000000".into()), ("delete", "iosurvey.000000".into())]);
+}

@@ -445,6 +445,7 @@ pub fn list(rows: &[RunRow]) -> Report {
             Cell::text(&r.target),
         ]);
     }
+    t.notes.push("best: each op's highest figure over its run's iterations (IOR's Max)".into());
     if cached {
         t.notes.push("* possibly the page cache's figure, not the storage's ('iosurvey show ID' says why)".into());
     }
@@ -457,6 +458,12 @@ fn cache_notes(r: &RunRecord) -> Vec<String> {
         .into_iter()
         .filter_map(|x| x.possibly_cached.map(|c| format!("{} possibly cached: {c}", x.op.name())))
         .collect()
+}
+
+/// The note a table of one figure per run carries when some run has several iterations:
+/// the figure is their mean (`ls` alone shows the best).
+fn mean_over_iterations<'a>(mut runs: impl Iterator<Item = &'a RunRecord>) -> Option<String> {
+    runs.any(|r| r.workload.iterations > 1).then(|| "each run's figure is the mean over its iterations".into())
 }
 
 /// Mean bandwidth (or IOPS) of an op over a run's iterations.
@@ -558,6 +565,7 @@ pub fn sweep(sweep_id: Option<i64>, runs: &[RunRecord]) -> Report {
             failure_or(r, cache_notes(r)),
         ]);
     }
+    t.notes.extend(mean_over_iterations(runs.iter()));
     let is_random = runs.first().is_some_and(random);
     let show = |v: f64| if is_random { format!("{v:.0} IOPS") } else { format!("{:.1} MiB/s", mib_per_s(v)) };
     let findings = [Op::Write, Op::Read]
@@ -699,6 +707,7 @@ pub fn survey(survey_id: i64, runs: &[RunRecord]) -> Report {
         row.push(Cell::text(notes.join("; ")));
         t.rows.push(row);
     }
+    t.notes.extend(mean_over_iterations(runs.iter()));
     Report { tables: vec![t], findings: shared_vs_own_files(runs), charts: own_and_shared(runs), ..Report::default() }
 }
 
@@ -926,6 +935,7 @@ pub fn compare(a: Side, b: Side) -> Report {
             apart.rows.push(vec![Cell::text(side), Cell::text(workload), Cell::text(op)]);
         }
     }
+    t.notes.extend(mean_over_iterations(a.runs.iter().chain(b.runs)));
     let mut tables = vec![t];
     if !apart.rows.is_empty() {
         tables.push(apart);
@@ -1005,6 +1015,7 @@ pub fn recommend(sides: &[Side]) -> Report {
             Cell::text(stands),
         ]);
     }
+    t.notes.extend(mean_over_iterations(sides.iter().flat_map(|s| s.runs)));
     Report { tables: vec![t], findings, ..Report::default() }
 }
 
@@ -1121,6 +1132,18 @@ mod tests {
         let single = compare(Side { name: "a", runs: &a[..1] }, Side { name: "b", runs: &b });
         assert!(format!("{:?}", single.tables[0].rows[0][10]).contains("single run"));
         assert!(single.findings.iter().all(|f| f.text.contains("varies")), "no comparison claimed from a single run");
+    }
+
+    #[test]
+    fn tables_of_one_figure_per_run_say_it_is_the_mean_over_iterations() {
+        let mut runs = vec![run_at(1, 200.0, 100.0), run_at(2, 210.0, 110.0)];
+        let says = |report: &Report| report.tables[0].notes.iter().any(|n| n.contains("mean over its iterations"));
+        assert!(!says(&sweep(Some(1), &runs)), "one iteration: nothing to say");
+        runs[1].workload.iterations = 3;
+        assert!(says(&sweep(Some(1), &runs)));
+        let side = |runs| Side { name: "a", runs };
+        assert!(says(&compare(side(&runs[..1]), side(&runs[1..]))));
+        assert!(says(&recommend(&[side(&runs[..1]), side(&runs[1..])])));
     }
 
     #[test]

@@ -305,6 +305,8 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
     let leads_node = placement::leads_its_node(m.nodes(), m.rank());
     let interval_ns = ((w.interval_secs * 1e9) as u64).max(MIN_INTERVAL_NS);
     let mut out = Execution { phases: Vec::new(), failure: None, reorder_crosses_nodes };
+    // Whether a write phase of this run has made the data files: the next one starts afresh.
+    let mut files_made = false;
     'run: for iteration in 0..w.iterations {
         // After a stonewalled write, reads cover only what every task managed to write; after
         // a stonewalled create, the later phases visit what every task made.
@@ -336,10 +338,15 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
                         Op::Read => (sources[m.rank()], written),
                         _ => (m.rank(), ctx.map.per_task()),
                     };
-                    let mut kind = Transfers { ctx, io, op, source, limit };
+                    // Before the phase's origin, which every task passes only when all are
+                    // there: no task opens the shared file before its first writer removed it.
+                    let before =
+                        (op == Op::Write && files_made).then(|| transfer::remove_made(ctx, m.rank())).flatten();
+                    let mut kind = Transfers { ctx, io, op, source, limit, before };
                     phase::drive(m, &clock, &mut kind, step, &mut out)
                 }
             };
+            files_made |= op == Op::Write;
             if w.stonewall_secs.is_some() {
                 match op {
                     Op::Write | Op::Rewrite => written = m.min(end.ops),

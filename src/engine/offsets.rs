@@ -55,6 +55,15 @@ impl OffsetMap {
         }
     }
 
+    /// Whether `task` is the first writer of its file: the one that removes it before a
+    /// write phase that must start from a new file.
+    pub fn first_writer(&self, task: usize) -> bool {
+        match self.access {
+            Access::FilePerTask => true,
+            Access::Shared => task == 0,
+        }
+    }
+
     /// Size of each file once fully written.
     pub fn file_size(&self) -> u64 {
         match self.access {

@@ -89,6 +89,26 @@ pub(super) struct Transfers<'a> {
     pub op: Op,
     pub source: usize,
     pub limit: u64,
+    /// Why the task cannot start the phase, found before it (see [`remove_made`]).
+    pub before: Option<EngineError>,
+}
+
+/// Removes the file `task` writes, when it is that file's first writer and the engine uses
+/// storage, so that a write phase after an earlier one (the next iteration's) writes a new
+/// file as IOR's repetitions do, instead of overwriting pages already allocated: that is
+/// `--op rewrite`, a phase of its own. Untimed, as IOR removes before its timer starts. Only
+/// this run's own file goes: an earlier write phase of the run made it.
+pub(super) fn remove_made(ctx: &Context, task: usize) -> Option<EngineError> {
+    if !backends::entry(&ctx.w.engine).caps.storage || !ctx.map.first_writer(task) {
+        return None;
+    }
+    let index = ctx.map.file_of(task);
+    match ctx.files.dir.unlink(&ctx.files.names[index]) {
+        Err(e) if e.raw_os_error() != Some(libc::ENOENT) => {
+            Some(EngineError::io("unlink", &ctx.files.show(index), None, e))
+        }
+        _ => None,
+    }
 }
 
 /// What a task gathers while it transfers: its trace, its verification tally, its error.
@@ -114,12 +134,12 @@ impl PhaseKind for Transfers<'_> {
         let path = &ctx.files.show(file_index);
         let visitor = ctx.map.visitor(source);
         let mut t = TaskTiming { task: m.rank() as u32, node: m.node(), ..TaskTiming::default() };
-        let mut acc = Acc { trace, tally: VerifyTally::default(), error: None };
+        let mut acc = Acc { trace, tally: VerifyTally::default(), error: self.before.take() };
         let mut done = 0;
         t.open_start = clock.now();
         let deadline = w.stonewall_secs.map(|s| t.open_start + (s * 1e9) as u64);
         // Engines that touch no storage (null, delay) get no file.
-        let file = match backends::entry(&w.engine).caps.storage {
+        let file = match backends::entry(&w.engine).caps.storage && acc.error.is_none() {
             true => match open(ctx.files, file_index, op, w) {
                 Ok(f) => Some(f),
                 Err(e) => {
