@@ -176,7 +176,6 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         let meta = ctx.w.meta.as_ref().expect("a metadata workload");
         let tree = meta.tree;
         let (op, source) = (kind.op, kind.source as u64);
-        let abort = self.m.abort_flag();
         let counter = &ctx.progress.done[self.m.local_index()].0;
         let step = (kind.count / CHECKPOINTS).max(1);
         let item_bytes = kind.item_bytes();
@@ -194,7 +193,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         }
         let mut done = range.start;
         for i in range {
-            if abort.load(Relaxed) {
+            if self.m.stopped() {
                 break;
             }
             if INTERRUPTED.load(Relaxed) {

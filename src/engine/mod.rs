@@ -412,7 +412,8 @@ fn run_thread<M: Member>(ctx: &Context, m: M) -> Option<Execution> {
     let active = placement::round_robin(m.nodes(), ctx.w.tasks).contains(&m.rank());
     let sub = m.split(active);
     let out = if active { run_task(ctx, &sub) } else { None };
-    // The waiting tasks wait here for the working ones.
-    m.barrier();
+    // The waiting tasks wait here for the working ones, asleep: an MPI barrier would spin on
+    // a core the working ones may need.
+    m.rest();
     out
 }

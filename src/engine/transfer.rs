@@ -16,7 +16,7 @@ use std::fs::File;
 use std::ops::Range;
 use std::os::unix::io::IntoRawFd;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// One task's I/O state, made once and reused by every phase.
 pub(super) struct TaskIo {
@@ -164,7 +164,7 @@ impl PhaseKind for Transfers<'_> {
         let site = IoSite {
             ctx,
             clock,
-            abort: m.abort_flag(),
+            stopped: &|| m.stopped(),
             path,
             file: file.as_ref(),
             op,
@@ -267,7 +267,8 @@ fn open(files: &DataFiles, index: usize, op: Op, w: &Workload) -> std::io::Resul
 struct IoSite<'a> {
     ctx: &'a Context<'a>,
     clock: &'a TaskClock,
-    abort: &'a AtomicBool,
+    /// Whether the team is to stop (`Member::stopped`).
+    stopped: &'a dyn Fn() -> bool,
     path: &'a Path,
     file: Option<&'a File>,
     op: Op,
@@ -401,7 +402,7 @@ impl IoSite<'_> {
                     stop = true;
                 }
             }
-            if self.abort.load(Relaxed) {
+            if (self.stopped)() {
                 stop = true;
             }
             if INTERRUPTED.load(Relaxed) {

@@ -183,8 +183,8 @@ impl Member for LocalMember {
         let nodes: Arc<[u32]> = peers.iter().map(|&p| self.nodes[p]).collect::<Vec<_>>().into();
         LocalMember { rank, size: peers.len(), shared, nodes, abort: self.abort.clone() }
     }
-    fn abort_flag(&self) -> &AtomicBool {
-        &self.abort
+    fn stopped(&self) -> bool {
+        self.abort.load(Ordering::Relaxed)
     }
     fn raise_abort(&self) {
         self.abort.store(true, Ordering::Relaxed);
@@ -250,7 +250,7 @@ mod tests {
                 sub.raise_abort();
             }
             m.barrier();
-            (sub.rank(), sub.size(), total, m.abort_flag().load(Ordering::Relaxed))
+            (sub.rank(), sub.size(), total, m.stopped())
         });
         assert_eq!(out, vec![(0, 3, 6, true), (0, 2, 4, true), (1, 3, 6, true), (1, 2, 4, true), (2, 3, 6, true)]);
     }

@@ -13,7 +13,6 @@ pub mod mpi;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::AtomicBool;
 
 /// One task's handle on its team. Every collective must be called by every member of the team,
 /// in the same order, or the team hangs; the engine therefore never leaves a phase early on an
@@ -53,9 +52,10 @@ pub trait Member: Send {
     fn split(&self, flag: bool) -> Self
     where
         Self: Sized;
-    /// The flag every task of this process checks after each transfer; set when any task of
-    /// the team (in any process) failed.
-    fn abort_flag(&self) -> &AtomicBool;
+    /// Whether the team is to stop: some task of it, in any process, failed. Every task asks
+    /// after each transfer or item, so it must cost next to nothing; under MPI it also takes
+    /// in, at most every few milliseconds, the stops other processes sent.
+    fn stopped(&self) -> bool;
     /// Tells every task of the team, in every process, to stop after its current transfer.
     fn raise_abort(&self);
 

@@ -11,7 +11,6 @@ use mpi::topology::Color;
 use mpi::traits::*;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 /// One thread's place in an MPI team.
@@ -163,8 +162,8 @@ impl Member for MpiMember {
             abort: self.abort.clone(),
         }
     }
-    fn abort_flag(&self) -> &AtomicBool {
-        &self.abort.epochs.flag
+    fn stopped(&self) -> bool {
+        self.abort.heard()
     }
     fn raise_abort(&self) {
         self.abort.raise();

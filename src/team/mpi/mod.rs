@@ -3,13 +3,14 @@
 //! Collectives are hierarchical: the threads of a process meet through the local team, then
 //! one thread per process (its local leader) takes part in the MPI collective, then shares
 //! the result with its threads. MPI is initialised with MPI_THREAD_MULTIPLE because different
-//! threads of a process lead different sub-teams, and a monitor thread listens for aborts.
+//! threads of a process lead different sub-teams, and whichever task checks for a stop takes
+//! in the stops other processes sent.
 //!
 //! Clocks: every process reads CLOCK_MONOTONIC; at start-up the lead measures each rank's
 //! offset by ping-pong (Cristian's method, the round with the shortest round trip wins) and
 //! the worst half round trip is kept as the alignment uncertainty.
 //!
-//! One file per job: [`abort`] (the abort channel and its monitor), [`nodes`] (node
+//! One file per job: [`abort`] (the abort channel), [`nodes`] (node
 //! discovery), [`clock`] (clock alignment), [`collectives`] (a member's collectives).
 
 mod abort;
@@ -26,8 +27,7 @@ use mpi::environment::Universe;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Threading;
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 
 /// A communicator usable from any thread.
 struct Comm(pub(super) SimpleCommunicator);
@@ -48,7 +48,6 @@ pub struct MpiTeam {
     offset: i64,
     uncertainty: u64,
     abort: Arc<AbortChannel>,
-    monitor: Mutex<Option<JoinHandle<()>>>,
     // Dropped last: finalises MPI.
     _universe: Universe,
 }
@@ -80,10 +79,6 @@ impl MpiTeam {
         let (node_of_process, hosts) = nodes::discover(&world);
         let (offset, uncertainty) = clock::align(&world);
         let abort = Arc::new(AbortChannel::new(Comm(world.duplicate())));
-        let monitor = {
-            let abort = abort.clone();
-            std::thread::spawn(move || abort.listen())
-        };
         Ok(MpiTeam {
             world: Arc::new(Comm(world)),
             process,
@@ -93,7 +88,6 @@ impl MpiTeam {
             offset,
             uncertainty,
             abort,
-            monitor: Mutex::new(Some(monitor)),
             _universe: universe,
         })
     }
@@ -102,9 +96,6 @@ impl MpiTeam {
 impl Drop for MpiTeam {
     fn drop(&mut self) {
         self.abort.close();
-        if let Some(m) = self.monitor.lock().ok().and_then(|mut m| m.take()) {
-            let _ = m.join();
-        }
         // Nobody leaves while others may still send: the last collective of the run.
         self.world.0.barrier();
     }
