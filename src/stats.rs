@@ -221,6 +221,16 @@ mod tests {
     }
 
     #[test]
+    fn a_ratio_of_few_runs_takes_welchs_degrees_of_freedom_rounded_down() {
+        // The example of docs/findings.md: relative variances ra = 9.333 / (3 x 200.667^2),
+        // rb = 1 / (3 x 100^2); Welch's df = (ra + rb)^2 / (ra^2 / 2 + rb^2 / 2) = 3.45, so t(3)
+        // = 3.182 (t(4) = 2.776 would give 1.9489 to 2.0661).
+        let r = ratio_interval(&[200.0, 204.0, 198.0], &[100.0, 101.0, 99.0]).unwrap();
+        assert_eq!(r.method, Method::TInterval);
+        assert!((r.lo - 1.94063).abs() < 1e-5 && (r.hi - 2.07495).abs() < 1e-5, "{r:?}");
+    }
+
+    #[test]
     fn identical_samples_give_an_interval_of_no_width() {
         let r = ratio_interval(&[3.0, 3.0], &[1.5, 1.5]).unwrap();
         assert_eq!((r.value, r.lo, r.hi), (2.0, 2.0, 2.0));
