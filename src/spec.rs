@@ -759,7 +759,15 @@ impl Workload {
                 (w, r) => format!(", files written with {w} B, read {r} B"),
             };
             let dirs = if m.shared { "one shared directory" } else { "a directory per task" };
-            return format!("metadata {} items per task in {dirs}{tree}{bytes}, {tasks}", m.tree.placed(m.items));
+            // Said in every label: the two ways cost differently and are never pooled.
+            let calls = match m.resolve {
+                meta::Resolve::Path => "path walk",
+                meta::Resolve::Relative => "relative, no path walk",
+            };
+            return format!(
+                "metadata {} items per task in {dirs}{tree}{bytes}, {calls}, {tasks}",
+                m.tree.placed(m.items)
+            );
         }
         let access = match (self.access, self.layout) {
             (Access::FilePerTask, _) => "file-per-task",

@@ -7,6 +7,7 @@ use common::*;
 use serde_json::Value;
 use std::fs;
 use std::path::Path;
+use std::process::Command;
 
 /// Entries of `dir` whose names start with `prefix`.
 fn count(dir: &Path, prefix: &str) -> usize {
@@ -167,4 +168,133 @@ fn several_base_directories_share_the_tasks_round_robin() {
     assert!(!fresh.exists() && !other.exists(), "both made for the run and removed after it");
     let out = iosurvey(&["meta", "--dir", "a@@b", "--db", bed.db.as_str()]);
     assert_one_line_error(&out, 2, &["empty directory between its '@'s"]);
+}
+
+/// One traced system call: its name and its first quoted argument (a path or a name).
+struct Call {
+    name: String,
+    path: String,
+    line: String,
+}
+
+/// The calls `strace -ff` wrote for each thread into `dir`, a list per thread.
+fn traced(dir: &Path) -> Vec<Vec<Call>> {
+    let parse = |line: &str| {
+        let (name, rest) = line.split_once('(')?;
+        let path = rest.split('"').nth(1).unwrap_or_default();
+        Some(Call { name: name.to_string(), path: path.to_string(), line: line.to_string() })
+    };
+    let files = fs::read_dir(dir).unwrap().map(|e| e.unwrap().path());
+    files.map(|f| fs::read_to_string(f).unwrap().lines().filter_map(parse).collect()).collect()
+}
+
+/// Runs `meta` under strace (each thread to its own file, so no call is split) with `args`,
+/// and returns the calls of the thread that visited the items; `None` when strace cannot run
+/// here (the test has skipped).
+fn strace_meta(bed: &Bed, args: &str) -> Option<Vec<Call>> {
+    let dir = tempfile::tempdir().unwrap();
+    let prefix = dir.path().join("t").display().to_string();
+    let calls = "trace=openat,openat2,newfstatat,mkdirat,unlinkat,close";
+    let mut traced_bed = bed.clone_paths();
+    traced_bed.launcher = ["strace", "-ff", "-qq", "-e", calls, "-o", &prefix].map(String::from).to_vec();
+    let out = traced_bed.meta(args);
+    if out.code != 0 && out.stderr.contains("ptrace") {
+        skip(&format!("strace cannot trace here: {}", out.stderr.lines().next().unwrap_or_default()));
+        return None;
+    }
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let threads = traced(dir.path());
+    Some(threads.into_iter().find(|calls| calls.iter().any(|c| c.path.ends_with("f.0.0"))).expect("an item call"))
+}
+
+/// The items of `--items 6 --depth 1 --branch 2`, two in each directory: (name, its directory's
+/// path from the target).
+fn six_items() -> Vec<(String, String)> {
+    let dirs = ["iosurvey.meta/u.0", "iosurvey.meta/u.0/t.0", "iosurvey.meta/u.0/t.1"];
+    let names = |kind: &'static str| (0..6).map(move |i| (format!("{kind}.0.{i}"), dirs[i / 2].to_string()));
+    names("f").chain(names("d")).collect()
+}
+
+#[test]
+fn the_default_walks_each_items_path_from_the_target_and_relative_calls_leave_the_walk_out() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        return skip("strace is not installed");
+    }
+    let bed = Bed::new();
+    let args = "--items 6 --depth 1 --branch 2";
+    let Some(calls) = strace_meta(&bed, args) else { return };
+    let beneath = ["RESOLVE_BENEATH", "RESOLVE_NO_SYMLINKS", "RESOLVE_NO_XDEV"];
+    for (name, dir) in six_items() {
+        let path = format!("{dir}/{name}");
+        // A file is made and opened by its whole path in one openat2 from the target.
+        let whole: Vec<&Call> = calls.iter().filter(|c| c.path == path).collect();
+        let expected = if name.starts_with('f') { 2 } else { 0 };
+        assert_eq!(whole.len(), expected, "{path}: {:?}", whole.iter().map(|c| &c.line).collect::<Vec<_>>());
+        for c in whole {
+            assert!(c.name == "openat2" && beneath.iter().all(|f| c.line.contains(f)), "{}", c.line);
+        }
+        // Every other call on it walks to its directory (O_PATH), calls on the bare name,
+        // and closes the directory.
+        let bare: Vec<usize> = (0..calls.len()).filter(|&k| calls[k].path == name).collect();
+        let expected = if name.starts_with('f') {
+            ["newfstatat", "unlinkat"].as_slice()
+        } else {
+            &["mkdirat", "newfstatat", "unlinkat"]
+        };
+        assert_eq!(bare.iter().map(|&k| calls[k].name.as_str()).collect::<Vec<_>>(), expected, "{name}");
+        for k in bare {
+            let walk = &calls[k - 1];
+            assert!(walk.name == "openat2" && walk.path == dir && walk.line.contains("O_PATH"), "{}", walk.line);
+            assert!(beneath.iter().all(|f| walk.line.contains(f)), "{}", walk.line);
+            let fd = walk.line.rsplit("= ").next().unwrap();
+            let close = calls[k + 1].line.split_whitespace().collect::<Vec<_>>().join(" ");
+            assert_eq!(close, format!("close({fd}) = 0"), "after {}", calls[k].line);
+        }
+    }
+
+    let Some(calls) = strace_meta(&bed, &format!("{args} --relative")) else { return };
+    assert!(!calls.iter().any(|c| c.line.contains("O_PATH")), "no walk in the relative mode");
+    for (name, _) in six_items() {
+        let on: Vec<&Call> = calls.iter().filter(|c| c.path.contains(&name)).collect();
+        let expected = match name.starts_with('f') {
+            true => ["openat", "newfstatat", "openat", "unlinkat"].as_slice(),
+            false => &["mkdirat", "newfstatat", "unlinkat"],
+        };
+        assert_eq!(on.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), expected, "{name}");
+        assert!(
+            on.iter().all(|c| c.path == name),
+            "bare names only: {:?}",
+            on.iter().map(|c| &c.line).collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn the_record_and_every_output_say_whether_calls_walked_paths() {
+    let bed = Bed::new();
+    let json = bed.tmp.path().join("run.json");
+    let dir = bed.dir.display().to_string();
+    for (extra, field, words) in [("", "path", "path walk"), ("--relative", "relative", "relative, no path walk")] {
+        let mut args = vec!["meta", "--dir", &dir, "--db", &bed.db, "--items", "10", "--files-only"];
+        args.extend(["--json", json.to_str().unwrap()]);
+        args.extend(extra.split_whitespace());
+        let out = iosurvey(&args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        let heading = out.stdout.lines().next().unwrap_or_default();
+        assert!(heading.starts_with("run ") && heading.contains(&format!(", {words}, 1 task")), "{}", out.stdout);
+        let record: Value = serde_json::from_str(&fs::read_to_string(&json).unwrap()).unwrap();
+        assert_eq!(record["workload"]["meta"]["resolve"], field, "--json");
+        let run = bed.last_run();
+        assert_eq!(run["workload"]["meta"]["resolve"], field, "show --json");
+        let id = run["id"].as_i64().unwrap().to_string();
+        let show = iosurvey(&["show", &id, "--db", &bed.db]);
+        assert!(show.stdout.contains(words), "show: {}", show.stdout);
+        let listed = bed.runs().last().unwrap()["label"].clone();
+        assert!(listed.as_str().unwrap().contains(words), "ls --json: {listed}");
+        let csv = iosurvey(&["ls", "--format", "csv", "--db", &bed.db]);
+        assert!(csv.stdout.lines().rfind(|l| !l.is_empty()).unwrap().contains(words), "ls as CSV: {}", csv.stdout);
+    }
+    // The two are different workloads: never pooled in a comparison.
+    let runs = bed.runs();
+    assert_ne!(runs[0]["label"], runs[1]["label"]);
 }

@@ -719,6 +719,74 @@ fn a_link_planted_in_a_metadata_tree_is_never_followed() {
 }
 
 #[test]
+fn a_tree_directory_swapped_for_a_link_fails_every_phase_in_either_mode_and_nothing_outside_is_touched() {
+    for mode in ["", "--relative"] {
+        let bed = Bed::new();
+        let meta = |phases: &str| {
+            bed.meta(&format!("--items 39 --depth 1 --branch 2 --write-bytes 8 --keep {mode} --phases {phases}"))
+        };
+        let out = meta("tree-create,dir-create,file-create");
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        // The directory moves out of the target whole, a link to it in its place: a call that
+        // followed the link would find every name it looks for, and succeed.
+        let outside = bed.tmp.path().join("outside");
+        let leaf = bed.dir.join("iosurvey.meta/u.0/t.1");
+        fs::rename(&leaf, &outside).unwrap();
+        symlink(&outside, &leaf).unwrap();
+        let before = listing(&outside);
+        assert_eq!(before.len(), 26, "13 files and 13 directories: {before:?}");
+        // Removals last: the items in the other directories go before the link is reached.
+        for phases in ["file-stat", "file-read", "dir-stat", "file-remove", "dir-remove"] {
+            let out = meta(phases);
+            assert_eq!(out.code, 1, "{mode} {phases}: {}", out.stderr);
+            assert_eq!(out.stderr.lines().count(), 1, "{mode} {phases}: {}", out.stderr);
+            assert!(out.stderr.contains("u.0/t.1/"), "{mode} {phases} names the link: {}", out.stderr);
+            assert_eq!(listing(&outside), before, "{mode} {phases}: nothing outside was touched");
+        }
+        let files = listing(&outside).into_iter().filter(|n| n.starts_with("f."));
+        assert!(files.map(|f| fs::read(outside.join(f)).unwrap()).all(|data| data.len() == 8), "{mode}");
+        assert_store_intact(&bed.db);
+    }
+}
+
+/// Waits until every thread of `pid` has stopped (SIGSTOP is delivered thread by thread, and a
+/// thread inside a call finishes it first).
+fn wait_stopped(pid: u32) {
+    wait_until("every thread stopped", 20, || {
+        let threads = fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+        threads.map(|t| fs::read_to_string(t.unwrap().path().join("stat")).unwrap_or_default()).all(|stat| {
+            // The state follows the command name's closing parenthesis.
+            stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('T') || rest.starts_with('t'))
+        })
+    });
+}
+
+#[test]
+fn a_tree_directory_moved_out_and_swapped_for_a_link_mid_run_stops_the_path_walk() {
+    let bed = Bed::new();
+    let child = bed.spawn_command("meta", "--items 2000000 --files-only");
+    let tree = bed.dir.join("iosurvey.meta/u.0");
+    wait_until("items in the tree", 20, || fs::read_dir(&tree).is_ok_and(|mut d| d.next().is_some()));
+    signal(&child, libc::SIGSTOP);
+    wait_stopped(child.id());
+    // The task's own directory leaves the target mid-phase, a link to it left in its place.
+    let outside = bed.tmp.path().join("outside");
+    fs::rename(&tree, &outside).unwrap();
+    symlink(&outside, &tree).unwrap();
+    let made = listing(&outside).len();
+    signal(&child, libc::SIGCONT);
+    let out = finish(child);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("iosurvey.meta/u.0/f.0.") && out.stderr.contains("symbolic links"), "{}", out.stderr);
+    assert_eq!(listing(&outside).len(), made, "no item made, nor removed, where the directory went");
+    assert!(bed.entries().is_empty(), "the link is removed, never followed: {:?}", bed.entries());
+    let runs = bed.runs();
+    assert_eq!((runs.len(), runs[0]["status"].as_str()), (1, Some("failed")));
+    assert_store_intact(&bed.db);
+}
+
+#[test]
 fn a_metadata_run_killed_outright_is_reclaimed_whole_by_the_janitor() {
     let bed = Bed::new();
     let child = spawn_meta_until_items(&bed);

@@ -445,7 +445,7 @@ fn overlapping(dirs: &[PathBuf]) -> Option<(PathBuf, PathBuf)> {
 
 /// A metadata command as the run it is: its shape goes into the workload, the rest as given.
 fn meta_run(a: &MetaArgs) -> Result<RunArgs, Failure> {
-    use iosurvey::spec::{meta::ALL_PHASES, Meta, Tree};
+    use iosurvey::spec::{meta::Resolve, meta::ALL_PHASES, Meta, Tree};
     let tree = Tree { depth: a.depth, branch: a.branch, leaves_only: a.leaves_only };
     let items = match a.items_per_dir {
         Some(per) => per.checked_mul(tree.holding()).ok_or_else(|| {
@@ -508,6 +508,7 @@ fn meta_run(a: &MetaArgs) -> Result<RunArgs, Failure> {
         read_bytes: a.read_bytes,
         shift: a.shift,
         sync: a.sync,
+        resolve: if a.relative { Resolve::Relative } else { Resolve::Path },
         ..Meta::default()
     };
     let workload = Workload {

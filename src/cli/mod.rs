@@ -85,6 +85,11 @@ enum Command {
   iosurvey meta --dir /scratch/m --depth 2 --branch 5 --leaves-only --items-per-dir 100 --iterations 3
   iosurvey meta -d /scratch/m -n 1000 -z 2 -b 5 -L -F -w 3901 -e 3901 -i 3 --tasks 4   mdtest's letters
   mpirun -np 8 iosurvey meta --dir /lustre/m --items 20000 --shift 4 --drop-caches --stonewall 60
+  iosurvey meta --dir /scratch/m --items 10000 --relative   the *at calls alone, no path walk
+
+Each call resolves the item's path from the target (openat2 beneath it, no link followed, no
+mount crossed), as applications and mdtest do; --relative leaves the walk out. Every output
+says which (path walk or relative, in the label).
 
 mdtest's short options mean here what they mean to mdtest (-n items per task, -I items per
 directory, -z, -b, -d, -L, -u, -F, -D, -w, -e, -X, -N, -Y, -W, -i, -C, -T, -E, -r); --tasks
@@ -327,6 +332,12 @@ struct MetaArgs {
     /// syncfs at the end of each phase, inside its time (mdtest -Y).
     #[arg(long, short = 'Y')]
     sync: bool,
+    /// Make each call relative to the item's directory, held open, with the bare name
+    /// (fstatat, openat, mkdirat, unlinkat): the file system's per-item cost without the
+    /// client's path walk. By default each call resolves the item's whole path from the
+    /// target, as applications and mdtest do (no mdtest letter: mdtest always walks).
+    #[arg(long)]
+    relative: bool,
     /// Repetitions of the whole set of phases (mdtest -i).
     #[arg(long, short = 'i', default_value_t = 1)]
     iterations: u32,

@@ -1,20 +1,29 @@
 //! The metadata phase kind (the mdtest class): a task makes, stats, reads or removes its items
-//! (or another task's, with a shift), or the directories of its tree, one system call per
-//! step, each stamped on the team's clock. Everything lives below the run's root directory,
-//! which the lead made and named in the manifest; every call is relative to an open
-//! directory's descriptor with a name written into a reused buffer, and no link is followed
-//! on the way down, so the hot path allocates nothing and never leaves the target.
+//! (or another task's, with a shift), or the directories of its tree, each step stamped on the
+//! team's clock. Everything lives below the run's root directory, which the lead made and
+//! named in the manifest. Names and paths are written into reused buffers, so the hot path
+//! allocates nothing.
+//!
+//! How a call finds its item is the workload's [`Resolve`]. By default each step resolves the
+//! item's path from the base directory (the target's descriptor), as applications and mdtest
+//! do, through `openat2` with `RESOLVE_BENEATH`, `RESOLVE_NO_SYMLINKS` and `RESOLVE_NO_XDEV`:
+//! a file is opened or created by its whole path in one call; a stat, mkdir, rmdir or unlink
+//! walks to the parent (`O_PATH`), makes the `*at` call on the leaf's name and closes the
+//! parent. The relative mode holds the directory open and makes the `*at` call alone. Either
+//! way no link is followed and no mount crossed on the way down, so a step never leaves the
+//! target.
 
 use super::backends::{transfer_all, BufRef};
 use super::data::{fill_random, Fault, Mismatch};
 use super::offsets::mix;
 use super::phase::{PhaseKind, PhaseTrace, TaskClock, TaskPart};
 use super::transfer::close;
-use super::tree::{write_component, write_decimal, write_item_name, write_path, write_tree_name, ItemKind};
+use super::tree::{write_component, write_decimal, write_item_name, write_tree_dir, write_tree_name, ItemKind};
 use super::{Context, EngineError, TaskFailure, VerifyTally, INTERRUPTED};
 use crate::measure::{TaskTiming, CHECKPOINTS};
+use crate::spec::meta::Resolve;
 use crate::spec::{Meta, Op};
-use crate::target::dir::open_dir_beneath;
+use crate::target::dir::{open_dir_beneath, openat_beneath};
 use crate::team::Member;
 use std::ffi::CStr;
 use std::io;
@@ -35,7 +44,8 @@ impl MetaIo {
         let bytes = meta.write_bytes.max(meta.read_bytes) as usize;
         MetaIo {
             name: Vec::with_capacity(64),
-            path: Vec::with_capacity(16 * (meta.tree.depth as usize + 2)),
+            // The root's name, a tree's, a name per level and the item's, with room.
+            path: Vec::with_capacity(meta.root.len() + 16 * (meta.tree.depth as usize + 2) + 64),
             data: vec![0; bytes],
             scratch: vec![0; if verify { bytes } else { 0 }],
         }
@@ -54,11 +64,31 @@ pub(super) struct MetaItems<'a> {
     pub count: u64,
 }
 
-/// The open directory the last item was in, so that a task walks down its tree only when the
-/// directory changes (items are placed in blocks, one directory after the other).
+/// The directory the last item was in, so that a task walks down its tree (relative mode) or
+/// writes the directory's path (path mode) only when the directory changes (items are placed
+/// in blocks, one directory after the other).
 struct Cursor {
     at: Option<u64>,
+    /// The directory, held open (relative mode).
     fd: Option<OwnedFd>,
+    /// Bytes of the directory's path from the base at the start of `MetaIo::path` (path mode).
+    len: usize,
+}
+
+/// The directory a call on one entry starts from: held open by the cursor (relative mode), or
+/// walked to for this call alone and closed after it (path mode).
+enum Parent {
+    Held(RawFd),
+    Walked(OwnedFd),
+}
+
+impl Parent {
+    fn raw(&self) -> RawFd {
+        match self {
+            Parent::Held(fd) => *fd,
+            Parent::Walked(fd) => fd.as_raw_fd(),
+        }
+    }
 }
 
 impl PhaseKind for MetaItems<'_> {
@@ -150,6 +180,7 @@ impl MetaItems<'_> {
 /// A task's way through its items in one phase.
 struct Walk<'a, 'k, 'c, M: Member> {
     kind: &'a mut MetaItems<'k>,
+    /// The run's root directory, held open.
     root: RawFd,
     clock: &'a TaskClock,
     trace: &'a mut PhaseTrace,
@@ -168,6 +199,15 @@ struct ItemWay {
 type Stopped = (u64, EngineError);
 
 impl<M: Member> Walk<'_, '_, '_, M> {
+    /// The base directory the run's root is in: the path walk starts there.
+    fn base(&self) -> RawFd {
+        self.kind.ctx.files.base(self.kind.source).raw()
+    }
+
+    fn resolve(&self) -> Resolve {
+        self.kind.meta().resolve
+    }
+
     /// Visits items (or tree directories) `range` in order until done, an error, the abort
     /// flag or the deadline; returns how many are done, counted from 0.
     fn items(&mut self, range: std::ops::Range<u64>, deadline: Option<u64>) -> Result<u64, Stopped> {
@@ -180,7 +220,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         let step = (kind.count / CHECKPOINTS).max(1);
         let item_bytes = kind.item_bytes();
         let dirs = tree.dirs().unwrap_or(1);
-        let mut cursor = Cursor { at: None, fd: None };
+        let mut cursor = Cursor { at: None, fd: None, len: 0 };
         let kind_of =
             if matches!(op, Op::DirCreate | Op::DirStat | Op::DirRemove) { ItemKind::Dir } else { ItemKind::File };
         kind.io.name.clear();
@@ -230,28 +270,27 @@ impl<M: Member> Walk<'_, '_, '_, M> {
     fn tree_dir(&mut self, cursor: &mut Cursor, op: Op, d: u64) -> Result<(), EngineError> {
         let meta = self.kind.ctx.w.meta.as_ref().expect("a metadata workload");
         let tree = meta.tree;
-        let parent = match tree.parent(d) {
-            None => self.root,
-            Some(p) => self.enter(cursor, p)?,
-        };
         let io = &mut *self.kind.io;
+        // The name first, so that an error on the way to its directory names it.
         io.name.clear();
         match d {
             0 => write_tree_name(meta.shared, self.kind.source as u64, &mut io.name),
             _ => write_component((d - 1) % u64::from(tree.branch.max(1)), &mut io.name),
         }
         io.name.push(0);
-        let name = CStr::from_bytes_with_nul(&io.name).expect("one NUL, at the end");
+        let at = tree.parent(d);
+        let parent = self.parent(cursor, at)?;
+        let name = CStr::from_bytes_with_nul(&self.kind.io.name).expect("one NUL, at the end");
         // SAFETY: name is NUL-terminated; parent is an open directory.
         let rc = unsafe {
             match op {
-                Op::TreeCreate => libc::mkdirat(parent, name.as_ptr(), 0o755),
-                _ => libc::unlinkat(parent, name.as_ptr(), libc::AT_REMOVEDIR),
+                Op::TreeCreate => libc::mkdirat(parent.raw(), name.as_ptr(), 0o755),
+                _ => libc::unlinkat(parent.raw(), name.as_ptr(), libc::AT_REMOVEDIR),
             }
         };
         if rc != 0 {
             let call = if op == Op::TreeCreate { "mkdir" } else { "rmdir" };
-            return Err(self.failed(call, Some(d), io::Error::last_os_error()));
+            return Err(self.failed(call, at, io::Error::last_os_error()));
         }
         Ok(())
     }
@@ -267,42 +306,18 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         self.kind.io.name.truncate(way.prefix);
         write_decimal(i, &mut self.kind.io.name);
         self.kind.io.name.push(0);
-        let dir = self.enter(cursor, d)?;
-        let io = &mut *self.kind.io;
-        let name = CStr::from_bytes_with_nul(&io.name).expect("one NUL, at the end");
         let failed = |call: &'static str, e: io::Error, this: &Self| this.failed(call, Some(d), e);
-        // SAFETY (each call below): name is NUL-terminated, dir an open directory, the stat
-        // buffer sized right, data a buffer of at least the bytes asked for.
         match op {
-            Op::DirCreate => {
-                if unsafe { libc::mkdirat(dir, name.as_ptr(), 0o755) } != 0 {
-                    return Err(failed("mkdir", io::Error::last_os_error(), self));
-                }
-            }
-            Op::DirStat | Op::FileStat => {
-                let mut st: libc::stat = unsafe { std::mem::zeroed() };
-                if unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } != 0 {
-                    return Err(failed("stat", io::Error::last_os_error(), self));
-                }
-            }
-            Op::DirRemove => {
-                if unsafe { libc::unlinkat(dir, name.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
-                    return Err(failed("rmdir", io::Error::last_os_error(), self));
-                }
-            }
-            Op::FileRemove => {
-                if unsafe { libc::unlinkat(dir, name.as_ptr(), 0) } != 0 {
-                    return Err(failed("unlink", io::Error::last_os_error(), self));
+            Op::DirCreate | Op::DirStat | Op::DirRemove | Op::FileStat | Op::FileRemove => {
+                let parent = self.parent(cursor, Some(d))?;
+                let name = CStr::from_bytes_with_nul(&self.kind.io.name).expect("one NUL, at the end");
+                if let Err((call, e)) = entry_call(op, parent.raw(), name) {
+                    return Err(failed(call, e, self));
                 }
             }
             Op::FileCreate => {
-                let flags = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-                let fd = unsafe { libc::openat(dir, name.as_ptr(), flags, 0o644 as libc::c_uint) };
-                if fd < 0 {
-                    return Err(failed("create", io::Error::last_os_error(), self));
-                }
-                // SAFETY: fd was just opened and is owned by nobody else.
-                let file = unsafe { OwnedFd::from_raw_fd(fd) };
+                let file = self.open_item(cursor, d, libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY, "create")?;
+                let io = &mut *self.kind.io;
                 let len = meta.write_bytes as usize;
                 if ctx.w.verify {
                     fill_random(&mut io.data[..len], mix(ctx.token ^ source, i));
@@ -318,13 +333,9 @@ impl<M: Member> Walk<'_, '_, '_, M> {
                 }
             }
             Op::FileRead => {
-                let flags = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK;
-                let fd = unsafe { libc::openat(dir, name.as_ptr(), flags) };
-                if fd < 0 {
-                    return Err(failed("open", io::Error::last_os_error(), self));
-                }
-                // SAFETY: fd was just opened and is owned by nobody else.
-                let file = unsafe { OwnedFd::from_raw_fd(fd) };
+                // O_NONBLOCK keeps a FIFO put in the file's place from hanging the open.
+                let file = self.open_item(cursor, d, libc::O_RDONLY | libc::O_NONBLOCK, "open")?;
+                let io = &mut *self.kind.io;
                 let len = meta.read_bytes as usize;
                 let got = transfer_all(file.as_raw_fd(), Op::Read, BufRef { ptr: io.data.as_mut_ptr(), len }, 0);
                 let closed = close(file);
@@ -358,6 +369,79 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         Ok(())
     }
 
+    /// The directory a call on an entry of tree directory `at` (`None`: the run's root) starts
+    /// from: the cursor's (relative mode), or walked to from the base for this call alone.
+    fn parent(&mut self, cursor: &mut Cursor, at: Option<u64>) -> Result<Parent, EngineError> {
+        if self.resolve() == Resolve::Relative {
+            return match at {
+                None => Ok(Parent::Held(self.root)),
+                Some(d) => self.enter(cursor, d).map(Parent::Held),
+            };
+        }
+        let (base, len) = (self.base(), self.locate(cursor, at));
+        let path = &mut self.kind.io.path;
+        path.truncate(len);
+        path.push(0);
+        let dir = CStr::from_bytes_with_nul(path).expect("one NUL, at the end");
+        // O_PATH: the walk alone, with no open of the directory itself to pay for.
+        let walked = openat_beneath(base, dir, libc::O_PATH | libc::O_DIRECTORY, 0);
+        walked.map(Parent::Walked).map_err(|e| self.failed("open", at, e))
+    }
+
+    /// Opens (or with `O_CREAT` makes) the current name in tree directory `d`: through the
+    /// directory the cursor holds (relative mode), or by its whole path from the base.
+    fn open_item(
+        &mut self,
+        cursor: &mut Cursor,
+        d: u64,
+        flags: libc::c_int,
+        call: &'static str,
+    ) -> Result<OwnedFd, EngineError> {
+        let base = self.base();
+        let opened = match self.resolve() {
+            Resolve::Relative => {
+                let dir = self.enter(cursor, d)?;
+                let name = CStr::from_bytes_with_nul(&self.kind.io.name).expect("one NUL, at the end");
+                let flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+                // SAFETY: name is NUL-terminated and dir an open directory.
+                match unsafe { libc::openat(dir, name.as_ptr(), flags, 0o644 as libc::c_uint) } {
+                    fd if fd < 0 => Err(io::Error::last_os_error()),
+                    // SAFETY: fd was just opened and is owned by nobody else.
+                    fd => Ok(unsafe { OwnedFd::from_raw_fd(fd) }),
+                }
+            }
+            Resolve::Path => {
+                let len = self.locate(cursor, Some(d));
+                let io = &mut *self.kind.io;
+                io.path.truncate(len);
+                io.path.push(b'/');
+                io.path.extend_from_slice(&io.name);
+                let path = CStr::from_bytes_with_nul(&io.path).expect("one NUL, at the end");
+                openat_beneath(base, path, flags, 0o644)
+            }
+        };
+        opened.map_err(|e| self.failed(call, Some(d), e))
+    }
+
+    /// Path mode: the length of the path from the base of tree directory `at` (`None`: the
+    /// run's root), written at the start of `MetaIo::path` unless the cursor has it there.
+    fn locate(&mut self, cursor: &mut Cursor, at: Option<u64>) -> usize {
+        if at.is_some() && cursor.at == at {
+            return cursor.len;
+        }
+        let meta = self.kind.ctx.w.meta.as_ref().expect("a metadata workload");
+        let path = &mut self.kind.io.path;
+        path.clear();
+        path.extend_from_slice(meta.root.as_bytes());
+        if let Some(d) = at {
+            path.push(b'/');
+            write_tree_dir(meta.shared, self.kind.source as u64, &meta.tree, d, path);
+        }
+        // The run's root is not kept: only the tree phases start there, once per tree.
+        *cursor = Cursor { at, fd: None, len: path.len() };
+        path.len()
+    }
+
     /// The open descriptor of tree directory `d`, walking down from the root, one component
     /// at a time without following links, when it is not the directory the cursor holds.
     fn enter(&mut self, cursor: &mut Cursor, d: u64) -> Result<RawFd, EngineError> {
@@ -370,11 +454,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         let meta = self.kind.ctx.w.meta.as_ref().expect("a metadata workload");
         let path = &mut self.kind.io.path;
         path.clear();
-        write_tree_name(meta.shared, self.kind.source as u64, path);
-        if d > 0 {
-            path.push(b'/');
-            write_path(&meta.tree, d, path);
-        }
+        write_tree_dir(meta.shared, self.kind.source as u64, &meta.tree, d, path);
         path.push(0);
         let mut fd: Option<OwnedFd> = None;
         for component in path[..path.len() - 1].split(|&c| c == b'/') {
@@ -389,22 +469,21 @@ impl<M: Member> Walk<'_, '_, '_, M> {
             }
         }
         let raw = fd.as_ref().map(AsRawFd::as_raw_fd).expect("a tree has at least its own directory");
-        *cursor = Cursor { at: Some(d), fd };
+        *cursor = Cursor { at: Some(d), fd, len: 0 };
         Ok(raw)
     }
 
-    /// The path of the current name in directory `d` (for messages only).
+    /// The path of the current name in tree directory `d` (`None`: the run's root), for
+    /// messages only.
     fn show(&self, d: Option<u64>) -> PathBuf {
         let meta = self.kind.ctx.w.meta.as_ref().expect("a metadata workload");
-        let mut p = Vec::new();
-        write_tree_name(meta.shared, self.kind.source as u64, &mut p);
-        if let Some(d) = d.filter(|&d| d > 0) {
-            p.push(b'/');
-            write_path(&meta.tree, d, &mut p);
+        let mut path = self.kind.ctx.files.base(self.kind.source).show(&meta.root);
+        if let Some(d) = d {
+            let mut p = Vec::new();
+            write_tree_dir(meta.shared, self.kind.source as u64, &meta.tree, d, &mut p);
+            path.push(String::from_utf8_lossy(&p).as_ref());
         }
         let name = self.kind.io.name.strip_suffix(&[0]).unwrap_or(&self.kind.io.name);
-        let mut path =
-            self.kind.ctx.files.base(self.kind.source).show(&meta.root).join(String::from_utf8_lossy(&p).as_ref());
         if !name.is_empty() {
             path.push(String::from_utf8_lossy(name).as_ref());
         }
@@ -413,6 +492,26 @@ impl<M: Member> Walk<'_, '_, '_, M> {
 
     fn failed(&self, call: &'static str, d: Option<u64>, e: io::Error) -> EngineError {
         EngineError::io(call, &self.show(d), None, e)
+    }
+}
+
+/// The one `*at` call of a phase that works on a directory entry (not a file's contents), on
+/// entry `name` of `dir`; what failed is the call's name and the error.
+fn entry_call(op: Op, dir: RawFd, name: &CStr) -> Result<(), (&'static str, io::Error)> {
+    // SAFETY (each call): name is NUL-terminated, dir an open directory, st sized right.
+    let (call, rc) = match op {
+        Op::DirCreate => ("mkdir", unsafe { libc::mkdirat(dir, name.as_ptr(), 0o755) }),
+        Op::DirRemove => ("rmdir", unsafe { libc::unlinkat(dir, name.as_ptr(), libc::AT_REMOVEDIR) }),
+        Op::FileRemove => ("unlink", unsafe { libc::unlinkat(dir, name.as_ptr(), 0) }),
+        Op::DirStat | Op::FileStat => {
+            let mut st: libc::stat = unsafe { std::mem::zeroed() };
+            ("stat", unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) })
+        }
+        _ => unreachable!("{} is not a call on a directory entry", op.name()),
+    };
+    match rc {
+        0 => Ok(()),
+        _ => Err((call, io::Error::last_os_error())),
     }
 }
 

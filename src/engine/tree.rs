@@ -27,6 +27,16 @@ pub fn write_tree_name(shared: bool, task: u64, buf: &mut Vec<u8>) {
     }
 }
 
+/// Appends the path of tree directory `d` of `task`'s tree (or the shared one) in the run's
+/// root directory: the tree's name, then `d`'s path below it.
+pub fn write_tree_dir(shared: bool, task: u64, tree: &Tree, d: u64, buf: &mut Vec<u8>) {
+    write_tree_name(shared, task, buf);
+    if d > 0 {
+        buf.push(b'/');
+        write_path(tree, d, buf);
+    }
+}
+
 /// Appends directory `d`'s path below the tree's root (empty for the root) to `buf`,
 /// components separated by '/'.
 pub fn write_path(tree: &Tree, d: u64, buf: &mut Vec<u8>) {

@@ -112,6 +112,25 @@ impl Placement {
     }
 }
 
+/// How each metadata call finds its item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Resolve {
+    /// Every call resolves the item's whole path from the base directory (the target's
+    /// descriptor), as applications and mdtest do: the client's path walk is measured.
+    Path,
+    /// Every call is relative to the item's directory, held open, with the bare name: the file
+    /// system's per-item cost without the client's path walk.
+    Relative,
+}
+
+impl Resolve {
+    /// What a record stored before the field means: those runs made their calls relative.
+    fn before_the_field() -> Resolve {
+        Resolve::Relative
+    }
+}
+
 /// A metadata workload's shape. The phases are the workload's `ops`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -137,6 +156,9 @@ pub struct Meta {
     /// Stored lossily: a record must always serialize, whatever bytes a path holds.
     #[serde(serialize_with = "lossy_paths")]
     pub bases: Vec<std::path::PathBuf>,
+    /// How each call finds its item.
+    #[serde(default = "Resolve::before_the_field")]
+    pub resolve: Resolve,
 }
 
 /// Paths as text, bytes that are not UTF-8 replaced (the run says so in a warning).
@@ -156,6 +178,7 @@ impl Default for Meta {
             sync: false,
             root: ROOT.into(),
             bases: Vec::new(),
+            resolve: Resolve::Path,
         }
     }
 }
@@ -268,7 +291,7 @@ impl Meta {
     pub(super) fn key(&self) -> String {
         let t = &self.tree;
         format!(
-            "meta/n{}/{}/z{}b{}{}/w{}e{}/N{}{}{}",
+            "meta/n{}/{}/z{}b{}{}/w{}e{}/N{}{}{}{}",
             self.items,
             if self.shared { "shared" } else { "unique" },
             t.depth,
@@ -278,7 +301,9 @@ impl Meta {
             self.read_bytes,
             self.shift,
             if self.sync { "/sync" } else { "" },
-            if self.bases.is_empty() { String::new() } else { format!("/bases{}", 1 + self.bases.len()) }
+            if self.bases.is_empty() { String::new() } else { format!("/bases{}", 1 + self.bases.len()) },
+            // Relative runs keep the key runs had before the field, which were all relative.
+            if self.resolve == Resolve::Path { "/path" } else { "" }
         )
     }
 }
@@ -442,6 +467,21 @@ mod tests {
         assert!(text.contains("/scratch/\u{fffd}\u{fffd}"), "{text}");
         let back: Meta = serde_json::from_str(&text).unwrap();
         assert_eq!(back.bases[0].to_str(), Some("/scratch/\u{fffd}\u{fffd}"));
+    }
+
+    #[test]
+    fn a_meta_stored_without_the_resolve_field_was_relative_and_a_new_one_walks_paths() {
+        assert_eq!(serde_json::to_value(Meta::default()).unwrap()["resolve"], "path");
+        let mut old = serde_json::to_value(Meta::default()).unwrap();
+        old.as_object_mut().unwrap().remove("resolve");
+        assert_eq!(serde_json::from_value::<Meta>(old).unwrap().resolve, Resolve::Relative);
+        // A relative run keeps the key of the runs before the field; the two never pool.
+        let relative = Meta { resolve: Resolve::Relative, ..Meta::default() };
+        assert_eq!(relative.key(), "meta/n1000/unique/z0b1/w0e0/N0");
+        assert_eq!(Meta::default().key(), "meta/n1000/unique/z0b1/w0e0/N0/path");
+        let label = |m: Meta| meta_workload(m, ALL_PHASES.to_vec()).label();
+        assert!(label(Meta::default()).ends_with(", path walk, 1 task"), "{}", label(Meta::default()));
+        assert!(label(relative.clone()).ends_with(", relative, no path walk, 1 task"), "{}", label(relative));
     }
 
     #[test]

@@ -513,7 +513,10 @@ impl Store {
             .conn
             .prepare(
                 "SELECT r.id, r.survey_id, r.sweep_id, r.started, r.status, r.label, r.host, r.target, r.fs_type,
-                        r.random, r.headline_json, r.provenance, r.system_label
+                        r.random, r.headline_json, r.provenance, r.system_label,
+                        CASE WHEN json_valid(r.spec_json) THEN
+                            CASE WHEN json_type(r.spec_json, '$.meta') = 'object' THEN r.spec_json END
+                        END
                  FROM runs r WHERE r.matrix_id IS NULL ORDER BY r.id",
             )
             .map_err(|e| self.wrap(e))?;
@@ -527,7 +530,7 @@ impl Store {
                     sweep_id: r.get(2)?,
                     started: r.get(3)?,
                     status: r.get(4)?,
-                    label: r.get(5)?,
+                    label: meta_label(r.get(13)?).unwrap_or(r.get(5)?),
                     host: text(6)?,
                     target: text(7)?,
                     fs_type: text(8)?,
@@ -678,6 +681,12 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
     Ok(run_id)
 }
 
+/// A metadata run's label as the workload gives it now: a run stored before its label said how
+/// its calls resolved says so (relative, as every run then was), and reads as `show` says it.
+fn meta_label(spec_json: Option<String>) -> Option<String> {
+    serde_json::from_str::<crate::spec::Workload>(&spec_json?).ok().map(|w| w.label())
+}
+
 /// Stores whole the record of every run an older store kept as rows.
 fn backfill(tx: &Transaction) -> rusqlite::Result<()> {
     let ids: Vec<i64> = tx
@@ -738,6 +747,36 @@ mod tests {
         assert!((listed - stored).abs() <= stored * 1e-12, "{listed} vs {stored}");
         assert_eq!((rows[0].host.as_str(), rows[0].random), (back.env.host.as_str(), false));
         assert!(matches!(store.load(99), Err(StoreError::NoRun(99))));
+    }
+
+    #[test]
+    fn a_metadata_run_stored_before_the_resolve_field_is_listed_and_read_as_relative() {
+        use crate::spec::meta::{Meta, Resolve};
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("s.db")).unwrap();
+        let mut run = sample(None);
+        run.workload.meta = Some(Meta::default());
+        let new = store.save(&run).unwrap();
+        // As an older iosurvey stored it: no field, and a label that does not say.
+        let old = store.save(&run).unwrap();
+        store
+            .conn
+            .execute(
+                "UPDATE runs SET spec_json = json_remove(spec_json, '$.meta.resolve'),
+                    record_json = json_remove(record_json, '$.record.workload.meta.resolve'), label = ?1
+                 WHERE id = ?2",
+                params!["metadata 1000 items per task in a directory per task, 2 tasks", old],
+            )
+            .unwrap();
+        let stored: String =
+            store.conn.query_row("SELECT record_json FROM runs WHERE id = ?1", [old], |r| r.get(0)).unwrap();
+        assert!(!stored.contains("resolve"), "the field is gone, as in an older store");
+        let rows = store.list().unwrap();
+        assert!(rows[0].label.contains(", path walk, "), "{}", rows[0].label);
+        assert!(rows[1].label.contains(", relative, no path walk, "), "{}", rows[1].label);
+        let resolve = |id| store.load(id).unwrap().workload.meta.unwrap().resolve;
+        assert_eq!((resolve(new), resolve(old)), (Resolve::Path, Resolve::Relative));
+        assert_ne!(store.load(new).unwrap().index().workload_key, store.load(old).unwrap().index().workload_key);
     }
 
     #[test]

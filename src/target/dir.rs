@@ -1,7 +1,8 @@
 //! A directory held open by its descriptor. The `--dir` path is resolved once, when it is
 //! opened; from then on every open, create, stat and unlink of iosurvey's files goes through
-//! the descriptor with plain names (`openat` with `O_NOFOLLOW`, `unlinkat`), so a symbolic
-//! link, a `..` or a renamed parent can never make iosurvey touch anything outside it.
+//! the descriptor with plain names (`openat` with `O_NOFOLLOW`, `unlinkat`), or with a path
+//! below it that [`openat_beneath`] walks without following a link or crossing a mount, so a
+//! symbolic link, a `..` or a renamed parent can never make iosurvey touch anything outside it.
 
 use std::ffi::{CStr, CString, OsStr, OsString};
 use std::fs::File;
@@ -87,9 +88,11 @@ pub fn own_entry(st: &libc::stat) -> Result<(), Unsafe> {
 /// the root, with room; a deeper tree was not made by iosurvey, and the stack stays bounded.
 const REMOVE_DEPTH: u32 = crate::spec::meta::MAX_DEPTH + 4;
 
-/// Opens `name` in `parent` only if it is right there on the same mount and no link: a mount
-/// point (another file system, or a bind mount of this one, a directory or a file) is
-/// `EXDEV`, a link `ELOOP`. This keeps every open, walk and clean-up out of whatever an admin
+/// Opens `name` in `parent` only if it is below `parent` on the same mount and reached through
+/// no link: a mount point on the way or at the end (another file system, or a bind mount of
+/// this one, a directory or a file) is `EXDEV`, a link `ELOOP`, a path that climbs out (`..`,
+/// or absolute) `EXDEV`. `name` may be a path of several components (a metadata item's from
+/// the base directory). This keeps every open, walk and clean-up out of whatever an admin
 /// mounts inside the target, even mid-run. `mode` is used only with `O_CREAT`.
 pub fn openat_beneath(parent: RawFd, name: &CStr, flags: libc::c_int, mode: u32) -> io::Result<OwnedFd> {
     let flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC;
@@ -116,7 +119,35 @@ pub fn openat_beneath(parent: RawFd, name: &CStr, flags: libc::c_int, mode: u32)
     if e.raw_os_error() != Some(libc::ENOSYS) {
         return Err(e);
     }
-    // Before Linux 5.6: open without following a link, then refuse what sits on another mount.
+    beneath_without_openat2(parent, name, flags, mode)
+}
+
+/// [`openat_beneath`] before Linux 5.6, which has no `openat2`: `O_NOFOLLOW` guards the last
+/// component only, so a path is walked one component at a time, each opened without following
+/// a link and refused when it sits on another mount than the one before.
+fn beneath_without_openat2(parent: RawFd, name: &CStr, flags: libc::c_int, mode: u32) -> io::Result<OwnedFd> {
+    let bytes = name.to_bytes();
+    // What RESOLVE_BENEATH refuses: a path that starts above `parent` or climbs out of it.
+    if bytes.starts_with(b"/") || bytes.split(|&c| c == b'/').any(|c| c == b"..") {
+        return Err(io::Error::from_raw_os_error(libc::EXDEV));
+    }
+    let mut components = bytes.split(|&c| c == b'/').filter(|&c| !c.is_empty() && c != b".");
+    let Some(leaf) = components.next_back() else {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    };
+    let mut at: Option<OwnedFd> = None;
+    for dir in components {
+        let dir = CString::new(dir).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+        let from = at.as_ref().map_or(parent, AsRawFd::as_raw_fd);
+        at = Some(open_one(from, &dir, libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC, 0)?);
+    }
+    let leaf = CString::new(leaf).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    open_one(at.as_ref().map_or(parent, AsRawFd::as_raw_fd), &leaf, flags, mode)
+}
+
+/// Opens one plain entry `name` of `parent` (`flags` holding `O_NOFOLLOW`), refusing it when it
+/// is on another mount than `parent`.
+fn open_one(parent: RawFd, name: &CStr, flags: libc::c_int, mode: u32) -> io::Result<OwnedFd> {
     // SAFETY: name is NUL-terminated; the mode is used only with O_CREAT.
     let fd = check(unsafe { libc::openat(parent, name.as_ptr(), flags, mode as libc::c_uint) })?;
     // SAFETY: fd was just opened and is owned by nobody else.
@@ -538,6 +569,45 @@ mod tests {
         target.remove_own("iosurvey.meta").unwrap();
         assert!(!root.exists());
         assert!(outside.join("deep/precious").exists(), "what the links point to stays");
+    }
+
+    #[test]
+    fn a_path_never_leaves_its_directory_with_openat2_or_without() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (inside, outside) = (tmp.path().join("in"), tmp.path().join("outside"));
+        std::fs::create_dir_all(inside.join("a/b")).unwrap();
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(inside.join("a/b/f"), b"in").unwrap();
+        std::fs::write(outside.join("f"), b"out").unwrap();
+        // A directory on the way swapped for a link to one with the same names.
+        symlink(&outside, inside.join("a/l")).unwrap();
+        let d = Dir::open(&inside).unwrap();
+        let create = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY;
+        type Open = fn(RawFd, &CStr, libc::c_int, u32) -> io::Result<OwnedFd>;
+        let ways: [(&str, Open); 2] = [("openat2", openat_beneath), ("walked", beneath_without_openat2)];
+        for (way, open) in ways {
+            let fd = open(d.raw(), c"a/b/f", libc::O_RDONLY | libc::O_NOFOLLOW, 0).unwrap();
+            assert_eq!(std::fs::read_to_string(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap(), "in", "{way}");
+            assert!(open(d.raw(), c"a/./b", libc::O_PATH | libc::O_DIRECTORY, 0).is_ok(), "{way}");
+            let walk = libc::O_PATH | libc::O_DIRECTORY;
+            for (path, flags) in [(c"a/l/f", libc::O_RDONLY), (c"a/l/new", create), (c"a/l", walk)] {
+                let e = open(d.raw(), path, flags | libc::O_NOFOLLOW, 0o644);
+                assert!(e.is_err(), "{way}: {path:?} went through the link");
+            }
+            for path in [c"a/../../outside/f", c"../outside/f", c"/etc/hostname"] {
+                let e = open(d.raw(), path, libc::O_RDONLY | libc::O_NOFOLLOW, 0).unwrap_err();
+                assert_eq!(e.raw_os_error(), Some(libc::EXDEV), "{way}: {path:?}");
+            }
+        }
+        assert_eq!(listing(&outside), ["f"], "nothing made through the link");
+        assert_eq!(std::fs::read(outside.join("f")).unwrap(), b"out");
+    }
+
+    fn listing(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
     }
 
     #[test]
