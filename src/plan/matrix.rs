@@ -326,9 +326,10 @@ enum Stage {
 /// the cheap rows, then every other larger file size at the best record size: the spine, and
 /// each record too large for the cheap rows to decide on the smallest file that holds it
 /// [`MIN_TRANSFERS`] times), refinement between measured neighbours that disagree by more than
-/// `fraction` and around each kind's peak (in the cheap rows, and along the spine where two
-/// steps apart would not place a cliff within one), and more samples of each kind's peak cell
-/// in the cheap rows, until it is stable.
+/// `fraction` (in the cheap rows, and along the spine where two steps apart would not place a
+/// cliff within one) and around each kind's peak, and more samples of each kind's peak cell,
+/// until it is stable; the peak's on files whose one cell costs at most [`CHEAP_SHARE`] of the
+/// full matrix ([`near_file`]).
 #[derive(Debug, Clone)]
 pub struct Adaptive {
     grid: Grid,
@@ -336,6 +337,8 @@ pub struct Adaptive {
     stage: Stage,
     /// The file sizes measured whole ([`cheap_files`]).
     cheap: Vec<u64>,
+    /// The largest file size a peak is climbed to and settled on ([`near_file`]).
+    near: u64,
     /// The record size measured at every coarse file size beyond the cheap rows.
     pub spine: Option<u64>,
 }
@@ -356,6 +359,15 @@ fn cheap_files(grid: &Grid) -> Vec<u64> {
     out
 }
 
+/// The largest file size whose one cell costs at most [`CHEAP_SHARE`] of the full matrix's
+/// bytes: a peak on such a file is climbed to and settled like one in the cheap rows, since a
+/// record decides only on a file of [`MIN_TRANSFERS`] records, and the best cells of many kinds
+/// (a file in a CPU cache, in large records) lie past the cheap rows of a small grid.
+fn near_file(grid: &Grid) -> u64 {
+    let total = grid.bytes(&grid.cells()) as f64;
+    grid.files.iter().copied().filter(|&f| f as f64 <= CHEAP_SHARE * total).max().unwrap_or(0)
+}
+
 /// Every other element, counted from the last (so that the largest is always in).
 fn every_other<T: Copy>(v: &[T]) -> Vec<T> {
     v.iter().rev().step_by(2).rev().copied().collect()
@@ -364,7 +376,9 @@ fn every_other<T: Copy>(v: &[T]) -> Vec<T> {
 impl Adaptive {
     /// The adaptive mode over `grid`, refining where neighbours differ by more than `fraction`.
     pub fn new(grid: Grid, fraction: f64) -> Adaptive {
-        Adaptive { cheap: cheap_files(&grid), grid, fraction, stage: Stage::Coarse, spine: None }
+        let cheap = cheap_files(&grid);
+        let near = near_file(&grid).max(cheap.last().copied().unwrap_or(0));
+        Adaptive { cheap, near, grid, fraction, stage: Stage::Coarse, spine: None }
     }
 
     /// The next cells to measure (a cell measured before gets one more sample); empty when
@@ -411,9 +425,7 @@ impl Adaptive {
                 }
                 Stage::Settle(round) => {
                     // A large cell's one sample is long and steady; the noise is in the small.
-                    let cheap = &self.cheap;
-                    let cells: Vec<At> =
-                        self.unsettled(measured).into_iter().filter(|c| cheap.contains(&c.0)).collect();
+                    let cells: Vec<At> = self.unsettled(measured).into_iter().filter(|c| c.0 <= self.near).collect();
                     match cells.is_empty() || round >= MOST_SAMPLES as u32 {
                         true => (Vec::new(), Stage::Done),
                         false => (cells, Stage::Settle(round + 1)),
@@ -428,11 +440,11 @@ impl Adaptive {
         }
     }
 
-    /// Whether refinement may measure a cell: any in the cheap rows, only the spine's beyond
-    /// (each larger file costs as much as every smaller one together), and the cell that
-    /// stands for a record no cheap row decides.
+    /// Whether refinement may measure a cell: any on a file of near cost ([`near_file`]), only
+    /// the spine's beyond (each larger file costs as much as every smaller one together), and
+    /// the cell that stands for a record no cheap row decides.
     fn affordable(&self, (file, record): At) -> bool {
-        self.cheap.contains(&file)
+        file <= self.near
             || self.spine.and_then(|s| self.grid.nearest_record(file, s)) == Some(record)
             || self.beyond(record) == Some((file, record))
     }
@@ -492,12 +504,11 @@ impl Adaptive {
                     out.extend(cell);
                 }
             }
-            // Climb to the peak, a step a round, in the cheap rows only: a kind that peaks on a
-            // large file (record rewrite, whose one record stays in the cache) would pull in
-            // cells that cost as much as the rest of the matrix.
-            let cheap = &self.cheap;
+            // Climb to the peak, a step a round, on files of near cost only: a kind that peaks
+            // on a large file (record rewrite, whose one record stays in the cache) would pull
+            // in cells that cost as much as the rest of the matrix.
             if let Some(peak) = self.peak(measured, kind) {
-                out.extend(self.neighbours(peak).into_iter().filter(|c| cheap.contains(&c.0)));
+                out.extend(self.neighbours(peak).into_iter().filter(|c| c.0 <= self.near));
             }
         }
         out.retain(|c| !measured.contains_key(c));
@@ -741,6 +752,27 @@ mod tests {
         let peak = a.peak(&measured, Kind::Read).unwrap();
         assert!(decides(peak), "{peak:?}");
         assert_eq!(a.spine, Some(256 * KIB));
+    }
+
+    #[test]
+    fn a_peak_past_the_cheap_rows_is_climbed_to_and_settled_while_its_cell_is_cheap() {
+        // Best at 4 MiB files and 1 MiB records: past the cheap rows of a grid to 32 MiB (to
+        // 512 KiB), where a 1 MiB record first holds four times.
+        let grid = Grid::new((64 * KIB, 32 * MIB), (4 * KIB, 16 * MIB), false);
+        let around = |x: u64, best: u64| 1.0 / (1.0 + (x as f64 / best as f64).log2().abs() / 4.0);
+        let mut a = Adaptive::new(grid.clone(), 0.3);
+        let mut measured = Measured::new();
+        while let Some(cells) = Some(a.next(&measured)).filter(|c| !c.is_empty()) {
+            for (f, r) in cells {
+                let rate = 1e9 * around(f, 4 * MIB) * around(r, MIB);
+                measured.entry((f, r)).or_default().entry(Kind::Read).or_default().push(rate);
+            }
+        }
+        assert!(!a.cheap.contains(&(4 * MIB)), "{:?}", a.cheap);
+        assert_eq!(measured[&(4 * MIB, MIB)][&Kind::Read].len(), 2, "settled");
+        assert!(measured.contains_key(&(8 * MIB, MIB)) && measured.contains_key(&(4 * MIB, 512 * KIB)), "climbed");
+        // A cell of 32 MiB costs more than the near share: never measured twice.
+        assert!(measured.iter().filter(|(c, _)| c.0 == 32 * MIB).all(|(_, m)| m[&Kind::Read].len() == 1));
     }
 
     #[test]
