@@ -208,6 +208,24 @@ fn the_adaptive_mode_says_what_it_skipped_and_what_the_full_matrix_would_take() 
 }
 
 #[test]
+fn a_grid_with_no_cell_of_several_records_is_measured_whole_and_decides_nothing() {
+    let bed = Bed::new();
+    let out = bed.command("matrix", "--kinds read --min-file 64k --max-file 128k --min-record 64k --max-record 64k");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let m = matrix(&bed, "m1");
+    assert_eq!(m["adaptive"], false);
+    assert_eq!(m["cells"].as_array().unwrap().len(), 2, "{m}");
+    assert!(m["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().starts_with("no cell of the grid holds 4")));
+    let shown = iosurvey(&["show", "m1", "--db", &bed.db]).stdout;
+    assert!(!shown.contains("peaks at"), "{shown}");
+    assert!(shown.contains("2 cells of fewer than 4 records"), "{shown}");
+}
+
+#[test]
 fn bad_sizes_and_kinds_are_refused_in_one_line() {
     let bed = Bed::new();
     assert_one_line_error(&bed.command("matrix", "--kinds write,9"), 2, &["unknown kind '9'"]);

@@ -5,7 +5,7 @@
 use super::cliffs::{cliffs, Cliff};
 use super::{Cell, Finding, Report, Table};
 use crate::escape::csv_field;
-use crate::plan::matrix::{At, Kind};
+use crate::plan::matrix::{decides, At, Kind, MIN_TRANSFERS};
 use crate::record::{MatrixCell, MatrixRecord, Status};
 use crate::units::{format_size, format_time, mib_per_s};
 
@@ -50,9 +50,10 @@ fn kinds(m: &MatrixRecord) -> Vec<Kind> {
     Kind::ALL.into_iter().filter(|k| m.cells.iter().any(|c| c.kind == *k)).collect()
 }
 
-/// Each kind's profile along an axis: at each size, the best rate over the other axis.
-/// An adaptive matrix's file profile follows its spine instead (at each file size the record
-/// nearest the spine: the one column it measures at every coarse file size), so that rows
+/// Each kind's profile along an axis: at each size, the best rate over the other axis, of the
+/// cells that [`decides`]. An adaptive matrix's file profile follows its spine instead (at each
+/// file size the record nearest the spine that the file holds [`MIN_TRANSFERS`] times: the one
+/// column it measures at every coarse file size), so that rows
 /// measured whole (a best of many cells) and rows measured at the spine alone (one cell) are
 /// never set against each other as if they were alike.
 fn profile(m: &MatrixRecord, kind: Kind, axis: Axis) -> Vec<(u64, f64)> {
@@ -71,7 +72,7 @@ fn profile(m: &MatrixRecord, kind: Kind, axis: Axis) -> Vec<(u64, f64)> {
         .collect()
 }
 
-/// What the matrix says about each kind measured.
+/// What the matrix says about each kind measured, from the cells that [`decides`] only.
 pub fn findings(m: &MatrixRecord) -> Vec<KindFindings> {
     kinds(m)
         .into_iter()
@@ -79,7 +80,7 @@ pub fn findings(m: &MatrixRecord) -> Vec<KindFindings> {
             let peak = m
                 .cells
                 .iter()
-                .filter(|c| c.kind == kind)
+                .filter(|c| c.kind == kind && decides((c.file, c.record)))
                 .filter_map(|c| Some((c.rate()?, (c.file, c.record))))
                 .max_by(|a, b| a.0.total_cmp(&b.0));
             let mut found = Vec::new();
@@ -168,6 +169,14 @@ pub fn matrix(m: &MatrixRecord) -> Report {
             _ => String::new(),
         }
     ));
+    let few: std::collections::BTreeSet<At> = measured.iter().copied().filter(|&c| !decides(c)).collect();
+    if !few.is_empty() {
+        report.footer.push(format!(
+            "{} cells of fewer than {MIN_TRANSFERS} records (file under {MIN_TRANSFERS} x record) are shown but decide no \
+             peak or cliff: their first transfer, often the slowest, weighs too much",
+            few.len()
+        ));
+    }
     if m.cells.iter().any(|c| c.possibly_cached.is_some()) {
         report.footer.push(format!(
             "* possibly the page cache's figure: {}",
@@ -470,17 +479,21 @@ mod tests {
         let f = findings(&m);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].peak.map(|p| p.1 .1), Some(256 * KIB));
-        assert_eq!(f[0].cliffs.len(), 1, "{:?}", f[0].cliffs);
+        assert_eq!(f[0].cliffs.len(), 2, "{:?}", f[0].cliffs);
         let (axis, c) = &f[0].cliffs[0];
         assert_eq!((*axis, c.from, c.to), (Axis::File, 2 * MIB, 4 * MIB));
         assert_eq!(c.cause.as_deref(), Some("crosses the L2 unified cache (2 MiB)"));
+        // The same edge along records: a 1 MiB record decides only on files of 4 MiB and more.
+        let (axis, c) = &f[0].cliffs[1];
+        assert_eq!((*axis, c.from, c.to), (Axis::Record, 512 * KIB, MIB));
+        assert_eq!(c.cause.as_deref(), Some("is near the L2 unified cache (2 MiB)"));
         let text = matrix(&m);
         assert!(text.findings.iter().any(|f| f
             .text
             .starts_with("read over growing files (data per node) drops 75% from 2 MiB to 4 MiB: it crosses the L2")));
         // Its own agreement is whole.
         let (agree, total, _) = agreement(&m, &m);
-        assert_eq!((agree, total), (4, 4), "peak, best record, the cliff both ways");
+        assert_eq!((agree, total), (6, 6), "peak, best record, each cliff both ways");
         // The CSV has a line per cell and the header.
         assert_eq!(csv(&m).lines().count(), m.grid.cells().len() + 1);
         assert!(csv(&m).contains("\nread,2097152,262144,3814.697,1\n"));
@@ -544,7 +557,62 @@ mod tests {
         assert!(part.cells.len() < full.cells.len(), "{} of {}", part.cells.len(), full.cells.len());
         let (agree, total, lines) = agreement(&part, &full);
         assert_eq!(agree, total, "{lines:#?}");
-        assert!(findings(&full)[0].cliffs.len() == 2, "{:?}", findings(&full)[0].cliffs);
+        // The cache edge along files, the record edge, and the cache edge again along records
+        // (records over 512 KiB decide only on files past it).
+        assert!(findings(&full)[0].cliffs.len() == 3, "{:?}", findings(&full)[0].cliffs);
+    }
+
+    /// A flat 1 GB/s, but a cell of fewer than four records is 100 times as fast on files up to
+    /// 128 KiB (a time below a timer's tick) and 100 times as slow beyond (a first transfer's
+    /// cost, alone).
+    fn planted(f: u64, r: u64) -> f64 {
+        match (decides((f, r)), f <= 128 * KIB) {
+            (true, _) => 1e9,
+            (false, true) => 1e11,
+            (false, false) => 1e7,
+        }
+    }
+
+    #[test]
+    fn cells_of_too_few_records_decide_no_peak_or_cliff_in_either_mode() {
+        let full = synthetic(planted, false);
+        // Counted like any other, the planted cells make the peak and cliffs: the best over
+        // records falls from the small files' one-record cells, and an adaptive matrix that
+        // measured its largest records on files of their own size falls along records.
+        let every = |by_file: bool, m: &MatrixRecord| -> Vec<(u64, f64)> {
+            let sizes = if by_file { &m.grid.files } else { &m.grid.records };
+            let at = |c: &MatrixCell| if by_file { c.file } else { c.record };
+            sizes
+                .iter()
+                .filter_map(|&s| {
+                    Some((s, m.cells.iter().filter(|c| at(c) == s).filter_map(|c| c.rate()).reduce(f64::max)?))
+                })
+                .collect()
+        };
+        assert!(!cliffs(&every(true, &full), full.fraction, &[]).is_empty());
+        let kept = |c: &MatrixCell| c.file <= 512 * KIB || c.file == c.record;
+        let adaptive = MatrixRecord {
+            adaptive: true,
+            cells: full.cells.iter().filter(|c| kept(c)).cloned().collect(),
+            ..full.clone()
+        };
+        assert!(!cliffs(&every(false, &adaptive), adaptive.fraction, &[]).is_empty());
+        for m in [&full, &adaptive] {
+            let f = &findings(m)[0];
+            assert!(f.cliffs.is_empty(), "adaptive {}: {:?}", m.adaptive, f.cliffs);
+            let (best, cell) = f.peak.unwrap();
+            assert_eq!(best, 1e9, "adaptive {}: the peak at {cell:?}", m.adaptive);
+            assert!(decides(cell));
+        }
+        let shown = matrix(&full);
+        assert!(
+            shown
+                .footer
+                .iter()
+                .any(|l| l.contains("cells of fewer than 4 records") && l.contains("decide no peak or cliff")),
+            "{:?}",
+            shown.footer
+        );
     }
 
     #[test]
@@ -552,8 +620,10 @@ mod tests {
         let a = synthetic(|f, _| if f <= 2 * MIB { 4e9 } else { 1e9 }, false);
         let b = synthetic(|f, _| if f <= 8 * MIB { 4e9 } else { 1e9 }, false);
         let (agree, total, lines) = agreement(&a, &b);
-        // Peak and best record agree; the cliffs are two steps apart, each way.
-        assert_eq!((agree, total), (2, 4), "{lines:?}");
+        // Peak and best record agree; the file cliffs are two steps apart, each way; the first's
+        // edge shows along records too (1 MiB records decide on 4 MiB files only), the second's
+        // lies beyond the records' reach.
+        assert_eq!((agree, total), (2, 5), "{lines:?}");
     }
 
     #[test]

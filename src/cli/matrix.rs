@@ -8,7 +8,9 @@ use super::{Cli, Failure, MatrixArgs};
 use iosurvey::engine::offsets::OffsetMap;
 use iosurvey::engine::INTERRUPTED;
 use iosurvey::measure::{timed, WindowEnd};
-use iosurvey::plan::matrix::{full_estimate, passes, workload, Adaptive, At, Grid, Kind, Measured, Pass, Shape};
+use iosurvey::plan::matrix::{
+    decides, full_estimate, passes, workload, Adaptive, At, Grid, Kind, Measured, Pass, Shape, MIN_TRANSFERS,
+};
 use iosurvey::record::{MatrixCell, MatrixRecord, Status};
 use iosurvey::runner::{Filing, Lead, RunError, Runner};
 use iosurvey::store::Store;
@@ -130,6 +132,14 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
         (false, false) => WindowEnd::Transfers,
     };
     let passes = passes(&kinds);
+    // The adaptive mode measures only cells that can decide a finding; a grid with none is
+    // measured whole rather than not at all.
+    let full = a.full || !grid.cells().into_iter().any(decides);
+    if !a.full && full {
+        notes.push(format!(
+            "no cell of the grid holds {MIN_TRANSFERS} records, so none decides a peak or cliff: the grid measured whole, as with --full"
+        ));
+    }
     if a.budget == Some(0) {
         return Err(Failure::new(
             "--budget 0 leaves no time to measure a cell",
@@ -161,7 +171,7 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
             kinds: kinds.clone(),
             shape: shape.clone(),
             timing,
-            adaptive: !a.full,
+            adaptive: !full,
             fraction: a.cliff as f64 / 100.0,
             cells: Vec::new(),
             limits: iosurvey::env::limits(),
@@ -180,7 +190,7 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
             }
         };
         let record = MatrixRecord { id: Some(id), ..record };
-        let chooser = match a.full {
+        let chooser = match full {
             true => Chooser::Full((0..a.repetitions).flat_map(|_| grid.cells()).collect::<Vec<_>>().into_iter()),
             false => Chooser::Adaptive(Adaptive::new(grid.clone(), a.cliff as f64 / 100.0), Vec::new()),
         };

@@ -55,6 +55,20 @@ pub const SMALL_RECORD_FILES: u64 = 16 * MIB;
 /// The smallest record measured on files above [`SMALL_RECORD_FILES`].
 pub const SMALL_RECORD_FLOOR: u64 = 64 * KIB;
 
+/// The fewest transfers a cell needs to decide a peak or a cliff. A cell's first transfer is
+/// often slower than the rest (on ext4 here, 1.3 to 1.4 times in backward and random cells of
+/// 512 KiB to 1 MiB records), and a cell of n transfers whose first takes k times as long as
+/// each other loses (k - 1) / (n + k - 1) of its rate: a cell of one transfer shows that first
+/// touch alone. With 4, a first transfer up to 2.7 times as slow stays under the default 30%
+/// cliff.
+pub const MIN_TRANSFERS: u64 = 4;
+
+/// Whether a cell holds enough transfers ([`MIN_TRANSFERS`]) to decide a peak or a cliff; the
+/// others are measured by a full matrix and shown, never set against the rest.
+pub fn decides((file, record): At) -> bool {
+    file / record.max(1) >= MIN_TRANSFERS
+}
+
 impl Kind {
     /// Every kind, in the order the matrix shows them.
     pub const ALL: [Kind; 14] = [
@@ -259,10 +273,20 @@ impl Grid {
         self.files.iter().flat_map(|&f| self.records.iter().map(move |&r| (f, r))).filter(|&c| self.holds(c)).collect()
     }
 
-    /// The record size of the grid nearest `record` that a file of `file` bytes is measured at.
+    /// The record size of the grid nearest `record` among those a file of `file` bytes is
+    /// measured at that can decide a finding ([`decides`]).
     pub fn nearest_record(&self, file: u64, record: u64) -> Option<u64> {
         let distance = |r: u64| (r as f64 / record as f64).log2().abs();
-        self.row(file).into_iter().map(|(_, r)| r).min_by(|a, b| distance(*a).total_cmp(&distance(*b)))
+        self.row(file)
+            .into_iter()
+            .filter(|&c| decides(c))
+            .map(|(_, r)| r)
+            .min_by(|a, b| distance(*a).total_cmp(&distance(*b)))
+    }
+
+    /// Whether the adaptive mode may measure a cell: one of the grid that can decide a finding.
+    fn wanted(&self, cell: At) -> bool {
+        self.holds(cell) && decides(cell)
     }
 
     /// The cells of one file size.
@@ -297,13 +321,15 @@ enum Stage {
     Done,
 }
 
-/// The adaptive mode's choice of cells: a coarse pass (every other file size and record size
-/// of the cheap rows, then every other larger file size at the best record size: the spine,
-/// and each record too large for the cheap rows on the smallest file that holds it),
-/// refinement between measured neighbours that disagree by more than `fraction` and around
-/// each kind's peak (in the cheap rows, and along the spine where two steps apart would not
-/// place a cliff within one), and more samples of each kind's peak cell in the cheap rows,
-/// until it is stable.
+/// The adaptive mode's choice of cells, each one that [`decides`] (a cell that cannot decide
+/// a finding is not worth its time): a coarse pass (every other file size and record size of
+/// the cheap rows, then every other larger file size at the best record size: the spine, and
+/// each record too large for the cheap rows to decide on the smallest file that holds it
+/// [`MIN_TRANSFERS`] times), refinement between measured neighbours that disagree by more than
+/// `fraction` (in the cheap rows, and along the spine where two steps apart would not place a
+/// cliff within one) and around each kind's peak, and more samples of each kind's peak cell,
+/// until it is stable; the peak's on files whose one cell costs at most [`CHEAP_SHARE`] of the
+/// full matrix ([`near_file`]).
 #[derive(Debug, Clone)]
 pub struct Adaptive {
     grid: Grid,
@@ -311,6 +337,8 @@ pub struct Adaptive {
     stage: Stage,
     /// The file sizes measured whole ([`cheap_files`]).
     cheap: Vec<u64>,
+    /// The largest file size a peak is climbed to and settled on ([`near_file`]).
+    near: u64,
     /// The record size measured at every coarse file size beyond the cheap rows.
     pub spine: Option<u64>,
 }
@@ -331,6 +359,15 @@ fn cheap_files(grid: &Grid) -> Vec<u64> {
     out
 }
 
+/// The largest file size whose one cell costs at most [`CHEAP_SHARE`] of the full matrix's
+/// bytes: a peak on such a file is climbed to and settled like one in the cheap rows, since a
+/// record decides only on a file of [`MIN_TRANSFERS`] records, and the best cells of many kinds
+/// (a file in a CPU cache, in large records) lie past the cheap rows of a small grid.
+fn near_file(grid: &Grid) -> u64 {
+    let total = grid.bytes(&grid.cells()) as f64;
+    grid.files.iter().copied().filter(|&f| f as f64 <= CHEAP_SHARE * total).max().unwrap_or(0)
+}
+
 /// Every other element, counted from the last (so that the largest is always in).
 fn every_other<T: Copy>(v: &[T]) -> Vec<T> {
     v.iter().rev().step_by(2).rev().copied().collect()
@@ -339,66 +376,63 @@ fn every_other<T: Copy>(v: &[T]) -> Vec<T> {
 impl Adaptive {
     /// The adaptive mode over `grid`, refining where neighbours differ by more than `fraction`.
     pub fn new(grid: Grid, fraction: f64) -> Adaptive {
-        Adaptive { cheap: cheap_files(&grid), grid, fraction, stage: Stage::Coarse, spine: None }
+        let cheap = cheap_files(&grid);
+        let near = near_file(&grid).max(cheap.last().copied().unwrap_or(0));
+        Adaptive { cheap, near, grid, fraction, stage: Stage::Coarse, spine: None }
     }
 
     /// The next cells to measure (a cell measured before gets one more sample); empty when
     /// done.
     pub fn next(&mut self, measured: &Measured) -> Vec<At> {
         loop {
-            let (cells, next) =
-                match self.stage {
-                    Stage::Coarse => {
-                        let files = every_other(&self.cheap);
-                        let records = every_other(&self.grid.records);
-                        let cells = files.iter().flat_map(|&f| records.iter().map(move |&r| (f, r)));
-                        // A row whose every other record misses its largest still gets that one.
-                        let ends = files.iter().filter_map(|&f| self.grid.row(f).last().copied());
-                        let mut cells: Vec<At> = cells.chain(ends).filter(|&c| self.grid.holds(c)).collect();
-                        cells.sort_unstable();
-                        cells.dedup();
-                        (cells, Stage::Spine)
+            let (cells, next) = match self.stage {
+                Stage::Coarse => {
+                    let files = every_other(&self.cheap);
+                    let records = every_other(&self.grid.records);
+                    let cells = files.iter().flat_map(|&f| records.iter().map(move |&r| (f, r)));
+                    // A row whose every other record misses its largest that can decide a
+                    // finding still gets that one.
+                    let ends = files.iter().filter_map(|&f| self.grid.row(f).into_iter().rev().find(|&c| decides(c)));
+                    let mut cells: Vec<At> = cells.chain(ends).filter(|&c| self.grid.wanted(c)).collect();
+                    cells.sort_unstable();
+                    cells.dedup();
+                    (cells, Stage::Spine)
+                }
+                Stage::Spine => {
+                    let cheap = &self.cheap;
+                    self.spine = best_record(measured, &self.grid);
+                    let spine = self.spine;
+                    let beyond: Vec<u64> = self.grid.files.iter().copied().filter(|f| !cheap.contains(f)).collect();
+                    let mut cells: Vec<At> = every_other(&beyond)
+                        .into_iter()
+                        .filter_map(|f| Some((f, self.grid.nearest_record(f, spine?)?)))
+                        .collect();
+                    // Records too large for the cheap rows to decide, so the record
+                    // profile reaches them.
+                    cells.extend(self.grid.records.iter().filter_map(|&r| self.beyond(r)));
+                    cells.retain(|c| !measured.contains_key(c));
+                    cells.sort_unstable();
+                    cells.dedup();
+                    (cells, Stage::Refine(0))
+                }
+                Stage::Refine(round) => {
+                    let cells: Vec<At> =
+                        self.refinements(measured).into_iter().filter(|&c| self.affordable(c)).collect();
+                    match cells.is_empty() || round >= 5 {
+                        true => (Vec::new(), Stage::Settle(0)),
+                        false => (cells, Stage::Refine(round + 1)),
                     }
-                    Stage::Spine => {
-                        let cheap = &self.cheap;
-                        self.spine = best_record(measured, &self.grid);
-                        let spine = self.spine;
-                        let beyond: Vec<u64> = self.grid.files.iter().copied().filter(|f| !cheap.contains(f)).collect();
-                        let mut cells: Vec<At> = every_other(&beyond)
-                            .into_iter()
-                            .filter_map(|f| Some((f, self.grid.nearest_record(f, spine?)?)))
-                            .collect();
-                        // Records too large for the cheap rows, each on the smallest file that
-                        // holds it, so the record profile reaches them.
-                        let largest = cheap.last().copied().unwrap_or(0);
-                        cells.extend(self.grid.records.iter().filter(|&&r| r > largest).filter_map(|&r| {
-                            self.grid.files.iter().find(|&&f| self.grid.holds((f, r))).map(|&f| (f, r))
-                        }));
-                        cells.retain(|c| !measured.contains_key(c));
-                        cells.sort_unstable();
-                        cells.dedup();
-                        (cells, Stage::Refine(0))
+                }
+                Stage::Settle(round) => {
+                    // A large cell's one sample is long and steady; the noise is in the small.
+                    let cells: Vec<At> = self.unsettled(measured).into_iter().filter(|c| c.0 <= self.near).collect();
+                    match cells.is_empty() || round >= MOST_SAMPLES as u32 {
+                        true => (Vec::new(), Stage::Done),
+                        false => (cells, Stage::Settle(round + 1)),
                     }
-                    Stage::Refine(round) => {
-                        let cells: Vec<At> =
-                            self.refinements(measured).into_iter().filter(|&c| self.affordable(c)).collect();
-                        match cells.is_empty() || round >= 5 {
-                            true => (Vec::new(), Stage::Settle(0)),
-                            false => (cells, Stage::Refine(round + 1)),
-                        }
-                    }
-                    Stage::Settle(round) => {
-                        // A large cell's one sample is long and steady; the noise is in the small.
-                        let cheap = &self.cheap;
-                        let cells: Vec<At> =
-                            self.unsettled(measured).into_iter().filter(|c| cheap.contains(&c.0)).collect();
-                        match cells.is_empty() || round >= MOST_SAMPLES as u32 {
-                            true => (Vec::new(), Stage::Done),
-                            false => (cells, Stage::Settle(round + 1)),
-                        }
-                    }
-                    Stage::Done => return Vec::new(),
-                };
+                }
+                Stage::Done => return Vec::new(),
+            };
             self.stage = next;
             if !cells.is_empty() {
                 return cells;
@@ -406,10 +440,22 @@ impl Adaptive {
         }
     }
 
-    /// Whether refinement may measure a cell: any in the cheap rows, only the spine's beyond
-    /// (each larger file costs as much as every smaller one together).
+    /// Whether refinement may measure a cell: any on a file of near cost ([`near_file`]), only
+    /// the spine's beyond (each larger file costs as much as every smaller one together), and
+    /// the cell that stands for a record no cheap row decides.
     fn affordable(&self, (file, record): At) -> bool {
-        self.cheap.contains(&file) || self.spine.and_then(|s| self.grid.nearest_record(file, s)) == Some(record)
+        file <= self.near
+            || self.spine.and_then(|s| self.grid.nearest_record(file, s)) == Some(record)
+            || self.beyond(record) == Some((file, record))
+    }
+
+    /// For a record that no cheap row holds [`MIN_TRANSFERS`] times, the smallest file that
+    /// does: a record measured on a file of one transfer would show its first touch alone.
+    fn beyond(&self, record: u64) -> Option<At> {
+        if self.cheap.iter().any(|&f| self.grid.wanted((f, record))) {
+            return None;
+        }
+        self.grid.files.iter().map(|&f| (f, record)).find(|&c| self.grid.wanted(c))
     }
 
     /// The kinds measured so far.
@@ -444,19 +490,25 @@ impl Adaptive {
                     }
                     let middle = sizes[(i + j) / 2];
                     let better = if r0 >= r1 { c0 } else { c1 };
+                    // A record that the better neighbour's file cannot decide goes to the next
+                    // file that can.
                     let cell = match by_file {
                         true => self.spine.and_then(|s| self.grid.nearest_record(middle, s)).map(|r| (middle, r)),
-                        false => Some((better.0, middle)),
+                        false => self
+                            .grid
+                            .files
+                            .iter()
+                            .map(|&f| (f, middle))
+                            .find(|&c| c.0 >= better.0 && self.grid.wanted(c) && self.affordable(c)),
                     };
-                    out.extend(cell.filter(|&c| self.grid.holds(c)));
+                    out.extend(cell);
                 }
             }
-            // Climb to the peak, a step a round, in the cheap rows only: a kind that peaks on a
-            // large file (record rewrite, whose one record stays in the cache) would pull in
-            // cells that cost as much as the rest of the matrix.
-            let cheap = &self.cheap;
+            // Climb to the peak, a step a round, on files of near cost only: a kind that peaks
+            // on a large file (record rewrite, whose one record stays in the cache) would pull
+            // in cells that cost as much as the rest of the matrix.
             if let Some(peak) = self.peak(measured, kind) {
-                out.extend(self.neighbours(peak).into_iter().filter(|c| cheap.contains(&c.0)));
+                out.extend(self.neighbours(peak).into_iter().filter(|c| c.0 <= self.near));
             }
         }
         out.retain(|c| !measured.contains_key(c));
@@ -478,7 +530,7 @@ impl Adaptive {
         };
         let mut out: Vec<At> = step(&self.grid.files, f).into_iter().map(|f| (f, r)).collect();
         out.extend(step(&self.grid.records, r).into_iter().map(|r| (f, r)));
-        out.retain(|&c| self.grid.holds(c));
+        out.retain(|&c| self.grid.wanted(c));
         out
     }
 
@@ -507,7 +559,8 @@ fn close(a: f64, b: f64) -> bool {
 }
 
 /// A kind's profile along file sizes (`by_file`) or record sizes: at each size of the grid
-/// measured, the best median over the other axis, with the cell that holds it.
+/// measured, the best median over the other axis, with the cell that holds it; only cells that
+/// [`decides`] count.
 pub fn profile(measured: &Measured, grid: &Grid, kind: Kind, by_file: bool) -> Vec<(u64, f64, At)> {
     let sizes = if by_file { &grid.files } else { &grid.records };
     sizes
@@ -515,7 +568,7 @@ pub fn profile(measured: &Measured, grid: &Grid, kind: Kind, by_file: bool) -> V
         .filter_map(|&s| {
             measured
                 .iter()
-                .filter(|(c, _)| if by_file { c.0 == s } else { c.1 == s })
+                .filter(|(c, _)| decides(**c) && if by_file { c.0 == s } else { c.1 == s })
                 .filter_map(|(c, m)| Some((median(m.get(&kind)?)?, *c)))
                 .max_by(|a, b| a.0.total_cmp(&b.0))
                 .map(|(rate, c)| (s, rate, c))
@@ -524,10 +577,12 @@ pub fn profile(measured: &Measured, grid: &Grid, kind: Kind, by_file: bool) -> V
 }
 
 /// The record size best over every kind in the largest file size measured at more than one
-/// record: the one with the highest sum of each kind's rate relative to that kind's best.
+/// record (cells that [`decides`]): the one with the highest sum of each kind's rate relative
+/// to that kind's best.
 pub fn best_record(measured: &Measured, grid: &Grid) -> Option<u64> {
-    let file = grid.files.iter().rev().find(|&&f| measured.keys().filter(|c| c.0 == f).count() > 1)?;
-    let row: Vec<(&At, &BTreeMap<Kind, Vec<f64>>)> = measured.iter().filter(|(c, _)| c.0 == *file).collect();
+    let file = grid.files.iter().rev().find(|&&f| measured.keys().filter(|&&c| c.0 == f && decides(c)).count() > 1)?;
+    let row: Vec<(&At, &BTreeMap<Kind, Vec<f64>>)> =
+        measured.iter().filter(|(c, _)| c.0 == *file && decides(**c)).collect();
     let best_of = |k: &Kind| row.iter().filter_map(|(_, m)| median(m.get(k)?)).fold(0.0, f64::max);
     let score = |m: &BTreeMap<Kind, Vec<f64>>| {
         m.iter().filter_map(|(k, s)| Some(median(s)? / best_of(k))).filter(|x| x.is_finite()).sum::<f64>()
@@ -646,8 +701,8 @@ mod tests {
         1e9 * cache * record
     }
 
-    #[test]
-    fn the_adaptive_mode_finds_the_cliff_and_the_best_record_in_a_fraction_of_the_bytes() {
+    /// The adaptive mode over the default grid, to its end, on the machine of `rate`.
+    fn adaptive(rate: fn(u64, u64) -> f64) -> (Grid, Adaptive, Measured) {
         let grid = Grid::new((64 * KIB, 512 * MIB), (4 * KIB, 16 * MIB), false);
         let mut a = Adaptive::new(grid.clone(), 0.3);
         let mut measured = Measured::new();
@@ -656,6 +711,12 @@ mod tests {
                 measured.entry(c).or_default().entry(Kind::Read).or_default().push(rate(c.0, c.1));
             }
         }
+        (grid, a, measured)
+    }
+
+    #[test]
+    fn the_adaptive_mode_finds_the_cliff_and_the_best_record_in_a_fraction_of_the_bytes() {
+        let (grid, a, measured) = adaptive(rate);
         assert_eq!(a.spine, Some(256 * KIB));
         // The cliff between 1 MiB and 2 MiB is measured on both sides at the spine.
         assert!(measured.contains_key(&(MIB, 256 * KIB)) && measured.contains_key(&(2 * MIB, 256 * KIB)));
@@ -664,5 +725,68 @@ mod tests {
         assert!((bytes as f64) < 0.15 * full as f64, "{bytes} of {full}");
         // Exact samples agree at once: each deciding cell measured twice, no more.
         assert!(measured.values().all(|m| m[&Kind::Read].len() <= 2));
+    }
+
+    /// [`rate`], but a cell of fewer than [`MIN_TRANSFERS`] records is 100 times as fast on the
+    /// smallest files (a time below the timer's tick) and 100 times as slow on the others (a
+    /// first transfer's cost, alone).
+    fn planted(f: u64, r: u64) -> f64 {
+        match (decides((f, r)), f <= 128 * KIB) {
+            (true, _) => rate(f, r),
+            (false, true) => 100.0 * rate(f, r),
+            (false, false) => rate(f, r) / 100.0,
+        }
+    }
+
+    #[test]
+    fn the_adaptive_mode_measures_no_cell_too_short_to_decide_and_reaches_large_records_on_files_of_several() {
+        let (grid, a, measured) = adaptive(planted);
+        let short: Vec<&At> = measured.keys().filter(|&&c| !decides(c)).collect();
+        assert!(short.is_empty(), "{short:?}");
+        // The largest record on the smallest file that holds it four times, not on one of
+        // its own size (a slow first transfer, a record cliff that is not there).
+        let by_record = profile(&measured, &grid, Kind::Read, false);
+        assert_eq!(by_record.last().map(|p| p.2), Some((64 * MIB, 16 * MIB)));
+        assert_eq!(by_record.last().map(|p| p.1), Some(rate(64 * MIB, 16 * MIB)));
+        // The peak is a cell of many records, not a planted one of the smallest files.
+        let peak = a.peak(&measured, Kind::Read).unwrap();
+        assert!(decides(peak), "{peak:?}");
+        assert_eq!(a.spine, Some(256 * KIB));
+    }
+
+    #[test]
+    fn a_peak_past_the_cheap_rows_is_climbed_to_and_settled_while_its_cell_is_cheap() {
+        // Best at 4 MiB files and 1 MiB records: past the cheap rows of a grid to 32 MiB (to
+        // 512 KiB), where a 1 MiB record first holds four times.
+        let grid = Grid::new((64 * KIB, 32 * MIB), (4 * KIB, 16 * MIB), false);
+        let around = |x: u64, best: u64| 1.0 / (1.0 + (x as f64 / best as f64).log2().abs() / 4.0);
+        let mut a = Adaptive::new(grid.clone(), 0.3);
+        let mut measured = Measured::new();
+        while let Some(cells) = Some(a.next(&measured)).filter(|c| !c.is_empty()) {
+            for (f, r) in cells {
+                let rate = 1e9 * around(f, 4 * MIB) * around(r, MIB);
+                measured.entry((f, r)).or_default().entry(Kind::Read).or_default().push(rate);
+            }
+        }
+        assert!(!a.cheap.contains(&(4 * MIB)), "{:?}", a.cheap);
+        assert_eq!(measured[&(4 * MIB, MIB)][&Kind::Read].len(), 2, "settled");
+        assert!(measured.contains_key(&(8 * MIB, MIB)) && measured.contains_key(&(4 * MIB, 512 * KIB)), "climbed");
+        // A cell of 32 MiB costs more than the near share: never measured twice.
+        assert!(measured.iter().filter(|(c, _)| c.0 == 32 * MIB).all(|(_, m)| m[&Kind::Read].len() == 1));
+    }
+
+    #[test]
+    fn profiles_and_the_best_record_count_only_cells_of_several_records() {
+        let grid = Grid::new((64 * KIB, 128 * KIB), (16 * KIB, 128 * KIB), false);
+        let measured: Measured =
+            grid.cells().into_iter().map(|c| (c, BTreeMap::from([(Kind::Read, vec![planted(c.0, c.1)])]))).collect();
+        // 64 KiB files hold 16 KiB records four times, 128 KiB ones 32 KiB records: the
+        // planted cells (one or two records, 100 times as fast) are in no profile.
+        let by_file: Vec<At> = profile(&measured, &grid, Kind::Read, true).into_iter().map(|p| p.2).collect();
+        assert_eq!(by_file, [(64 * KIB, 16 * KIB), (128 * KIB, 32 * KIB)]);
+        let by_record: Vec<u64> = profile(&measured, &grid, Kind::Read, false).into_iter().map(|p| p.0).collect();
+        assert_eq!(by_record, [16 * KIB, 32 * KIB]);
+        assert_eq!(best_record(&measured, &grid), Some(32 * KIB));
+        assert_eq!(grid.nearest_record(128 * KIB, MIB), Some(32 * KIB));
     }
 }
