@@ -123,6 +123,13 @@ fn every_kind_that_can_be_checked_moves_the_right_bytes_on_tmpfs() {
 }
 
 /// The matrix of a bed, by id, as JSON.
+/// Runs `matrix ARGS` on the bed, which must succeed, and returns the stored matrix m1.
+fn measure(bed: &Bed, args: &str) -> Value {
+    let out = bed.command("matrix", args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    matrix(bed, "m1")
+}
+
 fn matrix(bed: &Bed, id: &str) -> Value {
     let out = iosurvey(&["show", id, "--json", "--db", &bed.db]);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -186,9 +193,7 @@ fn a_matrix_is_stored_shown_listed_and_written_as_csv_and_its_rates_recomputed()
 #[test]
 fn the_adaptive_mode_says_what_it_skipped_and_what_the_full_matrix_would_take() {
     let bed = Bed::new();
-    let out = bed.command("matrix", "--kinds write,read --min-file 64k --max-file 8m --min-record 4k --max-record 1m");
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let m = matrix(&bed, "m1");
+    let m = measure(&bed, "--kinds write,read --min-file 64k --max-file 8m --min-record 4k --max-record 1m");
     assert_eq!(m["adaptive"], true);
     let skipped = m["skipped"].as_u64().unwrap();
     assert!(skipped > 0, "{m}");
@@ -210,9 +215,7 @@ fn the_adaptive_mode_says_what_it_skipped_and_what_the_full_matrix_would_take() 
 #[test]
 fn a_grid_with_no_cell_of_several_records_is_measured_whole_and_decides_nothing() {
     let bed = Bed::new();
-    let out = bed.command("matrix", "--kinds read --min-file 64k --max-file 128k --min-record 64k --max-record 64k");
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let m = matrix(&bed, "m1");
+    let m = measure(&bed, "--kinds read --min-file 64k --max-file 128k --min-record 64k --max-record 64k");
     assert_eq!(m["adaptive"], false);
     assert_eq!(m["cells"].as_array().unwrap().len(), 2, "{m}");
     assert!(m["notes"]
@@ -398,9 +401,7 @@ fn throughput_mode_gives_the_team_and_the_all_busy_rate_and_each_task_apart() {
 #[test]
 fn a_budget_stops_the_matrix_and_says_so() {
     let bed = Bed::new();
-    let out = bed.command("matrix", "--kinds write --max-file 1m --budget 1ns");
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    let m = matrix(&bed, "m1");
+    let m = measure(&bed, "--kinds write --max-file 1m --budget 1ns");
     assert_eq!(m["status"], "ok");
     assert!(m["notes"].as_array().unwrap().iter().any(|n| n.as_str().unwrap().starts_with("--budget reached")), "{m}");
     assert!(m["cells"].as_array().unwrap().is_empty());
