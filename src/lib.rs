@@ -17,6 +17,7 @@ pub mod plan;
 pub mod record;
 pub mod report;
 pub mod runner;
+pub mod session;
 pub mod spec;
 pub mod stats;
 pub mod store;

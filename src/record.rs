@@ -115,6 +115,73 @@ pub struct RunRecord {
     pub matrix_id: Option<i64>,
 }
 
+/// What a group of runs is; the letter of its name says it to users (s3, w2, m1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GroupKind {
+    /// The standard battery (`survey`), named sN.
+    Survey,
+    /// The IO500 list, named sN as surveys are: its runs show as one.
+    Io500,
+    /// A sweep over client counts, named wN.
+    Sweep,
+    /// A file x record matrix, named mN.
+    Matrix,
+    /// A campaign of studies, named cN.
+    Campaign,
+}
+
+impl GroupKind {
+    const ALL: [GroupKind; 5] =
+        [GroupKind::Survey, GroupKind::Io500, GroupKind::Sweep, GroupKind::Matrix, GroupKind::Campaign];
+
+    /// The letter of its names.
+    pub fn letter(self) -> char {
+        match self {
+            GroupKind::Survey | GroupKind::Io500 => 's',
+            GroupKind::Sweep => 'w',
+            GroupKind::Matrix => 'm',
+            GroupKind::Campaign => 'c',
+        }
+    }
+
+    /// The name in the store.
+    pub fn name(self) -> String {
+        crate::spec::variant_name(&self)
+    }
+
+    /// The kind of a stored name.
+    pub fn from_name(name: &str) -> Option<GroupKind> {
+        GroupKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+/// A group's name: its letter's kind and the number the store minted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct GroupId {
+    /// Its kind.
+    pub kind: GroupKind,
+    /// Its number among the groups of its letter.
+    pub number: i64,
+}
+
+impl std::fmt::Display for GroupId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}", self.kind.letter(), self.number)
+    }
+}
+
+impl RunRecord {
+    /// The group the run was filed in: its survey, sweep or matrix (a record keeps the
+    /// number of each, as users read them).
+    pub fn group(&self) -> Option<GroupId> {
+        let of = |kind, n: Option<i64>| n.map(|number| GroupId { kind, number });
+        of(GroupKind::Survey, self.survey_id)
+            .or(of(GroupKind::Sweep, self.sweep_id))
+            .or(of(GroupKind::Matrix, self.matrix_id))
+    }
+}
+
 /// The provenance of what iosurvey measured itself.
 pub const MEASURED: &str = "measured";
 

@@ -3,10 +3,10 @@
 //! failed) in one transaction. Decisions only the lead can take reach the other processes
 //! through [`Team::share`], so every process takes the same path and nobody waits for ever.
 
-use crate::engine::{self, offsets::mix, offsets::OffsetMap, DataFiles, EngineError, Execution, Progress};
+use crate::engine::{self, offsets::mix, offsets::OffsetMap, Cancel, DataFiles, EngineError, Execution, Progress};
 use crate::env;
 use crate::janitor::{self, Duty};
-use crate::record::{RunFacts, RunRecord, Status};
+use crate::record::{GroupId, GroupKind, RunFacts, RunRecord, Status};
 use crate::spec::meta::check_order;
 use crate::spec::{Access, Before, Hint, Meta, Op, Setting, SpecError, Workload};
 use crate::store::{will, Store, StoreError};
@@ -49,6 +49,22 @@ pub enum RunError {
     /// A signal stopped a sequence of runs between two of them; those before it are stored.
     #[error("interrupted by a signal between runs; the runs before it are stored")]
     Interrupted,
+    /// A directory a session needs could not be opened; nothing was stored.
+    #[error("{what}")]
+    Open {
+        /// What could not be opened, and why.
+        what: String,
+        /// What to do.
+        hint: Hint,
+    },
+    /// A plan's hook failed between runs; the runs before it are stored.
+    #[error("{name} failed: {why}")]
+    Hook {
+        /// The hook.
+        name: String,
+        /// Why.
+        why: String,
+    },
     /// On a process other than the lead: the run failed, and the lead reports why.
     #[error("the run failed; the lead process reports why")]
     Peer {
@@ -68,6 +84,8 @@ impl RunError {
             RunError::Failed { hint, .. } => hint.clone(),
             RunError::Peer { .. } => Hint::say("see the lead process's message"),
             RunError::Interrupted => Hint::say("run it again"),
+            RunError::Open { hint, .. } => hint.clone(),
+            RunError::Hook { .. } => Hint::say("check the target"),
         }
     }
 
@@ -76,7 +94,8 @@ impl RunError {
         match self {
             RunError::Failed { code, .. } | RunError::Peer { code } => *code,
             RunError::Interrupted => 130,
-            RunError::Spec(_) | RunError::Refused(_) | RunError::Target(_) => 2,
+            RunError::Spec(_) | RunError::Refused(_) | RunError::Target(_) | RunError::Open { .. } => 2,
+            RunError::Hook { .. } => 1,
             RunError::Store(e) => e.exit_code(),
         }
     }
@@ -98,26 +117,23 @@ pub struct Lead<'a> {
 /// How a run is filed.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Filing<'a> {
-    /// Name within a survey.
+    /// Name within its group ("seq-file-per-task").
     pub name: Option<&'a str>,
-    /// Survey id.
-    pub survey_id: Option<i64>,
-    /// Sweep id.
-    pub sweep_id: Option<i64>,
+    /// The group it belongs to, as the store minted it.
+    pub group: Option<GroupId>,
     /// The name of the system measured (`--label`).
     pub label: Option<&'a str>,
-    /// The matrix whose cell it measures.
-    pub matrix_id: Option<i64>,
 }
 
 impl Filing<'_> {
-    /// Files `record` under this name, survey, sweep and label.
+    /// Files `record` under this name, group and label.
     fn apply(&self, record: &mut RunRecord) {
         record.name = self.name.map(str::to_string);
-        record.survey_id = self.survey_id;
-        record.sweep_id = self.sweep_id;
+        let number = |kinds: &[GroupKind]| self.group.filter(|g| kinds.contains(&g.kind)).map(|g| g.number);
+        record.survey_id = number(&[GroupKind::Survey, GroupKind::Io500]);
+        record.sweep_id = number(&[GroupKind::Sweep]);
+        record.matrix_id = number(&[GroupKind::Matrix]);
         record.label = self.label.map(str::to_string);
-        record.matrix_id = self.matrix_id;
     }
 }
 
@@ -139,6 +155,8 @@ pub struct Runner<'a, T: Team> {
     pub space_check: bool,
     /// Called with the live progress of each run; returns a function that stops watching.
     pub watch: Option<&'a Watch>,
+    /// Stops a run after its current transfers.
+    pub cancel: Cancel,
 }
 
 /// A token unique to this run, stamped into verified data so that stale data is recognised.
@@ -222,7 +240,7 @@ impl<T: Team> Runner<'_, T> {
         });
         let progress = Progress::new(self.threads);
         let stop = self.lead.as_ref().and(self.watch).map(|watch| watch(progress.clone()));
-        let inputs = engine::RunInputs { w, files: &files, token, drop_caches, progress };
+        let inputs = engine::RunInputs { w, files: &files, token, drop_caches, progress, cancel: self.cancel.clone() };
         let exec = engine::execute(self.team, self.threads, inputs);
         if let Some(stop) = stop {
             stop();

@@ -45,7 +45,14 @@ fn allocations(items: u64) -> u64 {
         ..Workload::default()
     };
     let files = DataFiles { dir: Arc::new(Dir::open(tmp.path()).unwrap()), names: Vec::new(), bases: Vec::new() };
-    let inputs = RunInputs { w: &w, files: &files, token: 7, drop_caches: false, progress: Progress::new(1) };
+    let inputs = RunInputs {
+        w: &w,
+        files: &files,
+        token: 7,
+        drop_caches: false,
+        progress: Progress::new(1),
+        cancel: Default::default(),
+    };
     let before = ALLOCATIONS.load(Relaxed);
     let exec = engine::execute(&LocalTeam, 1, inputs).unwrap();
     let used = ALLOCATIONS.load(Relaxed) - before;

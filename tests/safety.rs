@@ -492,7 +492,7 @@ fn a_full_disk_under_the_store_keeps_the_record_in_a_file() {
 fn hold_store_lock(db: &str) -> rusqlite::Connection {
     let conn = rusqlite::Connection::open(db).unwrap();
     conn.busy_timeout(Duration::from_secs(20)).unwrap();
-    conn.execute_batch("BEGIN IMMEDIATE; INSERT INTO surveys (started, target, command_line) VALUES (0, 'x', 'lock');")
+    conn.execute_batch("BEGIN IMMEDIATE; INSERT INTO groups (kind, letter, number, command_line, started, state, spec_json) VALUES ('survey', 's', 999999, 'lock', 0, 'running', '{}');")
         .unwrap();
     conn
 }

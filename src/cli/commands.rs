@@ -1,28 +1,23 @@
 //! The commands, written once for any team: the lead process prints and owns the store and
 //! the target; every process runs its tasks.
 
-use super::{progress, Cli, Command, Failure, MetaArgs, NetArgs, ReportFilter, RunArgs, SurveyArgs};
+use super::opening::{on_lead, precheck_all};
+use super::{Cli, Command, Failure, MetaArgs, NetArgs, ReportFilter, RunArgs, SurveyArgs};
 use iosurvey::analysis::{self, Report};
-use iosurvey::engine::INTERRUPTED;
 use iosurvey::net;
 use iosurvey::plan::{self, SurveyShape};
-use iosurvey::record::RunRecord;
+use iosurvey::record::{GroupId, GroupKind, RunRecord};
 use iosurvey::report::{self, Format};
-use iosurvey::runner::{Filing, Lead, RunError, Runner, Watch};
+use iosurvey::session::Place;
 use iosurvey::spec::{Op, Workload};
 use iosurvey::store::Store;
-use iosurvey::target::dir::Dir;
-use iosurvey::target::{cache, Target};
-use iosurvey::team::{all_agree, share_value, Team};
+use iosurvey::target::cache;
+use iosurvey::team::Team;
 use iosurvey::units::{format_size, now_unix};
-use std::ffi::{OsStr, OsString};
-use std::io::IsTerminal;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::sync::OnceLock;
-use std::time::Instant;
 
 /// How long the team took to form (MPI_Init, node discovery, clock alignment), nanoseconds.
 pub static TEAM_START_NS: OnceLock<u64> = OnceLock::new();
@@ -82,7 +77,7 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
         }
         Command::Compare { sides, format } => lead_prints(team, || compare(&cli.db, sides, *format)),
         Command::Net(args) => net(cli, args, team),
-        Command::Overhead => lead_prints(team, || Ok(overhead())),
+        Command::Overhead => lead_prints(team, || Ok(iosurvey::measure::overhead::report())),
         // Served before the team starts (see cli::main).
         Command::Janitor => Ok(()),
         Command::Engines { json, all } => lead_prints(team, || {
@@ -99,7 +94,13 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
                 })
                 .collect())
         }),
-        Command::TeamTiming { rounds } => team_timing(team, *rounds),
+        Command::TeamTiming { rounds } => {
+            let timing = iosurvey::team::timing::measure(team, *rounds, TEAM_START_NS.get().copied().unwrap_or(0));
+            lead_prints(team, || {
+                let line = serde_json::to_string(&timing).map_err(|e| Failure::new(e, "report this as a bug", 1))?;
+                Ok(format!("{}\n", iosurvey::escape::json(line)))
+            })
+        }
     }
 }
 
@@ -151,11 +152,12 @@ fn show(db: &Path, id: super::Shown, json: bool, format: Format) -> Result<Strin
 /// The ids of the runs a run, survey or sweep id names.
 fn group_ids(store: &Store, id: super::Shown) -> Result<Vec<i64>, Failure> {
     use super::Shown;
+    let group = |kind, number| store.group_runs(GroupId { kind, number });
     Ok(match id {
         Shown::Run(id) => vec![id],
-        Shown::Survey(n) => store.survey_runs(n)?,
-        Shown::Sweep(n) => store.sweep_runs(n)?,
-        Shown::Matrix(n) => store.matrix_runs(n)?,
+        Shown::Survey(n) => group(GroupKind::Survey, n)?,
+        Shown::Sweep(n) => group(GroupKind::Sweep, n)?,
+        Shown::Matrix(n) => group(GroupKind::Matrix, n)?,
     })
 }
 
@@ -328,18 +330,6 @@ fn compare(db: &Path, names: &[String], format: Format) -> Result<String, Failur
     Ok(render(report, format))
 }
 
-/// Runs `f` on the lead process only; its success or exit code reaches every process, so
-/// that all of them stop together when the lead refuses.
-pub(super) fn on_lead<T: Team, X>(team: &T, f: impl FnOnce() -> Result<X, Failure>) -> Result<Option<X>, Failure> {
-    let result = (team.process() == 0).then(f);
-    let code = share_value(team, result.as_ref().map(|r| r.as_ref().err().map_or(&0, |f| &f.code)));
-    match result {
-        Some(r) => r.map(Some),
-        None if code == 0 => Ok(None),
-        None => Err(Failure::silent(code)),
-    }
-}
-
 fn lead_prints<T: Team>(team: &T, f: impl FnOnce() -> Result<String, Failure>) -> Result<(), Failure> {
     if let Some(text) = on_lead(team, f)? {
         print!("{text}");
@@ -351,78 +341,6 @@ fn to_json<T: serde::Serialize>(v: &T) -> Result<String, Failure> {
     serde_json::to_string_pretty(v)
         .map(|s| iosurvey::escape::json(s) + "\n")
         .map_err(|e| Failure::new(e, "report this as a bug", 1))
-}
-
-/// The command line as typed; an argument that is not UTF-8 is kept with replacement
-/// characters (the record says so).
-pub(super) fn command_line() -> String {
-    std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ")
-}
-
-/// The target directory on every process: the lead's (locked, checked), and on the others
-/// the same directory opened by the path the lead resolved.
-pub(super) fn target_everywhere<T: Team>(team: &T, lead: Option<&Target>) -> Result<Arc<Dir>, Failure> {
-    let path = team.share(lead.map(|t| t.dir().path().as_os_str().as_bytes().to_vec()).unwrap_or_default());
-    let path = PathBuf::from(OsString::from_vec(path));
-    let dir = match lead {
-        Some(t) => Ok(t.dir().clone()),
-        None => Dir::open(&path).map(Arc::new),
-    };
-    if !all_agree(team, dir.is_ok()) {
-        return Err(match dir {
-            Err(e) => {
-                Failure::new(format!("cannot open the target {}: {e}", path.display()), "mount it on every node", 2)
-            }
-            Ok(_) => Failure::silent(2),
-        });
-    }
-    dir.map_err(|_| Failure::silent(2))
-}
-
-/// Prints what the target's checks found worth saying (reclaimed leftovers, no locks).
-fn say_notes(target: &mut Target) {
-    for note in target.take_notes() {
-        say!("iosurvey: warning: {note}");
-    }
-}
-
-pub(super) fn watcher(cli: &Cli) -> Option<&'static Watch> {
-    (!cli.quiet && std::io::stderr().is_terminal()).then_some(&progress::watch as &Watch)
-}
-
-/// Checks every workload a command will run before it makes anything (no store row, no
-/// directory): each one's rules, its engine's, and the memory bound for `threads` tasks per
-/// process. The lead decides (memory differs between nodes) and every process follows; when
-/// all pass, says whether the tasks crowd the cores.
-pub(super) fn precheck_all<'w, T: Team>(
-    team: &T,
-    threads: usize,
-    workloads: impl IntoIterator<Item = &'w Workload>,
-) -> Result<(), Failure> {
-    let per_node = iosurvey::runner::per_node(team, threads);
-    on_lead(team, || {
-        let available = iosurvey::env::memory_available();
-        for w in workloads {
-            iosurvey::runner::precheck(w, per_node, available)?;
-        }
-        Ok(())
-    })?;
-    warn_crowded(team, threads);
-    Ok(())
-}
-
-/// Tasks per core above which a run measures the scheduler as much as the storage.
-const CROWDED: usize = 4;
-
-/// One warning line when `threads` tasks in this process far exceed the cores it may use.
-pub(super) fn warn_crowded<T: Team>(team: &T, threads: usize) {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if team.process() == 0 && threads > CROWDED * cores {
-        say!(
-            "iosurvey: warning: --tasks {threads} runs {threads} threads on the {cores} core{} this process may use (more than {CROWDED} per core): the figures will show the scheduler as much as the storage",
-            if cores == 1 { "" } else { "s" }
-        );
-    }
 }
 
 /// Two of `dirs` that are one directory or one inside the other (as resolved now, a missing
@@ -525,15 +443,6 @@ fn meta_run(a: &MetaArgs) -> Result<RunArgs, Failure> {
     Ok(RunArgs { dir, workload, total: None, team: a.team.clone(), more_dirs: dirs })
 }
 
-fn workload(a: &RunArgs, tasks: usize) -> Result<Workload, Failure> {
-    let mut w = Workload { tasks, ..a.workload.clone() };
-    if let Some(total) = a.total {
-        w.set_total(total)?;
-    }
-    w.validate()?;
-    Ok(w)
-}
-
 /// Refuses, before anything runs, a `--json` path that could not or must not be written.
 fn check_json_path(path: &Path, db: &Path) -> Result<(), Failure> {
     if super::output::is_stdout(path) {
@@ -556,23 +465,7 @@ fn write_json(path: &Path, records: &[RunRecord], sweep: bool, db: &Path) -> Res
     super::output::write(path, text.as_bytes(), db, "--json")
 }
 
-/// Cleans up after the target; what could not be removed is said in the command's closing
-/// line ([`super::leftovers_said`]), so a fault still ends with one line.
-pub(super) fn clean_up(target: Target) {
-    let key = iosurvey::janitor::key(&target);
-    super::LEFTOVERS.lock().unwrap_or_else(|p| p.into_inner()).extend(target.cleanup().problems);
-    // Only now: a lead killed while removing still has its files removed by the janitor.
-    iosurvey::janitor::release(key);
-}
-
-/// A target just taken, put in the janitor's care until [`clean_up`] has cleaned it.
-fn held(target: Target) -> Target {
-    iosurvey::janitor::hold(&target);
-    target
-}
-
 fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
-    super::RUNNING.store(true, Ordering::Relaxed);
     let team_size = team.processes() * a.team.tasks;
     let counts = match &a.team.clients {
         Some(list) => plan::parse_counts(list).map_err(|e| Failure { line: Some(e), code: 2 })?,
@@ -585,75 +478,26 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
             2,
         ));
     }
-    let points = counts.iter().map(|&c| workload(a, c)).collect::<Result<Vec<_>, _>>()?;
-    precheck_all(team, a.team.tasks, &points)?;
+    let mut points = plan::List::sweep(&a.workload, &counts, a.total)?;
+    let workloads: Vec<Workload> = points.workloads().cloned().collect();
+    precheck_all(team, a.team.tasks, &workloads)?;
     let sweep = counts.len() > 1;
-    let mut state = on_lead(team, || {
-        if let Some(path) = &a.team.json {
-            check_json_path(path, &cli.db)?;
-        }
-        // The target first: a refused target leaves no trace, not even a new store.
-        let mut target = held(Target::open(&a.dir, a.team.target.options())?);
-        // A metadata run's phase order depends on what the target holds (a kept tree).
-        if let Err(e) = points.iter().try_for_each(|w| iosurvey::runner::check_meta_order(&target, w)) {
-            clean_up(target);
-            return Err(e.into());
-        }
-        let store = match Store::open(&cli.db) {
-            Ok(s) => s,
-            Err(e) => {
-                clean_up(target);
-                return Err(e.into());
-            }
-        };
-        say_notes(&mut target);
-        let mut more = Vec::with_capacity(a.more_dirs.len());
-        for path in &a.more_dirs {
-            match Target::open(path, a.team.target.options()).map(held) {
-                Ok(mut t) => {
-                    say_notes(&mut t);
-                    more.push(t);
-                }
-                Err(e) => {
-                    std::iter::once(target).chain(more).for_each(clean_up);
-                    return Err(RunError::from(e).into());
-                }
-            }
-        }
-        let sweep_id = match sweep.then(|| store.begin_sweep(now_unix(), "clients", &command_line())).transpose() {
-            Ok(id) => id,
-            Err(e) => {
-                std::iter::once(target).chain(more).for_each(clean_up);
-                return Err(e.into());
-            }
-        };
-        Ok((store, target, sweep_id, more))
+    on_lead(team, || match &a.team.json {
+        Some(path) => check_json_path(path, &cli.db),
+        None => Ok(()),
     })?;
-    let sweep_id = state.as_ref().and_then(|s| s.2);
-    let dir = target_everywhere(team, state.as_ref().map(|s| &s.1))?;
-    let bases = (0..a.more_dirs.len())
-        .map(|k| target_everywhere(team, state.as_ref().map(|s| &s.3[k])))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut runner = Runner {
-        team,
-        threads: a.team.tasks,
-        dir,
-        bases,
-        lead: state.as_mut().map(|(store, target, _, more)| Lead { store, target, more }),
-        command_line: command_line(),
-        space_check: !a.team.target.no_space_check,
-        watch: watcher(cli),
+    let place = Place::Dir { dir: a.dir.clone(), more: a.more_dirs.clone() };
+    let mut session = super::opening::open(cli, team, (place, &a.team.target), a.team.tasks, workloads)?;
+    let group = match sweep {
+        true => Some(session.begin(GroupKind::Sweep, &serde_json::json!({ "parameter": "clients" }))?),
+        false => None,
     };
-    let label = a.team.target.label.as_deref();
-    let (records, failure) = run_in_turn(
-        &mut runner,
-        points.iter().map(|p| (p, Filing { sweep_id, label, ..Filing::default() })),
-        |_, _| {},
-    );
-    drop(runner);
-    if let Some((_, target, _, more)) = state {
-        std::iter::once(target).chain(more).for_each(clean_up);
+    let played = session.play(&mut points, group, |_| {});
+    if let Some(g) = group {
+        session.finish(g, played.failure.is_none(), None)?;
     }
+    drop(session);
+    let records = played.records;
     let to_stdout = a.team.json.as_deref().is_some_and(super::output::is_stdout);
     if let (Some(path), false) = (&a.team.json, records.is_empty()) {
         write_json(path, &records, sweep, &cli.db)?;
@@ -666,139 +510,19 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
         }
     }
     if sweep && !cli.quiet && !to_stdout && !records.is_empty() {
-        print!("{}", render(analysis::sweep(sweep_id, &records), Format::Text));
+        print!("{}", render(analysis::sweep(group.map(|g| g.number), &records), Format::Text));
     }
-    failure.map_or(Ok(()), |e| Err(e.into()))
-}
-
-/// Runs workloads one after the other until one fails or a signal arrives. Returns the
-/// records (the failed one included) and the failure.
-pub(super) fn run_in_turn<'w, T: Team>(
-    runner: &mut Runner<T>,
-    runs: impl Iterator<Item = (&'w Workload, Filing<'w>)>,
-    mut before: impl FnMut(&Workload, &Filing),
-) -> (Vec<RunRecord>, Option<RunError>) {
-    let mut records = Vec::new();
-    for (w, filing) in runs {
-        if INTERRUPTED.load(Ordering::Relaxed) {
-            // Never a success: a batch script must see the sequence did not finish.
-            return (records, Some(RunError::Interrupted));
-        }
-        before(w, &filing);
-        match runner.run(w, filing) {
-            Ok(record) => records.extend(record),
-            Err(e) => {
-                // A failed run is stored whole, so it is reported with the others.
-                if let RunError::Failed { record, .. } = &e {
-                    records.push((**record).clone());
-                }
-                return (records, Some(e));
-            }
-        }
-    }
-    (records, None)
-}
-
-/// On the lead: the store, a fresh directory `iosurvey-KIND-PID` in `parent` (the current
-/// directory by default) as the target, removed afterwards, and a survey to file the runs in.
-pub(super) fn fresh_target(
-    cli: &Cli,
-    parent: Option<&Path>,
-    kind: &str,
-    options: iosurvey::target::Options,
-) -> Result<(Store, Target, i64), Failure> {
-    let (store, target) = fresh_dir(cli, parent, kind, options)?;
-    match store.begin_survey(now_unix(), &target.dir().path().to_string_lossy(), &command_line()) {
-        Ok(survey_id) => Ok((store, target, survey_id)),
-        Err(e) => {
-            // The directory is made: removed before the refusal is said.
-            clean_up(target);
-            Err(e.into())
-        }
-    }
-}
-
-/// On the lead: the store, and a fresh directory `iosurvey-KIND-PID` in `parent` (the current
-/// directory by default) as the target, removed afterwards.
-pub(super) fn fresh_dir(
-    cli: &Cli,
-    parent: Option<&Path>,
-    kind: &str,
-    options: iosurvey::target::Options,
-) -> Result<(Store, Target), Failure> {
-    let parent = match parent {
-        Some(d) => d.to_path_buf(),
-        None => std::env::current_dir().map_err(|e| {
-            Failure::new(format!("cannot read the current directory: {e}"), "cd to a directory that exists", 2)
-        })?,
-    };
-    let store = Store::open(&cli.db)?;
-    let parent = Dir::open(&parent)
-        .map_err(|e| Failure::new(format!("cannot open {}: {e}", parent.display()), "give an existing directory", 2))?;
-    for note in reclaim_dead_siblings(&parent) {
-        say!("iosurvey: warning: {note}");
-    }
-    let name = format!("iosurvey-{kind}-{}", std::process::id());
-    let mut target = held(Target::create(parent, name.as_ref(), options).map_err(RunError::from)?);
-    say_notes(&mut target);
-    Ok((store, target))
-}
-
-/// Whether `name` is one [`fresh_dir`] makes: `iosurvey-KIND-PID`.
-fn fresh_dir_name(name: &[u8]) -> bool {
-    let Some(rest) = name.strip_prefix(b"iosurvey-") else { return false };
-    match rest.iter().rposition(|&c| c == b'-') {
-        Some(at) => {
-            let (kind, pid) = (&rest[..at], &rest[at + 1..]);
-            !kind.is_empty()
-                && kind.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-                && !pid.is_empty()
-                && pid.iter().all(u8::is_ascii_digit)
-        }
-        None => false,
-    }
-}
-
-/// Removes the fresh directories in `parent` of commands that were killed with their janitor,
-/// as the next run in each would (their `running` files, their manifest, then the directory if
-/// nothing else is in it): only where its lock shows no run holds it, or its holder is a process
-/// of this host that has ended. Returns what to say.
-fn reclaim_dead_siblings(parent: &Dir) -> Vec<String> {
-    let mut notes = Vec::new();
-    for name in parent.list().unwrap_or_default() {
-        if !fresh_dir_name(name.as_bytes()) || name.as_bytes().ends_with(format!("-{}", std::process::id()).as_bytes())
-        {
-            continue;
-        }
-        let Ok(dir) = parent.open_subdir(&name) else { continue };
-        // Only a directory with iosurvey's manifest: it says whose files are in it.
-        if !dir.stat(iosurvey::target::MANIFEST).is_ok_and(|m| m.is_some()) {
-            continue;
-        }
-        let left = Target::reclaim(&dir, Some((parent, &name)), std::time::Duration::ZERO);
-        if let Ok(problems) = left {
-            let what = parent.show(&name).display().to_string();
-            notes.push(match problems.is_empty() {
-                true => format!("removed {what}, left by an iosurvey command that was killed"),
-                false => format!(
-                    "could not remove all of {what}, left by a killed iosurvey command: {}",
-                    problems.join("; ")
-                ),
-            });
-        }
-    }
-    notes
+    played.failure.map_or(Ok(()), |e| Err(e.into()))
 }
 
 /// What the lead decides before a survey and every process needs.
 #[derive(serde::Serialize, serde::Deserialize)]
-struct SurveyPlan {
+struct SurveyChoice {
     direct: bool,
     drop_caches: bool,
 }
 
 fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
-    super::RUNNING.store(true, Ordering::Relaxed);
     let threads = a.tasks.unwrap_or_else(|| {
         if team.processes() > 1 {
             1
@@ -816,79 +540,44 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
     }
     // Every workload of the battery, either way the lead may find O_DIRECT, checked before
     // the survey makes its directory or its row in the store.
-    let battery = |direct| {
-        let shape = SurveyShape { size: a.size, tasks, direct, drop_caches: false, random_secs: a.random_secs };
-        plan::survey(shape).into_iter().map(|i| i.workload)
-    };
+    let shape =
+        |direct, drop_caches| SurveyShape { size: a.size, tasks, direct, drop_caches, random_secs: a.random_secs };
+    let battery = |direct| plan::survey(shape(direct, false)).into_iter().map(|i| i.workload);
     let all: Vec<Workload> = battery(false).chain(battery(true)).collect();
     precheck_all(team, threads, &all)?;
     check_survey_size(a.size, tasks)?;
-    let mut state = on_lead(team, || {
-        let (store, mut target, survey_id) = fresh_target(cli, a.dir.as_deref(), "survey", a.target.options())?;
-        let plan = SurveyPlan {
-            direct: target.direct_alignment(&[]).is_ok_and(|align| 4096 % align == 0),
-            drop_caches: cache::can_drop(),
-        };
-        Ok((store, target, survey_id, plan))
-    })?;
-    let dir = target_everywhere(team, state.as_ref().map(|s| &s.1))?;
-    let plan: SurveyPlan = share_value(team, state.as_ref().map(|s| &s.3));
-    let survey_id = state.as_ref().map_or(0, |s| s.2);
-    let shape = SurveyShape {
-        size: a.size,
-        tasks,
-        direct: plan.direct,
-        drop_caches: plan.drop_caches,
-        random_secs: a.random_secs,
-    };
-    let mut runner = Runner {
-        team,
-        threads,
-        dir,
-        bases: Vec::new(),
-        lead: state.as_mut().map(|(store, target, _, _)| Lead { store, target, more: &mut [] }),
-        command_line: command_line(),
-        space_check: !a.target.no_space_check,
-        watch: watcher(cli),
-    };
-    let lead = team.process() == 0;
-    let items = plan::survey(shape);
-    // Whole batteries in turn: a drift over the survey spreads over every workload alike, and
-    // the random workload always finds the sequential one's files just written.
-    let items: Vec<&plan::SurveyItem> = (0..a.repetitions).flat_map(|_| items.iter()).collect();
-    let runs = items.iter().map(|i| {
-        let filing = Filing {
-            name: Some(i.role.name()),
-            survey_id: Some(survey_id),
-            sweep_id: None,
-            label: a.target.label.as_deref(),
-            ..Filing::default()
-        };
-        (&i.workload, filing)
+    let place = Place::Fresh { parent: a.dir.clone(), kind: "survey" };
+    let mut session = super::opening::open(cli, team, (place, &a.target), threads, Vec::new())?;
+    let choice = session.decide(|lead| SurveyChoice {
+        direct: lead.target().direct_alignment(&[]).is_ok_and(|align| 4096 % align == 0),
+        drop_caches: cache::can_drop(),
     });
-    let (records, failure) = run_in_turn(&mut runner, runs, |w, filing| {
-        if lead && !cli.quiet {
-            say!("iosurvey: {} ({})", filing.name.unwrap_or("-"), w.label());
+    let target = session.dir().path().to_string_lossy().into_owned();
+    let group = session.begin(GroupKind::Survey, &serde_json::json!({ "target": target }))?;
+    let mut battery = plan::survey_plan(shape(choice.direct, choice.drop_caches), a.repetitions as usize);
+    let lead = team.process() == 0;
+    let played = session.play(&mut battery, Some(group), |step| {
+        if let (plan::Step::Run { workload, name }, false) = (step, cli.quiet) {
+            say!("iosurvey: {} ({})", name.as_deref().unwrap_or("-"), workload.label());
         }
     });
-    drop(runner);
-    if let Some((_, target, _, _)) = state {
-        clean_up(target);
-    }
+    session.finish(group, played.failure.is_none(), None)?;
+    drop(session);
+    let records = played.records;
     if lead && cli.quiet {
         // As `run -q`: the ids only.
         for r in &records {
             println!("run {}", r.id.unwrap_or_default());
         }
     } else if !records.is_empty() {
-        print!("{}", render(analysis::survey(survey_id, &records), Format::Text));
+        print!("{}", render(analysis::survey(group.number, &records), Format::Text));
     }
-    if lead && !shape.drop_caches && !cli.quiet {
+    if lead && !choice.drop_caches && !cli.quiet {
         say!(
             "iosurvey: note: not root, so the page cache was not dropped; reads flagged as possibly cached may come from memory"
         );
     }
-    failure.map_or(Ok(()), |e| Err(e.into()))
+    played.failure.map_or(Ok(()), |e| Err(e.into()))
 }
 
 /// Refuses a survey `--size` that gives a task less than one transfer, before anything runs.
@@ -932,13 +621,29 @@ fn net<T: Team>(cli: &Cli, a: &NetArgs, team: &T) -> Result<(), Failure> {
         return net_serve(a, team);
     }
     let store = on_lead(team, || Ok(Store::open(&cli.db)?))?;
-    let results = match &a.to {
-        Some(to) => vec![net_client(a, to, team)?],
-        None => net_between(a, team)?,
+    let asked = net::study::Asked {
+        mode: a.mode.clone(),
+        pattern: a.pattern.clone(),
+        both_ways: a.both_ways,
+        streams: a.streams.clone(),
+        // Checked before anything ran (check_net).
+        sizes: net::sizes(&a.messages).unwrap_or_default(),
+        window: a.window,
+        transfer: a.transfer,
+        size: a.size,
+        repetitions: a.repetitions,
+        interface: a.interface.clone(),
+        zerocopy: a.zerocopy,
+        timeout: a.timeout,
     };
+    let results = match &a.to {
+        Some(to) => net::study::client(&asked, to, team).map(|r| vec![r]),
+        None => net::study::between(&asked, team),
+    }
+    .map_err(|e| Failure::new(e.what, e.hint, e.code))?;
     for r in results.iter().filter(|_| team.process() == 0) {
         if let Some(store) = &store {
-            store.save_net(now_unix(), &command_line(), r)?;
+            store.save_net(now_unix(), &super::opening::command_line(), r)?;
         }
         // Host names come from the machines: shown on the terminal, never obeyed by it.
         println!("{}", iosurvey::escape::visible(&r.line()));
@@ -1000,167 +705,6 @@ fn refuse_net_zeros(a: &NetArgs) -> Result<(), Failure> {
     }
 }
 
-/// The ceilings between the team's nodes: every mode, stream count and pattern asked for.
-fn net_between<T: Team>(a: &NetArgs, team: &T) -> Result<Vec<net::NetResult>, Failure> {
-    let (ends, _) = net::endpoints(&team.process_nodes());
-    if ends.len() < 2 {
-        return Err(Failure::new(
-            format!("iosurvey net needs at least 2 processes, and this team has {}", ends.len()),
-            "launch it with mpirun across nodes, from a build with --features mpi, or use --to HOST with 'iosurvey net --serve' there",
-            2,
-        ));
-    }
-    // Checked before anything ran (check_net).
-    let sizes = net::sizes(&a.messages).unwrap_or_default();
-    let modes = if a.mode.is_empty() { vec![net::Mode::Tcp, net::Mode::Mpi] } else { a.mode.clone() };
-    let patterns: Vec<net::Pattern> = if a.pattern.is_empty() {
-        net::Pattern::ALL.into_iter().filter(|p| p.worth_it(ends.len())).collect()
-    } else {
-        a.pattern.clone()
-    };
-    let streams = if a.streams.is_empty() { vec![1, 4] } else { a.streams.clone() };
-    let ways: &[bool] = if a.both_ways { &[false, true] } else { &[false] };
-    if modes.contains(&net::Mode::Tcp) {
-        for (&p, &both, &n) in combinations(&patterns, ways, &streams) {
-            let need = net::tcp_buffers(&p.links(ends.len(), both), ends.len(), n.max(1), a.transfer);
-            if need > net::MAX_BUFFERS {
-                return Err(Failure::new(
-                    format!(
-                        "{} with {n} streams of {} writes would hold {} of buffers in one process, over the {} allowed",
-                        p.name(),
-                        format_size(a.transfer),
-                        format_size(need),
-                        format_size(net::MAX_BUFFERS)
-                    ),
-                    "use fewer --streams or a smaller --transfer",
-                    2,
-                ));
-            }
-        }
-    }
-    let mpi = net::mpi_mode::Plan { sizes, per_link: a.size, window: a.window, repetitions: a.repetitions };
-    let mut results = Vec::new();
-    for mode in modes {
-        let counts: &[usize] = if mode == net::Mode::Tcp { &streams } else { &[1] };
-        for &p in counts {
-            let tcp = net::tcp_mode::Plan {
-                streams: p,
-                per_link: a.size,
-                write: a.transfer as usize,
-                repetitions: a.repetitions,
-                interface: a.interface.clone(),
-                zerocopy: a.zerocopy,
-            };
-            for &pattern in &patterns {
-                // Bisection is both ways by definition: measured once.
-                let ways = if pattern == net::Pattern::Bisection { &ways[..1] } else { ways };
-                for &both in ways {
-                    let r = match mode {
-                        net::Mode::Mpi => net::mpi_mode::measure(team, pattern, both, &mpi),
-                        net::Mode::Tcp => net::tcp_mode::measure(team, pattern, both, &tcp),
-                    };
-                    results.extend(r);
-                }
-            }
-        }
-    }
-    Ok(results)
-}
-
-/// Every combination of a pattern, a direction and a stream count.
-fn combinations<'a>(
-    patterns: &'a [net::Pattern],
-    ways: &'a [bool],
-    streams: &'a [usize],
-) -> impl Iterator<Item = (&'a net::Pattern, &'a bool, &'a usize)> {
-    patterns.iter().flat_map(move |p| ways.iter().flat_map(move |w| streams.iter().map(move |s| (p, w, s))))
-}
-
-/// N clients (the team's processes) to one server started with `net --serve`.
-fn net_client<T: Team>(a: &NetArgs, to: &str, team: &T) -> Result<net::NetResult, Failure> {
-    use iosurvey::team::Member;
-    let addr =
-        net::serve::parse_to(to).map_err(|e| Failure::new(format!("--to {to}: {e}"), "give HOST or HOST:PORT", 2))?;
-    let member = team.members(1).pop().ok_or_else(|| Failure::silent(1))?;
-    let streams = a.streams.first().copied().unwrap_or(1).max(1);
-    if streams as u64 * a.transfer > net::MAX_BUFFERS {
-        return Err(Failure::new(
-            format!(
-                "{streams} streams of {} writes would hold more than {} of buffers",
-                format_size(a.transfer),
-                format_size(net::MAX_BUFFERS)
-            ),
-            "use fewer --streams or a smaller --transfer",
-            2,
-        ));
-    }
-    let total = a.size * team.processes() as u64;
-    let wait = std::time::Duration::from_nanos(a.timeout);
-    // One session for the whole run, every process and round, which the server serves as one
-    // client until the lead's bye. Its id is random: whoever knows it can end it.
-    let mine = (team.process() == 0).then(|| {
-        net::tcp::new_session().unwrap_or_else(|e| iosurvey::team::broken(&format!("no random session id: {e}")))
-    });
-    let session: u64 = iosurvey::team::share_value(team, mine.as_ref());
-    let count = |n: usize| u16::try_from(n).unwrap_or(u16::MAX);
-    let hello =
-        net::tcp::Hello { session, streams: count(streams * team.processes()), index: count(streams * team.process()) };
-    let mut samples = Vec::new();
-    let mut fastest = u64::MAX;
-    let mut zc = net::zerocopy::Report::default();
-    // An untimed first round: TCP's slow start.
-    for round in 0..=a.repetitions {
-        member.barrier();
-        let start = iosurvey::team::clock::monotonic_ns();
-        let how = net::tcp::Sending { streams, write: a.transfer as usize, zerocopy: a.zerocopy, wait };
-        let sent = match net::tcp::send(addr, hello, how, a.size) {
-            Ok(sent) => {
-                zc = zc + sent.zerocopy;
-                sent.bytes
-            }
-            Err(e) if team.processes() == 1 => return Err(Failure::new(e, NO_SERVER, 1)),
-            Err(e) => iosurvey::team::broken(&e.to_string()),
-        };
-        let elapsed = iosurvey::team::clock::monotonic_ns() - start;
-        member.rest();
-        let window_ns = member.max(elapsed);
-        let arrived = member.sum(sent);
-        if round > 0 && arrived == total {
-            fastest = fastest.min(window_ns);
-            samples.extend(iosurvey::units::rate(total, window_ns));
-        }
-    }
-    let zerocopy = a.zerocopy.then(|| zc.over_team(&member));
-    // Every process's streams have been counted (the sums above): the session is over.
-    if team.process() == 0 {
-        net::tcp::bye(addr, session, wait).map_err(|e| Failure::new(e, NO_SERVER, 1))?;
-    }
-    let hosts = team.hosts();
-    let senders: Vec<String> =
-        team.process_nodes().iter().map(|&n| hosts.get(n as usize).cloned().unwrap_or_default()).collect();
-    Ok(net::NetResult {
-        mode: net::Mode::Tcp,
-        pattern: if team.processes() > 1 { net::Pattern::ManyToOne } else { net::Pattern::OneToOne },
-        both_ways: false,
-        streams,
-        receivers: vec![to.to_string(); senders.len()],
-        senders,
-        message: a.transfer,
-        bytes: total,
-        window_ns: fastest,
-        bandwidth: net::mean(&samples),
-        samples,
-        curve: Vec::new(),
-        peak_in_flight: 0,
-        one_node: false,
-        zerocopy,
-    })
-}
-
-/// The hint when the server of `net --to` fails the client.
-const NO_SERVER: &str =
-    "check that 'iosurvey net --serve' runs there and is reachable; its log says why it dropped a client";
-
 /// `net --serve`: one process, no store, until interrupted or, with --once, one client.
 fn net_serve<T: Team>(a: &NetArgs, team: &T) -> Result<(), Failure> {
     if team.processes() > 1 {
@@ -1175,133 +719,4 @@ fn net_serve<T: Team>(a: &NetArgs, team: &T) -> Result<(), Failure> {
     };
     net::serve::serve(&server, |line| say!("iosurvey: {line}"))
         .map_err(|e| Failure::new(e, "pick a free --port, and a --bind address this host has", 1))
-}
-
-/// What `team-timing` prints (one JSON line, from the lead).
-#[derive(serde::Serialize)]
-struct TeamTiming {
-    processes: usize,
-    nodes: usize,
-    start_ms: f64,
-    clock_uncertainty_us: f64,
-    barrier_us: f64,
-    gather_us: f64,
-    gather_bytes_per_task: usize,
-}
-
-fn team_timing<T: Team>(team: &T, rounds: u32) -> Result<(), Failure> {
-    use iosurvey::measure::TaskTiming;
-    use iosurvey::team::Member;
-    let member = team.members(1).pop().expect("one member");
-    let rounds = rounds.max(1);
-    member.barrier();
-    let t = Instant::now();
-    for _ in 0..rounds {
-        member.barrier();
-    }
-    let barrier_us = t.elapsed().as_secs_f64() * 1e6 / rounds as f64;
-    // A gather of what each task reports after a phase: its timing record.
-    let record = TaskTiming { task: member.rank() as u32, bytes: 1 << 30, ..TaskTiming::default() };
-    let bytes = serde_json::to_vec(&record).map_or(0, |b| b.len());
-    member.barrier();
-    let t = Instant::now();
-    for _ in 0..rounds {
-        let _ = member.gather(record);
-    }
-    let gather_us = t.elapsed().as_secs_f64() * 1e6 / rounds as f64;
-    let result = TeamTiming {
-        processes: team.processes(),
-        nodes: team.hosts().len(),
-        start_ms: TEAM_START_NS.get().copied().unwrap_or(0) as f64 / 1e6,
-        clock_uncertainty_us: team.clock_uncertainty() as f64 / 1e3,
-        barrier_us,
-        gather_us,
-        gather_bytes_per_task: bytes,
-    };
-    if team.process() == 0 {
-        let line = serde_json::to_string(&result).map_err(|e| Failure::new(e, "report this as a bug", 1))?;
-        println!("{}", iosurvey::escape::json(line));
-    }
-    Ok(())
-}
-
-/// Nanoseconds per call of `f`, over enough calls to take about 0.2 s.
-fn per_call(mut f: impl FnMut(u64)) -> f64 {
-    let mut n = 1u64 << 10;
-    loop {
-        let t = Instant::now();
-        for i in 0..n {
-            f(i);
-        }
-        let elapsed = t.elapsed().as_secs_f64();
-        if elapsed > 0.2 {
-            return elapsed * 1e9 / n as f64;
-        }
-        n *= 4;
-    }
-}
-
-/// What the data path adds to each transfer besides the I/O, measured here and now.
-fn overhead() -> String {
-    use iosurvey::engine::data::{check, fill_verified, Stamp};
-    use iosurvey::measure::histogram::Histogram;
-    use iosurvey::measure::Series;
-    use iosurvey::team::clock::monotonic_ns;
-    use std::hint::black_box;
-    use std::sync::atomic::{AtomicBool, AtomicU64};
-    let clock = per_call(|_| {
-        black_box(monotonic_ns());
-    });
-    let mut h = Histogram::default();
-    let hist = per_call(|i| h.record(black_box(i * 7919 % 1_000_000)));
-    let mut series = Series { interval_ns: 1_000_000, ..Series::default() };
-    let add = per_call(|i| series.add(black_box(i * 10), 4096));
-    let (counter, flag) = (AtomicU64::new(0), AtomicBool::new(false));
-    let atomics = per_call(|i| {
-        counter.store(i, Ordering::Relaxed);
-        black_box(flag.load(Ordering::Relaxed));
-    });
-    let mut buf = vec![0u8; 1 << 20];
-    let mut scratch = vec![0u8; 1 << 20];
-    let stamp = Stamp { token: 1, task: 0, offset: 0 };
-    let fill = per_call(|_| fill_verified(black_box(&mut buf), stamp));
-    let verify = per_call(|_| {
-        black_box(check(&buf, stamp, &mut scratch));
-    });
-    let gib = |ns: f64| (1u64 << 20) as f64 / ns;
-    format!(
-        "clock read             {clock:>8.1} ns (two per transfer)\n\
-         histogram record       {hist:>8.1} ns\n\
-         time-series add        {add:>8.1} ns\n\
-         progress + abort flag  {atomics:>8.1} ns\n\
-         per transfer in all    {:>8.1} ns\n\
-         verify: write fill     {:>8.2} GB/s ({fill:.0} ns per MiB)\n\
-         verify: read check     {:>8.2} GB/s ({verify:.0} ns per MiB)\n",
-        2.0 * clock + hist + add + atomics,
-        gib(fill),
-        gib(verify)
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn only_names_fresh_dir_makes_are_reclaimed() {
-        for ours in ["iosurvey-survey-42", "iosurvey-io500-1", "iosurvey-matrix-99999"] {
-            assert!(fresh_dir_name(ours.as_bytes()), "{ours}");
-        }
-        for other in [
-            "iosurvey-survey-",
-            "iosurvey--42",
-            "iosurvey-Survey-4",
-            "iosurvey-survey-4x",
-            "data",
-            "iosurvey.meta",
-            "x-iosurvey-survey-4",
-        ] {
-            assert!(!fresh_dir_name(other.as_bytes()), "{other}");
-        }
-    }
 }

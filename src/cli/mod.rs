@@ -26,11 +26,12 @@ mod commands;
 mod hints;
 mod io500;
 mod matrix;
+mod opening;
 mod output;
 mod progress;
 
 use clap::{Args, Parser, Subcommand};
-use iosurvey::engine::{EngineError, INTERRUPTED};
+use iosurvey::engine::{Cancel, EngineError};
 use iosurvey::runner::RunError;
 use iosurvey::spec::{SpecError, Workload};
 use iosurvey::store::StoreError;
@@ -706,11 +707,14 @@ pub fn main() -> i32 {
 }
 
 /// What clean-up could not remove, for the command's closing line.
-static LEFTOVERS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+static LEFTOVERS: std::sync::LazyLock<iosurvey::session::Leftovers> = std::sync::LazyLock::new(Default::default);
+
+/// The stop the signal thread asks for: every session of the command obeys it.
+static CANCEL: std::sync::LazyLock<Cancel> = std::sync::LazyLock::new(Cancel::new);
 
 /// What clean-up left, as one clause, once.
 fn leftovers_said() -> Option<String> {
-    let left = std::mem::take(&mut *LEFTOVERS.lock().unwrap_or_else(|p| p.into_inner()));
+    let left = LEFTOVERS.take();
     (!left.is_empty()).then(|| format!("clean-up could not remove {}", left.join("; ")))
 }
 
@@ -811,7 +815,7 @@ fn catch_interrupts() {
                 Some(_) => match first {
                     None => {
                         first = Some(std::time::Instant::now());
-                        INTERRUPTED.store(true, std::sync::atomic::Ordering::Relaxed);
+                        CANCEL.cancel();
                     }
                     Some(t) if t.elapsed() < SAME_SIGNAL => {}
                     Some(_) => stop_now("a second signal"),

@@ -19,7 +19,7 @@ use super::offsets::mix;
 use super::phase::{PhaseKind, PhaseTrace, TaskClock, TaskPart};
 use super::transfer::close;
 use super::tree::{write_component, write_decimal, write_item_name, write_tree_dir, write_tree_name, ItemKind};
-use super::{Context, EngineError, TaskFailure, VerifyTally, INTERRUPTED};
+use super::{Context, EngineError, TaskFailure, VerifyTally};
 use crate::measure::{TaskTiming, CHECKPOINTS};
 use crate::spec::meta::Resolve;
 use crate::spec::{Meta, Op};
@@ -236,7 +236,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
             if self.m.stopped() {
                 break;
             }
-            if INTERRUPTED.load(Relaxed) {
+            if ctx.cancel.is_cancelled() {
                 return Err((done, EngineError::Interrupted));
             }
             let t0 = self.clock.now();

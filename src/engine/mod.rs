@@ -33,9 +33,29 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use transfer::{TaskIo, Transfers};
 
-/// Set from a signal handler (SIGINT, SIGTERM): every task stops after its current transfer
-/// and the run ends as failed, stored and cleaned up, instead of dying half way.
-pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// A request to stop, handed to whatever runs (a signal thread, a campaign's time budget, a
+/// test holds a clone and cancels): every task stops after its current transfer and the run
+/// ends as failed, stored and cleaned up, instead of dying half way; a sequence of runs stops
+/// before its next one.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    /// A token nobody has cancelled yet.
+    pub fn new() -> Self {
+        Cancel::default()
+    }
+
+    /// Asks everything holding a clone to stop.
+    pub fn cancel(&self) {
+        self.0.store(true, Relaxed);
+    }
+
+    /// Whether a stop was asked for.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Relaxed)
+    }
+}
 
 /// A counter on its own cache line, so tasks updating theirs never contend.
 #[repr(align(128))]
@@ -212,6 +232,8 @@ pub struct RunInputs<'a> {
     pub drop_caches: bool,
     /// Live counters for a progress bar.
     pub progress: Arc<Progress>,
+    /// Stops the run after the current transfers.
+    pub cancel: Cancel,
 }
 
 /// What every task of this process shares.
@@ -222,14 +244,15 @@ struct Context<'a> {
     token: u64,
     drop_caches: bool,
     progress: Arc<Progress>,
+    cancel: Cancel,
 }
 
 /// Runs the workload's phases with `threads` tasks in this process. The team may be larger
 /// than `w.tasks` (a sweep point): then `w.tasks` tasks chosen round-robin over nodes work
 /// and the others wait. The lead process gets the execution; the others get `None`.
 pub fn execute<T: Team>(team: &T, threads: usize, run: RunInputs) -> Option<Execution> {
-    let RunInputs { w, files, token, drop_caches, progress } = run;
-    let ctx = Context { w, map: OffsetMap::new(w), files, token, drop_caches, progress };
+    let RunInputs { w, files, token, drop_caches, progress, cancel } = run;
+    let ctx = Context { w, map: OffsetMap::new(w), files, token, drop_caches, progress, cancel };
     let gate = Gate::default();
     let (results, go, spawn_error) = std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(threads);

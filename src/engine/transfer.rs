@@ -8,7 +8,7 @@ use super::backends::{self, Backend, BufRef, Completion};
 use super::data::{check, fill_verified, stamp_plain, AlignedBuf, Fault, Mismatch, Stamp};
 use super::offsets::Visitor;
 use super::phase::{PhaseKind, PhaseTrace, TaskClock, TaskPart};
-use super::{Context, DataFiles, EngineError, TaskFailure, VerifyTally, INTERRUPTED};
+use super::{Context, DataFiles, EngineError, TaskFailure, VerifyTally};
 use crate::measure::{TaskTiming, CHECKPOINTS};
 use crate::spec::{Op, Pattern, Workload};
 use crate::team::Member;
@@ -405,7 +405,7 @@ impl IoSite<'_> {
             if (self.stopped)() {
                 stop = true;
             }
-            if INTERRUPTED.load(Relaxed) {
+            if self.ctx.cancel.is_cancelled() {
                 *error = Some(EngineError::Interrupted);
                 stop = true;
             }

@@ -14,6 +14,7 @@
 pub mod mpi_mode;
 pub mod pattern;
 pub mod serve;
+pub mod study;
 pub mod tcp;
 pub mod tcp_mode;
 pub mod zerocopy;

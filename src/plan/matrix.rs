@@ -5,11 +5,14 @@
 //! runs ("passes"), each a workload whose phases are kinds: the sequential pass writes the
 //! file that the random, backward, record-rewrite and stride passes then use.
 
-use crate::measure::median;
+use super::{HookSite, Last, Plan, Step};
+use crate::measure::{median, timed};
+use crate::record::{MatrixCell, MatrixRecord, RunRecord, Status};
 use crate::spec::{Access, Op, Pattern, Workload};
-use crate::units::{KIB, MIB};
+use crate::units::{format_size, KIB, MIB};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::time::Instant;
 
 /// One test kind of the matrix, stored and shown under its own name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -152,6 +155,11 @@ pub struct Pass {
 }
 
 impl Pass {
+    /// Its name in the store: its engine and pattern.
+    pub fn name(&self) -> String {
+        format!("matrix {} {}", self.engine, self.pattern)
+    }
+
     /// The kinds it measures.
     pub fn kinds(&self) -> impl Iterator<Item = Kind> + '_ {
         self.phases.iter().filter_map(|(_, k)| *k)
@@ -611,6 +619,186 @@ pub fn full_estimate(grid: &Grid, visits: &BTreeMap<At, Vec<f64>>) -> f64 {
                 .map_or(0.0, |(near, v)| fixed + (mean(v) - fixed) * c.0 as f64 / near.0 as f64),
         })
         .sum()
+}
+
+/// The cells chosen and not yet measured, and how more are chosen.
+#[derive(Debug)]
+enum Chooser {
+    Full(std::vec::IntoIter<At>),
+    Adaptive(Adaptive, Vec<At>),
+}
+
+impl Chooser {
+    fn next(&mut self, measured: &Measured) -> Option<At> {
+        match self {
+            Chooser::Full(cells) => cells.next(),
+            Chooser::Adaptive(adaptive, queue) => {
+                if queue.is_empty() {
+                    *queue = adaptive.next(measured);
+                    queue.reverse();
+                }
+                queue.pop()
+            }
+        }
+    }
+}
+
+/// The name of the hook that makes a visit's write find no file: a new file for the write of
+/// each visit, as IOzone's.
+pub const DISCARD: &str = "discard";
+
+/// The matrix as a plan: it chooses each next cell (every cell `repetitions` times, or the
+/// adaptive mode's), and visits it: [`DISCARD`], then each pass in turn, filing each run's
+/// phases as samples of the kinds they measure.
+#[derive(Debug)]
+pub struct MatrixPlan {
+    record: MatrixRecord,
+    passes: Vec<Pass>,
+    chooser: Chooser,
+    measured: Measured,
+    /// Per cell, the wall time of each visit (all its passes).
+    visits: BTreeMap<At, Vec<f64>>,
+    start: Instant,
+    budget: Option<f64>,
+    /// The cell being visited, the pass to run next, and when the visit began.
+    visit: Option<(At, usize, Instant)>,
+}
+
+impl MatrixPlan {
+    /// A plan for `record`'s grid, kinds and shape; `budget` in seconds.
+    pub fn new(record: MatrixRecord, repetitions: usize, budget: Option<f64>) -> Self {
+        let grid = &record.grid;
+        let chooser = match record.adaptive {
+            false => Chooser::Full((0..repetitions).flat_map(|_| grid.cells()).collect::<Vec<_>>().into_iter()),
+            true => Chooser::Adaptive(Adaptive::new(grid.clone(), record.fraction), Vec::new()),
+        };
+        MatrixPlan {
+            passes: passes(&record.kinds),
+            record,
+            chooser,
+            measured: Measured::new(),
+            visits: BTreeMap::new(),
+            start: Instant::now(),
+            budget,
+            visit: None,
+        }
+    }
+
+    /// The matrix as it stands.
+    pub fn record(&self) -> &MatrixRecord {
+        &self.record
+    }
+
+    /// The matrix whole: wall time, cells skipped, the estimate of the full matrix, and, when
+    /// `failure` says why it stopped, failed.
+    pub fn finish(mut self, failure: Option<String>) -> MatrixRecord {
+        let m = &mut self.record;
+        m.wall_secs = self.start.elapsed().as_secs_f64();
+        m.skipped = m.grid.cells().iter().filter(|c| !self.measured.contains_key(c)).count();
+        m.full_secs = Some(full_estimate(&m.grid, &self.visits));
+        if let Chooser::Adaptive(adaptive, _) = &self.chooser {
+            m.spine = adaptive.spine;
+        }
+        m.cells.sort_by_key(|c| (c.kind, c.file, c.record));
+        if let Some(why) = failure {
+            m.status = Status::Failed;
+            m.error = Some(why);
+        }
+        self.record
+    }
+
+    /// Files the phases of one run of `pass` in cell `at` as samples of the kinds they measure.
+    fn file_samples(&mut self, pass: usize, at: At, run: &RunRecord) {
+        let (m, measured) = (&mut self.record, &mut self.measured);
+        for (phase, (_, kind)) in run.phases.iter().zip(&self.passes[pass].phases) {
+            let Some(kind) = *kind else { continue };
+            let figures = timed(&phase.tasks, m.timing);
+            let cell = match m.cells.iter_mut().position(|c| c.kind == kind && (c.file, c.record) == at) {
+                Some(i) => &mut m.cells[i],
+                None => {
+                    m.cells.push(MatrixCell {
+                        kind,
+                        file: at.0,
+                        record: at.1,
+                        samples: Vec::new(),
+                        runs: Vec::new(),
+                        possibly_cached: None,
+                    });
+                    m.cells.last_mut().expect("just pushed")
+                }
+            };
+            cell.samples.push(figures);
+            cell.runs.extend(run.id.filter(|id| !cell.runs.contains(id)));
+            cell.possibly_cached = cell.possibly_cached.take().or_else(|| phase.possibly_cached.clone());
+            if let Some(rate) = figures.team {
+                measured.entry(at).or_default().entry(kind).or_default().push(rate);
+            }
+        }
+    }
+
+    fn workload(&self, pass: usize, (file, record): At) -> Workload {
+        workload(&self.passes[pass], file, record, &self.record.shape)
+    }
+
+    /// The next cell, unless the budget is spent.
+    fn choose(&mut self) -> Option<At> {
+        let spent = self.start.elapsed().as_secs_f64();
+        if self.budget.is_some_and(|limit| spent >= limit) {
+            if !self.record.notes.iter().any(|n| n.starts_with("--budget")) {
+                self.record.notes.push(format!("--budget reached after {spent:.1} s: the matrix stopped there"));
+            }
+            return None;
+        }
+        self.chooser.next(&self.measured)
+    }
+}
+
+impl Plan for MatrixPlan {
+    fn next(&mut self, last: Last) -> Step {
+        if let Some((at, k, started)) = self.visit {
+            match last {
+                Last::Ran(run) if k > 0 => self.file_samples(k - 1, at, run),
+                // A pass this cell cannot hold (e.g. vectored pieces misaligned for O_DIRECT):
+                // said once, the rest of the cell measured.
+                Last::Refused(e) if k > 0 => {
+                    let note = format!(
+                        "{} is not measured with {} records: {e}",
+                        self.passes[k - 1].name(),
+                        format_size(at.1)
+                    );
+                    if !self.record.notes.contains(&note) {
+                        self.record.notes.push(note);
+                    }
+                }
+                _ => {}
+            }
+            if k < self.passes.len() {
+                self.visit = Some((at, k + 1, started));
+                let name = format!("{} {}/{}", self.passes[k].name(), format_size(at.0), format_size(at.1));
+                return Step::Run { workload: Box::new(self.workload(k, at)), name: Some(name) };
+            }
+            self.visits.entry(at).or_default().push(started.elapsed().as_secs_f64());
+            self.visit = None;
+        }
+        match self.choose() {
+            Some(at) => {
+                self.visit = Some((at, 0, Instant::now()));
+                Step::Hook(DISCARD.into())
+            }
+            None => Step::Done,
+        }
+    }
+
+    fn hook(&mut self, name: &str, site: &mut HookSite) -> Result<(), String> {
+        match (name, self.visit) {
+            (DISCARD, Some((at, _, _))) => site.discard_files_of(&self.workload(0, at)).map_err(|e| e.to_string()),
+            _ => Err(format!("the matrix has no hook '{name}' here")),
+        }
+    }
+
+    fn passes_over_refusals(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -1,10 +1,116 @@
 //! Expands what the user asked for into an ordered list of runs: the survey battery, and the
 //! cells of a file x record matrix ([`matrix`]).
 
-use crate::spec::{Access, Layout, Op, Pattern, Workload};
+use crate::record::RunRecord;
+use crate::spec::{Access, Layout, Op, Pattern, SpecError, Workload};
+use crate::target::Target;
 use crate::units::{KIB, MIB};
+use serde::{Deserialize, Serialize};
 
 pub mod matrix;
+
+/// What a plan asks for next.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Step {
+    /// Run this workload, filed under `name` in the plan's group.
+    Run {
+        /// What to run.
+        workload: Box<Workload>,
+        /// Its name within the group ("seq-file-per-task").
+        name: Option<String>,
+    },
+    /// Let the plan act on the lead's target between runs ([`Plan::hook`]).
+    Hook(String),
+    /// Nothing more.
+    Done,
+}
+
+/// What became of the plan's last step.
+#[derive(Debug, Clone, Copy)]
+pub enum Last<'a> {
+    /// Nothing yet, or a hook.
+    Start,
+    /// The run was stored with this record.
+    Ran(&'a RunRecord),
+    /// The workload's rules refused the run; nothing ran ([`Plan::passes_over_refusals`]).
+    Refused(&'a SpecError),
+}
+
+/// What a hook may touch: the lead's target.
+pub struct HookSite<'a> {
+    /// The target, its manifest and its files.
+    pub target: &'a mut Target,
+    /// Tasks in each process.
+    pub threads: usize,
+}
+
+impl HookSite<'_> {
+    /// Removes the data files `w` writes, where an earlier run of this session made them, so
+    /// that its write makes new ones.
+    pub fn discard_files_of(&mut self, w: &Workload) -> Result<(), crate::target::TargetError> {
+        let map = crate::engine::offsets::OffsetMap::new(w);
+        self.target.discard(&crate::target::data_files(w.access == Access::Shared, map.files()))
+    }
+}
+
+/// A study: given what has run so far, what to run next. The session asks on the lead and
+/// every process takes the step.
+pub trait Plan {
+    /// The next step.
+    fn next(&mut self, last: Last) -> Step;
+
+    /// Does the hook `name` on the lead; an error ends the plan.
+    fn hook(&mut self, name: &str, _site: &mut HookSite) -> Result<(), String> {
+        Err(format!("this plan has no hook '{name}'"))
+    }
+
+    /// Whether a run its workload's rules refuse is passed over ([`Last::Refused`]) rather
+    /// than ending the plan.
+    fn passes_over_refusals(&self) -> bool {
+        false
+    }
+}
+
+/// Workloads run in turn, each with its name: a single run, a sweep's points, a survey's
+/// batteries.
+#[derive(Debug, Clone, Default)]
+pub struct List {
+    steps: std::collections::VecDeque<(Option<String>, Workload)>,
+}
+
+impl List {
+    /// The runs, in order.
+    pub fn new(runs: impl IntoIterator<Item = (Option<String>, Workload)>) -> Self {
+        List { steps: runs.into_iter().collect() }
+    }
+
+    /// A sweep: the workload at each count of tasks (one count: a single run), with `total`
+    /// bytes spread over each point's tasks when given.
+    pub fn sweep(w: &Workload, counts: &[usize], total: Option<u64>) -> Result<Self, SpecError> {
+        let points = counts.iter().map(|&tasks| {
+            let mut point = Workload { tasks, ..w.clone() };
+            if let Some(total) = total {
+                point.set_total(total)?;
+            }
+            point.validate().map(|()| (None, point))
+        });
+        Ok(List { steps: points.collect::<Result<_, _>>()? })
+    }
+
+    /// The workloads still to run.
+    pub fn workloads(&self) -> impl Iterator<Item = &Workload> {
+        self.steps.iter().map(|(_, w)| w)
+    }
+}
+
+impl Plan for List {
+    fn next(&mut self, _: Last) -> Step {
+        match self.steps.pop_front() {
+            Some((name, workload)) => Step::Run { workload: Box::new(workload), name },
+            None => Step::Done,
+        }
+    }
+}
 
 /// What a run of the survey is for; its name is stored with the run, and the analysis reads
 /// it back into the role.
@@ -58,6 +164,16 @@ pub struct SurveyShape {
     pub drop_caches: bool,
     /// Seconds each random phase runs (a stonewall; random I/O rates vary by 1000x).
     pub random_secs: f64,
+}
+
+/// The survey as a plan: whole batteries in turn, `repetitions` times, so that a drift over
+/// the survey spreads over every workload alike and the random workload always finds the
+/// sequential one's files just written.
+pub fn survey_plan(shape: SurveyShape, repetitions: usize) -> List {
+    let battery = survey(shape);
+    List::new(
+        (0..repetitions).flat_map(|_| battery.iter().map(|i| (Some(i.role.name().to_string()), i.workload.clone()))),
+    )
 }
 
 /// The standard battery: sequential file per task, 4 KiB random on the same files (so reads

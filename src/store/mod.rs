@@ -5,7 +5,7 @@
 //! one transaction, so the store holds whole runs (ok or failed) and never half of one.
 
 use crate::net::NetResult;
-use crate::record::{BestFigure, MatrixRecord, RunRecord, Status};
+use crate::record::{BestFigure, GroupId, GroupKind, MatrixRecord, RunRecord, Status};
 use crate::spec::{Hint, Setting};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
 use std::path::{Path, PathBuf};
@@ -156,6 +156,83 @@ CREATE TABLE matrices (
 ALTER TABLE runs ADD COLUMN matrix_id INTEGER REFERENCES matrices(id);
 CREATE INDEX runs_by_matrix ON runs(matrix_id);
 "#,
+    // v10: one table of groups (surveys, io500 lists, sweeps, matrices, campaigns), each
+    // named by its letter and number as users type it (s3, w2, m1), which the migration
+    // keeps; a run points to its group. The runs table is rebuilt without the per-kind ids
+    // and the v4 columns the whole records replaced. Run with foreign keys off (see
+    // `connect`): the rebuild drops the table `nodes` points to.
+    r#"
+CREATE TABLE groups (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('survey', 'io500', 'sweep', 'matrix', 'campaign')),
+    letter TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    parent INTEGER REFERENCES groups(id),
+    command_line TEXT NOT NULL,
+    started INTEGER NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('running', 'ok', 'failed')),
+    spec_json TEXT NOT NULL,
+    UNIQUE (letter, number)
+);
+INSERT INTO groups (kind, letter, number, command_line, started, state, spec_json)
+    SELECT CASE WHEN s.target LIKE '%/iosurvey-io500-%' THEN 'io500' ELSE 'survey' END, 's', s.id,
+        s.command_line, s.started,
+        CASE WHEN EXISTS (SELECT 1 FROM runs r WHERE r.survey_id = s.id AND r.status = 'failed')
+            THEN 'failed' ELSE 'ok' END,
+        json_object('target', s.target)
+    FROM surveys s;
+INSERT INTO groups (kind, letter, number, command_line, started, state, spec_json)
+    SELECT 'sweep', 'w', w.id, w.command_line, w.started,
+        CASE WHEN EXISTS (SELECT 1 FROM runs r WHERE r.sweep_id = w.id AND r.status = 'failed')
+            THEN 'failed' ELSE 'ok' END,
+        json_object('parameter', w.parameter)
+    FROM sweeps w;
+INSERT INTO groups (kind, letter, number, command_line, started, state, spec_json)
+    SELECT 'matrix', 'm', m.id, COALESCE(json_extract(m.record_json, '$.command_line'), ''), m.started, m.status,
+        m.record_json
+    FROM matrices m;
+CREATE TABLE runs_v10 (
+    id INTEGER PRIMARY KEY,
+    group_id INTEGER REFERENCES groups(id),
+    name TEXT,
+    started INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+    error TEXT,
+    command_line TEXT NOT NULL,
+    label TEXT NOT NULL,
+    spec_json TEXT NOT NULL,
+    warnings_json TEXT NOT NULL,
+    host TEXT,
+    target TEXT,
+    fs_type TEXT,
+    tool_version TEXT,
+    record_json TEXT,
+    provenance TEXT NOT NULL DEFAULT 'measured',
+    workload_key TEXT,
+    headline_json TEXT,
+    random INTEGER NOT NULL DEFAULT 0,
+    system_label TEXT
+);
+INSERT INTO runs_v10 (id, group_id, name, started, status, error, command_line, label, spec_json, warnings_json,
+        host, target, fs_type, tool_version, record_json, provenance, workload_key, headline_json, random,
+        system_label)
+    SELECT r.id,
+        (SELECT g.id FROM groups g WHERE (g.letter = 's' AND g.number = r.survey_id)
+            OR (g.letter = 'w' AND g.number = r.sweep_id) OR (g.letter = 'm' AND g.number = r.matrix_id)),
+        r.name, r.started, r.status, r.error, r.command_line, r.label, r.spec_json, r.warnings_json,
+        r.host, r.target, r.fs_type, r.tool_version, r.record_json, r.provenance, r.workload_key,
+        r.headline_json, r.random, r.system_label
+    FROM runs r;
+DROP TABLE runs;
+ALTER TABLE runs_v10 RENAME TO runs;
+CREATE INDEX runs_by_group ON runs(group_id);
+CREATE INDEX runs_by_workload ON runs(workload_key);
+CREATE INDEX runs_by_started ON runs(started);
+CREATE INDEX runs_by_system_label ON runs(system_label);
+DROP TABLE surveys;
+DROP TABLE sweeps;
+DROP TABLE matrices;
+"#,
 ];
 
 /// The schema version after which runs are stored as whole records (the v4 rows are read
@@ -207,6 +284,9 @@ pub enum StoreError {
     /// No matrix has that id.
     #[error("no matrix m{0} in the store")]
     NoMatrix(i64),
+    /// No group has that name.
+    #[error("no group {0} in the store")]
+    NoGroup(String),
     /// A stored value that cannot be read back.
     #[error("run {0} in the store is damaged: {1}")]
     Damaged(i64, String),
@@ -248,7 +328,9 @@ impl StoreError {
                 "(the store was altered outside iosurvey)".into(),
                 Box::new(Hint::Use(Setting::Db, "another store".into())),
             ),
-            StoreError::NoRun(_) | StoreError::NoMatrix(_) => Hint::say("list what is stored with 'iosurvey ls'"),
+            StoreError::NoRun(_) | StoreError::NoMatrix(_) | StoreError::NoGroup(_) => {
+                Hint::say("list what is stored with 'iosurvey ls'")
+            }
             StoreError::Damaged(..) => Hint::say("the row was altered outside iosurvey; re-run the workload"),
             StoreError::BadPath { .. } => {
                 Hint::Use(Setting::Db, "a regular file, or a new name in a directory you may write to".into())
@@ -264,10 +346,46 @@ impl StoreError {
     /// The documented exit code: 2 for what the user named wrongly, 4 for the store itself.
     pub fn exit_code(&self) -> i32 {
         match self {
-            StoreError::NoRun(_) | StoreError::NoMatrix(_) | StoreError::BadPath { .. } | StoreError::Missing(_) => 2,
+            StoreError::NoRun(_)
+            | StoreError::NoMatrix(_)
+            | StoreError::NoGroup(_)
+            | StoreError::BadPath { .. }
+            | StoreError::Missing(_) => 2,
             _ => 4,
         }
     }
+}
+
+/// What a group is when it begins.
+#[derive(Debug, Clone)]
+pub struct GroupStart {
+    /// Survey, sweep, matrix, ...
+    pub kind: GroupKind,
+    /// The group it is part of (a campaign's studies).
+    pub parent: Option<GroupId>,
+    /// Start, Unix seconds.
+    pub started: i64,
+    /// The command line that asked for it.
+    pub command_line: String,
+    /// What it was asked to do, as JSON.
+    pub spec: String,
+}
+
+/// A group as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupRow {
+    /// Its name.
+    pub id: GroupId,
+    /// The name of the group it is part of.
+    pub parent: Option<String>,
+    /// The command line that asked for it.
+    pub command_line: String,
+    /// Start, Unix seconds.
+    pub started: i64,
+    /// running, ok or failed ("running" long after its start: its process ended first).
+    pub state: String,
+    /// What it was asked to do, as JSON.
+    pub spec: String,
 }
 
 /// A line of `iosurvey ls`.
@@ -336,10 +454,15 @@ impl Store {
         Store::connect(path, OpenFlags::default() - OpenFlags::SQLITE_OPEN_CREATE)
     }
 
+    /// A store in memory, that keeps nothing: a placeholder until the real one is open.
+    pub(crate) fn in_memory() -> Store {
+        let conn = Connection::open_in_memory().expect("SQLite opens a database in memory");
+        Store { conn, path: PathBuf::from(":memory:") }
+    }
+
     fn connect(path: &Path, flags: OpenFlags) -> Result<Store, StoreError> {
         let wrap = |source| StoreError::Sqlite { path: path.to_path_buf(), source };
         let mut conn = Connection::open_with_flags(path, flags).map_err(wrap)?;
-        conn.pragma_update(None, "foreign_keys", true).map_err(wrap)?;
         let known = MIGRATIONS.len() as i64;
         let version = |c: &Connection| c.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0));
         let found = version(&conn).map_err(wrap)?;
@@ -348,6 +471,10 @@ impl Store {
             return Err(StoreError::BadVersion { path: path.to_path_buf(), found });
         }
         if found < known {
+            // A step may rebuild a table another points to (v10): foreign keys are off while
+            // the steps run (SQLite ignores the switch inside a transaction), and checked
+            // whole before the migration commits.
+            conn.pragma_update(None, "foreign_keys", false).map_err(wrap)?;
             // Create and migrate under one write lock, reading the version again inside it:
             // two first runs at once must not both create the schema.
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(wrap)?;
@@ -358,11 +485,16 @@ impl Store {
                     backfill(&tx).map_err(wrap)?;
                 }
             }
+            let broken: bool = tx.prepare("PRAGMA foreign_key_check").and_then(|mut s| s.exists([])).map_err(wrap)?;
+            if broken {
+                return Err(StoreError::BadVersion { path: path.to_path_buf(), found });
+            }
             if found < known {
                 tx.pragma_update(None, "user_version", known).map_err(wrap)?;
             }
             tx.commit().map_err(wrap)?;
         }
+        conn.pragma_update(None, "foreign_keys", true).map_err(wrap)?;
         let found = version(&conn).map_err(wrap)?;
         if found > known {
             return Err(StoreError::TooNew { path: path.to_path_buf(), found, known });
@@ -390,20 +522,79 @@ impl Store {
         Ok(self.conn.last_insert_rowid())
     }
 
-    /// Starts a survey and returns its id.
-    pub fn begin_survey(&self, started: i64, target: &str, command_line: &str) -> Result<i64, StoreError> {
+    /// Starts a group of runs, running until [`Store::finish_group`], and mints its name: the
+    /// next number of its letter. `spec` is what the group was asked to do (JSON).
+    pub fn begin_group(&self, start: &GroupStart) -> Result<GroupId, StoreError> {
+        let letter = start.kind.letter().to_string();
+        let parent = match start.parent {
+            Some(p) => Some(self.group_row(p)?),
+            None => None,
+        };
+        // One statement: the number is taken under SQLite's write lock, so two commands that
+        // begin at once get two numbers.
         self.insert(
-            "INSERT INTO surveys (started, target, command_line) VALUES (?1, ?2, ?3)",
-            params![started, target, command_line],
-        )
+            "INSERT INTO groups (kind, letter, number, parent, command_line, started, state, spec_json)
+             SELECT ?1, ?2, COALESCE(MAX(number), 0) + 1, ?3, ?4, ?5, 'running', ?6 FROM groups WHERE letter = ?2",
+            params![start.kind.name(), letter, parent, start.command_line, start.started, start.spec],
+        )?;
+        let number: i64 = self
+            .conn
+            .query_row("SELECT number FROM groups WHERE id = ?1", [self.conn.last_insert_rowid()], |r| r.get(0))
+            .map_err(|e| self.wrap(e))?;
+        Ok(GroupId { kind: start.kind, number })
     }
 
-    /// Starts a sweep over `parameter` and returns its id.
-    pub fn begin_sweep(&self, started: i64, parameter: &str, command_line: &str) -> Result<i64, StoreError> {
-        self.insert(
-            "INSERT INTO sweeps (started, parameter, command_line) VALUES (?1, ?2, ?3)",
-            params![started, parameter, command_line],
-        )
+    /// Ends a group, ok or failed; `spec`, when given, replaces what was stored at its start
+    /// (a matrix stores itself whole there).
+    pub fn finish_group(&self, g: GroupId, ok: bool, spec: Option<&str>) -> Result<(), StoreError> {
+        let changed = self
+            .conn
+            .execute(
+                "UPDATE groups SET state = ?1, spec_json = COALESCE(?2, spec_json) WHERE letter = ?3 AND number = ?4",
+                params![if ok { "ok" } else { "failed" }, spec, g.kind.letter().to_string(), g.number],
+            )
+            .map_err(|e| self.wrap(e))?;
+        match changed {
+            0 => Err(StoreError::NoGroup(g.to_string())),
+            _ => Ok(()),
+        }
+    }
+
+    /// The row of a group.
+    fn group_row(&self, g: GroupId) -> Result<i64, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT id FROM groups WHERE letter = ?1 AND number = ?2",
+                params![g.kind.letter().to_string(), g.number],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.wrap(e))?
+            .ok_or_else(|| StoreError::NoGroup(g.to_string()))
+    }
+
+    /// A group as stored.
+    pub fn group(&self, g: GroupId) -> Result<GroupRow, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT g.kind, g.number, p.letter || p.number, g.command_line, g.started, g.state, g.spec_json
+                 FROM groups g LEFT JOIN groups p ON p.id = g.parent WHERE g.letter = ?1 AND g.number = ?2",
+                params![g.kind.letter().to_string(), g.number],
+                |r| {
+                    let kind: String = r.get(0)?;
+                    Ok(GroupRow {
+                        id: GroupId { kind: GroupKind::from_name(&kind).unwrap_or(g.kind), number: r.get(1)? },
+                        parent: r.get(2)?,
+                        command_line: r.get(3)?,
+                        started: r.get(4)?,
+                        state: r.get(5)?,
+                        spec: r.get(6)?,
+                    })
+                },
+            )
+            .optional()
+            .map_err(|e| self.wrap(e))?
+            .ok_or_else(|| StoreError::NoGroup(g.to_string()))
     }
 
     /// Stores one network measurement and returns its id.
@@ -512,12 +703,14 @@ impl Store {
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT r.id, r.survey_id, r.sweep_id, r.started, r.status, r.label, r.host, r.target, r.fs_type,
+                "SELECT r.id, CASE WHEN g.letter = 's' THEN g.number END, CASE WHEN g.letter = 'w' THEN g.number END,
+                        r.started, r.status, r.label, r.host, r.target, r.fs_type,
                         r.random, r.headline_json, r.provenance, r.system_label,
                         CASE WHEN json_valid(r.spec_json) THEN
                             CASE WHEN json_type(r.spec_json, '$.meta') = 'object' THEN r.spec_json END
                         END
-                 FROM runs r WHERE r.matrix_id IS NULL ORDER BY r.id",
+                 FROM runs r LEFT JOIN groups g ON g.id = r.group_id
+                 WHERE g.letter IS NOT 'm' ORDER BY r.id",
             )
             .map_err(|e| self.wrap(e))?;
         let rows = stmt
@@ -547,74 +740,69 @@ impl Store {
         Ok(rows)
     }
 
-    /// Ids of the runs of a sweep, in order.
-    pub fn sweep_runs(&self, sweep_id: i64) -> Result<Vec<i64>, StoreError> {
-        self.ids_where("SELECT id FROM runs WHERE sweep_id = ?1 ORDER BY id", sweep_id)
-    }
-
-    fn ids_where(&self, sql: &str, key: i64) -> Result<Vec<i64>, StoreError> {
-        let mut stmt = self.conn.prepare(sql).map_err(|e| self.wrap(e))?;
-        let ids = stmt.query_map([key], |r| r.get(0)).and_then(|ids| ids.collect()).map_err(|e| self.wrap(e))?;
+    /// Ids of the runs of a group, in order.
+    pub fn group_runs(&self, g: GroupId) -> Result<Vec<i64>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT r.id FROM runs r JOIN groups g ON g.id = r.group_id
+                 WHERE g.letter = ?1 AND g.number = ?2 ORDER BY r.id",
+            )
+            .map_err(|e| self.wrap(e))?;
+        let ids = stmt
+            .query_map(params![g.kind.letter().to_string(), g.number], |r| r.get(0))
+            .and_then(|ids| ids.collect())
+            .map_err(|e| self.wrap(e))?;
         Ok(ids)
     }
 
-    /// Ids of the runs of a survey, in order.
-    pub fn survey_runs(&self, survey_id: i64) -> Result<Vec<i64>, StoreError> {
-        self.ids_where("SELECT id FROM runs WHERE survey_id = ?1 ORDER BY id", survey_id)
-    }
-
-    /// Ids of the runs of a matrix, in order.
-    pub fn matrix_runs(&self, matrix_id: i64) -> Result<Vec<i64>, StoreError> {
-        self.ids_where("SELECT id FROM runs WHERE matrix_id = ?1 ORDER BY id", matrix_id)
-    }
-
-    /// Starts a matrix: stored at once as failed, so that one killed midway is never taken
-    /// for whole; returns its id.
-    pub fn begin_matrix(&self, m: &MatrixRecord) -> Result<i64, StoreError> {
+    /// Starts a matrix: its record stored at once as failed, so that one killed midway is
+    /// never taken for whole; returns its id.
+    pub fn begin_matrix(&self, m: &MatrixRecord) -> Result<GroupId, StoreError> {
         let failed = MatrixRecord { status: Status::Failed, error: Some("did not finish".into()), ..m.clone() };
-        let text = serde_json::to_string(&failed)
-            .map_err(|e| self.wrap(rusqlite::Error::ToSqlConversionFailure(Box::new(e))))?;
-        self.insert(
-            "INSERT INTO matrices (started, status, record_json) VALUES (?1, 'failed', ?2)",
-            params![m.started, text],
-        )
+        let spec = json(&failed).map_err(|e| self.wrap(e))?;
+        let start = GroupStart {
+            kind: GroupKind::Matrix,
+            parent: None,
+            started: m.started,
+            command_line: m.command_line.clone(),
+            spec,
+        };
+        self.begin_group(&start)
     }
 
     /// Stores a matrix whole, ok or failed, in place of its start.
-    pub fn finish_matrix(&self, id: i64, m: &MatrixRecord) -> Result<(), StoreError> {
+    pub fn finish_matrix(&self, number: i64, m: &MatrixRecord) -> Result<(), StoreError> {
         let text = json(&MatrixRecord { id: None, ..m.clone() }).map_err(|e| self.wrap(e))?;
-        self.conn
-            .execute(
-                "UPDATE matrices SET status = ?1, record_json = ?2 WHERE id = ?3",
-                params![m.status.name(), text, id],
-            )
-            .map(|_| ())
-            .map_err(|e| self.wrap(e))
+        let g = GroupId { kind: GroupKind::Matrix, number };
+        self.finish_group(g, m.status == Status::Ok, Some(&text))
     }
 
     /// Reads a matrix back.
-    pub fn load_matrix(&self, id: i64) -> Result<MatrixRecord, StoreError> {
-        let text: String = self
-            .conn
-            .query_row("SELECT record_json FROM matrices WHERE id = ?1", [id], |r| r.get(0))
-            .optional()
-            .map_err(|e| self.wrap(e))?
-            .ok_or(StoreError::NoMatrix(id))?;
+    pub fn load_matrix(&self, number: i64) -> Result<MatrixRecord, StoreError> {
+        let text = match self.group(GroupId { kind: GroupKind::Matrix, number }) {
+            Ok(row) => row.spec,
+            Err(StoreError::NoGroup(_)) => return Err(StoreError::NoMatrix(number)),
+            Err(e) => return Err(e),
+        };
         let mut m: MatrixRecord =
-            serde_json::from_str(&text).map_err(|e| StoreError::Damaged(id, format!("matrix record: {e}")))?;
-        m.id = Some(id);
+            serde_json::from_str(&text).map_err(|e| StoreError::Damaged(number, format!("matrix record: {e}")))?;
+        m.id = Some(number);
         Ok(m)
     }
 
     /// Every matrix, oldest first.
     pub fn matrices(&self) -> Result<Vec<MatrixRecord>, StoreError> {
-        let ids = {
-            let mut stmt = self.conn.prepare("SELECT id FROM matrices ORDER BY id").map_err(|e| self.wrap(e))?;
-            let ids: Vec<i64> =
+        let numbers = {
+            let mut stmt = self
+                .conn
+                .prepare("SELECT number FROM groups WHERE kind = 'matrix' ORDER BY number")
+                .map_err(|e| self.wrap(e))?;
+            let numbers: Vec<i64> =
                 stmt.query_map([], |r| r.get(0)).and_then(|ids| ids.collect()).map_err(|e| self.wrap(e))?;
-            ids
+            numbers
         };
-        ids.into_iter().map(|id| self.load_matrix(id)).collect()
+        numbers.into_iter().map(|n| self.load_matrix(n)).collect()
     }
 
     /// Reads a whole run back: the record as it was stored.
@@ -645,14 +833,26 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
     let index = r.index();
     let stored = StoredRecord { version: RECORD_VERSION, record: RunRecord { id: None, ..r.clone() } };
     let e = &r.env;
+    let group = match r.group() {
+        Some(g) => Some(
+            tx.query_row(
+                "SELECT id FROM groups WHERE letter = ?1 AND number = ?2",
+                params![g.kind.letter().to_string(), g.number],
+                |row| row.get::<_, i64>(0),
+            )
+            .optional()?
+            // A run filed in a group the store does not hold is stored, and said to be of none.
+            .ok_or(rusqlite::Error::QueryReturnedNoRows)?,
+        ),
+        None => None,
+    };
     tx.execute(
-        "INSERT INTO runs (survey_id, sweep_id, name, started, status, error, command_line, label, spec_json,
+        "INSERT INTO runs (group_id, name, started, status, error, command_line, label, spec_json,
             warnings_json, host, target, fs_type, tool_version, provenance, workload_key, headline_json,
-            random, record_json, system_label, matrix_id)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+            random, record_json, system_label)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
         params![
-            r.survey_id,
-            r.sweep_id,
+            group,
             r.name,
             r.started,
             r.status.name(),
@@ -671,7 +871,6 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
             index.random,
             json(&stored)?,
             r.label,
-            r.matrix_id
         ],
     )?;
     let run_id = tx.last_insert_rowid();
@@ -725,6 +924,13 @@ mod tests {
 
     fn sample(failure: Option<TaskFailure>) -> RunRecord {
         crate::record::fixtures::run(failure)
+    }
+
+    /// The store's tables, by name.
+    fn tables(store: &Store) -> Vec<String> {
+        let mut stmt = store.conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").unwrap();
+        let names = stmt.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap();
+        names
     }
 
     #[test]
@@ -829,25 +1035,103 @@ mod tests {
             assert_eq!(store.load(id).unwrap(), RunRecord { id: Some(id), ..old.clone() }, "run {id}");
         }
         assert_eq!(store.load(8).unwrap().status, Status::Failed, "the failed verified read is still failed");
-        assert_eq!(store.survey_runs(1).unwrap(), [4, 5, 6]);
-        assert_eq!(store.sweep_runs(1).unwrap(), [2, 3]);
+        assert_eq!(store.group_runs(GroupId { kind: GroupKind::Survey, number: 1 }).unwrap(), [4, 5, 6]);
+        assert_eq!(store.group_runs(GroupId { kind: GroupKind::Sweep, number: 1 }).unwrap(), [2, 3]);
         let rows = store.list().unwrap();
         assert_eq!(rows.len(), 8);
         assert!(rows.iter().all(|r| r.provenance == "measured" && !r.best.is_empty()));
         assert!(rows[1].random && !rows[0].random);
-        let tables: Vec<String> = store
-            .conn
-            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-            .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+        assert_eq!(tables(&store), ["groups", "net_runs", "nodes", "runs"], "the rows the records replaced are gone");
+    }
+
+    #[test]
+    fn a_v9_store_of_the_previous_main_migrates_to_one_table_of_groups_without_loss() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("v9.db");
+        std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store-v9.db"), &path).unwrap();
+        // What v9 held, read as v9 read it: the records whole, and each kind's own table.
+        let (before, surveys, sweeps, matrices) = {
+            let conn = Connection::open(&path).unwrap();
+            assert_eq!(conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0)).unwrap(), 9);
+            let rows = |sql: &str| -> Vec<(i64, String)> {
+                conn.prepare(sql)
+                    .unwrap()
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .unwrap()
+                    .collect::<Result<_, _>>()
+                    .unwrap()
+            };
+            let records = rows("SELECT id, record_json FROM runs ORDER BY id");
+            let surveys = rows("SELECT id, target FROM surveys ORDER BY id");
+            let sweeps = rows("SELECT id, parameter FROM sweeps ORDER BY id");
+            let matrices = rows("SELECT id, record_json FROM matrices ORDER BY id");
+            let of = |col: &str| -> Vec<(i64, i64)> {
+                conn.prepare(&format!("SELECT id, {col} FROM runs WHERE {col} IS NOT NULL ORDER BY id"))
+                    .unwrap()
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .unwrap()
+                    .collect::<Result<_, _>>()
+                    .unwrap()
+            };
+            (records, (surveys, of("survey_id")), (sweeps, of("sweep_id")), (matrices, of("matrix_id")))
+        };
+        assert_eq!(before.len(), 33, "the fixture: a run, a sweep, a survey, a metadata run, a matrix, an io500 list");
+        let mut store = Store::open(&path).unwrap();
+        assert_eq!(store.schema_version().unwrap(), MIGRATIONS.len() as i64);
+        for (id, text) in &before {
+            let old: StoredRecord = serde_json::from_str(text).unwrap();
+            assert_eq!(store.load(*id).unwrap(), RunRecord { id: Some(*id), ..old.record }, "run {id}");
+        }
+        // Every group keeps the name users typed, and its runs.
+        for (kind, (groups, members)) in
+            [(GroupKind::Survey, &surveys), (GroupKind::Sweep, &sweeps), (GroupKind::Matrix, &matrices)]
+        {
+            assert!(!groups.is_empty(), "the fixture has a {kind:?}");
+            for (number, _) in groups {
+                let want: Vec<i64> = members.iter().filter(|(_, g)| g == number).map(|(id, _)| *id).collect();
+                assert_eq!(store.group_runs(GroupId { kind, number: *number }).unwrap(), want, "{kind:?} {number}");
+            }
+        }
+        let io500 = store.group(GroupId { kind: GroupKind::Survey, number: 2 }).unwrap();
         assert_eq!(
-            tables,
-            ["matrices", "net_runs", "nodes", "runs", "surveys", "sweeps"],
-            "the rows the records replaced are gone"
+            (io500.id.kind, io500.state.as_str()),
+            (GroupKind::Io500, "ok"),
+            "the io500 list is told apart by its directory"
         );
+        assert!(io500.spec.contains("iosurvey-io500-"), "{}", io500.spec);
+        let m = store.load_matrix(1).unwrap();
+        let old: MatrixRecord = serde_json::from_str(&matrices.0[0].1).unwrap();
+        assert_eq!(m, MatrixRecord { id: Some(1), ..old });
+        assert_eq!(store.matrices().unwrap().len(), 1);
+        // A new group takes the next number of its letter; a run filed in it points to it.
+        let start = |kind| GroupStart { kind, parent: None, started: 1, command_line: "x".into(), spec: "{}".into() };
+        let next = store.begin_group(&start(GroupKind::Io500)).unwrap();
+        assert_eq!(
+            next,
+            GroupId { kind: GroupKind::Io500, number: 3 },
+            "s1 and s2 are taken, by a survey and an io500"
+        );
+        let mut run = sample(None);
+        run.survey_id = Some(3);
+        let id = store.save(&run).unwrap();
+        assert_eq!(store.group_runs(next).unwrap(), [id]);
+        store.finish_group(next, true, None).unwrap();
+        assert_eq!(store.group(next).unwrap().state, "ok");
+        // `ls` lists every run but those of the matrix, with their survey and sweep.
+        let rows = store.list().unwrap();
+        assert_eq!(rows.len(), before.len() + 1 - matrices.1.len());
+        assert!(rows.iter().any(|r| r.sweep_id == Some(1)) && rows.iter().any(|r| r.survey_id == Some(2)));
+        assert_eq!(tables(&store), ["groups", "net_runs", "nodes", "runs"], "one table of groups");
+    }
+
+    #[test]
+    fn a_run_filed_in_a_group_the_store_does_not_hold_is_refused_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(&dir.path().join("s.db")).unwrap();
+        let mut run = sample(None);
+        run.sweep_id = Some(7);
+        assert!(store.save(&run).is_err());
+        assert!(store.list().unwrap().is_empty());
     }
 
     #[test]

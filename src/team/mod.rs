@@ -10,6 +10,7 @@ pub mod epochs;
 pub mod local;
 #[cfg(feature = "mpi")]
 pub mod mpi;
+pub mod timing;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

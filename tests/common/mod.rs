@@ -107,8 +107,10 @@ impl Bed {
             return (0, 0, 0);
         }
         let conn = rusqlite::Connection::open(&self.db).unwrap();
-        let count = |table: &str| conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0)).unwrap();
-        (count("surveys"), count("sweeps"), count("matrices"))
+        let count = |letter: &str| {
+            conn.query_row("SELECT count(*) FROM groups WHERE letter = ?1", [letter], |r| r.get(0)).unwrap()
+        };
+        (count("s"), count("w"), count("m"))
     }
 
     pub fn show(&self, id: i64) -> Value {

@@ -10,6 +10,8 @@
 //! does, and marks the phase invalid. Extended and unscored phases (ior-rnd4K, mdworkbench)
 //! are not part of it.
 
+pub mod plan;
+
 /// One phase of the standard list.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Phase {

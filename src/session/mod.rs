@@ -1,0 +1,441 @@
+//! A session: what every study shares, done once. Opening one makes the lead's checks (the
+//! target, its janitor, the store), shares the target with every process, and hands back a
+//! session that runs workloads and files them. Groups (a sweep, a survey, a matrix, an IO500
+//! list, a campaign) are begun and finished through it, their names minted by the store.
+//! A study is a [`Plan`]: the session asks it what to run next and runs that on every process.
+//! Stopping is a [`Cancel`] token handed in. Closing (or dropping) the session removes what
+//! its runs made and hands what could not be removed to the caller's [`Leftovers`].
+//!
+//! Every method is collective: every process of the team calls it, in the same order; the
+//! lead decides and the others follow, so nobody waits for ever.
+
+use crate::engine::Cancel;
+use crate::plan::{HookSite, Last, Plan, Step};
+use crate::record::{GroupId, GroupKind, RunRecord};
+use crate::runner::{check_meta_order, Filing, Lead, RunError, Runner, Watch};
+use crate::spec::{Hint, Workload};
+use crate::store::{GroupStart, Store};
+use crate::target::dir::Dir;
+use crate::target::{Options, Target};
+use crate::team::{all_agree, share_value, Team};
+use crate::units::now_unix;
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+mod fresh;
+
+/// Where a session's runs go.
+#[derive(Debug, Clone)]
+pub enum Place {
+    /// A directory the user named, and a metadata run's further base directories.
+    Dir {
+        /// The target.
+        dir: PathBuf,
+        /// Further base directories (`--dir a@b`), each a target of its own.
+        more: Vec<PathBuf>,
+    },
+    /// A fresh directory `iosurvey-KIND-PID` made in `parent` (the current directory when
+    /// none) and removed at the end, so a study can be pointed at a non-empty scratch space.
+    Fresh {
+        /// Where to make it.
+        parent: Option<PathBuf>,
+        /// The study's kind, in the directory's name.
+        kind: &'static str,
+    },
+}
+
+/// What could not be removed when sessions closed: said by whoever ends the process.
+#[derive(Debug, Clone, Default)]
+pub struct Leftovers(Arc<Mutex<Vec<String>>>);
+
+impl Leftovers {
+    /// Everything gathered so far, once.
+    pub fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    fn add(&self, problems: Vec<String>) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).extend(problems);
+    }
+}
+
+/// What a session is opened with.
+pub struct Opening<'a> {
+    /// The store's file.
+    pub store: PathBuf,
+    /// Where the runs go.
+    pub place: Place,
+    /// How the target is taken (force, keep, ...).
+    pub options: Options,
+    /// Tasks (threads) in each process.
+    pub threads: usize,
+    /// The command line, stored with every run and group.
+    pub command_line: String,
+    /// Refuse runs that need more space than is free.
+    pub space_check: bool,
+    /// The name the user gave the system measured (`--label`), filed with every run.
+    pub label: Option<String>,
+    /// Stops runs after their current transfers, and sequences before their next run.
+    pub cancel: Cancel,
+    /// Watches each run's live progress on the lead.
+    pub watch: Option<&'a Watch>,
+    /// Where clean-up's problems go.
+    pub leftovers: Leftovers,
+    /// Workloads whose metadata phase order is checked against what the target holds before
+    /// the store is touched (a refused order leaves no store behind).
+    pub check: Vec<Workload>,
+}
+
+/// What only the lead holds: the store and the targets.
+pub struct LeadSide {
+    store: Store,
+    /// The target first, then a metadata run's further bases.
+    targets: Vec<Target>,
+    notes: Vec<String>,
+    leftovers: Leftovers,
+}
+
+impl LeadSide {
+    /// The store.
+    pub fn store(&mut self) -> &mut Store {
+        &mut self.store
+    }
+
+    /// The target.
+    pub fn target(&mut self) -> &mut Target {
+        &mut self.targets[0]
+    }
+}
+
+impl Drop for LeadSide {
+    fn drop(&mut self) {
+        for target in self.targets.drain(..) {
+            let key = crate::janitor::key(&target);
+            self.leftovers.add(target.cleanup().problems);
+            // Only now: a lead killed while removing still has its files removed by the janitor.
+            crate::janitor::release(key);
+        }
+    }
+}
+
+/// What a plan's runs came to.
+#[derive(Debug, Default)]
+pub struct Played {
+    /// The records of its runs, a failed one included (lead only).
+    pub records: Vec<RunRecord>,
+    /// What ended it early: a failed run, a refusal, a hook, or a stop.
+    pub failure: Option<RunError>,
+}
+
+/// What the lead shares before each step.
+#[derive(Serialize, Deserialize)]
+enum Turn {
+    Go(Step),
+    Stop,
+}
+
+/// An open session.
+pub struct Session<'t, T: Team> {
+    team: &'t T,
+    threads: usize,
+    dir: Arc<Dir>,
+    bases: Vec<Arc<Dir>>,
+    lead: Option<LeadSide>,
+    command_line: String,
+    space_check: bool,
+    label: Option<String>,
+    cancel: Cancel,
+    watch: Option<&'t Watch>,
+}
+
+impl<'t, T: Team> Session<'t, T> {
+    /// Opens a session: on the lead, the target (held in the janitor's care), the check of
+    /// every workload's metadata phase order, then the store; on every process, the target's
+    /// directory at the path the lead resolved. A refusal leaves no store and no directory.
+    pub fn open(team: &'t T, o: Opening<'t>) -> Result<Self, RunError> {
+        let mut lead = lead_decides(team, || open_lead(&o))?;
+        let more = match &o.place {
+            Place::Dir { more, .. } => more.len(),
+            Place::Fresh { .. } => 0,
+        };
+        let mut dirs = Vec::with_capacity(1 + more);
+        for k in 0..=more {
+            dirs.push(everywhere(team, lead.as_ref().map(|l| &l.targets[k]))?);
+        }
+        let dir = dirs.remove(0);
+        if let Some(l) = lead.as_mut() {
+            for t in &mut l.targets {
+                l.notes.extend(t.take_notes());
+            }
+        }
+        Ok(Session {
+            team,
+            threads: o.threads,
+            dir,
+            bases: dirs,
+            lead,
+            command_line: o.command_line,
+            space_check: o.space_check,
+            label: o.label,
+            cancel: o.cancel,
+            watch: o.watch,
+        })
+    }
+
+    /// What the lead's checks found worth saying (reclaimed leftovers, no locks), once.
+    pub fn notes(&mut self) -> Vec<String> {
+        self.lead.as_mut().map(|l| std::mem::take(&mut l.notes)).unwrap_or_default()
+    }
+
+    /// The team.
+    pub fn team(&self) -> &'t T {
+        self.team
+    }
+
+    /// Tasks in each process.
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// The target's directory.
+    pub fn dir(&self) -> &Arc<Dir> {
+        &self.dir
+    }
+
+    /// The stop token the session's runs obey.
+    pub fn cancel(&self) -> &Cancel {
+        &self.cancel
+    }
+
+    /// Runs `f` on the lead only; its success or exit code reaches every process, so that all
+    /// of them stop together when the lead fails.
+    pub fn on_lead<X>(&mut self, f: impl FnOnce(&mut LeadSide) -> Result<X, RunError>) -> Result<Option<X>, RunError> {
+        let lead = &mut self.lead;
+        lead_decides(self.team, || lead.as_mut().map(f).unwrap_or(Err(RunError::Peer { code: 1 })))
+    }
+
+    /// The lead's value of `f`, on every process.
+    pub fn decide<X: Serialize + DeserializeOwned>(&mut self, f: impl FnOnce(&mut LeadSide) -> X) -> X {
+        let mine = self.lead.as_mut().map(f);
+        share_value(self.team, mine.as_ref())
+    }
+
+    /// Begins a group; the store mints its name, which every process gets.
+    pub fn begin(&mut self, kind: GroupKind, spec: &impl Serialize) -> Result<GroupId, RunError> {
+        let spec = serde_json::to_string(spec).unwrap_or_else(|_| "null".into());
+        let start =
+            GroupStart { kind, parent: None, started: now_unix(), command_line: self.command_line.clone(), spec };
+        let minted = self.on_lead(|l| Ok(l.store.begin_group(&start)?))?;
+        Ok(share_value(self.team, minted.as_ref()))
+    }
+
+    /// Ends a group, ok or failed; `spec` replaces what it was begun with.
+    pub fn finish(&mut self, group: GroupId, ok: bool, spec: Option<String>) -> Result<(), RunError> {
+        self.on_lead(|l| Ok(l.store.finish_group(group, ok, spec.as_deref())?)).map(|_| ())
+    }
+
+    /// Runs one workload and files it. The files it creates stay registered in the target for
+    /// clean-up when the session closes, so that later runs can reuse them.
+    pub fn run(
+        &mut self,
+        w: &Workload,
+        name: Option<&str>,
+        group: Option<GroupId>,
+    ) -> Result<Option<RunRecord>, RunError> {
+        let filing = Filing { name, group, label: self.label.as_deref() };
+        let lead = self.lead.as_mut().map(|l| {
+            let (target, more) = l.targets.split_first_mut().expect("a session has a target");
+            Lead { store: &mut l.store, target, more }
+        });
+        let mut runner = Runner {
+            team: self.team,
+            threads: self.threads,
+            dir: self.dir.clone(),
+            bases: self.bases.clone(),
+            lead,
+            command_line: self.command_line.clone(),
+            space_check: self.space_check,
+            watch: self.watch,
+            cancel: self.cancel.clone(),
+        };
+        runner.run(w, filing)
+    }
+
+    /// Plays a plan to its end, filing its runs in `group`: the lead asks the plan for each
+    /// step and every process takes it. `before` is called on the lead before each step. A stop
+    /// asked for between steps ends it as [`RunError::Interrupted`].
+    pub fn play(&mut self, plan: &mut dyn Plan, group: Option<GroupId>, mut before: impl FnMut(&Step)) -> Played {
+        let mut played = Played::default();
+        let mut refused = None;
+        let mut last_ran = false;
+        loop {
+            let turn = self.lead.as_ref().map(|_| match self.cancel.is_cancelled() {
+                true => Turn::Stop,
+                false => {
+                    let last = match (&refused, last_ran) {
+                        (Some(e), _) => Last::Refused(e),
+                        (None, true) => played.records.last().map_or(Last::Start, Last::Ran),
+                        (None, false) => Last::Start,
+                    };
+                    Turn::Go(plan.next(last))
+                }
+            });
+            // Never a success: a batch script must see the sequence did not finish.
+            let step = match share_value(self.team, turn.as_ref()) {
+                Turn::Stop => {
+                    played.failure = Some(RunError::Interrupted);
+                    break;
+                }
+                Turn::Go(step) => step,
+            };
+            refused = None;
+            last_ran = false;
+            if self.lead.is_some() && step != Step::Done {
+                before(&step);
+            }
+            match step {
+                Step::Done => break,
+                Step::Hook(name) => {
+                    let threads = self.threads;
+                    let hooked = self.on_lead(|l| {
+                        let mut site = HookSite { target: &mut l.targets[0], threads };
+                        plan.hook(&name, &mut site).map_err(|why| RunError::Hook { name: name.clone(), why })
+                    });
+                    if let Err(e) = hooked {
+                        played.failure = Some(e);
+                        break;
+                    }
+                }
+                Step::Run { workload, name } => {
+                    let result = self.run(&workload, name.as_deref(), group);
+                    // The lead's word: a refusal the plan passes over goes on everywhere.
+                    let pass_over = matches!(&result, Err(RunError::Spec(_))) && plan.passes_over_refusals();
+                    let mine = self.lead.as_ref().map(|_| result.is_ok() || pass_over);
+                    let go_on = share_value(self.team, mine.as_ref());
+                    match result {
+                        Ok(record) => {
+                            last_ran = record.is_some();
+                            played.records.extend(record);
+                        }
+                        Err(RunError::Spec(e)) if go_on => refused = Some(e),
+                        Err(_) if go_on => {}
+                        Err(e) => {
+                            // A failed run is stored whole, so it is reported with the others.
+                            if let RunError::Failed { record, .. } = &e {
+                                played.records.push((**record).clone());
+                            }
+                            played.failure = Some(e);
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        played
+    }
+
+    /// Closes the session: removes what its runs made (what could not be removed goes to the
+    /// leftovers) and hands back the lead's store.
+    pub fn close(mut self) -> Option<Store> {
+        self.lead.take().map(|mut l| {
+            let store = std::mem::replace(&mut l.store, Store::in_memory());
+            drop(l);
+            store
+        })
+    }
+}
+
+/// Runs `f` on the lead only; its success or exit code reaches every process.
+fn lead_decides<T: Team, X>(team: &T, f: impl FnOnce() -> Result<X, RunError>) -> Result<Option<X>, RunError> {
+    let result = (team.process() == 0).then(f);
+    let code = share_value(
+        team,
+        result
+            .as_ref()
+            .map(|r| match r {
+                Ok(_) => 0,
+                Err(e) => e.exit_code(),
+            })
+            .as_ref(),
+    );
+    match result {
+        Some(r) => r.map(Some),
+        None if code == 0 => Ok(None),
+        None => Err(RunError::Peer { code }),
+    }
+}
+
+/// The lead's part of opening: the target first (a refused target leaves no trace, not even
+/// a new store), then the phase order, then the store.
+fn open_lead(o: &Opening) -> Result<LeadSide, RunError> {
+    let leftovers = o.leftovers.clone();
+    let lead = |targets: Vec<Target>, store: Store, notes: Vec<String>| LeadSide {
+        store,
+        targets,
+        notes,
+        leftovers: leftovers.clone(),
+    };
+    match &o.place {
+        Place::Dir { dir, more } => {
+            // Held at once: whatever happens next, the janitor removes what the session made.
+            let first = held(Target::open(dir, o.options)?);
+            let mut side = lead(vec![first], Store::in_memory(), Vec::new());
+            for w in &o.check {
+                check_meta_order(&side.targets[0], w)?;
+            }
+            side.store = Store::open(&o.store)?;
+            for path in more {
+                side.targets.push(held(Target::open(path, o.options)?));
+            }
+            Ok(side)
+        }
+        Place::Fresh { parent, kind } => {
+            let parent = match parent {
+                Some(d) => d.to_path_buf(),
+                None => std::env::current_dir().map_err(|e| RunError::Open {
+                    what: format!("cannot read the current directory: {e}"),
+                    hint: Hint::say("cd to a directory that exists"),
+                })?,
+            };
+            let store = Store::open(&o.store)?;
+            let parent_dir = Dir::open(&parent).map_err(|e| RunError::Open {
+                what: format!("cannot open {}: {e}", parent.display()),
+                hint: Hint::say("give an existing directory"),
+            })?;
+            let notes = fresh::reclaim_dead_siblings(&parent_dir);
+            let name = fresh::name(kind);
+            let target = held(Target::create(parent_dir, name.as_ref(), o.options)?);
+            Ok(lead(vec![target], store, notes))
+        }
+    }
+}
+
+/// A target just taken, put in the janitor's care until the session's clean-up has cleaned it.
+fn held(target: Target) -> Target {
+    crate::janitor::hold(&target);
+    target
+}
+
+/// A target's directory on every process: the lead's (locked, checked), and on the others the
+/// same directory opened by the path the lead resolved.
+fn everywhere<T: Team>(team: &T, lead: Option<&Target>) -> Result<Arc<Dir>, RunError> {
+    let path = team.share(lead.map(|t| t.dir().path().as_os_str().as_bytes().to_vec()).unwrap_or_default());
+    let path = PathBuf::from(OsString::from_vec(path));
+    let dir = match lead {
+        Some(t) => Ok(t.dir().clone()),
+        None => Dir::open(&path).map(Arc::new),
+    };
+    if !all_agree(team, dir.is_ok()) {
+        return Err(match dir {
+            Err(e) => RunError::Open {
+                what: format!("cannot open the target {}: {e}", path.display()),
+                hint: Hint::say("mount it on every node"),
+            },
+            Ok(_) => RunError::Peer { code: 2 },
+        });
+    }
+    dir.map_err(|_| RunError::Peer { code: 2 })
+}
