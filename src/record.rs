@@ -205,8 +205,10 @@ pub struct BestFigure {
 /// What the store indexes of a record, for the queries that do not read it whole.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunIndex {
-    /// What was measured, whatever the team size or repetition: runs with the same key are
-    /// comparable.
+    /// What was measured, whatever the team size or repetition ([`Workload::key`]): runs with
+    /// the same key are comparable. The store's column holds it as computed when the run was
+    /// written (and again by each re-keying step of its migrations); analysis computes the
+    /// key from the record's workload, never from the column.
     pub workload_key: String,
     /// The best figures per op, in the order the ops first ran.
     pub headline: Vec<BestFigure>,

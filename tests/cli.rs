@@ -418,6 +418,39 @@ fn runs_under_two_labels_are_compared_like_with_like() {
 }
 
 #[test]
+fn runs_with_and_without_o_direct_are_not_compared_and_the_difference_is_named() {
+    // On the disk the scratch directory is on (O_DIRECT, as direct_io_runs_random_and_verified).
+    let bed = Bed::new();
+    for _ in 0..2 {
+        for (label, direct) in [("buffered", ""), ("odirect", " --direct")] {
+            let out = bed.run(&format!("--transfer 4k --block 128k --label {label}{direct}"));
+            assert_eq!(out.code, 0, "{label}: {}", out.stderr);
+        }
+    }
+    let out = iosurvey(&["compare", "buffered", "odirect", "--db", &bed.db]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    for pooled in ["times faster", "no difference", "single run", "MiB/s"] {
+        assert!(!out.stdout.contains(pooled), "no row sets them side by side ({pooled}): {}", out.stdout);
+    }
+    let said: Vec<&str> = out.stdout.lines().filter(|l| l.contains("not compared")).collect();
+    assert_eq!(said.len(), 1, "{}", out.stdout);
+    assert!(
+        said[0]
+            .ends_with("buffered's runs and odirect's differ in direct (buffered: false, odirect: true): not compared"),
+        "{}",
+        said[0]
+    );
+    let doc: Value = serde_json::from_str(
+        &iosurvey(&["compare", "buffered", "odirect", "--db", &bed.db, "--format", "json"]).stdout,
+    )
+    .unwrap();
+    assert_eq!(doc["tables"][0]["rows"], Value::Array(vec![]), "nothing compared");
+    let apart: Vec<&str> =
+        doc["tables"][1]["rows"].as_array().unwrap().iter().map(|r| r[1].as_str().unwrap()).collect();
+    assert!(apart.iter().any(|w| w.ends_with("[direct=true]")) && apart.iter().any(|w| w.ends_with("[direct=false]")));
+}
+
+#[test]
 fn a_report_is_one_self_contained_html_page_with_findings_and_charts() {
     let bed = Bed::new();
     let out = bed.run("--engine delay:300us --transfer 64k --block 1m --tasks 4 --clients 1,2,4 --label x");

@@ -85,20 +85,11 @@ pub fn over_sizes(runs: &[crate::record::RunRecord]) -> Vec<super::Finding> {
     // One host's RAM bounds one host's page cache: runs over several hosts are left out.
     let single = |r: &&crate::record::RunRecord| r.hosts.len() <= 1;
     for r in runs.iter().filter(|r| r.status == crate::record::Status::Ok && r.workload.meta.is_none()).filter(single) {
-        // The workload without its size (the key leaves out the team, caches and stonewall,
-        // which must match too), on the same host and target.
+        // The workload without its size (its key holds every other measured setting; the team,
+        // which it leaves out, must match too), on the same host and target.
         let w = &r.workload;
         let sized = crate::spec::Workload { block: 0, segments: 0, ..w.clone() };
-        let key = format!(
-            "{}/n{}/{}{}/{:?}@{}:{}",
-            sized.key(),
-            w.tasks,
-            w.drop_caches,
-            w.reorder,
-            w.stonewall_secs,
-            r.env.host,
-            r.env.target
-        );
+        let key = format!("{}/n{}@{}:{}", sized.key(), w.tasks, r.env.host, r.env.target);
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, g)) => g.push(r),
             None => groups.push((key, vec![r])),

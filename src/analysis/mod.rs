@@ -15,7 +15,7 @@ use crate::measure::Spread;
 use crate::net::NetResult;
 use crate::plan::Role;
 use crate::record::{PhaseRecord, RunRecord, Status};
-use crate::spec::Op;
+use crate::spec::{Op, Workload};
 use crate::store::RunRow;
 use crate::units::{format_size, format_time, gb_per_s, mib_per_s, secs};
 use serde::Serialize;
@@ -609,12 +609,14 @@ pub fn sweep(sweep_id: Option<i64>, runs: &[RunRecord]) -> Report {
 pub fn sweeps_by_system(runs: &[RunRecord]) -> Report {
     let swept: Vec<&RunRecord> =
         runs.iter().filter(|r| r.sweep_id.is_some() && r.label.is_some() && r.status == Status::Ok).collect();
-    let mut keys: Vec<String> = swept.iter().map(|r| r.workload.key()).collect();
+    // Computed once per run: a key is the workload's canonical text.
+    let keyed: Vec<String> = swept.iter().map(|r| r.workload.key()).collect();
+    let mut keys = keyed.clone();
     keys.sort();
     keys.dedup();
     let mut charts = Vec::new();
     for key in keys {
-        let group: Vec<&RunRecord> = swept.iter().copied().filter(|r| r.workload.key() == key).collect();
+        let group: Vec<&RunRecord> = swept.iter().zip(&keyed).filter(|(_, k)| **k == key).map(|(r, _)| *r).collect();
         let mut labels: Vec<&str> = group.iter().filter_map(|r| r.label.as_deref()).collect();
         labels.sort_unstable();
         labels.dedup();
@@ -853,41 +855,168 @@ pub struct Side<'a> {
     pub runs: &'a [RunRecord],
 }
 
-/// Each completed run's figure per (workload, op): its mean over iterations, in the unit of
-/// merit (IOPS for random workloads, bytes/s otherwise). Keys in the order first seen.
-fn figures_by_workload(runs: &[RunRecord]) -> Vec<((String, String, bool), Vec<f64>)> {
-    let mut out: Vec<((String, String, bool), Vec<f64>)> = Vec::new();
+/// The completed runs of one workload (one key: what is measured, docs/findings.md) at one
+/// team size, for one op: each run's mean over iterations, in the unit of merit (IOPS for
+/// random workloads, bytes/s otherwise). Runs of different keys are never in one group.
+struct Figures<'a> {
+    /// The workload of its first run (the others have its key and team).
+    workload: &'a Workload,
+    /// Its key.
+    key: String,
+    /// The op.
+    op: String,
+    /// IOPS, not bandwidth, is its figure of merit.
+    random: bool,
+    /// A figure per run.
+    xs: Vec<f64>,
+    /// Those runs' ids.
+    runs: Vec<i64>,
+}
+
+impl Figures<'_> {
+    /// The same workload at the same team size.
+    fn same_workload(&self, other: &Figures) -> bool {
+        self.key == other.key && self.workload.tasks == other.workload.tasks
+    }
+
+    /// The same workload, team and op: figures that may be set side by side.
+    fn same(&self, other: &Figures) -> bool {
+        self.same_workload(other) && self.op == other.op
+    }
+}
+
+/// Each completed run's figure per workload (key and team size) and op, in the order first seen.
+fn figures_by_workload(runs: &[RunRecord]) -> Vec<Figures<'_>> {
+    let mut out: Vec<Figures> = Vec::new();
     for r in runs.iter().filter(|r| r.status == Status::Ok) {
-        let random = r.workload.random();
+        let (random, key) = (r.workload.random(), r.workload.key());
         for s in r.summaries() {
             let figure = if random { s.iops } else { s.bandwidth };
             let Some(f) = figure.map(|x| x.mean) else { continue };
-            let key = (r.workload.label(), s.op.name(), random);
-            match out.iter_mut().find(|(k, _)| *k == key) {
-                Some((_, v)) => v.push(f),
-                None => out.push((key, vec![f])),
+            let op = s.op.name();
+            match out.iter_mut().find(|g| g.key == key && g.workload.tasks == r.workload.tasks && g.op == op) {
+                Some(g) => {
+                    g.xs.push(f);
+                    g.runs.extend(r.id);
+                }
+                None => out.push(Figures {
+                    workload: &r.workload,
+                    key: key.clone(),
+                    op,
+                    random,
+                    xs: vec![f],
+                    runs: r.id.into_iter().collect(),
+                }),
             }
         }
     }
     out
 }
 
-/// Two sides set like with like: for each workload and op both have, their means over runs,
-/// the ratio A / B with its interval over the runs (docs/findings.md) and the verdict in one
-/// line; workloads only one side has are listed apart.
+/// How each workload of `groups` is named in a table: its label; where workloads of different
+/// keys share a label, the label and, in brackets, its own values of the settings they differ
+/// in ("..., 1 task [direct=true]"), so that no two rows of unlike runs read alike.
+struct Names(Vec<(String, usize, String)>);
+
+impl Names {
+    fn new<'a>(groups: impl IntoIterator<Item = &'a Figures<'a>>) -> Names {
+        let mut distinct: Vec<&Figures> = Vec::new();
+        for g in groups {
+            if !distinct.iter().any(|d| d.same_workload(g)) {
+                distinct.push(g);
+            }
+        }
+        let labels: Vec<String> = distinct.iter().map(|d| d.workload.label()).collect();
+        let names = distinct
+            .iter()
+            .zip(&labels)
+            .map(|(g, label)| {
+                let twins: Vec<&Workload> =
+                    distinct.iter().zip(&labels).filter(|(_, l)| *l == label).map(|(d, _)| d.workload).collect();
+                let mut settings: Vec<String> =
+                    twins.iter().flat_map(|t| twins[0].key_differences(t)).map(|(setting, ..)| setting).collect();
+                settings.sort();
+                settings.dedup();
+                let shown = match settings.is_empty() {
+                    true => label.clone(),
+                    false => {
+                        let own: Vec<String> =
+                            settings.iter().map(|s| format!("{s}={}", g.workload.key_setting(s))).collect();
+                        format!("{label} [{}]", own.join(", "))
+                    }
+                };
+                (g.key.clone(), g.workload.tasks, shown)
+            })
+            .collect();
+        Names(names)
+    }
+
+    /// The name of a group's workload.
+    fn of(&self, g: &Figures) -> &str {
+        self.0.iter().find(|(key, tasks, _)| *key == g.key && *tasks == g.workload.tasks).map_or("", |n| n.2.as_str())
+    }
+}
+
+/// Workloads only one side ran that share a label with one only the other side ran: the same
+/// shape measured differently (with and without O_DIRECT, say). They are never pooled; a finding
+/// per such pair names the settings they differ in, with each side's value.
+fn unlike(a: Side, fa: &[Figures], b: Side, fb: &[Figures]) -> Vec<Finding> {
+    let only = |mine: &'_ [Figures<'_>], other: &[Figures]| -> Vec<usize> {
+        let mut out: Vec<usize> = Vec::new();
+        for (i, g) in mine.iter().enumerate() {
+            if !other.iter().any(|o| o.same_workload(g)) && !out.iter().any(|&j| mine[j].same_workload(g)) {
+                out.push(i);
+            }
+        }
+        out
+    };
+    let runs_of = |mine: &[Figures], g: &Figures| -> Vec<i64> {
+        let mut ids: Vec<i64> = mine.iter().filter(|o| o.same_workload(g)).flat_map(|o| o.runs.clone()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    };
+    let mut out = Vec::new();
+    for ga in only(fa, fb).into_iter().map(|i| &fa[i]) {
+        let label = ga.workload.label();
+        for gb in only(fb, fa).into_iter().map(|i| &fb[i]).filter(|gb| gb.workload.label() == label) {
+            let differ = ga.workload.key_differences(gb.workload);
+            let said: Vec<String> =
+                differ.iter().map(|(setting, x, y)| format!("{setting} ({}: {x}, {}: {y})", a.name, b.name)).collect();
+            out.push(Finding {
+                text: format!(
+                    "{label}: {}'s runs and {}'s differ in {}: not compared",
+                    a.name,
+                    b.name,
+                    said.join(", ")
+                ),
+                value: differ.len() as f64,
+                runs: runs_of(fa, ga).into_iter().chain(runs_of(fb, gb)).collect(),
+            });
+        }
+    }
+    out
+}
+
+/// Two sides set like with like: for each workload (key and team size) and op both have,
+/// their means over runs, the ratio A / B with its interval over the runs (docs/findings.md)
+/// and the verdict in one line; workloads only one side has are listed apart, and where the
+/// two sides ran one shape differently (same label, different keys) a finding names how.
 pub fn compare(a: Side, b: Side) -> Report {
     let (fa, fb) = (figures_by_workload(a.runs), figures_by_workload(b.runs));
+    let names = Names::new(fa.iter().chain(&fb));
     let mut t = Table::new(
         format!("{} against {}", a.name, b.name),
         &["workload", "op", "unit", "A", "A runs", "B", "B runs", "A/B", "95% low", "95% high", "verdict"],
     );
     let mut findings = Vec::new();
     let ids = |runs: &[RunRecord]| runs.iter().filter_map(|r| r.id).collect::<Vec<_>>();
-    for ((workload, op, random), xa) in &fa {
-        let Some((_, xb)) = fb.iter().find(|(k, _)| k.0 == *workload && k.1 == *op && k.2 == *random) else { continue };
+    for ga in &fa {
+        let Some(gb) = fb.iter().find(|g| g.same(ga)) else { continue };
+        let (workload, op, random, xa, xb) = (names.of(ga), &ga.op, ga.random, &ga.xs, &gb.xs);
         let (ma, mb) = (mean_of_samples(xa), mean_of_samples(xb));
-        let unit = if *random { "IOPS" } else { "MiB/s" };
-        let shown = |v: f64| if *random { Cell::num(Some(v), 0) } else { Cell::num(Some(mib_per_s(v)), 1) };
+        let unit = if random { "IOPS" } else { "MiB/s" };
+        let shown = |v: f64| if random { Cell::num(Some(v), 0) } else { Cell::num(Some(mib_per_s(v)), 1) };
         let interval = crate::stats::ratio_interval(xa, xb);
         let verdict = match &interval {
             Some(r) => crate::stats::sentence(a.name, b.name, r),
@@ -914,15 +1043,18 @@ pub fn compare(a: Side, b: Side) -> Report {
             });
         }
     }
+    findings.extend(unlike(a, &fa, b, &fb));
     for (side, figures) in [(&a, &fa), (&b, &fb)] {
-        findings.extend(figures.iter().filter_map(|((workload, op, _), xs)| {
-            let cv = coefficient_of_variation(xs)?;
+        findings.extend(figures.iter().filter_map(|g| {
+            let cv = coefficient_of_variation(&g.xs)?;
             Some(Finding {
                 text: format!(
-                    "{}: {workload} {op} varies by {:.1}% over {} runs (coefficient of variation)",
+                    "{}: {} {} varies by {:.1}% over {} runs (coefficient of variation)",
                     side.name,
+                    names.of(g),
+                    g.op,
                     100.0 * cv,
-                    xs.len()
+                    g.xs.len()
                 ),
                 value: 100.0 * cv,
                 runs: ids(side.runs),
@@ -931,8 +1063,8 @@ pub fn compare(a: Side, b: Side) -> Report {
     }
     let mut apart = Table::new("set apart: on one side only", &["side", "workload", "op"]);
     for (side, mine, other) in [(a.name, &fa, &fb), (b.name, &fb, &fa)] {
-        for ((workload, op, _), _) in mine.iter().filter(|(k, _)| !other.iter().any(|(o, _)| o == k)) {
-            apart.rows.push(vec![Cell::text(side), Cell::text(workload), Cell::text(op)]);
+        for g in mine.iter().filter(|g| !other.iter().any(|o| o.same(g))) {
+            apart.rows.push(vec![Cell::text(side), Cell::text(names.of(g)), Cell::text(&g.op)]);
         }
     }
     t.notes.extend(mean_over_iterations(a.runs.iter().chain(b.runs)));
@@ -953,13 +1085,12 @@ fn coefficient_of_variation(xs: &[f64]) -> Option<f64> {
 /// with the highest mean, the runner-up, their ratio's interval over runs, and whether the
 /// pick stands beyond the noise.
 pub fn recommend(sides: &[Side]) -> Report {
-    let figures: Vec<_> = sides.iter().map(|s| figures_by_workload(s.runs)).collect();
-    let mut keys: Vec<&(String, String, bool)> = Vec::new();
-    for f in &figures {
-        for (k, _) in f {
-            if !keys.contains(&k) {
-                keys.push(k);
-            }
+    let figures: Vec<Vec<Figures>> = sides.iter().map(|s| figures_by_workload(s.runs)).collect();
+    let names = Names::new(figures.iter().flatten());
+    let mut keys: Vec<&Figures> = Vec::new();
+    for g in figures.iter().flatten() {
+        if !keys.iter().any(|k| k.same(g)) {
+            keys.push(g);
         }
     }
     let mut t = Table::new(
@@ -971,21 +1102,19 @@ pub fn recommend(sides: &[Side]) -> Report {
         let mut means: Vec<(&str, f64, &Vec<f64>)> = sides
             .iter()
             .zip(&figures)
-            .filter_map(|(side, f)| {
-                f.iter().find(|(k, _)| k == key).map(|(_, xs)| (side.name, mean_of_samples(xs), xs))
-            })
+            .filter_map(|(side, f)| f.iter().find(|g| g.same(key)).map(|g| (side.name, mean_of_samples(&g.xs), &g.xs)))
             .collect();
         if means.len() < 2 {
             continue;
         }
+        let workload = names.of(key);
         // Among several systems, the slow one on this workload (the seeds' slow target).
         let members: Vec<(String, f64)> = means.iter().map(|m| (m.0.to_string(), m.1)).collect();
         let (slow, median) = outliers::slow(&members);
         findings.extend(slow.into_iter().map(|(name, v)| Finding {
             text: format!(
-                "{name} is the slow one on {} {}: {:.0}% of the median of {} systems",
-                key.0,
-                key.1,
+                "{name} is the slow one on {workload} {}: {:.0}% of the median of {} systems",
+                key.op,
                 100.0 * v / median,
                 members.len()
             ),
@@ -994,7 +1123,7 @@ pub fn recommend(sides: &[Side]) -> Report {
         }));
         means.sort_by(|a, b| b.1.total_cmp(&a.1));
         let (best, next) = (means[0], means[1]);
-        let random = key.2;
+        let random = key.random;
         let shown = |v: f64| if random { Cell::num(Some(v), 0) } else { Cell::num(Some(mib_per_s(v)), 1) };
         let stands = match crate::stats::ratio_interval(best.2, next.2) {
             Some(r) if crate::stats::verdict(&r) == crate::stats::Verdict::Higher => {
@@ -1004,8 +1133,8 @@ pub fn recommend(sides: &[Side]) -> Report {
             None => "unknown: a single run on a side".into(),
         };
         t.rows.push(vec![
-            Cell::text(&key.0),
-            Cell::text(&key.1),
+            Cell::text(workload),
+            Cell::text(&key.op),
             Cell::text(best.0),
             Cell::text(if random { "IOPS" } else { "MiB/s" }),
             shown(best.1),
@@ -1132,6 +1261,58 @@ mod tests {
         let single = compare(Side { name: "a", runs: &a[..1] }, Side { name: "b", runs: &b });
         assert!(format!("{:?}", single.tables[0].rows[0][10]).contains("single run"));
         assert!(single.findings.iter().all(|f| f.text.contains("varies")), "no comparison claimed from a single run");
+    }
+
+    #[test]
+    fn runs_that_differ_only_in_direct_are_never_pooled_and_the_difference_is_named() {
+        let side = |first: i64, direct: bool| -> Vec<RunRecord> {
+            [(0, 200.0, 100.0), (1, 204.0, 130.0), (2, 198.0, 90.0)]
+                .iter()
+                .map(|&(k, w, r)| {
+                    let mut run = run_at(first + k, w, r);
+                    run.workload.direct = direct;
+                    run
+                })
+                .collect()
+        };
+        let (buffered, direct) = (side(1, false), side(4, true));
+        let label = buffered[0].workload.label();
+        assert_eq!(label, direct[0].workload.label(), "one label, two keys");
+        let report = compare(Side { name: "a", runs: &buffered }, Side { name: "b", runs: &direct });
+        assert!(report.tables[0].rows.is_empty(), "no row pools them: {:?}", report.tables[0].rows);
+        let texts: Vec<&str> = report.findings.iter().map(|f| f.text.as_str()).collect();
+        assert!(texts.iter().all(|t| !t.contains("faster") && !t.contains("no difference")), "{texts:?}");
+        let unlike: Vec<&Finding> = report.findings.iter().filter(|f| f.text.contains("not compared")).collect();
+        assert_eq!(unlike.len(), 1, "{texts:?}");
+        assert_eq!(
+            unlike[0].text,
+            format!("{label}: a's runs and b's differ in direct (a: false, b: true): not compared")
+        );
+        assert_eq!((unlike[0].value, unlike[0].runs.as_slice()), (1.0, &[1, 2, 3, 4, 5, 6][..]));
+        // Set apart, each under a name that says which it is.
+        let apart: Vec<String> = report.tables[1].rows.iter().map(|r| r[1].to_string()).collect();
+        assert_eq!(apart.len(), 4, "{apart:?}");
+        assert!(apart[..2].iter().all(|n| *n == format!("{label} [direct=false]")), "{apart:?}");
+        assert!(apart[2..].iter().all(|n| *n == format!("{label} [direct=true]")), "{apart:?}");
+        assert!(recommend(&[Side { name: "a", runs: &buffered }, Side { name: "b", runs: &direct }]).tables[0]
+            .rows
+            .is_empty());
+        // Both sides ran both: like beside like, each row named, nothing said about unlike runs.
+        let a: Vec<RunRecord> = buffered.iter().chain(&side(11, true)).cloned().collect();
+        let b: Vec<RunRecord> = direct.iter().chain(&side(21, false)).cloned().collect();
+        let both = compare(Side { name: "a", runs: &a }, Side { name: "b", runs: &b });
+        let rows: Vec<String> = both.tables[0].rows.iter().map(|r| format!("{} {}", r[0], r[1])).collect();
+        assert_eq!(
+            rows,
+            [
+                format!("{label} [direct=false] write"),
+                format!("{label} [direct=false] read"),
+                format!("{label} [direct=true] write"),
+                format!("{label} [direct=true] read")
+            ]
+        );
+        assert!(both.findings.iter().all(|f| !f.text.contains("not compared")));
+        assert_eq!(both.tables.len(), 1, "nothing set apart");
     }
 
     #[test]

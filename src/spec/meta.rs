@@ -286,26 +286,6 @@ impl Meta {
     pub fn buffer_bytes(&self, verify: bool) -> u64 {
         self.write_bytes.max(self.read_bytes) * (1 + verify as u64)
     }
-
-    /// The key part of what the workload measures.
-    pub(super) fn key(&self) -> String {
-        let t = &self.tree;
-        format!(
-            "meta/n{}/{}/z{}b{}{}/w{}e{}/N{}{}{}{}",
-            self.items,
-            if self.shared { "shared" } else { "unique" },
-            t.depth,
-            t.branch,
-            if t.leaves_only { "L" } else { "" },
-            self.write_bytes,
-            self.read_bytes,
-            self.shift,
-            if self.sync { "/sync" } else { "" },
-            if self.bases.is_empty() { String::new() } else { format!("/bases{}", 1 + self.bases.len()) },
-            // Relative runs keep the key runs had before the field, which were all relative.
-            if self.resolve == Resolve::Path { "/path" } else { "" }
-        )
-    }
 }
 
 /// What a metadata run finds before its first phase.
@@ -469,16 +449,31 @@ mod tests {
         assert_eq!(back.bases[0].to_str(), Some("/scratch/\u{fffd}\u{fffd}"));
     }
 
+    /// The key of every metadata phase over the default shape, calls relative.
+    const RELATIVE_KEY: &str = concat!(
+        r#"{"drop_caches":false,"meta":{"bases":0,"items":1000,"read_bytes":0,"resolve":"relative","#,
+        r#""shared":false,"shift":0,"sync":false,"tree":{"branch":1,"depth":0,"leaves_only":false},"#,
+        r#""write_bytes":0},"ops":["tree-create","dir-create","dir-stat","dir-remove","file-create","#,
+        r#""file-stat","file-read","file-remove","tree-remove"],"reorder":false,"stonewall_secs":null,"#,
+        r#""verify":false,"wear_out":false}"#
+    );
+
     #[test]
     fn a_meta_stored_without_the_resolve_field_was_relative_and_a_new_one_walks_paths() {
         assert_eq!(serde_json::to_value(Meta::default()).unwrap()["resolve"], "path");
         let mut old = serde_json::to_value(Meta::default()).unwrap();
         old.as_object_mut().unwrap().remove("resolve");
         assert_eq!(serde_json::from_value::<Meta>(old).unwrap().resolve, Resolve::Relative);
-        // A relative run keeps the key of the runs before the field; the two never pool.
+        // The two ways never pool, and a run stored before the field keys as the relative runs.
         let relative = Meta { resolve: Resolve::Relative, ..Meta::default() };
-        assert_eq!(relative.key(), "meta/n1000/unique/z0b1/w0e0/N0");
-        assert_eq!(Meta::default().key(), "meta/n1000/unique/z0b1/w0e0/N0/path");
+        let key = |m: Meta| meta_workload(m, ALL_PHASES.to_vec()).key();
+        let mut before = serde_json::to_value(meta_workload(Meta::default(), ALL_PHASES.to_vec())).unwrap();
+        before["meta"].as_object_mut().unwrap().remove("resolve");
+        let before: Workload = serde_json::from_value(before).unwrap();
+        assert_eq!(before.key(), key(relative.clone()));
+        assert_ne!(key(Meta::default()), key(relative.clone()));
+        assert_eq!(key(relative.clone()), RELATIVE_KEY);
+        assert_eq!(key(Meta::default()), RELATIVE_KEY.replace("\"relative\"", "\"path\""));
         let label = |m: Meta| meta_workload(m, ALL_PHASES.to_vec()).label();
         assert!(label(Meta::default()).ends_with(", path walk, 1 task"), "{}", label(Meta::default()));
         assert!(label(relative.clone()).ends_with(", relative, no path walk, 1 task"), "{}", label(relative));

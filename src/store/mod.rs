@@ -233,11 +233,18 @@ DROP TABLE surveys;
 DROP TABLE sweeps;
 DROP TABLE matrices;
 "#,
+    // v11: the workload key holds every setting that changes what is measured (direct, fsync,
+    // engine, stonewall, ...); [`rekey`] recomputes it for every stored run.
+    "",
 ];
 
 /// The schema version after which runs are stored as whole records (the v4 rows are read
 /// back into records by [`legacy`] before they are dropped).
 const WHOLE_RECORDS: usize = 5;
+
+/// The schema versions after which every run's `workload_key` is recomputed from its record
+/// ([`rekey`]): those whose step changed what the key holds.
+const NEW_KEYS: &[usize] = &[11];
 
 /// The version of the stored record's JSON shape.
 const RECORD_VERSION: u32 = 1;
@@ -483,6 +490,9 @@ impl Store {
                 tx.execute_batch(step).map_err(wrap)?;
                 if v + 1 == WHOLE_RECORDS {
                     backfill(&tx).map_err(wrap)?;
+                }
+                if NEW_KEYS.contains(&(v + 1)) {
+                    rekey(&tx).map_err(wrap)?;
                 }
             }
             let broken: bool = tx.prepare("PRAGMA foreign_key_check").and_then(|mut s| s.exists([])).map_err(wrap)?;
@@ -904,6 +914,22 @@ fn backfill(tx: &Transaction) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Recomputes the workload key of every stored run from its record, as the key is now
+/// ([`crate::spec::Workload::key`]); a record that no longer reads keeps the column it had.
+fn rekey(tx: &Transaction) -> rusqlite::Result<()> {
+    // One record at a time: a store's records together may not fit in memory.
+    let ids: Vec<i64> = tx
+        .prepare("SELECT id FROM runs WHERE record_json IS NOT NULL")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for id in ids {
+        let text: String = tx.query_row("SELECT record_json FROM runs WHERE id = ?1", [id], |r| r.get(0))?;
+        let Ok(stored) = serde_json::from_str::<StoredRecord>(&text) else { continue };
+        tx.execute("UPDATE runs SET workload_key = ?1 WHERE id = ?2", params![stored.record.workload.key(), id])?;
+    }
+    Ok(())
+}
+
 /// Refuses a store path that is a symbolic link: root following a link another user planted
 /// would make or change a database wherever it points.
 fn refuse_link(path: &Path) -> Result<(), StoreError> {
@@ -983,6 +1009,30 @@ mod tests {
         let resolve = |id| store.load(id).unwrap().workload.meta.unwrap().resolve;
         assert_eq!((resolve(new), resolve(old)), (Resolve::Path, Resolve::Relative));
         assert_ne!(store.load(new).unwrap().index().workload_key, store.load(old).unwrap().index().workload_key);
+    }
+
+    #[test]
+    fn opening_an_older_store_recomputes_every_workload_key_from_its_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let (buffered, direct) = {
+            let mut store = Store::open(&path).unwrap();
+            let run = sample(None);
+            let direct = RunRecord { workload: Workload { direct: true, ..run.workload.clone() }, ..run.clone() };
+            let ids = (store.save(&run).unwrap(), store.save(&direct).unwrap());
+            // As a v10 store keyed them: one key for both, which left out O_DIRECT.
+            store.conn.execute("UPDATE runs SET workload_key = 'filepertask/segmented/sequential'", []).unwrap();
+            store.conn.pragma_update(None, "user_version", 10).unwrap();
+            ids
+        };
+        let store = Store::open(&path).unwrap();
+        let column = |id: i64| -> String {
+            store.conn.query_row("SELECT workload_key FROM runs WHERE id = ?1", [id], |r| r.get(0)).unwrap()
+        };
+        for id in [buffered, direct] {
+            assert_eq!(column(id), store.load(id).unwrap().workload.key(), "run {id}");
+        }
+        assert_ne!(column(buffered), column(direct), "a stale column never pools unlike runs");
     }
 
     #[test]
