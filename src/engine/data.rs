@@ -7,6 +7,7 @@
 //! compares every byte.
 
 use crate::engine::offsets::mix;
+pub use crate::record::execution::{Fault, Mismatch};
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 
 /// Buffers are aligned for O_DIRECT on every device we know of.
@@ -103,32 +104,6 @@ pub fn fill_verified(buf: &mut [u8], stamp: Stamp) {
         dst.copy_from_slice(&word.to_le_bytes());
     }
     fill_random(&mut buf[32..], stamp.seed());
-}
-
-/// Why a transfer failed verification.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Fault {
-    /// Written by another run (its token differs): data left from before.
-    Stale,
-    /// A valid header for another task or offset: data landed in the wrong place.
-    Misplaced,
-    /// Header or payload bytes differ from what was written.
-    Corrupt,
-    /// The file ends before the transfer does: the bytes are not there at all.
-    Missing,
-}
-
-/// The first differing byte of a bad transfer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Mismatch {
-    /// What kind of fault.
-    pub fault: Fault,
-    /// Byte offset in the file of the first differing byte.
-    pub offset: u64,
-    /// The byte expected there.
-    pub expected: u8,
-    /// The byte found.
-    pub found: u8,
 }
 
 /// Checks a read transfer against what `stamp` wrote; `scratch` is a buffer of the same size.

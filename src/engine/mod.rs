@@ -17,8 +17,8 @@ pub mod placement;
 mod transfer;
 pub mod tree;
 
-use crate::measure::histogram::Latency;
-use crate::measure::{Series, TaskTiming, MIN_INTERVAL_NS};
+use crate::measure::MIN_INTERVAL_NS;
+pub use crate::record::execution::{BadTransfer, Execution, PageCache, PhaseOutcome, TaskFailure, VerifyTally};
 use crate::spec::{Op, Workload};
 use crate::target::dir::Dir;
 use crate::team::{all_agree, Member, Team};
@@ -27,7 +27,6 @@ pub use error::EngineError;
 use meta::{MetaIo, MetaItems};
 use offsets::{mix, OffsetMap};
 use phase::{drop_on_each_node, Step, TaskClock};
-use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
@@ -86,19 +85,6 @@ impl Progress {
     }
 }
 
-/// Verification results of one phase.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct VerifyTally {
-    /// Transfers checked.
-    pub checked: u64,
-    /// Transfers with at least one wrong byte.
-    pub bad: u64,
-    /// Of those, transfers written by another run.
-    pub stale: u64,
-    /// The first bad transfer seen.
-    pub first: Option<BadTransfer>,
-}
-
 impl VerifyTally {
     /// Counts a bad transfer, keeping the first one seen.
     fn bad(&mut self, path: &std::path::Path, mismatch: Mismatch) {
@@ -117,61 +103,6 @@ impl VerifyTally {
             self.first = other.first;
         }
     }
-}
-
-/// Where the first bad transfer was.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct BadTransfer {
-    /// The file.
-    pub path: PathBuf,
-    /// The first wrong byte.
-    pub mismatch: Mismatch,
-}
-
-/// A task's failure, as it reaches the lead task (possibly from another node).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TaskFailure {
-    /// Team rank of the failing task.
-    pub task: usize,
-    /// Its node.
-    pub node: u32,
-    /// What failed and why.
-    pub message: String,
-    /// What the user can do.
-    pub hint: crate::spec::Hint,
-    /// Whether a signal stopped it.
-    pub interrupted: bool,
-}
-
-/// One phase as the whole team ran it.
-#[derive(Debug, Clone)]
-pub struct PhaseOutcome {
-    /// Write or read.
-    pub op: Op,
-    /// 0-based iteration.
-    pub iteration: u32,
-    /// Every task's timings, in rank order.
-    pub tasks: Vec<TaskTiming>,
-    /// Verification, when asked for on a read.
-    pub verify: Option<VerifyTally>,
-    /// Whether the page cache was dropped (on every node) just before this phase.
-    pub caches_dropped: bool,
-    /// Latency of every transfer of every task, merged.
-    pub latency: Latency,
-    /// Bytes and transfers per interval, the whole team.
-    pub series: Series,
-}
-
-/// What a run's execution produced, on the lead task: the phases that ran, and the error
-/// that stopped it.
-#[derive(Debug, Default)]
-pub struct Execution {
-    /// Completed (or, for the last one on error, partial) phases.
-    pub phases: Vec<PhaseOutcome>,
-    /// The first failure of any task.
-    pub failure: Option<TaskFailure>,
-    /// Whether every task read what another node wrote (`--reorder`; for metadata, `--shift`).
-    pub reorder_crosses_nodes: bool,
 }
 
 /// The data files of a run: names in the target directory, opened through its descriptor.
@@ -214,7 +145,7 @@ impl Execution {
             ),
             interrupted: false,
         };
-        Execution { phases: Vec::new(), failure: Some(failure), reorder_crosses_nodes: false }
+        Execution { failure: Some(failure), ..Execution::default() }
     }
 }
 
@@ -327,7 +258,7 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
     }
     let leads_node = placement::leads_its_node(m.nodes(), m.rank());
     let interval_ns = ((w.interval_secs * 1e9) as u64).max(MIN_INTERVAL_NS);
-    let mut out = Execution { phases: Vec::new(), failure: None, reorder_crosses_nodes };
+    let mut out = Execution { reorder_crosses_nodes, page_cache: backends::page_cache(w), ..Execution::default() };
     // Whether a write phase of this run has made the data files: the next one starts afresh.
     let mut files_made = false;
     'run: for iteration in 0..w.iterations {

@@ -944,7 +944,7 @@ fn refuse_link(path: &Path) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::TaskFailure;
+    use crate::record::execution::TaskFailure;
     use crate::record::Status;
     use crate::spec::Workload;
 

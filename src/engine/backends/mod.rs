@@ -122,6 +122,18 @@ pub const ENGINES: &[&Registered] = &[
     &delay::ENTRY,
 ];
 
+/// How `w`'s I/O meets the page cache through its engine: not at all when the engine opens
+/// no file, around it with O_DIRECT unless the engine always goes through it (a mapping).
+pub fn page_cache(w: &Workload) -> crate::record::execution::PageCache {
+    use crate::record::execution::PageCache;
+    let caps = entry(&w.engine).caps;
+    match (caps.storage, w.direct && !caps.page_cache_always) {
+        (false, _) => PageCache::Untouched,
+        (true, true) => PageCache::Bypassed,
+        (true, false) => PageCache::Through,
+    }
+}
+
 /// The registry's entry for a workload's engine (checked by [`parse`], so always there).
 pub fn entry(engine: &EngineName) -> &'static Registered {
     find(engine.base()).unwrap_or(&sync::ENTRY)

@@ -2,12 +2,13 @@
 //! aggregation, the store and the reports. Team-wide figures are always recomputed from the
 //! per-task timings by [`crate::measure::aggregate`], so the two can never disagree.
 
-use crate::engine::data::Fault;
-use crate::engine::{Execution, PhaseOutcome};
+pub mod execution;
+
 use crate::env::{is_memory_fs, Environment};
 use crate::measure::histogram::Latency;
 use crate::measure::{aggregate, spread, PhaseFigures, Series, Spread, TaskTiming};
 use crate::spec::{Op, Workload};
+use execution::{Execution, Fault, PageCache, PhaseOutcome};
 use serde::{Deserialize, Serialize};
 
 /// Whether a run completed.
@@ -255,19 +256,22 @@ pub struct CacheView {
     pub elsewhere: bool,
     /// Bytes the phase moved.
     pub bytes: u64,
+    /// How the run's I/O met the page cache.
+    pub page_cache: PageCache,
 }
 
 /// Why a phase's figure may be the page cache's rather than the storage's: a read that may
 /// have come from memory, or a write that memory may have absorbed.
 pub fn cache_flag(op: Op, w: &Workload, env: &Environment, seen: CacheView) -> Option<String> {
-    if !crate::engine::backends::entry(&w.engine).caps.storage {
+    if seen.page_cache == PageCache::Untouched {
         return None;
     }
     if is_memory_fs(&env.fs_type) {
         return Some(format!("target is {}, a memory file system", env.fs_type));
     }
-    // A mapping goes through the page cache even when the file was opened with O_DIRECT.
-    let direct = w.direct && !crate::engine::backends::entry(&w.engine).caps.page_cache_always;
+    // As the engine says: a mapping goes through the page cache even when the file was
+    // opened with O_DIRECT.
+    let direct = seen.page_cache == PageCache::Bypassed;
     // Data larger than RAM cannot all sit in the page cache; anything smaller might.
     let fits = env.ram_bytes == 0 || seen.bytes < env.ram_bytes;
     match op.direction() {
@@ -289,14 +293,19 @@ pub fn cache_flag(op: Op, w: &Workload, env: &Environment, seen: CacheView) -> O
 
 impl PhaseRecord {
     /// Aggregates one executed phase.
-    pub fn from_outcome(p: PhaseOutcome, w: &Workload, env: &Environment, elsewhere: bool) -> Self {
+    pub fn from_outcome(
+        p: PhaseOutcome,
+        w: &Workload,
+        env: &Environment,
+        (elsewhere, page_cache): (bool, PageCache),
+    ) -> Self {
         let figures = aggregate(&p.tasks);
         PhaseRecord {
             possibly_cached: cache_flag(
                 p.op,
                 w,
                 env,
-                CacheView { dropped: p.caches_dropped, elsewhere, bytes: figures.bytes },
+                CacheView { dropped: p.caches_dropped, elsewhere, bytes: figures.bytes, page_cache },
             ),
             op: p.op,
             iteration: p.iteration,
@@ -334,8 +343,11 @@ impl RunRecord {
         let elsewhere = exec.reorder_crosses_nodes;
         let failure_hint = exec.failure.as_ref().map(|f| f.hint.clone());
         let interrupted = exec.failure.as_ref().is_some_and(|f| f.interrupted);
-        let phases: Vec<PhaseRecord> =
-            exec.phases.into_iter().map(|p| PhaseRecord::from_outcome(p, &w, &env, elsewhere)).collect();
+        let phases: Vec<PhaseRecord> = exec
+            .phases
+            .into_iter()
+            .map(|p| PhaseRecord::from_outcome(p, &w, &env, (elsewhere, exec.page_cache)))
+            .collect();
         let failure = exec.failure.map(|f| {
             let host = hosts.get(f.node as usize).map_or("?", String::as_str);
             format!("task {} on {host}: {}", f.task, f.message)
@@ -443,8 +455,8 @@ fn verify_error(phases: &[PhaseRecord]) -> Option<String> {
 /// Records made by hand, the same in every test that needs one.
 #[cfg(test)]
 pub(crate) mod fixtures {
+    use super::execution::{Execution, PhaseOutcome, TaskFailure, VerifyTally};
     use super::*;
-    use crate::engine::{Execution, PhaseOutcome, TaskFailure, VerifyTally};
     use crate::measure::{Series, TaskTiming};
 
     fn sample_latency() -> Latency {
@@ -505,7 +517,7 @@ pub(crate) mod fixtures {
         };
         let mut r = RunRecord::assemble(
             Workload { verify: true, ..Workload::default() },
-            Execution { phases, failure, reorder_crosses_nodes: true },
+            Execution { phases, failure, reorder_crosses_nodes: true, ..Execution::default() },
             facts,
         );
         r.warnings.push("a warning".into());
@@ -541,21 +553,25 @@ mod tests {
         let w = Workload::default();
         let disk = Environment { fs_type: "ext4".into(), ram_bytes: 1000, ..Environment::default() };
         let shm = Environment { fs_type: "tmpfs".into(), ..disk.clone() };
-        let seen = |dropped, elsewhere, bytes| CacheView { dropped, elsewhere, bytes };
-        assert!(cache_flag(Op::Read, &w, &disk, seen(false, false, 10)).is_some());
-        assert!(cache_flag(Op::Read, &w, &disk, seen(true, false, 10)).is_none());
-        assert!(cache_flag(Op::Read, &w, &disk, seen(false, true, 10)).is_none(), "read on another node");
-        assert!(cache_flag(Op::Read, &w, &disk, seen(false, false, 5000)).is_none(), "larger than RAM");
+        // The engine's word on the page cache: O_DIRECT through the sync engine bypasses it.
+        let seen = |w: &Workload, dropped, elsewhere, bytes| {
+            let page_cache = if w.direct { PageCache::Bypassed } else { PageCache::Through };
+            CacheView { dropped, elsewhere, bytes, page_cache }
+        };
+        assert!(cache_flag(Op::Read, &w, &disk, seen(&w, false, false, 10)).is_some());
+        assert!(cache_flag(Op::Read, &w, &disk, seen(&w, true, false, 10)).is_none());
+        assert!(cache_flag(Op::Read, &w, &disk, seen(&w, false, true, 10)).is_none(), "read on another node");
+        assert!(cache_flag(Op::Read, &w, &disk, seen(&w, false, false, 5000)).is_none(), "larger than RAM");
         let direct = Workload { direct: true, ..w.clone() };
-        assert!(cache_flag(Op::Read, &direct, &disk, seen(false, false, 10)).is_none());
-        assert!(cache_flag(Op::Read, &direct, &shm, seen(true, true, 10)).unwrap().contains("tmpfs"));
-        let absorbed = cache_flag(Op::Write, &w, &disk, seen(false, false, 10)).unwrap();
+        assert!(cache_flag(Op::Read, &direct, &disk, seen(&direct, false, false, 10)).is_none());
+        assert!(cache_flag(Op::Read, &direct, &shm, seen(&direct, true, true, 10)).unwrap().contains("tmpfs"));
+        let absorbed = cache_flag(Op::Write, &w, &disk, seen(&w, false, false, 10)).unwrap();
         assert!(absorbed.contains("absorbed by the page cache"), "{absorbed}");
-        assert!(cache_flag(Op::Write, &w, &disk, seen(false, false, 5000)).is_none(), "larger than RAM");
+        assert!(cache_flag(Op::Write, &w, &disk, seen(&w, false, false, 5000)).is_none(), "larger than RAM");
         for synced in [Workload { fsync: true, ..w.clone() }, Workload { fsync_each: true, ..w.clone() }, direct] {
-            assert!(cache_flag(Op::Write, &synced, &disk, seen(false, false, 10)).is_none());
+            assert!(cache_flag(Op::Write, &synced, &disk, seen(&synced, false, false, 10)).is_none());
         }
-        assert!(cache_flag(Op::Write, &w, &shm, seen(false, false, 5000)).unwrap().contains("tmpfs"));
+        assert!(cache_flag(Op::Write, &w, &shm, seen(&w, false, false, 5000)).unwrap().contains("tmpfs"));
     }
 
     #[test]
@@ -576,6 +592,7 @@ mod tests {
             phases: vec![phase(Op::Write, 0, 100), phase(Op::Read, 0, 100), phase(Op::Write, 1, 300)],
             failure: None,
             reorder_crosses_nodes: false,
+            page_cache: Default::default(),
         };
         let r = RunRecord::assemble(w, exec, RunFacts { env, ..RunFacts::default() });
         let s = r.summaries();
