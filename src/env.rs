@@ -43,7 +43,7 @@ pub fn collect(target: &Path) -> Environment {
     let target = fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
     let mut env = Environment {
         host: hostname(),
-        kernel: uname_field(|u| &u.release),
+        kernel: crate::sys::proc::uname().map(|u| u.release).unwrap_or_default(),
         cpu_model: cpu_model(),
         cpu_count: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
         ram_bytes: ram_bytes(),
@@ -65,17 +65,7 @@ pub fn collect(target: &Path) -> Environment {
 
 /// This machine's host name (uname's node name).
 pub fn hostname() -> String {
-    uname_field(|u| &u.nodename)
-}
-
-fn uname_field(pick: impl Fn(&libc::utsname) -> &[libc::c_char; 65]) -> String {
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    // SAFETY: u is a properly sized out-parameter.
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return String::new();
-    }
-    let bytes: Vec<u8> = pick(&u).iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
-    String::from_utf8_lossy(&bytes).into_owned()
+    crate::sys::proc::uname().map(|u| u.nodename).unwrap_or_default()
 }
 
 fn cpu_model() -> String {
@@ -105,8 +95,7 @@ pub fn writable_file(path: &Path) -> Result<(), &'static str> {
         }
     };
     let c = std::ffi::CString::new(probe.as_os_str().as_encoded_bytes()).map_err(|_| "not a path")?;
-    // SAFETY: c is a valid NUL-terminated path.
-    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+    if !crate::sys::fs::writable(&c) {
         return Err(why);
     }
     Ok(())

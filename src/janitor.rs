@@ -229,14 +229,9 @@ fn open_held(lead: u32, held: Held) -> Result<Opened, String> {
 /// anything. Returns the exit code.
 pub fn serve(input: impl BufRead) -> i32 {
     // The lead blocks its stop signals in every thread, and the mask survives exec.
-    // SAFETY: an empty set, then unblocking it, touches only this thread's mask.
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_UNBLOCK, &all, std::ptr::null_mut());
-    }
-    // SAFETY: getppid has no preconditions; the lead started this process.
-    let lead = unsafe { libc::getppid() } as u32;
+    crate::sys::signal::unblock_all();
+    // The lead started this process.
+    let lead = crate::sys::proc::parent_pid();
     let mut duty: Option<Duty> = None;
     // Each held target, opened, or why it could not be.
     let mut held: BTreeMap<(u64, u64), Result<Opened, String>> = BTreeMap::new();

@@ -21,6 +21,10 @@ pub mod session;
 pub mod spec;
 pub mod stats;
 pub mod store;
+/// The FFI: every libc call, system call and raw MPI call, behind safe wrappers (see the
+/// module's own docs). Public only for the binary's signal handling and output flags.
+#[doc(hidden)]
+pub mod sys;
 pub mod target;
 pub mod team;
 pub mod units;

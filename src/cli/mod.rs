@@ -35,6 +35,7 @@ use iosurvey::engine::{Cancel, EngineError};
 use iosurvey::runner::RunError;
 use iosurvey::spec::{SpecError, Workload};
 use iosurvey::store::StoreError;
+use iosurvey::sys::signal;
 use iosurvey::units::size_arg;
 use std::path::PathBuf;
 
@@ -760,7 +761,7 @@ fn with_team(f: impl FnOnce(&iosurvey::team::local::LocalTeam) -> Result<(), Fai
 pub static RUNNING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Signals that stop a run: Ctrl-C, kill, and a lost terminal or batch wrapper.
-const STOPPERS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+const STOPPERS: [i32; 3] = [signal::SIGINT, signal::SIGTERM, signal::SIGHUP];
 
 /// Signals within this long of the first count as one: a wrapper such as `timeout` may deliver
 /// one signal twice, to the process and to its group.
@@ -777,32 +778,19 @@ const REMOVE_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// How long stopping at once waits for a run that is storing its own record.
 const STORE_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
-fn signal_set() -> libc::sigset_t {
-    // SAFETY: sigset_t is plain data, initialised by sigemptyset before use.
-    let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
-    unsafe {
-        libc::sigemptyset(&mut set);
-        for s in STOPPERS {
-            libc::sigaddset(&mut set, s);
-        }
-    }
-    set
-}
-
 /// Takes SIGINT, SIGTERM and SIGHUP away from every thread (threads made later inherit the
 /// mask) and hands them to one thread that waits for them, so their handling is ordinary
 /// code. The first signal stops the run after the current transfers: stored as failed, files
 /// removed. A second one, a second or more later, or no exit within the deadline, removes the
 /// run's files for at most 10 s and exits 130 naming what is left.
 fn catch_interrupts() {
-    let set = signal_set();
-    // SAFETY: blocks signals in the calling (main) thread; set is initialised.
-    unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    let set = signal::SignalSet::of(&STOPPERS);
+    set.block();
     let spawned = std::thread::Builder::new().name("signals".into()).spawn(move || {
         let mut first: Option<std::time::Instant> = None;
         loop {
             let deadline = first.map(|t| (t + STOP_DEADLINE).saturating_duration_since(std::time::Instant::now()));
-            match wait_signal(&set, deadline) {
+            match set.wait(deadline) {
                 Some(_) if !RUNNING.load(std::sync::atomic::Ordering::Relaxed) => {
                     output::abandon();
                     std::process::exit(130)
@@ -826,37 +814,7 @@ fn catch_interrupts() {
     });
     if spawned.is_err() {
         // Without the thread, the signals keep their default action: the process ends at once.
-        // SAFETY: unblocks what was blocked above.
-        unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) };
-    }
-}
-
-/// Waits for one of the signals, at most `limit` (for ever without one); `None` on timeout.
-fn wait_signal(set: &libc::sigset_t, limit: Option<std::time::Duration>) -> Option<libc::c_int> {
-    loop {
-        let rc = match limit {
-            None => {
-                let mut sig = 0;
-                // SAFETY: set is initialised and blocked in every thread.
-                let rc = unsafe { libc::sigwait(set, &mut sig) };
-                if rc == 0 {
-                    return Some(sig);
-                }
-                -1
-            }
-            Some(d) => {
-                let ts =
-                    libc::timespec { tv_sec: d.as_secs() as libc::time_t, tv_nsec: d.subsec_nanos() as libc::c_long };
-                // SAFETY: as above; ts is a valid timeout.
-                unsafe { libc::sigtimedwait(set, std::ptr::null_mut(), &ts) }
-            }
-        };
-        if rc > 0 {
-            return Some(rc);
-        }
-        if std::io::Error::last_os_error().raw_os_error() == Some(libc::EAGAIN) {
-            return None;
-        }
+        set.unblock();
     }
 }
 
@@ -870,10 +828,10 @@ static ONE_OF_MANY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBoo
 /// Whether this process leads its team: it holds the target and the store, and speaks.
 static LEAD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
-fn signal_name(sig: libc::c_int) -> &'static str {
+fn signal_name(sig: i32) -> &'static str {
     match sig {
-        libc::SIGINT => "SIGINT",
-        libc::SIGHUP => "SIGHUP",
+        signal::SIGINT => "SIGINT",
+        signal::SIGHUP => "SIGHUP",
         _ => "SIGTERM",
     }
 }

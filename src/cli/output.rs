@@ -90,7 +90,7 @@ pub(super) fn write(path: &Path, text: &[u8], store: &Path, what: &str) -> Resul
     let written = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .custom_flags(iosurvey::sys::fs::O_NOFOLLOW | iosurvey::sys::fs::O_CLOEXEC)
         .mode(0o644)
         .open(&temporary)
         .and_then(|mut f| {

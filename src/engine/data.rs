@@ -8,54 +8,9 @@
 
 use crate::engine::offsets::mix;
 pub use crate::record::execution::{Fault, Mismatch};
-use std::alloc::{alloc_zeroed, dealloc, Layout};
+pub use crate::sys::mem::{AlignedBuf, ALIGN};
 
-/// Buffers are aligned for O_DIRECT on every device we know of.
-pub const ALIGN: usize = 4096;
 const MAGIC: u64 = 0x696f_7375_7276_6579; // "iosurvey"
-
-/// A heap buffer aligned to [`ALIGN`], as O_DIRECT requires.
-pub struct AlignedBuf {
-    ptr: *mut u8,
-    len: usize,
-}
-
-// SAFETY: the buffer is plain owned memory with no thread affinity.
-unsafe impl Send for AlignedBuf {}
-
-impl AlignedBuf {
-    /// A zeroed buffer of `len` bytes (at least one page is allocated); `None` when the
-    /// system cannot give that much.
-    pub fn try_new(len: usize) -> Option<Self> {
-        let layout = Self::layout(len)?;
-        // SAFETY: the layout has a non-zero size.
-        let ptr = unsafe { alloc_zeroed(layout) };
-        (!ptr.is_null()).then_some(AlignedBuf { ptr, len })
-    }
-
-    fn layout(len: usize) -> Option<Layout> {
-        Layout::from_size_align(len.max(1).checked_next_multiple_of(ALIGN)?, ALIGN).ok()
-    }
-
-    /// The bytes.
-    pub fn as_slice(&self) -> &[u8] {
-        // SAFETY: ptr is valid for len bytes for the life of self.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-    }
-
-    /// The bytes, writable.
-    pub fn as_mut_slice(&mut self) -> &mut [u8] {
-        // SAFETY: ptr is valid for len bytes and uniquely borrowed through &mut self.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
-    }
-}
-
-impl Drop for AlignedBuf {
-    fn drop(&mut self) {
-        // SAFETY: allocated in try_new() with the same layout, which was valid then.
-        unsafe { dealloc(self.ptr, Self::layout(self.len).expect("the layout it was made with")) }
-    }
-}
 
 /// Fills `buf` with a xorshift stream from `seed`: about one cycle per byte.
 pub fn fill_random(buf: &mut [u8], seed: u64) {
@@ -140,13 +95,6 @@ mod tests {
     use super::*;
 
     const S: Stamp = Stamp { token: 7, task: 2, offset: 47008 };
-
-    #[test]
-    fn aligned_buffer_is_aligned() {
-        let b = AlignedBuf::try_new(47008).unwrap();
-        assert_eq!(b.as_slice().as_ptr() as usize % ALIGN, 0);
-        assert_eq!(b.as_slice().len(), 47008);
-    }
 
     #[test]
     fn verified_data_passes_and_a_flipped_byte_is_found() {

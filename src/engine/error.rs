@@ -1,6 +1,7 @@
 //! The engine's errors: what failed, on which file and offset, and what the user can do.
 
 use crate::spec::{Hint, Setting};
+use crate::sys::errno::{EACCES, EDQUOT, EINVAL, EIO, ELOOP, ENOENT, ENOSPC, EPERM, EROFS};
 use std::io;
 use std::path::PathBuf;
 use thiserror::Error;
@@ -59,27 +60,27 @@ impl EngineError {
         match self {
             EngineError::Io { source, op, .. } => match source.raw_os_error() {
                 // statvfs does not see quotas, so EDQUOT arrives like a full disk, mid-run.
-                Some(libc::ENOSPC) | Some(libc::EDQUOT) => {
+                Some(ENOSPC) | Some(EDQUOT) => {
                     // What sizes the files of data and metadata runs: each front end names
                     // those it has.
                     Hint::say("free space on the target (or raise the quota)")
                         .or(Hint::Lower(vec![Block, Total, Items, ItemBytes]))
                 }
-                Some(libc::EINVAL) if *op == "open" => {
+                Some(EINVAL) if *op == "open" => {
                     Hint::Because("the file system may refuse O_DIRECT".into(), Box::new(Hint::Drop(Direct)))
                 }
                 errno => Hint::say(match errno {
-                    Some(libc::EACCES) | Some(libc::EPERM) => {
+                    Some(EACCES) | Some(EPERM) => {
                         "check the permissions of the target, or pick a directory you may write to"
                     }
-                    Some(libc::EROFS) => "the file system is mounted read-only; pick a writable target",
-                    Some(libc::ENOENT) if *op == "open" => {
+                    Some(EROFS) => "the file system is mounted read-only; pick a writable target",
+                    Some(ENOENT) if *op == "open" => {
                         "the file was removed during the run; run it again in a directory nobody else changes"
                     }
-                    Some(libc::ELOOP) => {
+                    Some(ELOOP) => {
                         "a symbolic link replaced one of iosurvey's files during the run; it was not followed"
                     }
-                    Some(libc::EIO) => "the device reported an I/O error; look at dmesg",
+                    Some(EIO) => "the device reported an I/O error; look at dmesg",
                     _ => "check the target file system and retry",
                 }),
             },

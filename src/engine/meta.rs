@@ -13,21 +13,23 @@
 //! way no link is followed and no mount crossed on the way down, so a step never leaves the
 //! target.
 
-use super::backends::{transfer_all, BufRef};
+use super::backends::transfer_all;
 use super::data::{fill_random, Fault, Mismatch};
 use super::offsets::mix;
 use super::phase::{PhaseKind, PhaseTrace, TaskClock, TaskPart};
-use super::transfer::close;
 use super::tree::{write_component, write_decimal, write_item_name, write_tree_dir, write_tree_name, ItemKind};
 use super::{Context, EngineError, TaskFailure, VerifyTally};
 use crate::measure::{TaskTiming, CHECKPOINTS};
 use crate::spec::meta::Resolve;
 use crate::spec::{Meta, Op};
+use crate::sys::fs::{
+    self as sys, close, O_CLOEXEC, O_CREAT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_PATH, O_RDONLY, O_WRONLY,
+};
 use crate::target::dir::{open_dir_beneath, openat_beneath};
 use crate::team::Member;
 use std::ffi::CStr;
 use std::io;
-use std::os::unix::io::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::io::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -142,9 +144,8 @@ impl PhaseKind for MetaItems<'_> {
         t.xfer_end = clock.now();
         trace.progression.push((t.xfer_end, done));
         if let (Ok(root), None, true) = (&root, &error, self.meta().sync) {
-            // SAFETY: syncfs on an open descriptor.
-            if unsafe { libc::syncfs(root.raw()) } != 0 {
-                error = Some(EngineError::io("syncfs", root.path(), None, io::Error::last_os_error()));
+            if let Err(e) = sys::syncfs(root.raw()) {
+                error = Some(EngineError::io("syncfs", root.path(), None, e));
             }
         }
         t.sync_end = clock.now();
@@ -281,16 +282,13 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         let at = tree.parent(d);
         let parent = self.parent(cursor, at)?;
         let name = CStr::from_bytes_with_nul(&self.kind.io.name).expect("one NUL, at the end");
-        // SAFETY: name is NUL-terminated; parent is an open directory.
-        let rc = unsafe {
-            match op {
-                Op::TreeCreate => libc::mkdirat(parent.raw(), name.as_ptr(), 0o755),
-                _ => libc::unlinkat(parent.raw(), name.as_ptr(), libc::AT_REMOVEDIR),
-            }
+        let done = match op {
+            Op::TreeCreate => sys::mkdirat(parent.raw(), name, 0o755),
+            _ => sys::rmdirat(parent.raw(), name),
         };
-        if rc != 0 {
+        if let Err(e) = done {
             let call = if op == Op::TreeCreate { "mkdir" } else { "rmdir" };
-            return Err(self.failed(call, at, io::Error::last_os_error()));
+            return Err(self.failed(call, at, e));
         }
         Ok(())
     }
@@ -316,17 +314,17 @@ impl<M: Member> Walk<'_, '_, '_, M> {
                 }
             }
             Op::FileCreate => {
-                let file = self.open_item(cursor, d, libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY, "create")?;
+                let file = self.open_item(cursor, d, O_CREAT | O_EXCL | O_WRONLY, "create")?;
                 let io = &mut *self.kind.io;
                 let len = meta.write_bytes as usize;
                 if ctx.w.verify {
                     fill_random(&mut io.data[..len], mix(ctx.token ^ source, i));
                 }
-                let data = BufRef { ptr: io.data.as_mut_ptr(), len };
-                let written = transfer_all(file.as_raw_fd(), Op::Write, data, 0).and_then(|n| match n == len {
-                    true => Ok(()),
-                    false => Err(io::Error::new(io::ErrorKind::WriteZero, "the file took no more bytes")),
-                });
+                let written =
+                    transfer_all(file.as_raw_fd(), Op::Write, &mut io.data[..len], 0).and_then(|n| match n == len {
+                        true => Ok(()),
+                        false => Err(io::Error::new(io::ErrorKind::WriteZero, "the file took no more bytes")),
+                    });
                 let closed = close(file);
                 if let Err(e) = written.and(closed) {
                     return Err(failed("write", e, self));
@@ -334,10 +332,10 @@ impl<M: Member> Walk<'_, '_, '_, M> {
             }
             Op::FileRead => {
                 // O_NONBLOCK keeps a FIFO put in the file's place from hanging the open.
-                let file = self.open_item(cursor, d, libc::O_RDONLY | libc::O_NONBLOCK, "open")?;
+                let file = self.open_item(cursor, d, O_RDONLY | O_NONBLOCK, "open")?;
                 let io = &mut *self.kind.io;
                 let len = meta.read_bytes as usize;
-                let got = transfer_all(file.as_raw_fd(), Op::Read, BufRef { ptr: io.data.as_mut_ptr(), len }, 0);
+                let got = transfer_all(file.as_raw_fd(), Op::Read, &mut io.data[..len], 0);
                 let closed = close(file);
                 let got = match got.and_then(|n| closed.map(|()| n)) {
                     Ok(n) => n,
@@ -384,7 +382,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         path.push(0);
         let dir = CStr::from_bytes_with_nul(path).expect("one NUL, at the end");
         // O_PATH: the walk alone, with no open of the directory itself to pay for.
-        let walked = openat_beneath(base, dir, libc::O_PATH | libc::O_DIRECTORY, 0);
+        let walked = openat_beneath(base, dir, O_PATH | O_DIRECTORY, 0);
         walked.map(Parent::Walked).map_err(|e| self.failed("open", at, e))
     }
 
@@ -394,7 +392,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         &mut self,
         cursor: &mut Cursor,
         d: u64,
-        flags: libc::c_int,
+        flags: i32,
         call: &'static str,
     ) -> Result<OwnedFd, EngineError> {
         let base = self.base();
@@ -402,13 +400,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
             Resolve::Relative => {
                 let dir = self.enter(cursor, d)?;
                 let name = CStr::from_bytes_with_nul(&self.kind.io.name).expect("one NUL, at the end");
-                let flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-                // SAFETY: name is NUL-terminated and dir an open directory.
-                match unsafe { libc::openat(dir, name.as_ptr(), flags, 0o644 as libc::c_uint) } {
-                    fd if fd < 0 => Err(io::Error::last_os_error()),
-                    // SAFETY: fd was just opened and is owned by nobody else.
-                    fd => Ok(unsafe { OwnedFd::from_raw_fd(fd) }),
-                }
+                sys::openat(dir, name, flags | O_NOFOLLOW | O_CLOEXEC, 0o644)
             }
             Resolve::Path => {
                 let len = self.locate(cursor, Some(d));
@@ -498,21 +490,14 @@ impl<M: Member> Walk<'_, '_, '_, M> {
 /// The one `*at` call of a phase that works on a directory entry (not a file's contents), on
 /// entry `name` of `dir`; what failed is the call's name and the error.
 fn entry_call(op: Op, dir: RawFd, name: &CStr) -> Result<(), (&'static str, io::Error)> {
-    // SAFETY (each call): name is NUL-terminated, dir an open directory, st sized right.
-    let (call, rc) = match op {
-        Op::DirCreate => ("mkdir", unsafe { libc::mkdirat(dir, name.as_ptr(), 0o755) }),
-        Op::DirRemove => ("rmdir", unsafe { libc::unlinkat(dir, name.as_ptr(), libc::AT_REMOVEDIR) }),
-        Op::FileRemove => ("unlink", unsafe { libc::unlinkat(dir, name.as_ptr(), 0) }),
-        Op::DirStat | Op::FileStat => {
-            let mut st: libc::stat = unsafe { std::mem::zeroed() };
-            ("stat", unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) })
-        }
+    let (call, done) = match op {
+        Op::DirCreate => ("mkdir", sys::mkdirat(dir, name, 0o755)),
+        Op::DirRemove => ("rmdir", sys::rmdirat(dir, name)),
+        Op::FileRemove => ("unlink", sys::unlinkat(dir, name)),
+        Op::DirStat | Op::FileStat => ("stat", sys::fstatat(dir, name).map(drop)),
         _ => unreachable!("{} is not a call on a directory entry", op.name()),
     };
-    match rc {
-        0 => Ok(()),
-        _ => Err((call, io::Error::last_os_error())),
-    }
+    done.map_err(|e| (call, e))
 }
 
 /// A copy of an error (the root's open error is reported by every task that needs it).

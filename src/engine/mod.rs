@@ -284,8 +284,8 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
                     let io = io.get_or_insert_with(|| TaskIo::new(w));
                     if op.direction() != Op::Read && !w.verify {
                         // Made before the clock starts: plain writes only stamp their offset into it.
-                        for (i, slot) in io.slots.iter_mut().enumerate() {
-                            fill_random(slot.as_mut_slice(), mix(w.seed ^ ctx.token, (m.rank() * 1024 + i) as u64));
+                        for (i, slot) in io.free_slots() {
+                            fill_random(slot, mix(w.seed ^ ctx.token, (m.rank() * 1024 + i) as u64));
                         }
                     }
                     let (source, limit) = match op.direction() {

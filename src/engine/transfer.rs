@@ -4,24 +4,27 @@
 //! Errors never leave a phase early: the task records the error, raises the abort flag so the
 //! others stop after their current transfer, and meets them at the end of the phase.
 
-use super::backends::{self, Backend, BufRef, Completion};
-use super::data::{check, fill_verified, stamp_plain, AlignedBuf, Fault, Mismatch, Stamp};
+use super::backends::{self, Backend, Completion};
+use super::data::{check, fill_verified, stamp_plain, Fault, Mismatch, Stamp};
 use super::offsets::Visitor;
 use super::phase::{PhaseKind, PhaseTrace, TaskClock, TaskPart};
 use super::{Context, DataFiles, EngineError, TaskFailure, VerifyTally};
 use crate::measure::{TaskTiming, CHECKPOINTS};
 use crate::spec::{Op, Pattern, Workload};
+use crate::sys::errno::ENOENT;
+use crate::sys::fs::{close, Advice, O_DIRECT, O_RDONLY, O_RDWR, O_WRONLY};
+use crate::sys::mem::IoBufs;
 use crate::team::Member;
 use std::fs::File;
 use std::ops::Range;
-use std::os::unix::io::IntoRawFd;
+use std::os::unix::io::AsRawFd;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// One task's I/O state, made once and reused by every phase.
 pub(super) struct TaskIo {
+    /// The backend, which holds the task's buffers (one per slot).
     backend: Result<Box<dyn Backend>, Setup>,
-    pub(super) slots: Vec<AlignedBuf>,
     scratch: Vec<u8>,
     done: Vec<Completion>,
     started: Vec<u64>,
@@ -38,7 +41,6 @@ impl TaskIo {
         let size = w.transfer as usize;
         let mut io = TaskIo {
             backend: Err(Setup::NoMemory(w.task_buffer_bytes())),
-            slots: Vec::new(),
             scratch: Vec::new(),
             done: Vec::with_capacity(depth),
             started: vec![0; depth],
@@ -48,14 +50,17 @@ impl TaskIo {
         };
         // Buffers are reserved fallibly: a size the system cannot give fails the run, never
         // the process.
-        let slots: Option<Vec<AlignedBuf>> = (0..depth).map(|_| AlignedBuf::try_new(size)).collect();
+        let bufs = IoBufs::try_new(depth, size);
         let scratch_ok = !w.verify || io.scratch.try_reserve_exact(size).is_ok();
-        let Some(mut slots) = slots.filter(|_| scratch_ok) else { return io };
+        let Some(bufs) = bufs.filter(|_| scratch_ok) else { return io };
         io.scratch.resize(if w.verify { size } else { 0 }, 0);
-        let refs = slots.iter_mut().map(|b| BufRef { ptr: b.as_mut_slice().as_mut_ptr(), len: size }).collect();
-        io.backend = backends::open(&w.engine, depth, refs).map_err(|e| Setup::Unavailable(e.to_string()));
-        io.slots = slots;
+        io.backend = backends::open(&w.engine, depth, bufs).map_err(|e| Setup::Unavailable(e.to_string()));
         io
+    }
+
+    /// The buffers not in flight, with their slots (none when the backend could not be made).
+    pub(super) fn free_slots(&mut self) -> impl Iterator<Item = (usize, &mut [u8])> {
+        self.backend.iter_mut().flat_map(|b| b.bufs().free_mut())
     }
 }
 
@@ -104,9 +109,7 @@ pub(super) fn remove_made(ctx: &Context, task: usize) -> Option<EngineError> {
     }
     let index = ctx.map.file_of(task);
     match ctx.files.dir.unlink(&ctx.files.names[index]) {
-        Err(e) if e.raw_os_error() != Some(libc::ENOENT) => {
-            Some(EngineError::io("unlink", &ctx.files.show(index), None, e))
-        }
+        Err(e) if e.raw_os_error() != Some(ENOENT) => Some(EngineError::io("unlink", &ctx.files.show(index), None, e)),
         _ => None,
     }
 }
@@ -222,29 +225,19 @@ impl PhaseKind for Transfers<'_> {
     }
 }
 
-/// Closes a descriptor and says how it went: std ignores close errors, and network file
-/// systems report write-back errors there.
-pub(super) fn close(fd: impl IntoRawFd) -> std::io::Result<()> {
-    // SAFETY: into_raw_fd gives up ownership, so the descriptor is closed exactly once.
-    match unsafe { libc::close(fd.into_raw_fd()) } {
-        0 => Ok(()),
-        _ => Err(std::io::Error::last_os_error()),
-    }
-}
-
 fn open(files: &DataFiles, index: usize, op: Op, w: &Workload) -> std::io::Result<File> {
     let access = match op {
         // A writable shared mapping needs a descriptor open for reading too.
-        Op::Write if backends::entry(&w.engine).caps.writes_need_read => libc::O_RDWR,
-        Op::Mix => libc::O_RDWR,
-        Op::Write => libc::O_WRONLY,
-        _ => libc::O_RDONLY,
+        Op::Write if backends::entry(&w.engine).caps.writes_need_read => O_RDWR,
+        Op::Mix => O_RDWR,
+        Op::Write => O_WRONLY,
+        _ => O_RDONLY,
     };
     // The lead named every file in the manifest before the run; a writing task creates its
     // file (or opens it, when another task or phase made it), through the target's
     // descriptor, never through a link. Made on the writer's own node, no other node holds
     // stale attributes of an empty file (FUSE clients cache them).
-    let flags = access | if w.direct { libc::O_DIRECT } else { 0 };
+    let flags = access | if w.direct { O_DIRECT } else { 0 };
     let name = &files.names[index];
     let file = match op {
         Op::Write => files.dir.create_or_open_own(name, flags)?,
@@ -254,12 +247,11 @@ fn open(files: &DataFiles, index: usize, op: Op, w: &Workload) -> std::io::Resul
     // sequential reads, none for random ones. Only advice, so its failure is ignored.
     let advice = match w.pattern {
         _ if w.no_fadvise => return Ok(file),
-        Pattern::Sequential => libc::POSIX_FADV_SEQUENTIAL,
-        Pattern::Random | Pattern::RandomOverlap => libc::POSIX_FADV_RANDOM,
-        Pattern::Backward | Pattern::Stride(_) | Pattern::Same => libc::POSIX_FADV_NORMAL,
+        Pattern::Sequential => Advice::Sequential,
+        Pattern::Random | Pattern::RandomOverlap => Advice::Random,
+        Pattern::Backward | Pattern::Stride(_) | Pattern::Same => Advice::Normal,
     };
-    // SAFETY: advises on an open descriptor; no memory is involved.
-    unsafe { libc::posix_fadvise(std::os::unix::io::AsRawFd::as_raw_fd(&file), 0, 0, advice) };
+    let _advised = crate::sys::fs::fadvise(file.as_raw_fd(), advice);
     Ok(file)
 }
 
@@ -309,7 +301,7 @@ impl IoSite<'_> {
                 let Some(slot) = io.free.pop() else { break };
                 let offset = self.visitor.offset(next);
                 let dir = self.direction_of(next);
-                let buf = io.slots[slot].as_mut_slice();
+                let buf = backend.bufs().get_mut(slot).expect("a free slot is not in flight");
                 if dir == Op::Write {
                     if w.verify {
                         fill_verified(buf, Stamp { token: self.ctx.token, task: self.source, offset });
@@ -320,9 +312,9 @@ impl IoSite<'_> {
                 io.offsets[slot] = offset;
                 io.dirs[slot] = dir;
                 io.started[slot] = self.clock.now();
-                // SAFETY: the slot came off the free list, so nothing is in flight on it; it
-                // goes back only after its completion is reaped below.
-                if let Err(e) = unsafe { backend.submit(slot, offset, dir) } {
+                // The slot came off the free list, so nothing is in flight on it; it goes back
+                // only after its completion is reaped below.
+                if let Err(e) = backend.submit(slot, offset, dir) {
                     io.free.push(slot);
                     *error = Some(EngineError::io(syscall(dir), self.path, Some(offset), e));
                     stop = true;
@@ -394,7 +386,8 @@ impl IoSite<'_> {
                 if dir == Op::Read && w.verify {
                     tally.checked += 1;
                     let stamp = Stamp { token: self.ctx.token, task: self.source, offset };
-                    if let Some(mismatch) = check(io.slots[slot].as_slice(), stamp, &mut io.scratch) {
+                    let buf = backend.bufs().get(slot).expect("a reaped slot is not in flight");
+                    if let Some(mismatch) = check(buf, stamp, &mut io.scratch) {
                         tally.bad(self.path, mismatch);
                     }
                 }

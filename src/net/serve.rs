@@ -400,17 +400,7 @@ mod tests {
         let named = broken.local_addr().unwrap().to_string();
         wait_for(&lines, &format!("client {named}: a session of 2 streams"));
         assert!(client(addr, 1, 1, 1 << 20).is_err(), "the broken client holds the one place until it breaks");
-        let linger = libc::linger { l_onoff: 1, l_linger: 0 };
-        // SAFETY: setsockopt reads one linger from a valid pointer.
-        unsafe {
-            libc::setsockopt(
-                broken.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_LINGER,
-                &linger as *const _ as *const libc::c_void,
-                std::mem::size_of::<libc::linger>() as libc::socklen_t,
-            );
-        }
+        crate::sys::net::reset_on_close(broken.as_raw_fd());
         drop(broken);
         // Logged by its real address (a reset peer has none left to ask for), once its place
         // is free.

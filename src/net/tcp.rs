@@ -113,13 +113,12 @@ fn timed_out(e: &io::Error) -> bool {
 pub fn new_session() -> io::Result<u64> {
     let mut b = [0u8; 8];
     loop {
-        // SAFETY: getrandom writes at most b's 8 bytes.
-        let n = unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
-        if n == 8 {
-            return Ok(u64::from_le_bytes(b));
-        }
         // Requests of up to 256 bytes are never short once the pool is ready; only EINTR.
-        let e = if n < 0 { io::Error::last_os_error() } else { io::Error::other("getrandom gave too few bytes") };
+        let e = match crate::sys::proc::getrandom(&mut b) {
+            Ok(8) => return Ok(u64::from_le_bytes(b)),
+            Ok(_) => io::Error::other("getrandom gave too few bytes"),
+            Err(e) => e,
+        };
         if e.kind() != io::ErrorKind::Interrupted {
             return Err(e);
         }
@@ -405,29 +404,7 @@ pub fn local_ip(interface: Option<&str>) -> io::Result<IpAddr> {
 
 /// Every interface's IPv4 address, by name.
 fn interface_addrs() -> io::Result<Vec<(String, IpAddr)>> {
-    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs fills head with a list freed below with freeifaddrs.
-    if unsafe { libc::getifaddrs(&mut head) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let mut out = Vec::new();
-    let mut at = head;
-    while !at.is_null() {
-        // SAFETY: at walks the list getifaddrs made; each entry's fields are valid or null.
-        unsafe {
-            let ifa = &*at;
-            if !ifa.ifa_addr.is_null() && i32::from((*ifa.ifa_addr).sa_family) == libc::AF_INET {
-                let sin = &*(ifa.ifa_addr as *const libc::sockaddr_in);
-                let ip = IpAddr::from(u32::from_be(sin.sin_addr.s_addr).to_be_bytes());
-                let name = std::ffi::CStr::from_ptr(ifa.ifa_name).to_string_lossy().into_owned();
-                out.push((name, ip));
-            }
-            at = ifa.ifa_next;
-        }
-    }
-    // SAFETY: head came from getifaddrs.
-    unsafe { libc::freeifaddrs(head) };
-    Ok(out)
+    Ok(crate::sys::net::ipv4_interfaces()?.into_iter().map(|(name, ip)| (name, IpAddr::V4(ip))).collect())
 }
 
 #[cfg(test)]

@@ -2,13 +2,10 @@
 //! them, and reports each send's completion on the socket's error queue, saying whether it
 //! had to copy after all (loopback and veth always do; a real NIC may not).
 
+use crate::sys::errno::{EINTR, ENOBUFS};
+use crate::sys::net;
 use std::io;
 use std::os::fd::RawFd;
-
-const SO_ZEROCOPY: libc::c_int = 60;
-const MSG_ZEROCOPY: libc::c_int = 0x4000000;
-const SO_EE_ORIGIN_ZEROCOPY: u8 = 5;
-const SO_EE_CODE_ZEROCOPY_COPIED: u8 = 1;
 
 /// What the kernel said of a stream's zero-copy sends.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -37,39 +34,24 @@ impl Report {
 
 /// Asks the kernel for zero-copy sends on `fd`.
 pub fn enable(fd: RawFd) -> io::Result<()> {
-    let one: libc::c_int = 1;
-    // SAFETY: setsockopt reads one int from a valid pointer.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            SO_ZEROCOPY,
-            &one as *const _ as *const libc::c_void,
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    net::enable_zerocopy(fd)
 }
 
 /// Sends `buf` once with MSG_ZEROCOPY; returns the bytes the kernel took. The buffer must not
 /// change until the send completes (the caller's never does).
 pub fn send(fd: RawFd, buf: &[u8], report: &mut Report) -> io::Result<usize> {
     loop {
-        // SAFETY: buf is valid for its length.
-        let n = unsafe { libc::send(fd, buf.as_ptr() as *const libc::c_void, buf.len(), MSG_ZEROCOPY) };
-        if n >= 0 {
-            report.sends += 1;
-            return Ok(n as usize);
-        }
-        let e = io::Error::last_os_error();
+        let e = match net::send_zerocopy(fd, buf) {
+            Ok(n) => {
+                report.sends += 1;
+                return Ok(n);
+            }
+            Err(e) => e,
+        };
         match e.raw_os_error() {
-            Some(libc::EINTR) => {}
+            Some(EINTR) => {}
             // The socket's option memory is full of pending notifications: read some.
-            Some(libc::ENOBUFS) => drain(fd, report, true)?,
+            Some(ENOBUFS) => drain(fd, report, true)?,
             _ => return Err(e),
         }
     }
@@ -79,43 +61,25 @@ pub fn send(fd: RawFd, buf: &[u8], report: &mut Report) -> io::Result<usize> {
 pub fn drain(fd: RawFd, report: &mut Report, wait: bool) -> io::Result<()> {
     let mut first = wait;
     loop {
-        let mut control = [0u64; 16];
-        // SAFETY: msghdr is plain data; its control buffer is valid and sized below.
-        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
-        msg.msg_controllen = std::mem::size_of_val(&control);
-        let flags = libc::MSG_ERRQUEUE | if first { 0 } else { libc::MSG_DONTWAIT };
         if first {
-            let mut p = libc::pollfd { fd, events: 0, revents: 0 };
-            // SAFETY: one valid pollfd; POLLERR is always reported.
-            unsafe { libc::poll(&mut p, 1, 1000) };
+            net::poll_error(fd, 1000);
         }
-        // SAFETY: msg points at valid buffers.
-        let rc = unsafe { libc::recvmsg(fd, &mut msg, flags | libc::MSG_DONTWAIT) };
-        if rc < 0 {
-            let e = io::Error::last_os_error();
-            return match e.raw_os_error() {
-                Some(libc::EAGAIN) if !first => Ok(()),
-                Some(libc::EAGAIN) | Some(libc::EINTR) => continue,
-                _ => Err(e),
-            };
-        }
-        first = false;
-        // SAFETY: CMSG_* walk the control buffer the kernel filled.
-        unsafe {
-            let mut c = libc::CMSG_FIRSTHDR(&msg);
-            while !c.is_null() {
-                let err = &*(libc::CMSG_DATA(c) as *const libc::sock_extended_err);
-                if err.ee_origin == SO_EE_ORIGIN_ZEROCOPY && err.ee_errno == 0 {
-                    // ee_info..=ee_data: the range of sends this notification completes.
-                    let n = u64::from(err.ee_data.wrapping_sub(err.ee_info)) + 1;
-                    report.completed += n;
-                    if err.ee_code & SO_EE_CODE_ZEROCOPY_COPIED != 0 {
-                        report.copied += n;
-                    }
+        let read = net::recv_error_queue(fd, |err| {
+            if err.origin == net::SO_EE_ORIGIN_ZEROCOPY && err.errno == 0 {
+                // ee_info..=ee_data: the range of sends this notification completes.
+                let n = u64::from(err.data.wrapping_sub(err.info)) + 1;
+                report.completed += n;
+                if err.code & net::SO_EE_CODE_ZEROCOPY_COPIED != 0 {
+                    report.copied += n;
                 }
-                c = libc::CMSG_NXTHDR(&msg, c);
             }
+        });
+        match read {
+            Ok(true) => first = false,
+            Ok(false) if !first => return Ok(()),
+            Ok(false) => {}
+            Err(e) if e.raw_os_error() == Some(EINTR) => {}
+            Err(e) => return Err(e),
         }
     }
 }

@@ -4,11 +4,16 @@
 //! below it that [`openat_beneath`] walks without following a link or crossing a mount, so a
 //! symbolic link, a `..` or a renamed parent can never make iosurvey touch anything outside it.
 
+use crate::sys::errno::{EEXIST, ENOENT, ENOSYS, EXDEV};
+use crate::sys::fs::{
+    self as sys, DirStream, O_CLOEXEC, O_CREAT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_PATH, O_RDONLY, O_WRONLY,
+};
+pub use crate::sys::fs::{Kind, Stat, StatVfs};
 use std::ffi::{CStr, CString, OsStr, OsString};
 use std::fs::File;
 use std::io;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::io::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::unix::io::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
 /// Why an entry is not a file iosurvey may write, read or remove as its own.
@@ -60,26 +65,17 @@ fn c_name(name: &OsStr) -> io::Result<CString> {
     CString::new(name.as_bytes()).map_err(|_| io::ErrorKind::InvalidInput.into())
 }
 
-fn check(rc: libc::c_int) -> io::Result<libc::c_int> {
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(rc)
-    }
-}
-
 /// The user iosurvey runs as.
 pub fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() }
+    crate::sys::proc::euid()
 }
 
 /// Whether `st` describes an entry iosurvey may treat as its own: a data file (below), or a
 /// directory of its user (a metadata run's root).
-pub fn own_entry(st: &libc::stat) -> Result<(), Unsafe> {
-    match st.st_mode & libc::S_IFMT {
-        libc::S_IFDIR if st.st_uid != euid() => Err(Unsafe::Owner(st.st_uid)),
-        libc::S_IFDIR => Ok(()),
+pub fn own_entry(st: &Stat) -> Result<(), Unsafe> {
+    match st.kind {
+        Kind::Dir if st.uid != euid() => Err(Unsafe::Owner(st.uid)),
+        Kind::Dir => Ok(()),
         _ => own_file(st),
     }
 }
@@ -94,30 +90,11 @@ const REMOVE_DEPTH: u32 = crate::spec::meta::MAX_DEPTH + 4;
 /// or absolute) `EXDEV`. `name` may be a path of several components (a metadata item's from
 /// the base directory). This keeps every open, walk and clean-up out of whatever an admin
 /// mounts inside the target, even mid-run. `mode` is used only with `O_CREAT`.
-pub fn openat_beneath(parent: RawFd, name: &CStr, flags: libc::c_int, mode: u32) -> io::Result<OwnedFd> {
-    let flags = flags | libc::O_NOFOLLOW | libc::O_CLOEXEC;
-    // SAFETY: open_how is plain data; zero is its every field's default.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = flags as u64;
-    how.mode = if flags & libc::O_CREAT != 0 { u64::from(mode) } else { 0 };
-    how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_XDEV;
-    // SAFETY: name is NUL-terminated and how a properly sized open_how.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            parent,
-            name.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    };
-    if rc >= 0 {
-        // SAFETY: rc is a descriptor just opened and owned by nobody else.
-        return Ok(unsafe { OwnedFd::from_raw_fd(rc as RawFd) });
-    }
-    let e = io::Error::last_os_error();
-    if e.raw_os_error() != Some(libc::ENOSYS) {
-        return Err(e);
+pub fn openat_beneath(parent: RawFd, name: &CStr, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    let flags = flags | O_NOFOLLOW | O_CLOEXEC;
+    match sys::openat2_beneath(parent, name, flags, mode) {
+        Err(e) if e.raw_os_error() == Some(ENOSYS) => {}
+        opened => return opened,
     }
     beneath_without_openat2(parent, name, flags, mode)
 }
@@ -125,11 +102,11 @@ pub fn openat_beneath(parent: RawFd, name: &CStr, flags: libc::c_int, mode: u32)
 /// [`openat_beneath`] before Linux 5.6, which has no `openat2`: `O_NOFOLLOW` guards the last
 /// component only, so a path is walked one component at a time, each opened without following
 /// a link and refused when it sits on another mount than the one before.
-fn beneath_without_openat2(parent: RawFd, name: &CStr, flags: libc::c_int, mode: u32) -> io::Result<OwnedFd> {
+fn beneath_without_openat2(parent: RawFd, name: &CStr, flags: i32, mode: u32) -> io::Result<OwnedFd> {
     let bytes = name.to_bytes();
     // What RESOLVE_BENEATH refuses: a path that starts above `parent` or climbs out of it.
     if bytes.starts_with(b"/") || bytes.split(|&c| c == b'/').any(|c| c == b"..") {
-        return Err(io::Error::from_raw_os_error(libc::EXDEV));
+        return Err(io::Error::from_raw_os_error(EXDEV));
     }
     let mut components = bytes.split(|&c| c == b'/').filter(|&c| !c.is_empty() && c != b".");
     let Some(leaf) = components.next_back() else {
@@ -139,7 +116,7 @@ fn beneath_without_openat2(parent: RawFd, name: &CStr, flags: libc::c_int, mode:
     for dir in components {
         let dir = CString::new(dir).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
         let from = at.as_ref().map_or(parent, AsRawFd::as_raw_fd);
-        at = Some(open_one(from, &dir, libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC, 0)?);
+        at = Some(open_one(from, &dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)?);
     }
     let leaf = CString::new(leaf).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
     open_one(at.as_ref().map_or(parent, AsRawFd::as_raw_fd), &leaf, flags, mode)
@@ -147,34 +124,23 @@ fn beneath_without_openat2(parent: RawFd, name: &CStr, flags: libc::c_int, mode:
 
 /// Opens one plain entry `name` of `parent` (`flags` holding `O_NOFOLLOW`), refusing it when it
 /// is on another mount than `parent`.
-fn open_one(parent: RawFd, name: &CStr, flags: libc::c_int, mode: u32) -> io::Result<OwnedFd> {
-    // SAFETY: name is NUL-terminated; the mode is used only with O_CREAT.
-    let fd = check(unsafe { libc::openat(parent, name.as_ptr(), flags, mode as libc::c_uint) })?;
-    // SAFETY: fd was just opened and is owned by nobody else.
-    let owned = unsafe { OwnedFd::from_raw_fd(fd) };
+fn open_one(parent: RawFd, name: &CStr, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    let owned = sys::openat(parent, name, flags, mode)?;
     if mount_of(owned.as_raw_fd(), None)? != mount_of(parent, None)? {
-        return Err(io::Error::from_raw_os_error(libc::EXDEV));
+        return Err(io::Error::from_raw_os_error(EXDEV));
     }
     Ok(owned)
 }
 
 /// Opens directory `name` in `parent` as [`openat_beneath`] does.
 pub fn open_dir_beneath(parent: RawFd, name: &CStr) -> io::Result<OwnedFd> {
-    openat_beneath(parent, name, libc::O_RDONLY | libc::O_DIRECTORY, 0)
+    openat_beneath(parent, name, O_RDONLY | O_DIRECTORY, 0)
 }
 
 /// The mount an entry is on: the mount id where the kernel gives it (a bind mount of the
 /// same file system has its own), and the device. `name` None means `fd` itself.
 fn mount_of(fd: RawFd, name: Option<&CStr>) -> io::Result<(u64, u32, u32)> {
-    let mut st: libc::statx = unsafe { std::mem::zeroed() };
-    let (path, flags) = match name {
-        Some(n) => (n.as_ptr(), libc::AT_SYMLINK_NOFOLLOW),
-        None => (c"".as_ptr(), libc::AT_EMPTY_PATH | libc::AT_SYMLINK_NOFOLLOW),
-    };
-    // SAFETY: path is NUL-terminated, st sized right.
-    check(unsafe { libc::statx(fd, path, flags, libc::STATX_MNT_ID, &mut st) })?;
-    let id = if st.stx_mask & libc::STATX_MNT_ID != 0 { st.stx_mnt_id } else { 0 };
-    Ok((id, st.stx_dev_major, st.stx_dev_minor))
+    sys::mount_of(fd, name)
 }
 
 /// Whether entry `name` of directory `dir` is a mount point (or on another mount than `dir`).
@@ -236,12 +202,8 @@ fn remove_tree(parent: RawFd, name: &CStr, depth: u32, at: &mut Vec<u8>, left: &
     let fd = open_dir_beneath(parent, name)?;
     // The directory's own mount, once: each entry is compared with it.
     let here = mount_of(fd.as_raw_fd(), None)?;
-    // SAFETY: fdopendir takes ownership of the descriptor.
-    let stream = unsafe { libc::fdopendir(fd.as_raw_fd()) };
-    if stream.is_null() {
-        return Err(io::Error::last_os_error());
-    }
-    let fd = fd.into_raw_fd();
+    let mut stream = DirStream::new(fd)?;
+    let fd = stream.raw();
     let top = at.is_empty();
     let mut first_error = None;
     // Entries removed while reading may make readdir skip others: read again until a pass
@@ -250,29 +212,17 @@ fn remove_tree(parent: RawFd, name: &CStr, depth: u32, at: &mut Vec<u8>, left: &
     for pass in 1..=4 {
         seen = Left::default();
         let mut removed = 0;
-        // SAFETY: the stream is open.
-        unsafe { libc::rewinddir(stream) };
-        loop {
-            // SAFETY: stream is open; the entry is used before the next readdir.
-            let entry = unsafe { libc::readdir(stream) };
-            if entry.is_null() {
-                break;
-            }
-            // SAFETY: d_name is NUL-terminated.
-            let child = unsafe { CStr::from_ptr((*entry).d_name.as_ptr()) };
+        stream.rewind();
+        while let Some(child) = stream.next_name() {
             let bytes = child.to_bytes();
             if matches!(bytes, b"." | b"..") {
                 continue;
             }
-            let mut st: libc::stat = unsafe { std::mem::zeroed() };
-            // SAFETY: child is NUL-terminated, st sized right.
-            if unsafe { libc::fstatat(fd, child.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } != 0 {
-                continue;
-            }
+            let Ok(st) = sys::fstatat(fd, child) else { continue };
             let refusal = if !crate::spec::meta::made_name(bytes, top) {
                 Some("not a name iosurvey makes".to_string())
-            } else if st.st_uid != euid() {
-                Some(format!("owned by uid {}", st.st_uid))
+            } else if st.uid != euid() {
+                Some(format!("owned by uid {}", st.uid))
             } else if mount_of(fd, Some(child)).map_or(true, |m| m != here) {
                 Some(MOUNT_POINT.to_string())
             } else {
@@ -282,9 +232,9 @@ fn remove_tree(parent: RawFd, name: &CStr, depth: u32, at: &mut Vec<u8>, left: &
                 seen.add(at, bytes, &why);
                 continue;
             }
-            let result = match st.st_mode & libc::S_IFMT {
-                libc::S_IFDIR if depth == 0 => Err(io::Error::other("deeper than any tree iosurvey makes")),
-                libc::S_IFDIR => {
+            let result = match st.kind {
+                Kind::Dir if depth == 0 => Err(io::Error::other("deeper than any tree iosurvey makes")),
+                Kind::Dir => {
                     let mark = at.len();
                     if !at.is_empty() {
                         at.push(b'/');
@@ -294,8 +244,8 @@ fn remove_tree(parent: RawFd, name: &CStr, depth: u32, at: &mut Vec<u8>, left: &
                     at.truncate(mark);
                     r
                 }
-                // SAFETY: child is NUL-terminated; unlinkat never follows a link.
-                _ => check(unsafe { libc::unlinkat(fd, child.as_ptr(), 0) }).map(drop),
+                // unlinkat never follows a link.
+                _ => sys::unlinkat(fd, child),
             };
             match result {
                 Ok(()) => removed += 1,
@@ -309,46 +259,35 @@ fn remove_tree(parent: RawFd, name: &CStr, depth: u32, at: &mut Vec<u8>, left: &
         }
     }
     left.absorb(seen);
-    // SAFETY: closes the stream and its descriptor once.
-    unsafe { libc::closedir(stream) };
-    // SAFETY: name is NUL-terminated.
-    match check(unsafe { libc::unlinkat(parent, name.as_ptr(), libc::AT_REMOVEDIR) }) {
-        Ok(_) => Ok(()),
+    // Closes the stream and its descriptor before the directory goes.
+    drop(stream);
+    match sys::rmdirat(parent, name) {
+        Ok(()) => Ok(()),
         Err(e) => Err(first_error.unwrap_or(e)),
     }
 }
 
 /// Whether `st` describes a file iosurvey may treat as its own data file.
-pub fn own_file(st: &libc::stat) -> Result<(), Unsafe> {
-    match st.st_mode & libc::S_IFMT {
-        libc::S_IFLNK => return Err(Unsafe::Symlink),
-        libc::S_IFREG => {}
+pub fn own_file(st: &Stat) -> Result<(), Unsafe> {
+    match st.kind {
+        Kind::Symlink => return Err(Unsafe::Symlink),
+        Kind::File => {}
         _ => return Err(Unsafe::NotRegular),
     }
-    if st.st_nlink > 1 {
-        return Err(Unsafe::Linked(st.st_nlink));
+    if st.nlink > 1 {
+        return Err(Unsafe::Linked(st.nlink));
     }
-    if st.st_uid != euid() {
-        return Err(Unsafe::Owner(st.st_uid));
+    if st.uid != euid() {
+        return Err(Unsafe::Owner(st.uid));
     }
     Ok(())
-}
-
-fn fstat(fd: RawFd) -> io::Result<libc::stat> {
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: fd is open and st a properly sized out-parameter.
-    check(unsafe { libc::fstat(fd, &mut st) })?;
-    Ok(st)
 }
 
 impl Dir {
     /// Opens the directory at `path`, following links in the path this once.
     pub fn open(path: &Path) -> io::Result<Dir> {
         let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-        // SAFETY: c is a valid NUL-terminated path.
-        let fd = check(unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC) })?;
-        // SAFETY: fd was just opened and is owned by nobody else.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        let fd = sys::open(&c, O_RDONLY | O_DIRECTORY | O_CLOEXEC)?;
         let path = std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap_or_else(|_| path.into());
         Ok(Dir { fd, path })
     }
@@ -360,8 +299,8 @@ impl Dir {
 
     /// The directory's device and inode: who it is, whatever its name now.
     pub fn id(&self) -> io::Result<(u64, u64)> {
-        let st = fstat(self.raw())?;
-        Ok((st.st_dev, st.st_ino))
+        let st = sys::fstat(self.raw())?;
+        Ok((st.dev, st.ino))
     }
 
     /// Whether entry `name` of `parent` is still this directory (not renamed away, nor
@@ -371,10 +310,8 @@ impl Dir {
             Ok(c) => c,
             Err(_) => return false,
         };
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: c is a valid name, st sized right.
-        let found = unsafe { libc::fstatat(parent.raw(), c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) } == 0;
-        found && self.id().is_ok_and(|id| id == (st.st_dev, st.st_ino))
+        let Ok(st) = sys::fstatat(parent.raw(), &c) else { return false };
+        self.id().is_ok_and(|id| id == (st.dev, st.ino))
     }
 
     /// The directory as it was resolved when opened (for messages and records).
@@ -393,66 +330,56 @@ impl Dir {
     }
 
     /// The entry's own status (a link is reported as a link); `None` when it does not exist.
-    pub fn stat(&self, name: &str) -> io::Result<Option<libc::stat>> {
+    pub fn stat(&self, name: &str) -> io::Result<Option<Stat>> {
         let c = c_name(name.as_ref())?;
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: c is a valid name, st a properly sized out-parameter.
-        match check(unsafe { libc::fstatat(self.raw(), c.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) }) {
-            Ok(_) => Ok(Some(st)),
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
+        match sys::fstatat(self.raw(), &c) {
+            Ok(st) => Ok(Some(st)),
+            Err(e) if e.raw_os_error() == Some(ENOENT) => Ok(None),
             Err(e) => Err(e),
         }
     }
 
     /// Creates a new file: fails if anything (a file, a link) already has the name.
-    pub fn create(&self, name: &str, flags: libc::c_int) -> io::Result<File> {
-        self.open_at(name, flags | libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY)
+    pub fn create(&self, name: &str, flags: i32) -> io::Result<File> {
+        self.open_at(name, flags | O_CREAT | O_EXCL | O_WRONLY)
     }
 
     /// Creates one of iosurvey's files, or opens it if another task (or an earlier phase)
     /// made it first: either way never through a link, and never a file that is not its own.
-    pub fn create_or_open_own(&self, name: &str, flags: libc::c_int) -> io::Result<File> {
+    pub fn create_or_open_own(&self, name: &str, flags: i32) -> io::Result<File> {
         // The access mode goes with O_CREAT; `create` adds O_WRONLY, so open directly.
-        match self.open_at(name, flags | libc::O_CREAT | libc::O_EXCL) {
-            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => self.open_own(name, flags),
+        match self.open_at(name, flags | O_CREAT | O_EXCL) {
+            Err(e) if e.raw_os_error() == Some(EEXIST) => self.open_own(name, flags),
             other => other,
         }
     }
 
     /// Opens one of iosurvey's own files: never through a link, never a FIFO or device, never
     /// a hard-linked or foreign-owned file (refused as `PermissionDenied`, naming why).
-    pub fn open_own(&self, name: &str, flags: libc::c_int) -> io::Result<File> {
+    pub fn open_own(&self, name: &str, flags: i32) -> io::Result<File> {
         // O_NONBLOCK keeps a FIFO put in the file's place from hanging the open.
-        let file = self.open_at(name, flags | libc::O_NONBLOCK)?;
-        let st = fstat(file.as_raw_fd())?;
+        let file = self.open_at(name, flags | O_NONBLOCK)?;
+        let st = sys::fstat(file.as_raw_fd())?;
         if let Err(why) = own_file(&st) {
             return Err(io::Error::new(io::ErrorKind::PermissionDenied, format!("refused: it {why}")));
         }
-        // SAFETY: plain flag change on an open descriptor.
-        unsafe {
-            let fl = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
-            libc::fcntl(file.as_raw_fd(), libc::F_SETFL, fl & !libc::O_NONBLOCK);
-        }
+        sys::clear_nonblock(file.as_raw_fd());
         Ok(file)
     }
 
-    fn open_at(&self, name: &str, flags: libc::c_int) -> io::Result<File> {
+    fn open_at(&self, name: &str, flags: i32) -> io::Result<File> {
         let c = c_name(name.as_ref())?;
         Ok(File::from(openat_beneath(self.raw(), &c, flags, 0o644)?))
     }
 
     /// Removes a file entry (never what a link points to).
     pub fn unlink(&self, name: &str) -> io::Result<()> {
-        let c = c_name(name.as_ref())?;
-        // SAFETY: c is a valid name.
-        check(unsafe { libc::unlinkat(self.raw(), c.as_ptr(), 0) }).map(drop)
+        sys::unlinkat(self.raw(), &c_name(name.as_ref())?)
     }
 
     /// Makes a subdirectory and opens it (it cannot be a link: it was just made).
     pub fn mkdir(&self, name: &OsStr) -> io::Result<Dir> {
-        let c = c_name(name)?;
-        // SAFETY: c is a valid name.
-        check(unsafe { libc::mkdirat(self.raw(), c.as_ptr(), 0o755) })?;
+        sys::mkdirat(self.raw(), &c_name(name)?, 0o755)?;
         // O_NOFOLLOW refuses a link swapped in since.
         self.open_subdir(name)
     }
@@ -474,7 +401,7 @@ impl Dir {
         if crosses_mount(self.raw(), &c)? {
             return Err(io::Error::other(format!("{name} is {MOUNT_POINT}; left in place")));
         }
-        if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
+        if st.kind != Kind::Dir {
             return self.unlink(name);
         }
         let mut left = Left::default();
@@ -493,59 +420,38 @@ impl Dir {
 
     /// Removes an empty subdirectory.
     pub fn rmdir(&self, name: &OsStr) -> io::Result<()> {
-        let c = c_name(name)?;
-        // SAFETY: c is a valid name.
-        check(unsafe { libc::unlinkat(self.raw(), c.as_ptr(), libc::AT_REMOVEDIR) }).map(drop)
+        sys::rmdirat(self.raw(), &c_name(name)?)
     }
 
     /// The names of the directory's entries (without `.` and `..`).
     pub fn list(&self) -> io::Result<Vec<OsString>> {
-        // SAFETY: dup of an open descriptor; fdopendir takes ownership of the copy.
-        let copy = check(unsafe { libc::fcntl(self.raw(), libc::F_DUPFD_CLOEXEC, 0) })?;
-        let stream = unsafe { libc::fdopendir(copy) };
-        if stream.is_null() {
-            let e = io::Error::last_os_error();
-            // SAFETY: copy is ours and was not taken by fdopendir.
-            unsafe { libc::close(copy) };
-            return Err(e);
-        }
-        // SAFETY: a fresh stream over the copy starts at its own position after rewind.
-        unsafe { libc::rewinddir(stream) };
+        let mut stream = DirStream::new(sys::dup_cloexec(self.raw())?)?;
+        // The copy shares the descriptor's position, wherever an earlier listing left it.
+        stream.rewind();
         let mut names = Vec::new();
-        loop {
-            // SAFETY: stream is open; readdir's entry is copied before the next call.
-            let entry = unsafe { libc::readdir(stream) };
-            if entry.is_null() {
-                break;
-            }
-            // SAFETY: d_name is NUL-terminated.
-            let name = unsafe { std::ffi::CStr::from_ptr((*entry).d_name.as_ptr()) }.to_bytes();
+        while let Some(name) = stream.next_name() {
+            let name = name.to_bytes();
             if name != b"." && name != b".." {
                 names.push(OsString::from_vec(name.to_vec()));
             }
         }
-        // SAFETY: closes the stream and its descriptor once.
-        unsafe { libc::closedir(stream) };
         Ok(names)
     }
 
     /// The file system's figures (free space, read-only flag).
-    pub fn statvfs(&self) -> io::Result<libc::statvfs> {
-        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-        // SAFETY: the descriptor is open, st a properly sized out-parameter.
-        check(unsafe { libc::fstatvfs(self.raw(), &mut st) })?;
-        Ok(st)
+    pub fn statvfs(&self) -> io::Result<StatVfs> {
+        sys::fstatvfs(self.raw())
     }
 
     /// Free bytes available to this user (quotas are not seen: they fail writes as EDQUOT).
     pub fn free_bytes(&self) -> io::Result<u64> {
         let st = self.statvfs()?;
-        Ok(st.f_bavail.saturating_mul(st.f_frsize))
+        Ok(st.bavail.saturating_mul(st.frsize))
     }
 
     /// Whether the file system is mounted read-only.
     pub fn read_only(&self) -> bool {
-        self.statvfs().is_ok_and(|st| st.f_flag & libc::ST_RDONLY != 0)
+        self.statvfs().is_ok_and(|st| st.read_only)
     }
 }
 
@@ -582,21 +488,21 @@ mod tests {
         // A directory on the way swapped for a link to one with the same names.
         symlink(&outside, inside.join("a/l")).unwrap();
         let d = Dir::open(&inside).unwrap();
-        let create = libc::O_CREAT | libc::O_EXCL | libc::O_WRONLY;
-        type Open = fn(RawFd, &CStr, libc::c_int, u32) -> io::Result<OwnedFd>;
+        let create = O_CREAT | O_EXCL | O_WRONLY;
+        type Open = fn(RawFd, &CStr, i32, u32) -> io::Result<OwnedFd>;
         let ways: [(&str, Open); 2] = [("openat2", openat_beneath), ("walked", beneath_without_openat2)];
         for (way, open) in ways {
-            let fd = open(d.raw(), c"a/b/f", libc::O_RDONLY | libc::O_NOFOLLOW, 0).unwrap();
+            let fd = open(d.raw(), c"a/b/f", O_RDONLY | O_NOFOLLOW, 0).unwrap();
             assert_eq!(std::fs::read_to_string(format!("/proc/self/fd/{}", fd.as_raw_fd())).unwrap(), "in", "{way}");
-            assert!(open(d.raw(), c"a/./b", libc::O_PATH | libc::O_DIRECTORY, 0).is_ok(), "{way}");
-            let walk = libc::O_PATH | libc::O_DIRECTORY;
-            for (path, flags) in [(c"a/l/f", libc::O_RDONLY), (c"a/l/new", create), (c"a/l", walk)] {
-                let e = open(d.raw(), path, flags | libc::O_NOFOLLOW, 0o644);
+            assert!(open(d.raw(), c"a/./b", O_PATH | O_DIRECTORY, 0).is_ok(), "{way}");
+            let walk = O_PATH | O_DIRECTORY;
+            for (path, flags) in [(c"a/l/f", O_RDONLY), (c"a/l/new", create), (c"a/l", walk)] {
+                let e = open(d.raw(), path, flags | O_NOFOLLOW, 0o644);
                 assert!(e.is_err(), "{way}: {path:?} went through the link");
             }
             for path in [c"a/../../outside/f", c"../outside/f", c"/etc/hostname"] {
-                let e = open(d.raw(), path, libc::O_RDONLY | libc::O_NOFOLLOW, 0).unwrap_err();
-                assert_eq!(e.raw_os_error(), Some(libc::EXDEV), "{way}: {path:?}");
+                let e = open(d.raw(), path, O_RDONLY | O_NOFOLLOW, 0).unwrap_err();
+                assert_eq!(e.raw_os_error(), Some(EXDEV), "{way}: {path:?}");
             }
         }
         assert_eq!(listing(&outside), ["f"], "nothing made through the link");
@@ -627,8 +533,8 @@ mod tests {
         std::fs::create_dir(&inside).unwrap();
         symlink(&outside, inside.join("f")).unwrap();
         let d = Dir::open(&inside).unwrap();
-        assert_eq!(d.create("f", 0).unwrap_err().raw_os_error(), Some(libc::EEXIST));
-        assert_eq!(d.open_own("f", libc::O_WRONLY).unwrap_err().raw_os_error(), Some(libc::ELOOP));
+        assert_eq!(d.create("f", 0).unwrap_err().raw_os_error(), Some(EEXIST));
+        assert_eq!(d.open_own("f", O_WRONLY).unwrap_err().raw_os_error(), Some(crate::sys::errno::ELOOP));
         assert!(d.create("../escape", 0).is_err());
         assert!(!outside.exists() && !tmp.path().join("escape").exists());
         let st = d.stat("f").unwrap().unwrap();
@@ -643,7 +549,7 @@ mod tests {
         std::fs::write(tmp.path().join("a"), b"x").unwrap();
         std::fs::hard_link(tmp.path().join("a"), tmp.path().join("b")).unwrap();
         let d = Dir::open(tmp.path()).unwrap();
-        let e = d.open_own("b", libc::O_RDONLY).unwrap_err();
+        let e = d.open_own("b", O_RDONLY).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::PermissionDenied);
         assert!(e.to_string().contains("hard link"), "{e}");
     }

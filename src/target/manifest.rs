@@ -49,9 +49,8 @@ impl Holder {
         if self.host != crate::env::hostname() {
             return false;
         }
-        // SAFETY: signal 0 only checks that the process exists.
-        let rc = unsafe { libc::kill(self.pid as libc::pid_t, 0) };
-        rc != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+        let probed = crate::sys::signal::probe_process(self.pid);
+        probed.is_err_and(|e| e.raw_os_error() == Some(crate::sys::errno::ESRCH))
     }
 }
 

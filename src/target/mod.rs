@@ -14,6 +14,10 @@ pub mod live;
 pub mod manifest;
 
 use crate::spec::{Hint, Setting};
+use crate::sys::errno::{
+    EACCES, EDQUOT, EEXIST, EINVAL, ENOENT, ENOLCK, ENOSPC, ENOSYS, ENOTDIR, EOPNOTSUPP, EPERM, EROFS, EWOULDBLOCK,
+};
+use crate::sys::fs::{O_DIRECT, O_RDONLY, O_WRONLY};
 use crate::units::{format_size, now_unix};
 use dir::{own_entry, own_file, Dir, Unsafe};
 use manifest::{BadManifest, Holder, Manifest, State};
@@ -132,9 +136,9 @@ impl TargetError {
         use Setting::*;
         match self {
             TargetError::Io { source, .. } => Hint::say(match source.raw_os_error() {
-                Some(libc::EACCES) | Some(libc::EPERM) => "check the permissions of the target, or pick a directory you may write to",
-                Some(libc::EROFS) => "the file system is mounted read-only; pick a writable target",
-                Some(libc::ENOSPC) | Some(libc::EDQUOT) => "free space on the target (or raise the quota)",
+                Some(EACCES) | Some(EPERM) => "check the permissions of the target, or pick a directory you may write to",
+                Some(EROFS) => "the file system is mounted read-only; pick a writable target",
+                Some(ENOSPC) | Some(EDQUOT) => "free space on the target (or raise the quota)",
                 _ => "check the target file system and retry",
             }),
             TargetError::MissingDir(_) => Hint::say("create the parent directory first").or(Hint::Use(Dir, "an existing directory".into())),
@@ -221,8 +225,8 @@ impl Target {
     pub fn open(path: &Path, options: Options) -> Result<Target, TargetError> {
         match Dir::open(path) {
             Ok(dir) => Target::adopt(dir, None, options),
-            Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => Err(TargetError::NotADir(path.into())),
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+            Err(e) if e.raw_os_error() == Some(ENOTDIR) => Err(TargetError::NotADir(path.into())),
+            Err(e) if e.raw_os_error() == Some(ENOENT) => {
                 let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
                 match (path.file_name(), Dir::open(parent)) {
                     (Some(name), Ok(parent)) if dir::plain_name(name) => Target::create(parent, name, options),
@@ -442,9 +446,7 @@ impl Target {
         let path = self.dir.show(name);
         match self.dir.stat(name).map_err(|e| TargetError::io("stat", &path, e))? {
             None => self.dir.mkdir(name.as_ref()).map(drop).map_err(|e| TargetError::io("mkdir", &path, e)),
-            Some(st) if st.st_mode & libc::S_IFMT == libc::S_IFDIR => {
-                own_entry(&st).map_err(|why| TargetError::Unsafe { path, why })
-            }
+            Some(st) if st.kind == dir::Kind::Dir => own_entry(&st).map_err(|why| TargetError::Unsafe { path, why }),
             Some(_) => Err(TargetError::Foreign(path)),
         }
     }
@@ -452,7 +454,7 @@ impl Target {
     /// Removes one file this run created, before the end of the run.
     fn release(&mut self, name: &str) -> Result<(), TargetError> {
         match self.dir.unlink(name) {
-            Err(e) if e.raw_os_error() != Some(libc::ENOENT) => {
+            Err(e) if e.raw_os_error() != Some(ENOENT) => {
                 return Err(TargetError::io("remove", self.dir.show(name), e))
             }
             _ => {}
@@ -484,8 +486,8 @@ impl Target {
     fn save_manifest(&self) -> Result<(), TargetError> {
         let text = self.manifest.render();
         let path = self.dir.show(MANIFEST);
-        let file = match self.dir.open_own(MANIFEST, libc::O_WRONLY) {
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => self.dir.create(MANIFEST, 0),
+        let file = match self.dir.open_own(MANIFEST, O_WRONLY) {
+            Err(e) if e.raw_os_error() == Some(ENOENT) => self.dir.create(MANIFEST, 0),
             other => other,
         }
         .map_err(|e| TargetError::io("write", &path, e))?;
@@ -513,7 +515,7 @@ impl Target {
     pub fn check_space(&self, names: &[String], file_size: u64) -> Result<(), TargetError> {
         let mut need = 0u64;
         for name in names {
-            let existing = self.dir.stat(name).ok().flatten().map_or(0, |st| st.st_size as u64);
+            let existing = self.dir.stat(name).ok().flatten().map_or(0, |st| st.size);
             need = need.saturating_add(file_size.saturating_sub(existing));
         }
         let free = self.dir.free_bytes().map_err(|e| TargetError::io("statvfs", self.dir.path(), e))?;
@@ -543,15 +545,15 @@ impl Target {
         tasks: u64,
     ) -> Result<(), TargetError> {
         let st = self.dir.statvfs().map_err(|e| TargetError::io("statvfs", self.dir.path(), e))?;
-        let (bytes, inodes) = meta.space_need(ops, tasks, st.f_frsize);
-        let free = st.f_bavail.saturating_mul(st.f_frsize);
+        let (bytes, inodes) = meta.space_need(ops, tasks, st.frsize);
+        let free = st.bavail.saturating_mul(st.frsize);
         let dir = self.dir.path().into();
         if bytes > free {
             return Err(TargetError::NoSpace { dir, need: format_size(bytes), free: format_size(free) });
         }
-        if st.f_files > 0 && inodes > st.f_favail {
+        if st.files > 0 && inodes > st.favail {
             let count = |n: u64| format!("{n} inodes");
-            return Err(TargetError::NoSpace { dir, need: count(inodes), free: count(st.f_favail) });
+            return Err(TargetError::NoSpace { dir, need: count(inodes), free: count(st.favail) });
         }
         Ok(())
     }
@@ -564,17 +566,15 @@ impl Target {
         let dir = self.dir.clone();
         let probe = |opened: io::Result<std::fs::File>, name: &str| match opened {
             Ok(f) => Ok(dio_offset_align(&f).unwrap_or(512)),
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Err(TargetError::DirectRefused(dir.path().into())),
-            Err(e) if e.raw_os_error() == Some(libc::EEXIST) => Err(TargetError::Foreign(dir.show(name))),
+            Err(e) if e.raw_os_error() == Some(EINVAL) => Err(TargetError::DirectRefused(dir.path().into())),
+            Err(e) if e.raw_os_error() == Some(EEXIST) => Err(TargetError::Foreign(dir.show(name))),
             Err(e) => Err(TargetError::io("open", dir.show(name), e)),
         };
         if !self.writable {
-            return existing
-                .first()
-                .map_or(Ok(512), |name| probe(dir.open_own(name, libc::O_RDONLY | libc::O_DIRECT), name));
+            return existing.first().map_or(Ok(512), |name| probe(dir.open_own(name, O_RDONLY | O_DIRECT), name));
         }
         self.claim(&[PROBE.to_string()])?;
-        let align = probe(dir.create(PROBE, libc::O_DIRECT), PROBE);
+        let align = probe(dir.create(PROBE, O_DIRECT), PROBE);
         self.release(PROBE)?;
         align
     }
@@ -593,13 +593,13 @@ impl Target {
             }
             match dir.remove_own(&name) {
                 Ok(()) => drop(self.manifest.entries.remove(&name)),
-                Err(e) if e.raw_os_error() == Some(libc::ENOENT) => drop(self.manifest.entries.remove(&name)),
+                Err(e) if e.raw_os_error() == Some(ENOENT) => drop(self.manifest.entries.remove(&name)),
                 Err(e) => left.problems.push(format!("{}: {e}", dir.show(&name).display())),
             }
         }
         if self.writable {
             let result = if self.manifest.entries.is_empty() {
-                dir.unlink(MANIFEST).or_else(|e| if e.raw_os_error() == Some(libc::ENOENT) { Ok(()) } else { Err(e) })
+                dir.unlink(MANIFEST).or_else(|e| if e.raw_os_error() == Some(ENOENT) { Ok(()) } else { Err(e) })
             } else {
                 self.save_manifest().map_err(io::Error::other)
             };
@@ -634,15 +634,14 @@ fn may_reclaim(exclusive: bool, holder: Option<&Holder>) -> bool {
 /// Returns whether the lock keeps every other run out (not so without locks, or with locks
 /// that hold per node only).
 fn lock(dir: &Dir, notes: &mut Vec<String>) -> Result<bool, TargetError> {
-    // SAFETY: flock on an open descriptor.
-    if unsafe { libc::flock(dir.raw(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-        let env = crate::env::collect(dir.path());
-        let Some(why) = per_node_locks(&env.fs_type, &env.mount_options) else { return Ok(true) };
-        notes.push(format!("{} {why}: a run on another node would not be kept out", dir.path().display()));
+    if let Err(e) = crate::sys::fs::flock_exclusive(dir.raw()) {
+        let busy = || read_manifest(dir).ok().and_then(|m| m.holder);
+        notes.extend(lock_refused(e, dir.path(), busy)?);
         return Ok(false);
     }
-    let busy = || read_manifest(dir).ok().and_then(|m| m.holder);
-    notes.extend(lock_refused(io::Error::last_os_error(), dir.path(), busy)?);
+    let env = crate::env::collect(dir.path());
+    let Some(why) = per_node_locks(&env.fs_type, &env.mount_options) else { return Ok(true) };
+    notes.push(format!("{} {why}: a run on another node would not be kept out", dir.path().display()));
     Ok(false)
 }
 
@@ -654,8 +653,8 @@ fn lock_refused(
     holder: impl FnOnce() -> Option<Holder>,
 ) -> Result<Option<String>, TargetError> {
     match e.raw_os_error() {
-        Some(libc::EWOULDBLOCK) => Err(TargetError::Busy { dir: dir.into(), holder: holder() }),
-        Some(libc::ENOSYS) | Some(libc::EOPNOTSUPP) | Some(libc::ENOLCK) => Ok(Some(format!(
+        Some(EWOULDBLOCK) => Err(TargetError::Busy { dir: dir.into(), holder: holder() }),
+        Some(ENOSYS) | Some(EOPNOTSUPP) | Some(ENOLCK) => Ok(Some(format!(
             "the file system at {} has no locks ({e}): another run in the same directory would not be kept out",
             dir.display()
         ))),
@@ -680,9 +679,9 @@ fn per_node_locks(fs_type: &str, mount_options: &str) -> Option<&'static str> {
 /// The manifest, if any, checked to be iosurvey's own plain file and bounded in size.
 fn read_manifest(dir: &Dir) -> Result<Manifest, TargetError> {
     let path = dir.show(MANIFEST);
-    let mut file = match dir.open_own(MANIFEST, libc::O_RDONLY) {
+    let mut file = match dir.open_own(MANIFEST, O_RDONLY) {
         Ok(f) => f,
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(Manifest::default()),
+        Err(e) if e.raw_os_error() == Some(ENOENT) => return Ok(Manifest::default()),
         Err(_) => {
             let why = match dir.stat(MANIFEST) {
                 Ok(Some(st)) => own_file(&st).err().unwrap_or(Unsafe::NotRegular),
@@ -701,12 +700,7 @@ fn read_manifest(dir: &Dir) -> Result<Manifest, TargetError> {
 
 /// The file system's O_DIRECT offset alignment from statx, where the kernel reports it.
 fn dio_offset_align(file: &std::fs::File) -> Option<u64> {
-    const STATX_DIOALIGN: u32 = 0x2000;
-    let mut st: libc::statx = unsafe { std::mem::zeroed() };
-    // SAFETY: an empty path with AT_EMPTY_PATH stats the open descriptor; st is sized right.
-    let rc = unsafe { libc::statx(file.as_raw_fd(), c"".as_ptr(), libc::AT_EMPTY_PATH, STATX_DIOALIGN, &mut st) };
-    (rc == 0 && st.stx_mask & STATX_DIOALIGN != 0 && st.stx_dio_offset_align > 0)
-        .then_some(st.stx_dio_offset_align as u64)
+    crate::sys::fs::dio_offset_align(file.as_raw_fd())
 }
 
 /// Names of the data files: `iosurvey.shared`, or `iosurvey.NNNNNN` per task.
@@ -721,6 +715,7 @@ pub fn data_files(shared: bool, files: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::errno::EBADF;
     use std::fs;
 
     fn open(path: &Path, force: bool, keep: bool) -> Result<Target, TargetError> {
@@ -743,7 +738,7 @@ mod tests {
         let mut t = open(tmp.path(), true, false).unwrap();
         t.claim(&data_files(false, 2)).unwrap();
         for name in data_files(false, 2) {
-            drop(t.dir().create_or_open_own(&name, libc::O_WRONLY).unwrap());
+            drop(t.dir().create_or_open_own(&name, O_WRONLY).unwrap());
         }
         assert_eq!(listing(tmp.path()), [".iosurvey-manifest", "iosurvey.000000", "iosurvey.000001", "precious"]);
         assert!(t.cleanup().problems.is_empty());
@@ -768,7 +763,7 @@ mod tests {
         let mut t = open(tmp.path(), false, true).unwrap();
         let files = data_files(true, 1);
         t.claim(&files).unwrap();
-        drop(t.dir().create_or_open_own(&files[0], libc::O_WRONLY).unwrap());
+        drop(t.dir().create_or_open_own(&files[0], O_WRONLY).unwrap());
         assert_eq!(t.cleanup().kept, 1);
         let mut again = open(tmp.path(), false, false).expect("own directory accepted");
         again.check_readable(&files).unwrap();
@@ -817,13 +812,13 @@ mod tests {
     fn file_systems_without_locks_or_with_per_node_locks_are_said_so() {
         let dir = Path::new("/scratch/x");
         let holder = || Some(Holder { pid: 9, host: "n2".into(), started: 0 });
-        for errno in [libc::ENOLCK, libc::EOPNOTSUPP, libc::ENOSYS] {
+        for errno in [ENOLCK, EOPNOTSUPP, ENOSYS] {
             let note = lock_refused(io::Error::from_raw_os_error(errno), dir, holder).unwrap().unwrap();
             assert!(note.contains("has no locks"), "{note}");
         }
-        let busy = lock_refused(io::Error::from_raw_os_error(libc::EWOULDBLOCK), dir, holder).unwrap_err();
+        let busy = lock_refused(io::Error::from_raw_os_error(EWOULDBLOCK), dir, holder).unwrap_err();
         assert!(busy.to_string().contains("pid 9 on n2"), "{busy}");
-        assert!(lock_refused(io::Error::from_raw_os_error(libc::EBADF), dir, holder).is_err());
+        assert!(lock_refused(io::Error::from_raw_os_error(EBADF), dir, holder).is_err());
         assert!(per_node_locks("lustre", "rw,localflock").is_some());
         assert!(per_node_locks("lustre", "rw,flock").is_none());
         assert!(per_node_locks("nfs4", "rw,relatime rw,vers=4.2,local_lock=flock").is_some());

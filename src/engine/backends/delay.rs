@@ -3,7 +3,7 @@
 //! bounds that must hold on any machine: no latency below D, no bandwidth above what D allows.
 
 use super::trace::Trace;
-use super::{Backend, Capabilities, Completion, Registered, Setup};
+use super::{Backend, Capabilities, Completion, IoBufs, Registered, Setup};
 use crate::spec::Op;
 use crate::units::parse_duration;
 use std::collections::VecDeque;
@@ -23,6 +23,8 @@ pub const ENTRY: Registered = Registered {
 };
 
 struct Delay {
+    /// Never lent nor touched: the core fills and checks them.
+    bufs: IoBufs,
     wait: Duration,
     len: usize,
     /// In flight, in the order they become due (all wait the same D).
@@ -33,8 +35,9 @@ struct Delay {
 fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
     let nanos =
         parse_duration(setup.param.unwrap_or("0")).map_err(|why| io::Error::new(io::ErrorKind::InvalidInput, why))?;
-    let len = setup.bufs.first().map_or(0, |b| b.len);
+    let len = setup.bufs.slot_len();
     Ok(Box::new(Delay {
+        bufs: setup.bufs,
         wait: Duration::from_nanos(nanos),
         len,
         pending: VecDeque::with_capacity(setup.depth),
@@ -47,7 +50,7 @@ impl Backend for Delay {
         self.trace.begin();
         Ok(())
     }
-    unsafe fn submit(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<()> {
+    fn submit(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<()> {
         self.trace.record(op, offset);
         self.pending.push_back((slot, Instant::now() + self.wait));
         Ok(())
@@ -70,5 +73,8 @@ impl Backend for Delay {
     }
     fn detach(&mut self) {
         self.trace.flush();
+    }
+    fn bufs(&mut self) -> &mut IoBufs {
+        &mut self.bufs
     }
 }

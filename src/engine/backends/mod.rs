@@ -15,34 +15,27 @@ mod uring;
 mod vectored;
 
 use crate::spec::{EngineName, Op, SpecError, Workload};
+use crate::sys::fs::{pread, pwrite};
+pub use crate::sys::mem::IoBufs;
 use serde::Serialize;
 use std::fs::File;
 use std::io;
-
-/// A buffer the core owns and lends to the backend by address for the life of the task.
-#[derive(Debug, Clone, Copy)]
-pub struct BufRef {
-    /// Start (aligned for O_DIRECT).
-    pub ptr: *mut u8,
-    /// Length in bytes (one transfer).
-    pub len: usize,
-}
+use std::os::fd::RawFd;
 
 /// A finished transfer: the buffer slot and the bytes moved, or the error.
 pub type Completion = (usize, io::Result<usize>);
 
-/// One task's I/O interface.
+/// One task's I/O interface. It holds the task's buffers ([`Backend::bufs`]): an engine that
+/// hands a buffer to the kernel past a call (io_uring, libaio) lends it through its `sys`
+/// wrapper, and the buffer is not given out again until its completion is reaped.
 pub trait Backend {
     /// Starts a phase on `file` (io_uring registers it, mmap maps `size` bytes of it); engines
     /// that touch no storage get no file.
     fn attach(&mut self, file: Option<&File>, op: Op, size: u64) -> io::Result<()>;
     /// Starts a transfer of buffer `slot` at `offset` (or makes it, for synchronous backends),
-    /// a write or a read as `op` says (the phase's, or the draw of a mixed phase).
-    ///
-    /// # Safety
-    /// Buffer `slot` must stay allocated and untouched by the caller until its completion has
-    /// been returned by [`Backend::reap`].
-    unsafe fn submit(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<()>;
+    /// a write or a read as `op` says (the phase's, or the draw of a mixed phase). The slot
+    /// must not be in flight already (its completion reaped, or never submitted).
+    fn submit(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<()>;
     /// Waits until at least `min` started transfers have finished and appends them to `done`.
     fn reap(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()>;
     /// Pushes written data to the file before the core's fsync (mmap: msync).
@@ -51,6 +44,9 @@ pub trait Backend {
     }
     /// Ends the phase: nothing may be in flight.
     fn detach(&mut self);
+    /// The task's buffers, one per slot: the core fills a write's before submitting it and
+    /// checks a read's after reaping it. A slot in flight is not given out.
+    fn bufs(&mut self) -> &mut IoBufs;
 }
 
 /// What an engine can do and needs, for the core, the target and the reports.
@@ -79,8 +75,8 @@ impl Capabilities {
 pub struct Setup<'a> {
     /// Transfers in flight at most.
     pub depth: usize,
-    /// The task's buffers, one per slot.
-    pub bufs: Vec<BufRef>,
+    /// The task's buffers, one per slot, which the backend keeps.
+    pub bufs: IoBufs,
     /// The text after the colon of `name:param`.
     pub param: Option<&'a str>,
 }
@@ -188,7 +184,7 @@ pub fn check(w: &Workload) -> Result<(), SpecError> {
 }
 
 /// Makes the backend of a workload's engine for one task.
-pub fn open(engine: &EngineName, depth: usize, bufs: Vec<BufRef>) -> io::Result<Box<dyn Backend>> {
+pub fn open(engine: &EngineName, depth: usize, bufs: IoBufs) -> io::Result<Box<dyn Backend>> {
     (entry(engine).open)(Setup { depth, bufs, param: engine.param() })
 }
 
@@ -197,16 +193,20 @@ pub fn probe(engine: &EngineName, depth: usize) -> Result<(), String> {
     (entry(engine).probe)(depth)
 }
 
-/// A probe that makes the backend once over one 4 KiB buffer.
+/// A probe that makes the backend once over a 4 KiB buffer per slot.
 fn probe_by_opening(open: fn(Setup) -> io::Result<Box<dyn Backend>>, depth: usize) -> Result<(), String> {
-    let mut page = crate::engine::data::AlignedBuf::try_new(4096).ok_or("no memory for a 4 KiB buffer")?;
-    let buf = BufRef { ptr: page.as_mut_slice().as_mut_ptr(), len: 4096 };
-    open(Setup { depth, bufs: vec![buf; depth], param: None }).map(drop).map_err(|e| e.to_string())
+    let bufs = IoBufs::try_new(depth, 4096).ok_or("no memory for 4 KiB buffers")?;
+    open(Setup { depth, bufs, param: None }).map(drop).map_err(|e| e.to_string())
 }
 
 /// The error of a storage engine given no file.
 fn no_file() -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, "this engine needs a file")
+}
+
+/// The error of a submission on a buffer slot that is in flight (or does not exist).
+fn in_flight() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, "the buffer slot is in flight already")
 }
 
 /// A line of `iosurvey engines --json`.
@@ -244,29 +244,19 @@ pub fn states(all: bool) -> Vec<EngineState> {
 
 /// Reads or writes all of `buf` at `offset` with pread/pwrite, retrying partial transfers;
 /// a read stops early only at the end of the file.
-pub(crate) fn transfer_all(fd: i32, op: Op, buf: BufRef, offset: u64) -> io::Result<usize> {
+pub(crate) fn transfer_all(fd: RawFd, op: Op, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     let mut done = 0;
-    while done < buf.len {
-        // SAFETY: buf points to buf.len bytes owned by the core for the task's life, and the
-        // range [done, len) lies within it.
-        let n = unsafe {
-            let p = buf.ptr.add(done);
-            let left = buf.len - done;
-            let at = (offset + done as u64) as libc::off_t;
-            match op {
-                Op::Write => libc::pwrite(fd, p as *const libc::c_void, left, at),
-                _ => libc::pread(fd, p as *mut libc::c_void, left, at),
-            }
+    while done < buf.len() {
+        let at = offset + done as u64;
+        let n = match op {
+            Op::Write => pwrite(fd, &buf[done..], at),
+            _ => pread(fd, &mut buf[done..], at),
         };
         match n {
-            0 => break,
-            n if n > 0 => done += n as usize,
-            _ => {
-                let e = io::Error::last_os_error();
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
-            }
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
     Ok(done)

@@ -2,7 +2,7 @@
 //! files, so tests know the exact answer (bytes, transfers, layouts) without a file system.
 
 use super::trace::Trace;
-use super::{Backend, Capabilities, Completion, Registered, Setup};
+use super::{Backend, Capabilities, Completion, IoBufs, Registered, Setup};
 use crate::spec::Op;
 use std::fs::File;
 use std::io;
@@ -19,14 +19,16 @@ pub const ENTRY: Registered = Registered {
 };
 
 struct Null {
+    /// Never lent nor touched: the core fills and checks them.
+    bufs: IoBufs,
     len: usize,
     done: Vec<Completion>,
     trace: Trace,
 }
 
 fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
-    let len = setup.bufs.first().map_or(0, |b| b.len);
-    Ok(Box::new(Null { len, done: Vec::with_capacity(setup.depth), trace: Trace::from_env(len) }))
+    let len = setup.bufs.slot_len();
+    Ok(Box::new(Null { bufs: setup.bufs, len, done: Vec::with_capacity(setup.depth), trace: Trace::from_env(len) }))
 }
 
 impl Backend for Null {
@@ -34,7 +36,7 @@ impl Backend for Null {
         self.trace.begin();
         Ok(())
     }
-    unsafe fn submit(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<()> {
+    fn submit(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<()> {
         self.trace.record(op, offset);
         self.done.push((slot, Ok(self.len)));
         Ok(())
@@ -45,5 +47,8 @@ impl Backend for Null {
     }
     fn detach(&mut self) {
         self.trace.flush();
+    }
+    fn bufs(&mut self) -> &mut IoBufs {
+        &mut self.bufs
     }
 }

@@ -1,10 +1,12 @@
 //! pwrite/pread: the POSIX baseline, one transfer at a time.
 
-use super::{no_file, probe_by_opening, transfer_all, Backend, BufRef, Capabilities, Completion, Registered, Setup};
+use super::{
+    in_flight, no_file, probe_by_opening, transfer_all, Backend, Capabilities, Completion, IoBufs, Registered, Setup,
+};
 use crate::spec::Op;
 use std::fs::File;
 use std::io;
-use std::os::unix::io::AsRawFd;
+use std::os::unix::io::{AsRawFd, RawFd};
 
 /// The registry's entry.
 pub const ENTRY: Registered = Registered {
@@ -18,12 +20,12 @@ pub const ENTRY: Registered = Registered {
 };
 
 /// Moves one whole transfer (fd, direction, buffer, offset), returning the bytes moved.
-pub(super) type Transfer = fn(i32, Op, BufRef, u64) -> io::Result<usize>;
+pub(super) type Transfer = fn(RawFd, Op, &mut [u8], u64) -> io::Result<usize>;
 
 /// A backend that makes one transfer at a time, each with `transfer`.
 struct Sync {
-    bufs: Vec<BufRef>,
-    fd: i32,
+    bufs: IoBufs,
+    fd: RawFd,
     done: Option<Completion>,
     transfer: Transfer,
 }
@@ -33,7 +35,7 @@ fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
 }
 
 /// The one-at-a-time backend over `bufs` with its way of moving a transfer.
-pub(super) fn one_at_a_time(bufs: Vec<BufRef>, transfer: Transfer) -> Box<dyn Backend> {
+pub(super) fn one_at_a_time(bufs: IoBufs, transfer: Transfer) -> Box<dyn Backend> {
     Box::new(Sync { bufs, fd: -1, done: None, transfer })
 }
 
@@ -42,8 +44,9 @@ impl Backend for Sync {
         self.fd = file.ok_or_else(no_file)?.as_raw_fd();
         Ok(())
     }
-    unsafe fn submit(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<()> {
-        self.done = Some((slot, (self.transfer)(self.fd, op, self.bufs[slot], offset)));
+    fn submit(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<()> {
+        let buf = self.bufs.get_mut(slot).ok_or_else(in_flight)?;
+        self.done = Some((slot, (self.transfer)(self.fd, op, buf, offset)));
         Ok(())
     }
     fn reap(&mut self, _min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
@@ -52,5 +55,8 @@ impl Backend for Sync {
     }
     fn detach(&mut self) {
         self.fd = -1;
+    }
+    fn bufs(&mut self) -> &mut IoBufs {
+        &mut self.bufs
     }
 }

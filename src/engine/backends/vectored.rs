@@ -1,9 +1,11 @@
 //! pwritev/preadv with each transfer cut into 16 pieces (IOzone's vectored write and read):
 //! what gathering and scattering I/O costs next to one buffer. One transfer at a time.
 
-use super::{probe_by_opening, transfer_all, Backend, BufRef, Capabilities, Registered, Setup};
+use super::{probe_by_opening, transfer_all, Backend, Capabilities, Registered, Setup};
 use crate::spec::Op;
-use std::io;
+use crate::sys::fs::{preadv, pwritev};
+use std::io::{self, IoSlice, IoSliceMut};
+use std::os::fd::RawFd;
 
 /// Pieces each transfer is cut into.
 pub const PIECES: usize = 16;
@@ -35,40 +37,41 @@ fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
 
 /// One vectored call over all of `buf` at `offset`; what it leaves (a partial transfer) goes
 /// through plain pread/pwrite. Returns the bytes moved (fewer only at the end of a file).
-fn transfer_vectored(fd: i32, op: Op, buf: BufRef, offset: u64) -> io::Result<usize> {
-    let piece = buf.len.div_ceil(PIECES).max(1);
-    let mut iov = [libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; PIECES];
-    let mut count: libc::c_int = 0;
-    for (k, slot) in iov.iter_mut().enumerate() {
-        let start = k * piece;
-        if start >= buf.len {
-            break;
-        }
-        // SAFETY: start < buf.len, so the piece lies within the buffer.
-        *slot = libc::iovec { iov_base: unsafe { buf.ptr.add(start) }.cast(), iov_len: piece.min(buf.len - start) };
-        count += 1;
-    }
+fn transfer_vectored(fd: RawFd, op: Op, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    let len = buf.len();
+    let piece = len.div_ceil(PIECES).max(1);
     let n = loop {
-        // SAFETY: the iovecs cover disjoint parts of a buffer the task owns for its life.
-        let n = unsafe {
-            match op {
-                Op::Write => libc::pwritev(fd, iov.as_ptr(), count, offset as libc::off_t),
-                _ => libc::preadv(fd, iov.as_ptr(), count, offset as libc::off_t),
+        let moved = match op {
+            Op::Write => {
+                let mut iov = [IoSlice::new(&[]); PIECES];
+                let count = pieces(&mut iov, buf.chunks(piece).map(IoSlice::new));
+                pwritev(fd, &iov[..count], offset)
+            }
+            _ => {
+                let mut iov: [IoSliceMut; PIECES] = std::array::from_fn(|_| IoSliceMut::new(&mut []));
+                let count = pieces(&mut iov, buf.chunks_mut(piece).map(IoSliceMut::new));
+                preadv(fd, &mut iov[..count], offset)
             }
         };
-        if n >= 0 {
-            break n as usize;
-        }
-        // Interrupted before it moved a byte: again (never taken for the end of a file).
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
+        match moved {
+            Ok(n) => break n,
+            // Interrupted before it moved a byte: again (never taken for the end of a file).
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     };
-    if n == buf.len || (n == 0 && op != Op::Write) {
+    if n == len || (n == 0 && op != Op::Write) {
         return Ok(n);
     }
-    // SAFETY: n < buf.len, so the rest lies within the buffer.
-    let rest = BufRef { ptr: unsafe { buf.ptr.add(n) }, len: buf.len - n };
-    Ok(n + transfer_all(fd, op, rest, offset + n as u64)?)
+    Ok(n + transfer_all(fd, op, &mut buf[n..], offset + n as u64)?)
+}
+
+/// Puts `slices` (at most [`PIECES`]) at the start of `iov`: how many.
+fn pieces<T>(iov: &mut [T; PIECES], slices: impl Iterator<Item = T>) -> usize {
+    let mut count = 0;
+    for (slot, slice) in iov.iter_mut().zip(slices) {
+        *slot = slice;
+        count += 1;
+    }
+    count
 }

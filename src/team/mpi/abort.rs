@@ -7,10 +7,9 @@
 //! MPI waits by spinning.
 //! A message carries the epoch of its run ([`Epochs`]), so it never stops another run.
 
-use super::Comm;
+use crate::sys::mpi::{Comm, PostedU64};
 use crate::team::clock::coarse_ns;
 use crate::team::epochs::Epochs;
-use mpi::raw::AsRaw;
 use mpi::traits::*;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use std::sync::Mutex;
@@ -29,58 +28,8 @@ pub(super) struct AbortChannel {
     /// When this process last tested for stops (coarse clock).
     polled: AtomicU64,
     /// The receive posted for the next stop; `None` once closed.
-    pending: Mutex<Option<Pending>>,
+    pending: Mutex<Option<PostedU64>>,
     comm: Comm,
-}
-
-/// A posted receive and the buffer it fills; the buffer is boxed so that it stays put.
-struct Pending {
-    req: mpi::ffi::MPI_Request,
-    buf: Box<u64>,
-}
-
-// SAFETY: the request is a handle MPI lets any thread use under MPI_THREAD_MULTIPLE; it is
-// only touched under the channel's mutex.
-unsafe impl Send for Pending {}
-
-impl Pending {
-    /// Posts the receive of the next stop from any process.
-    fn post(comm: &Comm) -> Pending {
-        let mut buf = Box::new(0u64);
-        // SAFETY: buf is heap memory kept with the request until it completes or is cancelled
-        // and waited for.
-        let req = unsafe {
-            let mut req = std::mem::zeroed();
-            mpi::ffi::MPI_Irecv(
-                &mut *buf as *mut u64 as *mut libc::c_void,
-                1,
-                mpi::ffi::RSMPI_UINT64_T,
-                mpi::ffi::RSMPI_ANY_SOURCE,
-                TAG_ABORT,
-                comm.0.as_raw(),
-                &mut req,
-            );
-            req
-        };
-        Pending { req, buf }
-    }
-
-    /// The epoch of the stop received, if one came.
-    fn arrived(&mut self) -> Option<u64> {
-        let mut done = 0;
-        // SAFETY: a live request of ours; the status is not looked at.
-        unsafe { mpi::ffi::MPI_Test(&mut self.req, &mut done, mpi::ffi::RSMPI_STATUS_IGNORE) };
-        (done != 0).then_some(*self.buf)
-    }
-
-    /// Withdraws the receive and waits until MPI has let go of the buffer.
-    fn cancel(mut self) {
-        // SAFETY: cancelling then waiting completes the request either way.
-        unsafe {
-            mpi::ffi::MPI_Cancel(&mut self.req);
-            mpi::ffi::MPI_Wait(&mut self.req, mpi::ffi::RSMPI_STATUS_IGNORE);
-        }
-    }
 }
 
 impl AbortChannel {
@@ -89,7 +38,7 @@ impl AbortChannel {
             epochs: Epochs::default(),
             sent: AtomicU64::new(0),
             polled: AtomicU64::new(0),
-            pending: Mutex::new(Some(Pending::post(&comm))),
+            pending: Mutex::new(Some(PostedU64::post(&comm, TAG_ABORT))),
             comm,
         }
     }
@@ -103,23 +52,9 @@ impl AbortChannel {
         }
         // The buffer must outlive the send, whose request is freed without waiting.
         let epoch: &'static u64 = Box::leak(Box::new(e));
-        let me = self.comm.0.rank();
-        for peer in (0..self.comm.0.size()).filter(|&p| p != me) {
-            // SAFETY: `epoch` is never freed; MPI allows freeing a send request before it
-            // completes (the send completes on its own).
-            unsafe {
-                let mut req = std::mem::zeroed();
-                mpi::ffi::MPI_Isend(
-                    epoch as *const u64 as *mut libc::c_void,
-                    1,
-                    mpi::ffi::RSMPI_UINT64_T,
-                    peer,
-                    TAG_ABORT,
-                    self.comm.0.as_raw(),
-                    &mut req,
-                );
-                mpi::ffi::MPI_Request_free(&mut req);
-            }
+        let me = self.comm.rank();
+        for peer in (0..self.comm.size()).filter(|&p| p != me) {
+            self.comm.send_detached(peer, TAG_ABORT, epoch);
         }
     }
 
@@ -137,9 +72,9 @@ impl AbortChannel {
     /// Takes in every stop that has arrived.
     fn take_in(&self) {
         let Ok(mut pending) = self.pending.try_lock() else { return };
-        while let Some(e) = pending.as_mut().and_then(Pending::arrived) {
+        while let Some(e) = pending.as_mut().and_then(PostedU64::arrived) {
             self.epochs.stop(e);
-            *pending = Some(Pending::post(&self.comm));
+            *pending = Some(PostedU64::post(&self.comm, TAG_ABORT));
         }
     }
 

@@ -34,7 +34,7 @@ impl MpiMember {
         let value = local(&self.local, value);
         let total = self.leads_process().then(|| {
             let mut out = 0u64;
-            self.comm.0.all_reduce_into(&value, &mut out, op);
+            self.comm.all_reduce_into(&value, &mut out, op);
             out
         });
         self.local.broadcast_any(total)
@@ -60,27 +60,14 @@ impl Member for MpiMember {
     fn barrier(&self) {
         self.local.barrier();
         if self.leads_process() {
-            self.comm.0.barrier();
+            self.comm.barrier();
         }
         self.local.barrier();
     }
     fn rest(&self) {
         self.local.barrier();
         if self.leads_process() {
-            use mpi::raw::AsRaw;
-            // SAFETY: the request is waited for (tested to completion) before it goes.
-            unsafe {
-                let mut req = std::mem::zeroed();
-                mpi::ffi::MPI_Ibarrier(self.comm.0.as_raw(), &mut req);
-                loop {
-                    let mut done = 0;
-                    mpi::ffi::MPI_Test(&mut req, &mut done, mpi::ffi::RSMPI_STATUS_IGNORE);
-                    if done != 0 {
-                        break;
-                    }
-                    std::thread::sleep(std::time::Duration::from_micros(200));
-                }
-            }
+            self.comm.rest(std::time::Duration::from_micros(200));
         }
         self.local.barrier();
     }
@@ -97,11 +84,11 @@ impl Member for MpiMember {
         let local = self.local.sum_vec(values);
         let total = self.leads_process().then(|| {
             let mut len = 0u64;
-            self.comm.0.all_reduce_into(&(local.len() as u64), &mut len, SystemOperation::max());
+            self.comm.all_reduce_into(&(local.len() as u64), &mut len, SystemOperation::max());
             let mut mine = local.clone();
             mine.resize(len as usize, 0);
             let mut out = vec![0u64; len as usize];
-            self.comm.0.all_reduce_into(&mine[..], &mut out[..], SystemOperation::sum());
+            self.comm.all_reduce_into(&mine[..], &mut out[..], SystemOperation::sum());
             out
         });
         self.local.broadcast_any(total)
@@ -109,14 +96,14 @@ impl Member for MpiMember {
     fn gather<T: Serialize + DeserializeOwned + Send + 'static>(&self, value: T) -> Option<Vec<T>> {
         let mine = self.local.gather_any(value)?;
         let bytes = crate::team::encode(&mine);
-        let root = self.comm.0.process_at_rank(0);
+        let root = self.comm.process_at_rank(0);
         let len = bytes.len() as i32;
-        if self.comm.0.rank() != 0 {
+        if self.comm.rank() != 0 {
             root.gather_into(&len);
             root.gather_varcount_into(&bytes[..]);
             return None;
         }
-        let mut lens = vec![0i32; self.comm.0.size() as usize];
+        let mut lens = vec![0i32; self.comm.size() as usize];
         root.gather_into_root(&len, &mut lens[..]);
         let displs: Vec<i32> = lens.iter().scan(0, |at, &l| Some(std::mem::replace(at, *at + l))).collect();
         let mut buf = vec![0u8; lens.iter().sum::<i32>() as usize];
@@ -135,7 +122,7 @@ impl Member for MpiMember {
         let comms = self.leads_process().then(|| {
             present.map(|here| {
                 let colour = if here { Color::with_value(0) } else { Color::undefined() };
-                self.comm.0.split_by_color(colour).map(|c| Arc::new(Comm(c)))
+                self.comm.split(colour).map(Arc::new)
             })
         });
         let comms = self.local.broadcast_any(comms);
@@ -145,9 +132,9 @@ impl Member for MpiMember {
         let node = self.node();
         let layout = (sub_local.rank() == 0).then(|| {
             let mine = [sub_local.size() as u32, node];
-            let mut all = vec![0u32; 2 * comm.0.size() as usize];
-            comm.0.all_gather_into(&mine[..], &mut all[..]);
-            let before: u32 = all.chunks(2).take(comm.0.rank() as usize).map(|c| c[0]).sum();
+            let mut all = vec![0u32; 2 * comm.size() as usize];
+            comm.all_gather_into(&mine[..], &mut all[..]);
+            let before: u32 = all.chunks(2).take(comm.rank() as usize).map(|c| c[0]).sum();
             let nodes: Vec<u32> = all.chunks(2).flat_map(|c| std::iter::repeat_n(c[1], c[0] as usize)).collect();
             (before as usize, nodes)
         });

@@ -2,10 +2,8 @@
 //! osu_mbw_mr do: non-blocking sends and receives, each completed one reposted at once, so
 //! the network always has `window` messages per peer and direction to carry.
 
-use super::Comm;
+use crate::sys::mpi::{Comm, Window};
 use crate::team::{Flow, FlowCount};
-use mpi::ffi;
-use mpi::raw::AsRaw;
 
 const TAG_FLOW: i32 = 0x107;
 
@@ -31,26 +29,16 @@ pub(super) fn run(comm: &Comm, flow: &Flow) -> FlowCount {
         .map(|(peer, send)| Stream { peer: peer as i32, send, left: flow.count, out: 0 })
         .collect();
     let mut owner: Vec<usize> = Vec::new();
-    // SAFETY: RSMPI_REQUEST_NULL is a plain handle value.
-    let mut requests: Vec<ffi::MPI_Request> = Vec::new();
+    let mut posted = Window::new(comm, TAG_FLOW, &outgoing, &mut incoming);
     let mut count = FlowCount::default();
     for (s, stream) in streams.iter_mut().enumerate() {
         for _ in 0..window.min(stream.left) {
-            requests.push(post(comm, stream, &outgoing, &mut incoming));
+            post(&mut posted, stream, None);
             owner.push(s);
         }
         count.peak_in_flight = count.peak_in_flight.max(stream.out);
     }
-    loop {
-        let mut index = 0;
-        // SAFETY: requests holds valid or null handles; Waitany sets the finished one to null.
-        unsafe {
-            ffi::MPI_Waitany(requests.len() as i32, requests.as_mut_ptr(), &mut index, ffi::RSMPI_STATUS_IGNORE);
-        }
-        if index == unsafe { ffi::RSMPI_UNDEFINED } || index < 0 {
-            break;
-        }
-        let slot = index as usize;
+    while let Some(slot) = posted.wait_any() {
         let stream = &mut streams[owner[slot]];
         stream.out -= 1;
         if stream.send {
@@ -59,41 +47,15 @@ pub(super) fn run(comm: &Comm, flow: &Flow) -> FlowCount {
             count.received += 1;
         }
         if stream.left > 0 {
-            requests[slot] = post(comm, stream, &outgoing, &mut incoming);
+            post(&mut posted, stream, Some(slot));
         }
     }
     count
 }
 
-/// Posts the next message of `stream`.
-fn post(comm: &Comm, stream: &mut Stream, outgoing: &[u8], incoming: &mut [u8]) -> ffi::MPI_Request {
+/// Posts the next message of `stream`, in `slot` or a new one.
+fn post(posted: &mut Window, stream: &mut Stream, slot: Option<usize>) {
     stream.left -= 1;
     stream.out += 1;
-    // SAFETY: the buffers outlive every request (they live until `run` returns, after the
-    // last wait); MPI writes at most `incoming.len()` bytes.
-    unsafe {
-        let mut req = std::mem::zeroed();
-        if stream.send {
-            ffi::MPI_Isend(
-                outgoing.as_ptr() as *mut libc::c_void,
-                outgoing.len() as i32,
-                ffi::RSMPI_UINT8_T,
-                stream.peer,
-                TAG_FLOW,
-                comm.0.as_raw(),
-                &mut req,
-            );
-        } else {
-            ffi::MPI_Irecv(
-                incoming.as_mut_ptr() as *mut libc::c_void,
-                incoming.len() as i32,
-                ffi::RSMPI_UINT8_T,
-                stream.peer,
-                TAG_FLOW,
-                comm.0.as_raw(),
-                &mut req,
-            );
-        }
-        req
-    }
+    posted.post(stream.peer, stream.send, slot);
 }

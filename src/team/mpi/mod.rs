@@ -21,22 +21,12 @@ mod nodes;
 
 use super::local::LocalTeam;
 use super::{Member, Team};
+use crate::sys::mpi::{Comm, Universe};
 use abort::AbortChannel;
 pub use collectives::MpiMember;
-use mpi::environment::Universe;
-use mpi::topology::SimpleCommunicator;
 use mpi::traits::*;
 use mpi::Threading;
 use std::sync::Arc;
-
-/// A communicator usable from any thread.
-struct Comm(pub(super) SimpleCommunicator);
-
-// SAFETY: MPI is initialised with MPI_THREAD_MULTIPLE (checked in `MpiTeam::init`), under
-// which the standard allows any thread to call MPI on any communicator.
-unsafe impl Send for Comm {}
-// SAFETY: as above.
-unsafe impl Sync for Comm {}
 
 /// This process's place in an MPI team.
 pub struct MpiTeam {
@@ -52,10 +42,6 @@ pub struct MpiTeam {
     _universe: Universe,
 }
 
-// SAFETY: the universe is only touched at drop; the communicators are thread-safe under
-// MPI_THREAD_MULTIPLE; the rest is plain data.
-unsafe impl Sync for MpiTeam {}
-
 /// Why MPI could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum MpiError {
@@ -70,17 +56,14 @@ pub enum MpiError {
 impl MpiTeam {
     /// Initialises MPI (under mpirun, srun, or as a singleton), finds nodes and aligns clocks.
     pub fn init() -> Result<MpiTeam, MpiError> {
-        let (universe, threading) = mpi::initialize_with_threading(Threading::Multiple).ok_or(MpiError::Init)?;
-        if threading != Threading::Multiple {
-            return Err(MpiError::Threading(threading));
-        }
-        let world = universe.world();
+        let (universe, world) =
+            crate::sys::mpi::init_thread_multiple().map_err(|t| t.map_or(MpiError::Init, MpiError::Threading))?;
         let (process, processes) = (world.rank() as usize, world.size() as usize);
         let (node_of_process, hosts) = nodes::discover(&world);
         let (offset, uncertainty) = clock::align(&world);
-        let abort = Arc::new(AbortChannel::new(Comm(world.duplicate())));
+        let abort = Arc::new(AbortChannel::new(world.dup()));
         Ok(MpiTeam {
-            world: Arc::new(Comm(world)),
+            world: Arc::new(world),
             process,
             processes,
             node_of_process,
@@ -97,7 +80,7 @@ impl Drop for MpiTeam {
     fn drop(&mut self) {
         self.abort.close();
         // Nobody leaves while others may still send: the last collective of the run.
-        self.world.0.barrier();
+        self.world.barrier();
     }
 }
 
@@ -133,7 +116,7 @@ impl Team for MpiTeam {
         self.uncertainty
     }
     fn share(&self, bytes: Vec<u8>) -> Vec<u8> {
-        let root = self.world.0.process_at_rank(0);
+        let root = self.world.process_at_rank(0);
         let mut len = bytes.len() as u64;
         root.broadcast_into(&mut len);
         let mut buf = if self.process == 0 { bytes } else { vec![0u8; len as usize] };
@@ -144,10 +127,10 @@ impl Team for MpiTeam {
         self.node_of_process.clone()
     }
     fn send(&self, to: usize, bytes: &[u8]) {
-        self.world.0.process_at_rank(to as i32).send(bytes);
+        self.world.process_at_rank(to as i32).send(bytes);
     }
     fn receive(&self, from: usize, buf: &mut [u8]) {
-        self.world.0.process_at_rank(from as i32).receive_into(buf);
+        self.world.process_at_rank(from as i32).receive_into(buf);
     }
     fn flow(&self, flow: &crate::team::Flow) -> crate::team::FlowCount {
         flow::run(&self.world, flow)
