@@ -264,11 +264,12 @@ pub struct Workload {
     /// Each task reads what another task wrote.
     #[arg(long)]
     pub reorder: bool,
-    /// I/O interface: sync (pwrite/pread), io_uring, libaio (kernel AIO) or mmap ('iosurvey
-    /// engines' lists them).
+    /// I/O interface, a name in the engine registry (the command line reads and lists it
+    /// through the registry: spec sits below the engine room).
     #[arg(long, default_value = "sync")]
     pub engine: EngineName,
-    /// Transfers each task keeps in flight (io_uring and libaio).
+    /// Transfers each task keeps in flight (the engines that keep a queue: the command line's
+    /// help names them from the engine registry).
     #[arg(long, default_value_t = 1)]
     pub iodepth: u32,
     /// In a mix phase, the chances in 100 that a transfer is a read.
@@ -459,6 +460,8 @@ pub enum SpecError {
         engine: &'static str,
         /// Depth asked for.
         depth: u32,
+        /// The engines that keep a queue, in words (from the engine registry).
+        queued: String,
     },
     /// A time-series interval that is not a positive number.
     #[error("interval of {0} seconds is not positive")]
@@ -536,7 +539,7 @@ impl SpecError {
             SpecError::VerifyOverlap => Use(Setting::Pattern, "random".into()),
             SpecError::WearOutAlone => Add(Setting::Stonewall, Some("SECONDS".into())),
             SpecError::BadStonewall(_) => AtLeast(Setting::Stonewall, "a number of seconds above 0".into()),
-            SpecError::DepthWithoutQueue { .. } => Use(Setting::Engine, "io_uring or libaio".into()),
+            SpecError::DepthWithoutQueue { queued, .. } => Use(Setting::Engine, queued.clone()),
             SpecError::BadInterval(_) | SpecError::IntervalTooFine(_) => AtLeast(Setting::Interval, "0.001".into()),
             SpecError::DepthTooLarge(_) => AtMost(Setting::Iodepth, MAX_IODEPTH.to_string()),
             SpecError::TooLarge { .. } => Lower(vec![Setting::Block, Setting::Segments, Setting::Tasks]),

@@ -126,6 +126,39 @@ fn bad_input_gets_one_line_exit_2_and_stores_nothing() {
     assert!(bed.entries().is_empty(), "{:?}", bed.entries());
 }
 
+/// Every engine's name, as the registry gives it (`iosurvey engines --all --json`).
+fn registry_engines() -> Vec<String> {
+    let out = iosurvey(&["engines", "--all", "--json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let engines: Vec<Value> = serde_json::from_str(&out.stdout).unwrap();
+    engines.iter().map(|e| e["name"].as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn an_engine_the_registry_does_not_know_is_refused_before_anything_is_made() {
+    let engines = registry_engines();
+    assert!(engines.len() > 1, "{engines:?}");
+    let bed = Bed::new();
+    let missing = bed.dir.join("leaf");
+    for (dir, typo) in [(&missing, "io_urin"), (&bed.dir, "nope")] {
+        let out = iosurvey(&["run", "--dir", dir.to_str().unwrap(), "--db", &bed.db, "--engine", typo]);
+        let mut needles = vec!["--engine", typo, "engine registry"];
+        needles.extend(engines.iter().map(String::as_str));
+        assert_one_line_error(&out, 2, &needles);
+        assert!(!Path::new(&bed.db).exists(), "no store made for '{typo}'");
+        assert!(!missing.exists() && bed.entries().is_empty(), "nothing made in the target for '{typo}'");
+    }
+    let out = iosurvey(&["run", "--dir", missing.to_str().unwrap(), "--db", &bed.db, "--engine", "io_urin"]);
+    assert!(out.stderr.contains("give --engine io_uring (the nearest name)"), "{}", out.stderr);
+    // The help names every engine of the registry too.
+    let help = iosurvey(&["run", "--help"]);
+    assert_eq!(help.code, 0, "{}", help.stderr);
+    let text: Vec<&str> = help.stdout.lines().skip_while(|l| !l.trim_start().starts_with("--engine")).take(2).collect();
+    for name in &engines {
+        assert!(text.iter().any(|l| l.contains(name.as_str())), "--engine's help lacks {name}: {text:?}");
+    }
+}
+
 #[test]
 fn targets_that_are_missing_root_or_foreign_are_refused() {
     let bed = Bed::new();

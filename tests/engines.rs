@@ -31,7 +31,8 @@ fn available() -> Vec<String> {
 /// Writes and reads with `engine`, keeps the files, and returns their bytes.
 fn contents(engine: &str, workload: &str) -> Vec<Vec<u8>> {
     let bed = Bed::new();
-    let depth = if ["io_uring", "libaio"].contains(&engine) { 8 } else { 1 };
+    let queues = iosurvey::engine::backends::entry(&engine.parse().unwrap()).caps.queues;
+    let depth = if queues { 8 } else { 1 };
     let out = bed.run(&format!("--engine {engine} --iodepth {depth} {workload} --verify --signature 21 --keep"));
     assert_eq!(out.code, 0, "{engine} {workload}: {}", out.stderr);
     let run = bed.last_run();
@@ -91,11 +92,10 @@ fn the_time_series_adds_up_to_the_phase_and_latency_counts_every_transfer() {
 #[test]
 fn a_queue_depth_without_a_queueing_engine_is_refused() {
     let bed = Bed::new();
-    assert_one_line_error(
-        &bed.run("--iodepth 32 --block 1m"),
-        2,
-        &["sync engine", "queue depth of 32", "--engine io_uring"],
-    );
+    // The engines that keep a queue, as the registry says.
+    let queueing = format!("--engine {}", iosurvey::engine::backends::queueing());
+    assert_one_line_error(&bed.run("--iodepth 32 --block 1m"), 2, &["sync engine", "queue depth of 32", &queueing]);
+    assert!(queueing.contains("io_uring"), "{queueing}");
 }
 
 #[test]
@@ -113,13 +113,18 @@ fn engines_json_lists_the_registry_and_all_adds_the_test_engines() {
             })
             .collect()
     };
-    assert_eq!(names(&["engines", "--json"]), ["sync", "vectored", "stream", "io_uring", "libaio", "mmap"]);
-    assert_eq!(
-        names(&["engines", "--json", "--all"]),
-        ["sync", "vectored", "stream", "io_uring", "libaio", "mmap", "null", "delay"]
-    );
+    use iosurvey::engine::backends::ENGINES;
+    let registry = |all: bool| -> Vec<String> {
+        ENGINES.iter().filter(|e| all || !e.caps.hidden).map(|e| e.name.to_string()).collect()
+    };
+    assert_eq!(names(&["engines", "--json"]), registry(false));
+    assert_eq!(names(&["engines", "--json", "--all"]), registry(true));
+    assert!(registry(false).len() < registry(true).len(), "the registry has engines for tests, listed with --all");
     let text = iosurvey(&["engines"]);
-    assert!(text.stdout.lines().count() == 6 && !text.stdout.contains("null"), "{}", text.stdout);
+    assert_eq!(text.stdout.lines().count(), registry(false).len(), "{}", text.stdout);
+    for hidden in ENGINES.iter().filter(|e| e.caps.hidden) {
+        assert!(!text.stdout.contains(hidden.name), "{}: {}", hidden.name, text.stdout);
+    }
 }
 
 /// Runs `args` on the null engine with its trace on; it must succeed. Returns the trace's path.

@@ -139,18 +139,81 @@ fn find(name: &str) -> Option<&'static Registered> {
     ENGINES.iter().copied().find(|e| e.name == name || (e.name == "io_uring" && matches!(name, "io-uring" | "uring")))
 }
 
+/// Names in words: "a", "a or b", "a, b or c".
+fn either(names: &[String]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
+}
+
+/// The registry's engines in words, for the command line's help and hints: those for storage,
+/// then those for tests (hidden from `iosurvey engines` without --all, and so said apart),
+/// an engine that takes a parameter as `NAME:PARAM`.
+pub fn choices() -> String {
+    match for_tests() {
+        tests if tests.is_empty() => either(&listed(false)),
+        tests => format!("{}; for tests, {}", either(&listed(false)), either(&tests)),
+    }
+}
+
+/// The engines for tests (hidden from `iosurvey engines` without --all).
+pub fn for_tests() -> Vec<String> {
+    listed(true)
+}
+
+/// The engines hidden or not, one that takes a parameter as `NAME:PARAM`.
+fn listed(hidden: bool) -> Vec<String> {
+    let spelled = |e: &&Registered| match e.param {
+        Some(_) => format!("{}:PARAM", e.name),
+        None => e.name.to_string(),
+    };
+    ENGINES.iter().filter(|e| e.caps.hidden == hidden).map(spelled).collect()
+}
+
+/// The engines (for storage) that keep a queue of --iodepth transfers, in words.
+pub fn queueing() -> String {
+    let names: Vec<String> =
+        ENGINES.iter().filter(|e| e.caps.queues && !e.caps.hidden).map(|e| e.name.to_string()).collect();
+    either(&names)
+}
+
+/// The registered name nearest `text` by edit distance, when it is within two edits (a typo).
+fn nearest(text: &str) -> Option<&'static str> {
+    let distance = |a: &str, b: &str| -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut diagonal = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let next = (diagonal + usize::from(ca != *cb)).min(row[j] + 1).min(row[j + 1] + 1);
+                diagonal = row[j + 1];
+                row[j + 1] = next;
+            }
+        }
+        row[b.len()]
+    };
+    let lower = text.to_lowercase();
+    ENGINES.iter().map(|e| (distance(&lower, e.name), e.name)).filter(|(d, _)| *d <= 2).min().map(|(_, name)| name)
+}
+
 /// Reads an engine's name: a registered one, with its parameter where it takes one.
 pub fn parse(text: &str) -> Result<EngineName, SpecError> {
     let (base, param) = match text.split_once(':') {
         Some((b, p)) => (b, Some(p)),
         None => (text, None),
     };
-    let names: Vec<&str> = ENGINES.iter().filter(|e| !e.caps.hidden).map(|e| e.name).collect();
     let refuse = |why: String, fix: String| Err(SpecError::Engine { why, fix });
     let Some(e) = find(base) else {
+        let all = format!("one of {} ('iosurvey engines --all' says what each is)", choices());
         return refuse(
-            format!("unknown engine '{text}'"),
-            format!("one of {} ('iosurvey engines' lists them)", names.join(", ")),
+            format!("no engine is named '{base}' in the engine registry"),
+            match nearest(base) {
+                Some(near) => format!("{near} (the nearest name), or {all}"),
+                None => all,
+            },
         );
     };
     match (e.param, param) {
@@ -175,7 +238,7 @@ pub fn check(w: &Workload) -> Result<(), SpecError> {
     parse(&w.engine.to_string())?;
     let e = entry(&w.engine);
     if w.iodepth > 1 && !e.caps.queues {
-        return Err(SpecError::DepthWithoutQueue { engine: e.name, depth: w.iodepth });
+        return Err(SpecError::DepthWithoutQueue { engine: e.name, depth: w.iodepth, queued: queueing() });
     }
     if let Some(why) = e.refuses.and_then(|refuses| refuses(w)) {
         return Err(SpecError::Engine { why, fix: "sync".into() });
@@ -278,7 +341,7 @@ mod tests {
         }
         assert_eq!(entry(&parse("uring").unwrap()).name, "io_uring");
         let why = |t: &str| parse(t).unwrap_err().to_string();
-        assert!(why("fast").contains("unknown engine"));
+        assert!(why("fast").contains("no engine is named 'fast'"));
         assert!(why("delay").contains("needs a parameter"));
         assert!(why("delay:soon").contains("bad parameter"));
         assert!(why("sync:1").contains("takes no parameter"));
@@ -286,5 +349,34 @@ mod tests {
             parse("sync:1").unwrap_err().hint(),
             crate::spec::Hint::Use(crate::spec::Setting::Engine, "sync".into())
         );
+    }
+
+    #[test]
+    fn a_name_not_registered_is_refused_naming_every_engine_and_the_nearest() {
+        let fix = |t: &str| match parse(t).unwrap_err().hint() {
+            crate::spec::Hint::Use(crate::spec::Setting::Engine, fix) => fix,
+            other => panic!("{other:?}"),
+        };
+        for e in ENGINES {
+            assert!(fix("nope").contains(e.name), "{}: {}", e.name, fix("nope"));
+            assert!(choices().contains(e.name));
+        }
+        assert!(!fix("nope").contains("nearest"), "nothing is near: {}", fix("nope"));
+        assert!(fix("io_urin").starts_with("io_uring (the nearest name), or one of "), "{}", fix("io_urin"));
+        assert!(fix("SYNC").starts_with("sync (the nearest name)"), "{}", fix("SYNC"));
+        let tests = choices().split_once("; for tests, ").map(|(_, t)| t.to_string()).unwrap_or_default();
+        for e in ENGINES {
+            assert_eq!(tests.contains(e.name), e.caps.hidden, "test engines are said apart: {}", choices());
+        }
+    }
+
+    #[test]
+    fn a_queue_depth_without_a_queue_names_the_engines_that_keep_one() {
+        let w = Workload { iodepth: 8, ..Workload::default() };
+        let e = check(&w).unwrap_err();
+        let crate::spec::Hint::Use(_, queued) = e.hint() else { panic!("{:?}", e.hint()) };
+        for engine in ENGINES.iter().filter(|e| !e.caps.hidden) {
+            assert_eq!(queued.contains(engine.name), engine.caps.queues, "{queued}");
+        }
     }
 }
