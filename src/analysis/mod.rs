@@ -12,8 +12,8 @@ pub mod reference;
 pub mod scaling;
 
 use crate::measure::Spread;
-use crate::net::NetResult;
 use crate::plan::Role;
+use crate::record::net::NetResult;
 use crate::record::{PhaseRecord, RunRecord, Status};
 use crate::spec::{Op, Workload};
 use crate::store::RunRow;

@@ -19,68 +19,9 @@ pub mod tcp;
 pub mod tcp_mode;
 pub mod zerocopy;
 
-pub use pattern::Pattern;
+pub use crate::record::net::{Mode, NetResult, Pattern};
 
 use crate::units::{gb_per_s, mib_per_s};
-use serde::{Deserialize, Serialize};
-
-/// How the bytes travel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Mode {
-    /// MPI point-to-point messages.
-    #[default]
-    Mpi,
-    /// TCP streams.
-    Tcp,
-}
-
-/// One measured figure: a mode, a pattern, its links and what they carried.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct NetResult {
-    /// MPI messages or TCP streams (stores before the TCP mode hold MPI figures only).
-    #[serde(default)]
-    pub mode: Mode,
-    /// Who sends to whom.
-    pub pattern: Pattern,
-    /// Whether every link also carried the other way at the same time.
-    #[serde(default)]
-    pub both_ways: bool,
-    /// TCP streams per link (1 for MPI: one message stream per link).
-    #[serde(default = "one")]
-    pub streams: usize,
-    /// The sending host of each link.
-    pub senders: Vec<String>,
-    /// The receiving host of each link.
-    pub receivers: Vec<String>,
-    /// Bytes per message (MPI: the best size of the sweep) or per write (TCP).
-    pub message: u64,
-    /// Bytes moved in all, per repetition.
-    pub bytes: u64,
-    /// The fastest repetition's window, from the common start to the last arrival, ns.
-    pub window_ns: u64,
-    /// The mean over the repetitions, bytes per second.
-    pub bandwidth: Option<f64>,
-    /// Each repetition's bandwidth, bytes per second (warm-up excluded).
-    #[serde(default)]
-    pub samples: Vec<f64>,
-    /// MPI: the mean bandwidth at each message size of the sweep.
-    #[serde(default)]
-    pub curve: Vec<(u64, f64)>,
-    /// MPI: the most messages one stream had in flight at once, counted.
-    #[serde(default)]
-    pub peak_in_flight: usize,
-    /// Whether the endpoints were processes of one node rather than nodes.
-    #[serde(default)]
-    pub one_node: bool,
-    /// TCP with `--zerocopy`: what the kernel said of the sends (over every repetition).
-    #[serde(default)]
-    pub zerocopy: Option<zerocopy::Report>,
-}
-
-fn one() -> usize {
-    1
-}
 
 impl NetResult {
     /// The figure's line, in a fixed shape for scripts:

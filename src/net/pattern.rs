@@ -1,33 +1,7 @@
 //! Who sends to whom: the patterns of the network ceiling, over endpoints (one process per
 //! node, or every process when all are on one node).
 
-use serde::{Deserialize, Serialize};
-
-/// A traffic pattern.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-pub enum Pattern {
-    /// Endpoint 1 sends to endpoint 0.
-    #[serde(rename = "1-to-1")]
-    #[value(name = "1-to-1")]
-    OneToOne,
-    /// Every other endpoint sends to endpoint 0 (clients to one server).
-    #[serde(rename = "N-to-1")]
-    #[value(name = "N-to-1")]
-    ManyToOne,
-    /// Endpoint 0 sends to every other (one server to its clients).
-    #[serde(rename = "1-to-N")]
-    #[value(name = "1-to-N")]
-    OneToMany,
-    /// The first half sends to the second half, sender i to receiver i mod M.
-    #[serde(rename = "N-to-M")]
-    #[value(name = "N-to-M")]
-    ManyToMany,
-    /// Every endpoint of the first half exchanges with its partner in the second half, both
-    /// ways at once: the bisection bandwidth.
-    #[serde(rename = "bisection")]
-    #[value(name = "bisection")]
-    Bisection,
-}
+use super::Pattern;
 
 impl Pattern {
     /// Every pattern, in the order they are measured.

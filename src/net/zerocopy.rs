@@ -7,16 +7,7 @@ use crate::sys::net;
 use std::io;
 use std::os::fd::RawFd;
 
-/// What the kernel said of a stream's zero-copy sends.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Report {
-    /// Sends made with MSG_ZEROCOPY.
-    pub sends: u64,
-    /// Completions received.
-    pub completed: u64,
-    /// Completions for which the kernel copied the data after all.
-    pub copied: u64,
-}
+pub use crate::record::net::ZeroCopy as Report;
 
 impl std::ops::Add for Report {
     type Output = Report;

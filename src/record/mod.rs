@@ -3,6 +3,7 @@
 //! per-task timings by [`crate::measure::aggregate`], so the two can never disagree.
 
 pub mod execution;
+pub mod net;
 
 use crate::env::{is_memory_fs, Environment};
 use crate::measure::histogram::Latency;

@@ -4,7 +4,7 @@
 //! file to the current schema, applied in order when a store is opened. A run is written in
 //! one transaction, so the store holds whole runs (ok or failed) and never half of one.
 
-use crate::net::NetResult;
+use crate::record::net::NetResult;
 use crate::record::{BestFigure, GroupId, GroupKind, MatrixRecord, RunRecord, Status};
 use crate::spec::{Hint, Setting};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior};
