@@ -16,6 +16,10 @@ use iosurvey::team::local::LocalTeam;
 use iosurvey::units::KIB;
 use std::path::{Path, PathBuf};
 
+/// A process files one run at a time (its last will and its janitor's duty are the
+/// process's): the tests of this file take turns.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn opening(db: &Path, place: Place, cancel: Cancel) -> Opening<'static> {
     Opening {
         store: db.to_path_buf(),
@@ -64,6 +68,7 @@ fn matrix_record(db_dir: &Path) -> MatrixRecord {
 
 #[test]
 fn a_caller_outside_the_cli_runs_a_sweep_plan_and_a_matrix_plan_and_reads_both_groups_back() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let Some(fs) = Tmpfs::mount("size=64m") else { return };
     let db = fs.bed.tmp.path().join("campaign.db");
     let team = LocalTeam;
@@ -155,6 +160,7 @@ impl Plan for CancelAfterOne {
 
 #[test]
 fn a_cancelled_token_stops_a_plan_between_runs_and_the_runs_before_stay_stored() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let bed = common::Bed::new();
     let db = bed.tmp.path().join("s.db");
     let cancel = Cancel::new();

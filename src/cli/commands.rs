@@ -363,8 +363,8 @@ fn overlapping(dirs: &[PathBuf]) -> Option<(PathBuf, PathBuf)> {
 
 /// A metadata command as the run it is: its shape goes into the workload, the rest as given.
 fn meta_run(a: &MetaArgs) -> Result<RunArgs, Failure> {
-    use iosurvey::spec::{meta::Resolve, meta::ALL_PHASES, Meta, Tree};
-    let tree = Tree { depth: a.depth, branch: a.branch, leaves_only: a.leaves_only };
+    use iosurvey::spec::{meta::ALL_PHASES, Meta};
+    let tree = a.meta.tree;
     let items = match a.items_per_dir {
         Some(per) => per.checked_mul(tree.holding()).ok_or_else(|| {
             Failure::new(
@@ -373,7 +373,7 @@ fn meta_run(a: &MetaArgs) -> Result<RunArgs, Failure> {
                 2,
             )
         })?,
-        None => a.items,
+        None => a.meta.items,
     };
     // mdtest's -C, -T, -E and -r pick classes of phases; none picks them all.
     let picked = [
@@ -417,18 +417,7 @@ fn meta_run(a: &MetaArgs) -> Result<RunArgs, Failure> {
         ));
     }
     let dir = dirs.remove(0);
-    let meta = Meta {
-        bases: dirs.clone(),
-        items,
-        shared: a.shared_dir,
-        tree,
-        write_bytes: a.write_bytes,
-        read_bytes: a.read_bytes,
-        shift: a.shift,
-        sync: a.sync,
-        resolve: if a.relative { Resolve::Relative } else { Resolve::Path },
-        ..Meta::default()
-    };
+    let meta = Meta { bases: dirs.clone(), items, ..a.meta.clone() };
     let workload = Workload {
         ops,
         iterations: a.iterations,

@@ -271,29 +271,16 @@ struct MetaArgs {
     /// the (t mod their number)-th.
     #[arg(long, short = 'd', value_name = "DIR[@DIR...]")]
     dir: PathBuf,
-    /// Items each task makes in each item phase (mdtest -n); rounded down to a multiple of the
-    /// directories that hold items.
-    #[arg(long, short = 'n', default_value_t = 1000, conflicts_with = "items_per_dir")]
-    items: u64,
     /// Items in each directory that holds items (mdtest -I): items per task = this x those
     /// directories.
     #[arg(long, short = 'I', value_name = "N")]
     items_per_dir: Option<u64>,
-    /// All tasks in one shared tree; by default each task has its own (mdtest -u).
-    #[arg(long)]
-    shared_dir: bool,
     /// Each task its own tree (mdtest -u): the default, accepted for mdtest's command lines.
-    #[arg(long, short = 'u', conflicts_with = "shared_dir")]
+    #[arg(long, short = 'u', conflicts_with = "shared")]
     unique_dir: bool,
-    /// Levels of directories below each tree's top (mdtest -z).
-    #[arg(long, short = 'z', default_value_t = 0)]
-    depth: u32,
-    /// Subdirectories of each directory above the leaves (mdtest -b).
-    #[arg(long, short = 'b', default_value_t = 1)]
-    branch: u32,
-    /// Items only in the leaves of the tree (mdtest -L).
-    #[arg(long, short = 'L')]
-    leaves_only: bool,
+    /// The shape: items, tree, bytes, shift, sync and how calls resolve.
+    #[command(flatten)]
+    meta: iosurvey::spec::Meta,
     /// Files only: no directory items (mdtest -F).
     #[arg(long, short = 'F', conflicts_with_all = ["dirs_only", "phases"])]
     files_only: bool,
@@ -319,28 +306,9 @@ struct MetaArgs {
     /// Only the remove phases: directories, files, tree (mdtest -r).
     #[arg(short = 'r', conflicts_with = "phases")]
     remove_only: bool,
-    /// Bytes written into each file when it is made (mdtest -w).
-    #[arg(long, short = 'w', value_parser = size_arg, default_value = "0")]
-    write_bytes: u64,
-    /// Bytes read from each file in file-read (mdtest -e).
-    #[arg(long, short = 'e', value_parser = size_arg, default_value = "0")]
-    read_bytes: u64,
     /// Check every byte read (mdtest -X).
     #[arg(long, short = 'X')]
     verify: bool,
-    /// Stat, read and remove the items of the task this many ranks on (mdtest -N): give the
-    /// tasks per node to have every task touch another node's items.
-    #[arg(long, short = 'N', default_value_t = 0)]
-    shift: usize,
-    /// syncfs at the end of each phase, inside its time (mdtest -Y).
-    #[arg(long, short = 'Y')]
-    sync: bool,
-    /// Make each call relative to the item's directory, held open, with the bare name
-    /// (fstatat, openat, mkdirat, unlinkat): the file system's per-item cost without the
-    /// client's path walk. By default each call resolves the item's whole path from the
-    /// target, as applications and mdtest do (no mdtest letter: mdtest always walks).
-    #[arg(long)]
-    relative: bool,
     /// Repetitions of the whole set of phases (mdtest -i).
     #[arg(long, short = 'i', default_value_t = 1)]
     iterations: u32,

@@ -58,6 +58,8 @@ impl MetaIo {
 /// `source`.
 pub(super) struct MetaItems<'a> {
     pub ctx: &'a Context<'a>,
+    /// The workload's metadata shape: held here, so no step asks the workload for it again.
+    pub meta: &'a Meta,
     pub io: &'a mut MetaIo,
     pub op: Op,
     /// Whose items (or tree): this task's, or another's under a shift.
@@ -169,7 +171,7 @@ impl PhaseKind for MetaItems<'_> {
 
 impl MetaItems<'_> {
     fn meta(&self) -> &Meta {
-        self.ctx.w.meta.as_ref().expect("a metadata phase runs a metadata workload")
+        self.meta
     }
 
     /// Whether the phase makes items (what a stonewall stops).
@@ -213,8 +215,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
     /// flag or the deadline; returns how many are done, counted from 0.
     fn items(&mut self, range: std::ops::Range<u64>, deadline: Option<u64>) -> Result<u64, Stopped> {
         let kind = &mut *self.kind;
-        let ctx = kind.ctx;
-        let meta = ctx.w.meta.as_ref().expect("a metadata workload");
+        let (ctx, meta) = (kind.ctx, kind.meta);
         let tree = meta.tree;
         let (op, source) = (kind.op, kind.source as u64);
         let counter = &ctx.progress.done[self.m.local_index()].0;
@@ -269,7 +270,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
 
     /// Makes or removes tree directory `d` of this task's tree (or the shared one).
     fn tree_dir(&mut self, cursor: &mut Cursor, op: Op, d: u64) -> Result<(), EngineError> {
-        let meta = self.kind.ctx.w.meta.as_ref().expect("a metadata workload");
+        let meta = self.kind.meta;
         let tree = meta.tree;
         let io = &mut *self.kind.io;
         // The name first, so that an error on the way to its directory names it.
@@ -295,8 +296,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
 
     /// Does the phase's step on item `i` of the source task.
     fn item(&mut self, cursor: &mut Cursor, way: &ItemWay, i: u64) -> Result<(), EngineError> {
-        let ctx = self.kind.ctx;
-        let meta = ctx.w.meta.as_ref().expect("a metadata workload");
+        let (ctx, meta) = (self.kind.ctx, self.kind.meta);
         let (op, source) = (self.kind.op, self.kind.source as u64);
         let d = way.placement.dir_of(i);
         // The name's `f.<task>.` stays from the phase's start: only the index is written, and
@@ -421,7 +421,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         if at.is_some() && cursor.at == at {
             return cursor.len;
         }
-        let meta = self.kind.ctx.w.meta.as_ref().expect("a metadata workload");
+        let meta = self.kind.meta;
         let path = &mut self.kind.io.path;
         path.clear();
         path.extend_from_slice(meta.root.as_bytes());
@@ -443,7 +443,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
             }
         }
         cursor.fd = None;
-        let meta = self.kind.ctx.w.meta.as_ref().expect("a metadata workload");
+        let meta = self.kind.meta;
         let path = &mut self.kind.io.path;
         path.clear();
         write_tree_dir(meta.shared, self.kind.source as u64, &meta.tree, d, path);
@@ -468,7 +468,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
     /// The path of the current name in tree directory `d` (`None`: the run's root), for
     /// messages only.
     fn show(&self, d: Option<u64>) -> PathBuf {
-        let meta = self.kind.ctx.w.meta.as_ref().expect("a metadata workload");
+        let meta = self.kind.meta;
         let mut path = self.kind.ctx.files.base(self.kind.source).show(&meta.root);
         if let Some(d) = d {
             let mut p = Vec::new();

@@ -276,7 +276,7 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
                     let (source, count) = made.part(meta, op, m, 1 + ctx.files.bases.len());
                     show_phase(ctx, m, op, iteration, count * m.size() as u64);
                     let verified = w.verify && op == Op::FileRead;
-                    let mut kind = MetaItems { ctx, io: meta_io, op, source, count };
+                    let mut kind = MetaItems { ctx, meta, io: meta_io, op, source, count };
                     phase::drive(m, &clock, &mut kind, Step { verified, ..step }, &mut out)
                 }
                 _ => {

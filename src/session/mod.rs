@@ -7,7 +7,9 @@
 //! its runs made and hands what could not be removed to the caller's [`Leftovers`].
 //!
 //! Every method is collective: every process of the team calls it, in the same order; the
-//! lead decides and the others follow, so nobody waits for ever.
+//! lead decides and the others follow, so nobody waits for ever. A process runs one session's
+//! run at a time: a run's last will and its janitor's duty are the process's (`store::will`,
+//! `janitor`), so sessions of one process take turns.
 
 use crate::engine::Cancel;
 use crate::plan::{HookSite, Last, Plan, Step};

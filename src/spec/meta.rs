@@ -37,14 +37,18 @@ pub const MAX_DEPTH: u32 = 64;
 /// verifying).
 pub const MAX_ITEM_BYTES: u64 = 64 << 20;
 
-/// The shape of one task's (or the shared) tree of directories.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// The shape of one task's (or the shared) tree of directories. Each field is declared once,
+/// here, with its flag: `iosurvey meta` flattens it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::Args)]
 pub struct Tree {
-    /// Levels below the root (0: the root alone; mdtest -z).
+    /// Levels of directories below each tree's top (mdtest -z).
+    #[arg(long, short = 'z', default_value_t = 0)]
     pub depth: u32,
-    /// Children of each directory above the leaves (mdtest -b).
+    /// Subdirectories of each directory above the leaves (mdtest -b).
+    #[arg(long, short = 'b', default_value_t = 1)]
     pub branch: u32,
-    /// Items in the leaves only, not in every directory (mdtest -L).
+    /// Items only in the leaves of the tree (mdtest -L).
+    #[arg(long, short = 'L')]
     pub leaves_only: bool,
 }
 
@@ -129,35 +133,64 @@ impl Resolve {
     fn before_the_field() -> Resolve {
         Resolve::Relative
     }
+
+    /// The way `--relative` (given or not) asks for.
+    fn relative_if(given: bool) -> Resolve {
+        match given {
+            true => Resolve::Relative,
+            false => Resolve::Path,
+        }
+    }
 }
 
-/// A metadata workload's shape. The phases are the workload's `ops`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A metadata workload's shape. The phases are the workload's `ops`. Each field is declared
+/// once, here: its type, its help and its flag with mdtest's letter (`iosurvey meta` flattens
+/// this struct) and its name in stored records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
 #[serde(default)]
 pub struct Meta {
-    /// Items each task makes in each item phase, a multiple of the directories holding items.
+    /// Items each task makes in each item phase (mdtest -n); rounded down to a multiple of the
+    /// directories that hold items.
+    #[arg(long, short = 'n', default_value_t = 1000, conflicts_with = "items_per_dir")]
     pub items: u64,
-    /// All tasks in one shared tree; else one tree per task (mdtest -u).
+    /// All tasks in one shared tree; by default each task has its own (mdtest -u).
+    #[arg(long = "shared-dir")]
     pub shared: bool,
     /// The tree's shape.
+    #[command(flatten)]
     pub tree: Tree,
-    /// Bytes each file is written with when created (mdtest -w).
+    /// Bytes written into each file when it is made (mdtest -w).
+    #[arg(long, short = 'w', value_parser = crate::units::size_arg, default_value = "0")]
     pub write_bytes: u64,
-    /// Bytes read from each file (mdtest -e).
+    /// Bytes read from each file in file-read (mdtest -e).
+    #[arg(long, short = 'e', value_parser = crate::units::size_arg, default_value = "0")]
     pub read_bytes: u64,
-    /// A task stats, reads and removes the items of the task this many ranks on (mdtest -N).
+    /// Stat, read and remove the items of the task this many ranks on (mdtest -N): give the
+    /// tasks per node to have every task touch another node's items.
+    #[arg(long, short = 'N', default_value_t = 0)]
     pub shift: usize,
     /// syncfs at the end of each phase, inside its time (mdtest -Y).
+    #[arg(long, short = 'Y')]
     pub sync: bool,
     /// The directory in the target that holds everything the run makes.
+    #[arg(skip = ROOT.to_string())]
     pub root: String,
     /// Further base directories (mdtest -d a@b, for several metadata servers), after the
     /// target: task t's tree is in base t mod (1 + these); each holds its own root.
     /// Stored lossily: a record must always serialize, whatever bytes a path holds.
     #[serde(serialize_with = "lossy_paths")]
+    #[arg(skip)]
     pub bases: Vec<std::path::PathBuf>,
-    /// How each call finds its item.
+    /// Make each call relative to the item's directory, held open, with the bare name
+    /// (fstatat, openat, mkdirat, unlinkat): the file system's per-item cost without the
+    /// client's path walk. By default each call resolves the item's whole path from the
+    /// target, as applications and mdtest do (no mdtest letter: mdtest always walks).
     #[serde(default = "Resolve::before_the_field")]
+    #[arg(
+        long = "relative",
+        action = clap::ArgAction::SetTrue,
+        value_parser = clap::builder::TypedValueParser::map(clap::builder::BoolishValueParser::new(), Resolve::relative_if)
+    )]
     pub resolve: Resolve,
 }
 
