@@ -217,8 +217,10 @@ INSERT INTO runs_v10 (id, group_id, name, started, status, error, command_line, 
         host, target, fs_type, tool_version, record_json, provenance, workload_key, headline_json, random,
         system_label)
     SELECT r.id,
-        (SELECT g.id FROM groups g WHERE (g.letter = 's' AND g.number = r.survey_id)
-            OR (g.letter = 'w' AND g.number = r.sweep_id) OR (g.letter = 'm' AND g.number = r.matrix_id)),
+        -- Three lookups through the (letter, number) index rather than one scan per run.
+        COALESCE((SELECT g.id FROM groups g WHERE g.letter = 's' AND g.number = r.survey_id),
+            (SELECT g.id FROM groups g WHERE g.letter = 'w' AND g.number = r.sweep_id),
+            (SELECT g.id FROM groups g WHERE g.letter = 'm' AND g.number = r.matrix_id)),
         r.name, r.started, r.status, r.error, r.command_line, r.label, r.spec_json, r.warnings_json,
         r.host, r.target, r.fs_type, r.tool_version, r.record_json, r.provenance, r.workload_key,
         r.headline_json, r.random, r.system_label
