@@ -815,3 +815,24 @@ fn paths_with_control_characters_are_named_for_what_is_wrong_and_escaped_on_one_
     }
     assert!(bed.entries().is_empty() && bed.runs().is_empty());
 }
+
+#[test]
+fn a_refused_target_leaves_no_store_for_fresh_directories_and_further_bases_alike() {
+    let bed = Bed::new();
+    let missing = bed.tmp.path().join("nope");
+    let missing = missing.display().to_string();
+    for command in ["matrix", "io500"] {
+        let out = iosurvey(&[command, "--dir", &missing, "--db", &bed.db, "-q"]);
+        assert_eq!(out.code, 2, "{command}: {}", out.stderr);
+        assert!(!Path::new(&bed.db).exists(), "{command} made a store before its directory was refused");
+    }
+    let out = iosurvey(&["survey", &missing, "--db", &bed.db, "-q"]);
+    assert_eq!(out.code, 2, "survey: {}", out.stderr);
+    assert!(!Path::new(&bed.db).exists(), "survey made a store before its directory was refused");
+    // meta --dir a@b: the second base is refused after the first was taken.
+    let dirs = format!("{}@{}/missing/b", bed.dir.display(), bed.tmp.path().join("nope").display());
+    let out = iosurvey(&["meta", "--dir", &dirs, "-n", "10", "--db", &bed.db, "-q"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(!Path::new(&bed.db).exists(), "meta made a store before its second base was refused");
+    assert!(bed.entries().is_empty(), "the first base keeps nothing: {:?}", bed.entries());
+}

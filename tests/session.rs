@@ -135,6 +135,16 @@ fn a_caller_outside_the_cli_runs_a_sweep_plan_and_a_matrix_plan_and_reads_both_g
     assert!(back.cells.iter().all(|c| c.runs.iter().all(|id| store.group_runs(group).unwrap().contains(id))));
 }
 
+/// Plays `plan` in a session on a fresh bed, its runs obeying `cancel`; the session closed.
+fn play_on_a_bed(plan: &mut dyn Plan, cancel: Cancel) -> (common::Bed, PathBuf, iosurvey::session::Played) {
+    let bed = common::Bed::new();
+    let db = bed.tmp.path().join("s.db");
+    let place = Place::Dir { dir: bed.dir.clone(), more: Vec::new() };
+    let mut session = Session::open(&LocalTeam, opening(&db, place, cancel)).unwrap();
+    let played = session.play(plan, None, |_| {});
+    (bed, db, played)
+}
+
 /// A plan whose hook, after its first run, cancels the session's token, as a campaign's time
 /// budget or a signal would between two runs.
 struct CancelAfterOne {
@@ -161,19 +171,48 @@ impl Plan for CancelAfterOne {
 #[test]
 fn a_cancelled_token_stops_a_plan_between_runs_and_the_runs_before_stay_stored() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    let bed = common::Bed::new();
-    let db = bed.tmp.path().join("s.db");
     let cancel = Cancel::new();
-    let team = LocalTeam;
-    let mut session =
-        Session::open(&team, opening(&db, Place::Dir { dir: bed.dir.clone(), more: Vec::new() }, cancel.clone()))
-            .unwrap();
     let mut plan = CancelAfterOne { cancel: cancel.clone(), steps: 0 };
-    let played = session.play(&mut plan, None, |_| {});
+    let (bed, db, played) = play_on_a_bed(&mut plan, cancel);
     assert!(matches!(played.failure, Some(RunError::Interrupted)), "{:?}", played.failure);
     assert_eq!(played.records.len(), 1, "the run before the stop");
-    assert_eq!(plan.steps, 2, "the plan is not asked again once the token is cancelled");
-    drop(session);
+    assert_eq!(plan.steps, 3, "the plan hears the hook's end, and the step it gives then is not taken");
     assert_eq!(Store::open_existing(&db).unwrap().list().unwrap().len(), 1);
     assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+}
+
+/// One run; a stop asked for while it ran (here: when the plan hears of it).
+struct OneRunThenStop {
+    cancel: Cancel,
+    heard: Vec<i64>,
+    asked: usize,
+}
+
+impl Plan for OneRunThenStop {
+    fn next(&mut self, last: iosurvey::plan::Last) -> Step {
+        self.asked += 1;
+        if let iosurvey::plan::Last::Ran(r) = last {
+            self.heard.extend(r.id);
+            self.cancel.cancel();
+        }
+        match self.asked {
+            1 => Step::Run { workload: Box::new(Workload { tasks: 1, ..small() }), name: None },
+            _ => Step::Done,
+        }
+    }
+}
+
+#[test]
+fn a_plan_hears_of_its_last_run_even_when_a_stop_came_and_a_finished_plan_is_no_stop() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let cancel = Cancel::new();
+    let mut plan = OneRunThenStop { cancel: cancel.clone(), heard: Vec::new(), asked: 0 };
+    let (_bed, _db, played) = play_on_a_bed(&mut plan, cancel);
+    assert!(played.failure.is_none(), "the plan had nothing left to run: {:?}", played.failure);
+    assert_eq!(
+        plan.heard,
+        played.records.iter().filter_map(|r| r.id).collect::<Vec<_>>(),
+        "the run's record reached the plan"
+    );
+    assert_eq!(plan.heard.len(), 1);
 }

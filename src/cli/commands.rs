@@ -482,9 +482,8 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
         false => None,
     };
     let played = session.play(&mut points, group, |_| {});
-    if let Some(g) = group {
-        session.finish(g, played.failure.is_none(), None)?;
-    }
+    // A store that cannot take the sweep's end is said after what ran.
+    let finished = group.map_or(Ok(()), |g| session.finish(g, played.failure.is_none(), None));
     drop(session);
     let records = played.records;
     let to_stdout = a.team.json.as_deref().is_some_and(super::output::is_stdout);
@@ -501,7 +500,7 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
     if sweep && !cli.quiet && !to_stdout && !records.is_empty() {
         print!("{}", render(analysis::sweep(group.map(|g| g.number), &records), Format::Text));
     }
-    played.failure.map_or(Ok(()), |e| Err(e.into()))
+    played.failure.map_or(Ok(finished?), |e| Err(e.into()))
 }
 
 /// What the lead decides before a survey and every process needs.
@@ -550,7 +549,7 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
             say!("iosurvey: {} ({})", name.as_deref().unwrap_or("-"), workload.label());
         }
     });
-    session.finish(group, played.failure.is_none(), None)?;
+    let finished = session.finish(group, played.failure.is_none(), None);
     drop(session);
     let records = played.records;
     if lead && cli.quiet {
@@ -566,7 +565,7 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
             "iosurvey: note: not root, so the page cache was not dropped; reads flagged as possibly cached may come from memory"
         );
     }
-    played.failure.map_or(Ok(()), |e| Err(e.into()))
+    played.failure.map_or(Ok(finished?), |e| Err(e.into()))
 }
 
 /// Refuses a survey `--size` that gives a task less than one transfer, before anything runs.

@@ -30,7 +30,9 @@ pub(super) fn io500<T: Team>(cli: &Cli, a: &Io500Args, team: &T) -> Result<(), F
     // The write phases fill until the stonewall: their size is a bound, not a need.
     let target = super::TargetArgs { no_space_check: true, ..a.target.clone() };
     let mut session = open(cli, team, (place, &target), a.tasks, Vec::new())?;
-    let group = session.begin(GroupKind::Io500, &serde_json::json!({ "stonewall": stonewall, "quick": a.quick }))?;
+    let target = session.dir().path().to_string_lossy().into_owned();
+    let spec = serde_json::json!({ "target": target, "stonewall": stonewall, "quick": a.quick });
+    let group = session.begin(GroupKind::Io500, &spec)?;
     let played = session.play(&mut plan, Some(group), |step| {
         let name = match step {
             Step::Run { name, .. } => name.as_deref(),
@@ -41,12 +43,13 @@ pub(super) fn io500<T: Team>(cli: &Cli, a: &Io500Args, team: &T) -> Result<(), F
             say!("iosurvey: io500 {name}");
         }
     });
-    session.finish(group, played.failure.is_none(), None)?;
+    // A store that cannot take the group's end is said after what ran.
+    let finished = session.finish(group, played.failure.is_none(), None);
     drop(session);
     match played.failure {
         // An interrupted list has no score, and says so: exit 130, never 0.
         Some(RunError::Interrupted) => {
-            let before = plan.next_phase().map_or("its end".to_string(), |p| p.name().to_string());
+            let before = plan.stopped_before().map_or("its end".to_string(), |p| p.name().to_string());
             return Err(Failure::new(
                 format!(
                     "io500 interrupted by a signal before {before}: the phases before it are stored in survey {group}, and no score was made"
@@ -77,5 +80,5 @@ pub(super) fn io500<T: Team>(cli: &Cli, a: &Io500Args, team: &T) -> Result<(), F
             }
         }
     }
-    Ok(())
+    Ok(finished?)
 }

@@ -77,7 +77,8 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
     }
     precheck(team, a.tasks, &grid, &passes, &shape)?;
     let place = Place::Fresh { parent: Some(a.dir.clone()), kind: "matrix" };
-    let mut session = open(cli, team, (place, &a.target), a.tasks, Vec::new())?;
+    // Many short runs: no progress bar for each.
+    let mut session = open(cli, team, (place, &a.target), a.tasks, Vec::new())?.unwatched();
     // The largest file of every task, checked before the matrix has a row in the store.
     let largest = grid.cells().into_iter().max().map(|(file, record)| workload(&passes[0], file, record, &shape));
     let space_check = !a.target.no_space_check;
@@ -125,10 +126,11 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
     };
     let m = plan.finish(why);
     let spec = serde_json::to_string(&MatrixRecord { id: None, ..m.clone() }).ok();
-    session.finish(group, m.status == Status::Ok, spec)?;
+    // A store that cannot take the matrix is said after the matrix is shown.
+    let finished = session.finish(group, m.status == Status::Ok, spec);
     drop(session);
     if team.process() != 0 {
-        return played.failure.map_or(Ok(()), |e| Err(e.into()));
+        return played.failure.map_or(Ok(finished?), |e| Err(e.into()));
     }
     if !cli.quiet {
         print!(
@@ -144,7 +146,7 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
             Err(Failure::new(format!("matrix {group} interrupted; stored as failed"), "run it again", 130))
         }
         Some(e) => Err(e.into()),
-        None => Ok(()),
+        None => Ok(finished?),
     }
 }
 

@@ -185,9 +185,9 @@ impl Io500Plan {
         self.found
     }
 
-    /// The phase that would run next: where a stop left the list.
-    pub fn next_phase(&self) -> Option<Phase> {
-        self.ahead.front().copied()
+    /// The phase last asked for: after a stop, the one that did not run.
+    pub fn stopped_before(&self) -> Option<Phase> {
+        self.current
     }
 
     fn score(&mut self, phase: Phase, score: f64, seconds: f64) {

@@ -207,6 +207,12 @@ impl<'t, T: Team> Session<'t, T> {
         &self.dir
     }
 
+    /// The session without a progress display (a study of many short runs).
+    pub fn unwatched(mut self) -> Self {
+        self.watch = None;
+        self
+    }
+
     /// The stop token the session's runs obey.
     pub fn cancel(&self) -> &Cancel {
         &self.cancel
@@ -274,15 +280,18 @@ impl<'t, T: Team> Session<'t, T> {
         let mut refused = None;
         let mut last_ran = false;
         loop {
-            let turn = self.lead.as_ref().map(|_| match self.cancel.is_cancelled() {
-                true => Turn::Stop,
-                false => {
-                    let last = match (&refused, last_ran) {
-                        (Some(e), _) => Last::Refused(e),
-                        (None, true) => played.records.last().map_or(Last::Start, Last::Ran),
-                        (None, false) => Last::Start,
-                    };
-                    Turn::Go(plan.next(last))
+            // The plan always hears what became of the last step (a matrix files its samples
+            // then), and a stop asked for since takes the place of any step but the end.
+            let turn = self.lead.as_ref().map(|_| {
+                let last = match (&refused, last_ran) {
+                    (Some(e), _) => Last::Refused(e),
+                    (None, true) => played.records.last().map_or(Last::Start, Last::Ran),
+                    (None, false) => Last::Start,
+                };
+                match plan.next(last) {
+                    Step::Done => Turn::Go(Step::Done),
+                    _ if self.cancel.is_cancelled() => Turn::Stop,
+                    step => Turn::Go(step),
                 }
             });
             // Never a success: a batch script must see the sequence did not finish.
@@ -370,29 +379,20 @@ fn lead_decides<T: Team, X>(team: &T, f: impl FnOnce() -> Result<X, RunError>) -
     }
 }
 
-/// The lead's part of opening: the target first (a refused target leaves no trace, not even
+/// The lead's part of opening: every target first (a refused target leaves no trace, not even
 /// a new store), then the phase order, then the store.
 fn open_lead(o: &Opening) -> Result<LeadSide, RunError> {
-    let leftovers = o.leftovers.clone();
-    let lead = |targets: Vec<Target>, store: Store, notes: Vec<String>| LeadSide {
-        store,
-        targets,
-        notes,
-        leftovers: leftovers.clone(),
-    };
+    let mut side =
+        LeadSide { store: Store::in_memory(), targets: Vec::new(), notes: Vec::new(), leftovers: o.leftovers.clone() };
     match &o.place {
         Place::Dir { dir, more } => {
-            // Held at once: whatever happens next, the janitor removes what the session made.
-            let first = held(Target::open(dir, o.options)?);
-            let mut side = lead(vec![first], Store::in_memory(), Vec::new());
+            // Each held at once: whatever happens next, the janitor removes what the session made.
+            for path in std::iter::once(dir).chain(more) {
+                side.targets.push(held(Target::open(path, o.options)?));
+            }
             for w in &o.check {
                 check_meta_order(&side.targets[0], w)?;
             }
-            side.store = Store::open(&o.store)?;
-            for path in more {
-                side.targets.push(held(Target::open(path, o.options)?));
-            }
-            Ok(side)
         }
         Place::Fresh { parent, kind } => {
             let parent = match parent {
@@ -402,17 +402,17 @@ fn open_lead(o: &Opening) -> Result<LeadSide, RunError> {
                     hint: Hint::say("cd to a directory that exists"),
                 })?,
             };
-            let store = Store::open(&o.store)?;
             let parent_dir = Dir::open(&parent).map_err(|e| RunError::Open {
                 what: format!("cannot open {}: {e}", parent.display()),
                 hint: Hint::say("give an existing directory"),
             })?;
-            let notes = fresh::reclaim_dead_siblings(&parent_dir);
+            side.notes = fresh::reclaim_dead_siblings(&parent_dir);
             let name = fresh::name(kind);
-            let target = held(Target::create(parent_dir, name.as_ref(), o.options)?);
-            Ok(lead(vec![target], store, notes))
+            side.targets.push(held(Target::create(parent_dir, name.as_ref(), o.options)?));
         }
     }
+    side.store = Store::open(&o.store)?;
+    Ok(side)
 }
 
 /// A target just taken, put in the janitor's care until the session's clean-up has cleaned it.

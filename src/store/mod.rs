@@ -175,7 +175,9 @@ CREATE TABLE groups (
     UNIQUE (letter, number)
 );
 INSERT INTO groups (kind, letter, number, command_line, started, state, spec_json)
-    SELECT CASE WHEN s.target LIKE '%/iosurvey-io500-%' THEN 'io500' ELSE 'survey' END, 's', s.id,
+    -- io500 made its directory iosurvey-io500-PID: the last component tells it from a survey.
+    SELECT CASE WHEN s.target LIKE '%/iosurvey-io500-%' AND s.target NOT LIKE '%/iosurvey-io500-%/%'
+        THEN 'io500' ELSE 'survey' END, 's', s.id,
         s.command_line, s.started,
         CASE WHEN EXISTS (SELECT 1 FROM runs r WHERE r.survey_id = s.id AND r.status = 'failed')
             THEN 'failed' ELSE 'ok' END,
@@ -287,6 +289,16 @@ pub enum StoreError {
         /// Its version.
         found: i64,
     },
+    /// A migration that would leave the store inconsistent; nothing was changed.
+    #[error("result store {path} (schema version {found}) cannot be migrated: {why}; it was left as it was")]
+    Migration {
+        /// The database file.
+        path: PathBuf,
+        /// Its version.
+        found: i64,
+        /// What is wrong.
+        why: &'static str,
+    },
     /// No such run.
     #[error("no run with id {0} in the store")]
     NoRun(i64),
@@ -332,6 +344,9 @@ impl StoreError {
             StoreError::Sqlite { .. } => Hint::say("check that the store's file is writable and is an iosurvey store"),
             StoreError::TooNew { .. } => {
                 Hint::say("use a newer iosurvey").or(Hint::Use(Setting::Db, "another store".into()))
+            }
+            StoreError::Migration { .. } => {
+                Hint::say("keep a copy of the store and report this").or(Hint::Use(Setting::Db, "another store".into()))
             }
             StoreError::BadVersion { .. } => Hint::Because(
                 "(the store was altered outside iosurvey)".into(),
@@ -499,7 +514,11 @@ impl Store {
             }
             let broken: bool = tx.prepare("PRAGMA foreign_key_check").and_then(|mut s| s.exists([])).map_err(wrap)?;
             if broken {
-                return Err(StoreError::BadVersion { path: path.to_path_buf(), found });
+                return Err(StoreError::Migration {
+                    path: path.to_path_buf(),
+                    found,
+                    why: "a row points to a row that is not there (PRAGMA foreign_key_check)",
+                });
             }
             if found < known {
                 tx.pragma_update(None, "user_version", known).map_err(wrap)?;
@@ -853,7 +872,8 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
                 |row| row.get::<_, i64>(0),
             )
             .optional()?
-            // A run filed in a group the store does not hold is stored, and said to be of none.
+            // A run filed in a group the store does not hold is refused whole (the caller
+            // spills its record beside the store): never stored as of another group or none.
             .ok_or(rusqlite::Error::QueryReturnedNoRows)?,
         ),
         None => None,
