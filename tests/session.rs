@@ -161,7 +161,7 @@ impl Plan for CancelAfterOne {
         }
     }
 
-    fn hook(&mut self, name: &str, _: &mut iosurvey::plan::HookSite) -> Result<(), String> {
+    fn hook(&mut self, name: &str, _: &mut iosurvey::plan::HookSite) -> Result<(), iosurvey::plan::HookError> {
         assert_eq!(name, "budget");
         self.cancel.cancel();
         Ok(())

@@ -3,7 +3,7 @@
 //! and each phase's score as it comes.
 
 use super::{Phase, PhaseScore};
-use crate::plan::{HookSite, Last, Plan, Step};
+use crate::plan::{HookError, HookSite, Last, Plan, Step};
 use crate::record::RunRecord;
 use crate::spec::{meta::Meta, Access, Layout, Op, Workload};
 use serde::{Deserialize, Serialize};
@@ -222,11 +222,11 @@ impl Plan for Io500Plan {
         }
     }
 
-    fn hook(&mut self, name: &str, site: &mut HookSite) -> Result<(), String> {
+    fn hook(&mut self, name: &str, site: &mut HookSite) -> Result<(), HookError> {
         match self.current.filter(|p| p.name() == name) {
             Some(Phase::Timestamp) => {
                 // The file server's clock, as the files' times will be: a file made now.
-                self.stamp = timestamp(site.target).map_err(|e| e.to_string())?;
+                self.stamp = timestamp(site.target)?;
                 self.score(Phase::Timestamp, 0.0, 0.0);
                 Ok(())
             }
@@ -236,7 +236,7 @@ impl Plan for Io500Plan {
                 self.score(Phase::Find, scanned as f64 / secs.max(1e-9) / 1000.0, secs);
                 Ok(())
             }
-            _ => Err(format!("io500 has no hook '{name}' here")),
+            _ => Err(HookError::Other(format!("io500 has no hook '{name}' here"))),
         }
     }
 }
@@ -249,11 +249,12 @@ pub fn cross_node_shift(nodes: &[u32]) -> usize {
 }
 
 /// Makes the timestamp file (named in the manifest first) and returns its modification time.
-fn timestamp(target: &mut crate::target::Target) -> Result<SystemTime, Box<dyn std::error::Error>> {
+fn timestamp(target: &mut crate::target::Target) -> Result<SystemTime, HookError> {
     const NAME: &str = "iosurvey.timestamp";
     target.claim(&[NAME.to_string()])?;
-    let file = target.dir().create(NAME, 0)?;
-    Ok(file.metadata()?.modified()?)
+    let said = |e: std::io::Error| HookError::Other(format!("{}: {e}", target.dir().show(NAME).display()));
+    let file = target.dir().create(NAME, 0).map_err(said)?;
+    file.metadata().and_then(|m| m.modified()).map_err(said)
 }
 
 /// IO500's find over the run's directory: files newer than `stamp`, of mdtest-hard's size,

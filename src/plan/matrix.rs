@@ -5,7 +5,7 @@
 //! runs ("passes"), each a workload whose phases are kinds: the sequential pass writes the
 //! file that the random, backward, record-rewrite and stride passes then use.
 
-use super::{HookSite, Last, Plan, Step};
+use super::{HookError, HookSite, Last, Plan, Step};
 use crate::measure::{median, timed};
 use crate::record::{MatrixCell, MatrixRecord, RunRecord, Status};
 use crate::spec::{Access, Op, Pattern, Workload};
@@ -692,6 +692,10 @@ impl MatrixPlan {
     /// The matrix whole: wall time, cells skipped, the estimate of the full matrix, and, when
     /// `failure` says why it stopped, failed.
     pub fn finish(mut self, failure: Option<String>) -> MatrixRecord {
+        // A visit cut short by a failure or a stop still took its time.
+        if let Some((at, _, started)) = self.visit.filter(|&(_, passes, _)| passes > 0) {
+            self.visits.entry(at).or_default().push(started.elapsed().as_secs_f64());
+        }
         let m = &mut self.record;
         m.wall_secs = self.start.elapsed().as_secs_f64();
         m.skipped = m.grid.cells().iter().filter(|c| !self.measured.contains_key(c)).count();
@@ -789,10 +793,10 @@ impl Plan for MatrixPlan {
         }
     }
 
-    fn hook(&mut self, name: &str, site: &mut HookSite) -> Result<(), String> {
+    fn hook(&mut self, name: &str, site: &mut HookSite) -> Result<(), HookError> {
         match (name, self.visit) {
-            (DISCARD, Some((at, _, _))) => site.discard_files_of(&self.workload(0, at)).map_err(|e| e.to_string()),
-            _ => Err(format!("the matrix has no hook '{name}' here")),
+            (DISCARD, Some((at, _, _))) => Ok(site.discard_files_of(&self.workload(0, at))?),
+            _ => Err(HookError::Other(format!("the matrix has no hook '{name}' here"))),
         }
     }
 

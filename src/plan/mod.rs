@@ -36,6 +36,21 @@ pub enum Last<'a> {
     Refused(&'a SpecError),
 }
 
+/// Why a hook failed: the target refused (said as any target refusal is), or something else.
+#[derive(Debug)]
+pub enum HookError {
+    /// The target refused, e.g. a file to discard that is not iosurvey's.
+    Target(crate::target::TargetError),
+    /// Anything else, said in words.
+    Other(String),
+}
+
+impl From<crate::target::TargetError> for HookError {
+    fn from(e: crate::target::TargetError) -> Self {
+        HookError::Target(e)
+    }
+}
+
 /// What a hook may touch: the lead's target.
 pub struct HookSite<'a> {
     /// The target, its manifest and its files.
@@ -60,8 +75,8 @@ pub trait Plan {
     fn next(&mut self, last: Last) -> Step;
 
     /// Does the hook `name` on the lead; an error ends the plan.
-    fn hook(&mut self, name: &str, _site: &mut HookSite) -> Result<(), String> {
-        Err(format!("this plan has no hook '{name}'"))
+    fn hook(&mut self, name: &str, _site: &mut HookSite) -> Result<(), HookError> {
+        Err(HookError::Other(format!("this plan has no hook '{name}'")))
     }
 
     /// Whether a run its workload's rules refuse is passed over ([`Last::Refused`]) rather

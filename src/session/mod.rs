@@ -12,7 +12,7 @@
 //! `janitor`), so sessions of one process take turns.
 
 use crate::engine::Cancel;
-use crate::plan::{HookSite, Last, Plan, Step};
+use crate::plan::{HookError, HookSite, Last, Plan, Step};
 use crate::record::{GroupId, GroupKind, RunRecord};
 use crate::runner::{check_meta_order, Filing, Lead, RunError, Runner, Watch};
 use crate::spec::{Hint, Workload};
@@ -313,7 +313,10 @@ impl<'t, T: Team> Session<'t, T> {
                     let threads = self.threads;
                     let hooked = self.on_lead(|l| {
                         let mut site = HookSite { target: &mut l.targets[0], threads };
-                        plan.hook(&name, &mut site).map_err(|why| RunError::Hook { name: name.clone(), why })
+                        plan.hook(&name, &mut site).map_err(|e| match e {
+                            HookError::Target(e) => RunError::Target(e),
+                            HookError::Other(why) => RunError::Hook { name: name.clone(), why },
+                        })
                     });
                     if let Err(e) = hooked {
                         played.failure = Some(e);
