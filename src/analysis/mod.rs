@@ -660,15 +660,25 @@ pub fn sweeps_by_system(runs: &[RunRecord]) -> Report {
     Report { charts, ..Report::default() }
 }
 
+/// A survey figure whose runs vary more than this (coefficient of variation) is called
+/// unstable: its mean cannot be trusted to say how good the storage is.
+pub const UNSTABLE_CV: f64 = 0.20;
+
+/// A phase shorter than this measures start-up and the clock as much as the storage.
+pub const BRIEF_PHASE_SECS: f64 = 1.0;
+
 /// The characterization of a survey, and what it finds: N-to-1 against N-to-N. A row per
-/// workload: the mean over its runs (each run's own mean over iterations) and the half-width
-/// of its 95% interval, from 2 runs on.
+/// workload: the mean over its runs (each run's own mean over iterations), the half-width
+/// of its 95% interval and the runs' coefficient of variation, from 2 runs on. The notes say
+/// what ± is, which figures are unstable (above [`UNSTABLE_CV`]) and which phases ran too
+/// briefly (under [`BRIEF_PHASE_SECS`]), each with what to do.
 pub fn survey(survey_id: i64, runs: &[RunRecord]) -> Report {
     let target = runs.first().map(|r| format!("{} ({})", r.env.target, r.env.fs_type)).unwrap_or_default();
     let mut t = Table::new(
         format!("survey {survey_id} of {target}"),
-        &["workload", "runs", "write", "± write", "read", "± read", "unit", "notes"],
+        &["workload", "runs", "write", "± write", "cv write %", "read", "± read", "cv read %", "unit", "notes"],
     );
+    let mut unstable = Vec::new();
     let mut names: Vec<&str> = Vec::new();
     for r in runs {
         let name = r.name.as_deref().unwrap_or("-");
@@ -699,7 +709,11 @@ pub fn survey(survey_id: i64, runs: &[RunRecord]) -> Report {
             let half = crate::stats::mean_interval(&xs).map(|i| (i.hi - i.lo) / 2.0);
             let decimals = if random(first) { 0 } else { 1 };
             let mean = (!xs.is_empty()).then(|| mean_of_samples(&xs));
-            row.extend([Cell::num(mean, decimals), Cell::num(half, decimals)]);
+            let cv = coefficient_of_variation(&xs);
+            if let Some(cv) = cv.filter(|&cv| cv > UNSTABLE_CV) {
+                unstable.push(format!("{name} {} ({:.0}% over {} runs)", op.name(), 100.0 * cv, xs.len()));
+            }
+            row.extend([Cell::num(mean, decimals), Cell::num(half, decimals), Cell::num(cv.map(|cv| 100.0 * cv), 0)]);
         }
         row.push(Cell::text(match (first.workload.meta.is_some(), random(first)) {
             (true, _) => "items/s",
@@ -710,7 +724,53 @@ pub fn survey(survey_id: i64, runs: &[RunRecord]) -> Report {
         t.rows.push(row);
     }
     t.notes.extend(mean_over_iterations(runs.iter()));
+    t.notes.push(
+        "± is half the 95% interval of the mean over runs (Student's t); cv is the runs' standard deviation over their mean"
+            .into(),
+    );
+    if !unstable.is_empty() {
+        t.notes.push(format!(
+            "unstable, the runs vary by more than {:.0}%: {}; such a mean cannot be trusted: run more --repetitions, or a larger --size so each phase runs longer",
+            100.0 * UNSTABLE_CV,
+            unstable.join(", ")
+        ));
+    }
+    t.notes.extend(brief_phases(runs));
     Report { tables: vec![t], findings: shared_vs_own_files(runs), charts: own_and_shared(runs), ..Report::default() }
+}
+
+/// The survey's workloads whose phases ran under [`BRIEF_PHASE_SECS`], each with its shortest
+/// phase and the `--size` that would make that phase last the second (the size scales the
+/// time a phase takes at the rate it ran).
+fn brief_phases(runs: &[RunRecord]) -> Vec<String> {
+    let mut shortest: Vec<(&str, f64, &RunRecord)> = Vec::new();
+    for r in runs.iter().filter(|r| r.status == Status::Ok) {
+        let name = r.name.as_deref().unwrap_or("-");
+        for p in r.phases.iter().filter(|p| p.op.moves_data()) {
+            let secs = p.figures.window_ns as f64 / 1e9;
+            match shortest.iter_mut().find(|(n, ..)| *n == name) {
+                Some(entry) if secs < entry.1 => *entry = (name, secs, r),
+                Some(_) => {}
+                None => shortest.push((name, secs, r)),
+            }
+        }
+    }
+    shortest
+        .into_iter()
+        .filter(|&(_, secs, _)| secs < BRIEF_PHASE_SECS)
+        .map(|(name, secs, r)| {
+            // A phase its stonewall stopped is as long as the stonewall: that is what to raise.
+            let fix = match r.workload.stonewall_secs {
+                Some(wall) if secs >= 0.9 * wall => format!("give --random-secs {BRIEF_PHASE_SECS} or more"),
+                _ => {
+                    let factor = (BRIEF_PHASE_SECS / secs.max(1e-9)).ceil() as u64;
+                    let need = r.workload.bytes_per_phase().saturating_mul(factor.max(2));
+                    format!("give --size {} or more", crate::units::format_size(need))
+                }
+            };
+            format!("{name}: a phase ran {secs:.3} s, under the {BRIEF_PHASE_SECS} s a figure needs: {fix}")
+        })
+        .collect()
 }
 
 /// The survey's sequential workloads side by side: N-to-N and N-to-1, write and read, the
@@ -1313,6 +1373,58 @@ mod tests {
         );
         assert!(both.findings.iter().all(|f| !f.text.contains("not compared")));
         assert_eq!(both.tables.len(), 1, "nothing set apart");
+    }
+
+    #[test]
+    fn a_survey_says_what_its_spread_means_which_figures_are_unstable_and_which_phases_were_too_brief() {
+        // Two workloads, 3 runs each: "steady" within 2% and 2 s long; "shaky" varying by half
+        // and its shortest phase 0.25 s long, of 1 GiB per phase.
+        let runs: Vec<RunRecord> = [("steady", [1.0, 1.02, 0.98], 2.0), ("shaky", [1.0, 2.0, 0.5], 0.25)]
+            .into_iter()
+            .flat_map(|(name, scales, secs)| {
+                scales.into_iter().enumerate().map(move |(k, scale)| {
+                    let mut r = fixtures::run(None);
+                    r.name = Some(name.into());
+                    r.workload = Workload { tasks: 2, block: 512 << 20, transfer: 1 << 20, ..Workload::default() };
+                    for p in &mut r.phases {
+                        p.figures.bandwidth = Some(scale * 1e9);
+                        p.figures.window_ns = ((secs + k as f64) * 1e9) as u64;
+                    }
+                    r
+                })
+            })
+            .collect();
+        let t = &survey(1, &runs).tables[0];
+        let cv = |row: usize, col: usize| t.rows[row][col].to_string();
+        let columns: Vec<&str> = t.columns.iter().map(String::as_str).collect();
+        assert_eq!(columns[2..5], ["write", "± write", "cv write %"]);
+        let shaky = coefficient_of_variation(&[1e9, 2e9, 0.5e9].map(mib_per_s)).unwrap();
+        assert_eq!(cv(1, 4), format!("{:.0}", 100.0 * shaky), "the cv of the runs' figures, in percent");
+        assert_eq!(cv(0, 4), "2");
+        let notes = t.notes.join("\n");
+        assert!(notes.contains("± is half the 95% interval of the mean over runs"), "{notes}");
+        let unstable = t.notes.iter().find(|n| n.starts_with("unstable")).expect("an unstability note");
+        assert!(unstable.contains("shaky write (") && unstable.contains("shaky read ("), "{unstable}");
+        assert!(!unstable.contains("steady"), "2% is within the {UNSTABLE_CV} threshold: {unstable}");
+        assert!(unstable.contains("--repetitions") && unstable.contains("--size"), "{unstable}");
+        // The shortest phase of shaky, 0.25 s of 1 GiB: 4 times the size lasts the second.
+        let brief: Vec<&String> = t.notes.iter().filter(|n| n.contains("under the 1 s")).collect();
+        assert_eq!(brief.len(), 1, "{brief:?}");
+        assert!(
+            brief[0].starts_with("shaky: a phase ran 0.250 s") && brief[0].ends_with("--size 4 GiB or more"),
+            "{}",
+            brief[0]
+        );
+        // A phase its stonewall stopped names the stonewall, not the size.
+        let mut walled = runs.clone();
+        for r in &mut walled {
+            r.workload.stonewall_secs = Some(0.25);
+        }
+        let notes = survey(1, &walled).tables[0].notes.join("\n");
+        assert!(
+            notes.contains("shaky: a phase ran 0.250 s, under the 1 s a figure needs: give --random-secs 1 or more"),
+            "{notes}"
+        );
     }
 
     #[test]
