@@ -38,6 +38,34 @@ pub fn is_memory_fs(fs_type: &str) -> bool {
     matches!(fs_type, "tmpfs" | "ramfs" | "devtmpfs")
 }
 
+/// File systems a client reaches over the network: only their figures can be set beside a
+/// network ceiling (a local disk's or memory's rate is bounded by no link).
+pub fn is_network_fs(fs_type: &str) -> bool {
+    matches!(
+        fs_type,
+        "nfs"
+            | "nfs4"
+            | "cifs"
+            | "smb3"
+            | "smbfs"
+            | "lustre"
+            | "gpfs"
+            | "beegfs"
+            | "ceph"
+            | "fuse.ceph-fuse"
+            | "glusterfs"
+            | "fuse.glusterfs"
+            | "fuse.sshfs"
+            | "9p"
+            | "orangefs"
+            | "pvfs2"
+            | "afs"
+            | "weka"
+            | "wekafs"
+            | "panfs"
+    )
+}
+
 /// Reads the facts for a target directory; unknown facts are left empty, never guessed.
 pub fn collect(target: &Path) -> Environment {
     let target = fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());

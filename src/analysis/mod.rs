@@ -865,10 +865,14 @@ fn shared_vs_own_files(runs: &[RunRecord]) -> Vec<Finding> {
         .collect()
 }
 
-/// A run's storage figures as shares of the network ceiling of its nodes: the pattern its
-/// clients make (N-to-1 from several nodes, else 1-to-1), from senders among its hosts, the
+/// A run's storage figures as shares of the network ceiling of its nodes, when its target is
+/// reached over a network ([`crate::env::is_network_fs`]): the pattern its clients make (N-to-1 from several nodes, else 1-to-1), from senders among its hosts, the
 /// highest such ceiling (so the share is not flattered), named in full.
 pub fn against_ceiling(record: &RunRecord, ceilings: &[NetResult]) -> Report {
+    // A local disk or a memory file system is reached over no network: no ceiling bounds it.
+    if !crate::env::is_network_fs(&record.env.fs_type) {
+        return Report::default();
+    }
     let nodes = record.hosts.len();
     let pattern = if nodes > 1 { crate::net::Pattern::ManyToOne } else { crate::net::Pattern::OneToOne };
     let best = ceilings
@@ -1504,6 +1508,7 @@ mod tests {
     fn storage_figures_are_shares_of_the_highest_ceiling_of_their_nodes_and_pattern() {
         let mut r = fixtures::run(None);
         r.id = Some(4);
+        r.env.fs_type = "lustre".into();
         r.hosts = vec!["n1".into(), "n2".into()];
         for p in &mut r.phases {
             let mib = if p.op == Op::Write { 500.0 } else { 1500.0 };
@@ -1526,6 +1531,10 @@ mod tests {
             "the 1-to-1 figure is another pattern, the 8000 one comes from a node outside the run"
         );
         assert_eq!((found[0].value, found[0].runs.as_slice()), (25.0, &[4][..]));
+        for local in ["ext4", "tmpfs", "xfs"] {
+            let r = RunRecord { env: crate::env::Environment { fs_type: local.into(), ..r.env.clone() }, ..r.clone() };
+            assert!(against_ceiling(&r, &ceilings).findings.is_empty(), "{local} is reached over no network");
+        }
         r.hosts.truncate(1);
         assert!(against_ceiling(&r, &ceilings).findings.is_empty(), "one node: no 1-to-1 from n1 was measured");
     }
