@@ -935,6 +935,8 @@ struct Figures<'a> {
     xs: Vec<f64>,
     /// Those runs' ids.
     runs: Vec<i64>,
+    /// Why any of those runs' figures may be the page cache's, the first reason seen.
+    cached: Option<String>,
 }
 
 impl Figures<'_> {
@@ -962,6 +964,7 @@ fn figures_by_workload(runs: &[RunRecord]) -> Vec<Figures<'_>> {
                 Some(g) => {
                     g.xs.push(f);
                     g.runs.extend(r.id);
+                    g.cached = g.cached.take().or(s.possibly_cached);
                 }
                 None => out.push(Figures {
                     workload: &r.workload,
@@ -970,6 +973,7 @@ fn figures_by_workload(runs: &[RunRecord]) -> Vec<Figures<'_>> {
                     random,
                     xs: vec![f],
                     runs: r.id.into_iter().collect(),
+                    cached: s.possibly_cached,
                 }),
             }
         }
@@ -1018,6 +1022,21 @@ impl Names {
     /// The name of a group's workload.
     fn of(&self, g: &Figures) -> &str {
         self.0.iter().find(|(key, tasks, _)| *key == g.key && *tasks == g.workload.tasks).map_or("", |n| n.2.as_str())
+    }
+}
+
+/// The caveat a figure carries wherever it goes: which of `sides` (name and figures) may have
+/// measured the page cache rather than the storage, and why (empty when none).
+fn cached_caveat(sides: &[(&str, &Figures)]) -> String {
+    let cached: Vec<(&str, &String)> = sides.iter().filter_map(|(name, g)| Some((*name, g.cached.as_ref()?))).collect();
+    match cached.as_slice() {
+        [] => String::new(),
+        // One reason for all: said once.
+        [(_, why), rest @ ..] if rest.iter().all(|(_, w)| w == why) => {
+            let names: Vec<&str> = cached.iter().map(|(name, _)| *name).collect();
+            format!("{} possibly cached ({why})", names.join(" and "))
+        }
+        _ => cached.iter().map(|(name, why)| format!("{name} possibly cached ({why})")).collect::<Vec<_>>().join("; "),
     }
 }
 
@@ -1071,7 +1090,7 @@ pub fn compare(a: Side, b: Side) -> Report {
     let names = Names::new(fa.iter().chain(&fb));
     let mut t = Table::new(
         format!("{} against {}", a.name, b.name),
-        &["workload", "op", "unit", "A", "A runs", "B", "B runs", "A/B", "95% low", "95% high", "verdict"],
+        &["workload", "op", "unit", "A", "A runs", "B", "B runs", "A/B", "95% low", "95% high", "verdict", "caveat"],
     );
     let mut findings = Vec::new();
     let ids = |runs: &[RunRecord]| runs.iter().filter_map(|r| r.id).collect::<Vec<_>>();
@@ -1099,9 +1118,13 @@ pub fn compare(a: Side, b: Side) -> Report {
             Cell::num(interval.map(|r| r.hi), 3),
             Cell::text(&verdict),
         ]);
+        // A figure that may be the page cache's says so wherever it goes.
+        let caveat = cached_caveat(&[(a.name, ga), (b.name, gb)]);
+        t.rows.last_mut().expect("just pushed").push(Cell::text(&caveat));
         if interval.is_some() {
+            let caveat = if caveat.is_empty() { caveat } else { format!(" ({caveat})") };
             findings.push(Finding {
-                text: format!("{workload} {op}: {verdict}"),
+                text: format!("{workload} {op}: {verdict}{caveat}"),
                 value: ma / mb,
                 runs: ids(a.runs).into_iter().chain(ids(b.runs)).collect(),
             });
@@ -1159,14 +1182,16 @@ pub fn recommend(sides: &[Side]) -> Report {
     }
     let mut t = Table::new(
         "which system for which I/O pattern",
-        &["workload", "op", "best", "unit", "mean", "next", "mean", "best/next", "stands"],
+        &["workload", "op", "best", "unit", "mean", "next", "mean", "best/next", "stands", "caveat"],
     );
     let mut findings = Vec::new();
     for key in keys {
-        let mut means: Vec<(&str, f64, &Vec<f64>)> = sides
+        let mut means: Vec<(&str, f64, &Vec<f64>, &Figures)> = sides
             .iter()
             .zip(&figures)
-            .filter_map(|(side, f)| f.iter().find(|g| g.same(key)).map(|g| (side.name, mean_of_samples(&g.xs), &g.xs)))
+            .filter_map(|(side, f)| {
+                f.iter().find(|g| g.same(key)).map(|g| (side.name, mean_of_samples(&g.xs), &g.xs, g))
+            })
             .collect();
         if means.len() < 2 {
             continue;
@@ -1206,6 +1231,8 @@ pub fn recommend(sides: &[Side]) -> Report {
             shown(next.1),
             Cell::num(Some(best.1 / next.1), 2),
             Cell::text(stands),
+            // A pick that may rest on the page cache says so beside its verdict.
+            Cell::text(cached_caveat(&[(best.0, best.3), (next.0, next.3)])),
         ]);
     }
     t.notes.extend(mean_over_iterations(sides.iter().flat_map(|s| s.runs)));
@@ -1428,6 +1455,42 @@ mod tests {
         assert!(
             notes.contains("shaky: a phase ran 0.250 s, under the 1 s a figure needs: give --random-secs 1 or more"),
             "{notes}"
+        );
+    }
+
+    #[test]
+    fn the_possibly_cached_caveat_follows_its_figure_into_compare_and_the_recommendation() {
+        let side = |ids: [i64; 3], read: f64, cached: bool| -> Vec<RunRecord> {
+            ids.iter()
+                .enumerate()
+                .map(|(k, &id)| {
+                    let mut r = run_at(id, 100.0 + k as f64, read + k as f64);
+                    for p in &mut r.phases {
+                        p.possibly_cached = (cached || p.op == Op::Write).then(|| "target is tmpfs".to_string());
+                    }
+                    r
+                })
+                .collect()
+        };
+        let (shm, disk) = (side([1, 2, 3], 900.0, true), side([4, 5, 6], 100.0, false));
+        let (a, b) = (Side { name: "shm", runs: &shm }, Side { name: "disk", runs: &disk });
+        let report = compare(a, b);
+        let t = &report.tables[0];
+        let caveat = |op: &str| {
+            let row = t.rows.iter().find(|r| r[1].to_string() == op).unwrap();
+            (row[10].to_string(), row[11].to_string())
+        };
+        let (verdict, read) = caveat("read");
+        assert!(verdict.starts_with("shm is"), "{verdict}");
+        assert_eq!(read, "shm possibly cached (target is tmpfs)", "only the cached side is named");
+        assert_eq!(caveat("write").1, "shm and disk possibly cached (target is tmpfs)", "one reason, said once");
+        let finding = report.findings.iter().find(|f| f.text.contains(" read: ")).unwrap();
+        assert!(finding.text.ends_with("(shm possibly cached (target is tmpfs))"), "{}", finding.text);
+        let pick = recommend(&[a, b]);
+        let row = pick.tables[0].rows.iter().find(|r| r[1].to_string() == "read").unwrap();
+        assert_eq!(
+            (row[2].to_string(), row[9].to_string()),
+            ("shm".into(), "shm possibly cached (target is tmpfs)".into())
         );
     }
 
