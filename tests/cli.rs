@@ -425,15 +425,27 @@ fn json_to_stdout_is_the_only_output_and_a_sweep_keeps_every_point() {
     assert_eq!(tasks, [1, 2, 3]);
 }
 
+/// `rounds` rounds of one run per (label, arguments), in turn, each stored under its label.
+fn runs_by_label(bed: &Bed, rounds: usize, labelled: &[(&str, &str)]) {
+    for _ in 0..rounds {
+        for (label, args) in labelled {
+            let out = bed.run(&format!("{args} --label {label}"));
+            assert_eq!(out.code, 0, "{label}: {}", out.stderr);
+        }
+    }
+}
+
 #[test]
 fn runs_under_two_labels_are_compared_like_with_like() {
     let bed = Bed::new();
-    for _ in 0..3 {
-        for (label, delay) in [("fast", "200us"), ("slow", "2ms")] {
-            let out = bed.run(&format!("--engine delay:{delay} --transfer 4k --block 128k --label {label}"));
-            assert_eq!(out.code, 0, "{}", out.stderr);
-        }
-    }
+    runs_by_label(
+        &bed,
+        3,
+        &[
+            ("fast", "--engine delay:200us --transfer 4k --block 128k"),
+            ("slow", "--engine delay:2ms --transfer 4k --block 128k"),
+        ],
+    );
     let only = iosurvey(&["ls", "--db", &bed.db, "--label", "fast", "--json"]);
     let rows: Vec<Value> = serde_json::from_str(&only.stdout).unwrap();
     assert_eq!(rows.len(), 3);
@@ -454,12 +466,11 @@ fn runs_under_two_labels_are_compared_like_with_like() {
 fn runs_with_and_without_o_direct_are_not_compared_and_the_difference_is_named() {
     // On the disk the scratch directory is on (O_DIRECT, as direct_io_runs_random_and_verified).
     let bed = Bed::new();
-    for _ in 0..2 {
-        for (label, direct) in [("buffered", ""), ("odirect", " --direct")] {
-            let out = bed.run(&format!("--transfer 4k --block 128k --label {label}{direct}"));
-            assert_eq!(out.code, 0, "{label}: {}", out.stderr);
-        }
-    }
+    runs_by_label(
+        &bed,
+        2,
+        &[("buffered", "--transfer 4k --block 128k"), ("odirect", "--transfer 4k --block 128k --direct")],
+    );
     let out = iosurvey(&["compare", "buffered", "odirect", "--db", &bed.db]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     for pooled in ["times faster", "no difference", "single run", "MiB/s"] {

@@ -3,8 +3,8 @@
 //! session that runs workloads and files them. Groups (a sweep, a survey, a matrix, an IO500
 //! list, a campaign) are begun and finished through it, their names minted by the store.
 //! A study is a [`Plan`]: the session asks it what to run next and runs that on every process.
-//! Stopping is a [`Cancel`] token handed in. Closing (or dropping) the session removes what
-//! its runs made and hands what could not be removed to the caller's [`Leftovers`].
+//! Stopping is a [`Cancel`] token handed in. Dropping the session removes what its runs made
+//! and hands what could not be removed to the caller's [`Leftovers`].
 //!
 //! Every method is collective: every process of the team calls it, in the same order; the
 //! lead decides and the others follow, so nobody waits for ever. A process runs one session's
@@ -91,13 +91,30 @@ pub struct Opening<'a> {
     pub check: Vec<Workload>,
 }
 
+/// The targets the lead has taken, each in the janitor's care: dropped, they are cleaned up
+/// and released, whatever step of the session (or of its opening) ends.
+struct Taken {
+    /// The target first, then a metadata run's further bases.
+    targets: Vec<Target>,
+    leftovers: Leftovers,
+}
+
+impl Drop for Taken {
+    fn drop(&mut self) {
+        for target in self.targets.drain(..) {
+            let key = crate::janitor::key(&target);
+            self.leftovers.add(target.cleanup().problems);
+            // Only now: a lead killed while removing still has its files removed by the janitor.
+            crate::janitor::release(key);
+        }
+    }
+}
+
 /// What only the lead holds: the store and the targets.
 pub struct LeadSide {
     store: Store,
-    /// The target first, then a metadata run's further bases.
-    targets: Vec<Target>,
+    taken: Taken,
     notes: Vec<String>,
-    leftovers: Leftovers,
 }
 
 impl LeadSide {
@@ -108,18 +125,7 @@ impl LeadSide {
 
     /// The target.
     pub fn target(&mut self) -> &mut Target {
-        &mut self.targets[0]
-    }
-}
-
-impl Drop for LeadSide {
-    fn drop(&mut self) {
-        for target in self.targets.drain(..) {
-            let key = crate::janitor::key(&target);
-            self.leftovers.add(target.cleanup().problems);
-            // Only now: a lead killed while removing still has its files removed by the janitor.
-            crate::janitor::release(key);
-        }
+        &mut self.taken.targets[0]
     }
 }
 
@@ -165,11 +171,11 @@ impl<'t, T: Team> Session<'t, T> {
         };
         let mut dirs = Vec::with_capacity(1 + more);
         for k in 0..=more {
-            dirs.push(everywhere(team, lead.as_ref().map(|l| &l.targets[k]))?);
+            dirs.push(everywhere(team, lead.as_ref().map(|l| &l.taken.targets[k]))?);
         }
         let dir = dirs.remove(0);
         if let Some(l) = lead.as_mut() {
-            for t in &mut l.targets {
+            for t in &mut l.taken.targets {
                 l.notes.extend(t.take_notes());
             }
         }
@@ -192,16 +198,6 @@ impl<'t, T: Team> Session<'t, T> {
         self.lead.as_mut().map(|l| std::mem::take(&mut l.notes)).unwrap_or_default()
     }
 
-    /// The team.
-    pub fn team(&self) -> &'t T {
-        self.team
-    }
-
-    /// Tasks in each process.
-    pub fn threads(&self) -> usize {
-        self.threads
-    }
-
     /// The target's directory.
     pub fn dir(&self) -> &Arc<Dir> {
         &self.dir
@@ -211,11 +207,6 @@ impl<'t, T: Team> Session<'t, T> {
     pub fn unwatched(mut self) -> Self {
         self.watch = None;
         self
-    }
-
-    /// The stop token the session's runs obey.
-    pub fn cancel(&self) -> &Cancel {
-        &self.cancel
     }
 
     /// Runs `f` on the lead only; its success or exit code reaches every process, so that all
@@ -255,7 +246,7 @@ impl<'t, T: Team> Session<'t, T> {
     ) -> Result<Option<RunRecord>, RunError> {
         let filing = Filing { name, group, label: self.label.as_deref() };
         let lead = self.lead.as_mut().map(|l| {
-            let (target, more) = l.targets.split_first_mut().expect("a session has a target");
+            let (target, more) = l.taken.targets.split_first_mut().expect("a session has a target");
             Lead { store: &mut l.store, target, more }
         });
         let mut runner = Runner {
@@ -312,7 +303,7 @@ impl<'t, T: Team> Session<'t, T> {
                 Step::Hook(name) => {
                     let threads = self.threads;
                     let hooked = self.on_lead(|l| {
-                        let mut site = HookSite { target: &mut l.targets[0], threads };
+                        let mut site = HookSite { target: &mut l.taken.targets[0], threads };
                         plan.hook(&name, &mut site).map_err(|e| match e {
                             HookError::Target(e) => RunError::Target(e),
                             HookError::Other(why) => RunError::Hook { name: name.clone(), why },
@@ -350,16 +341,6 @@ impl<'t, T: Team> Session<'t, T> {
         }
         played
     }
-
-    /// Closes the session: removes what its runs made (what could not be removed goes to the
-    /// leftovers) and hands back the lead's store.
-    pub fn close(mut self) -> Option<Store> {
-        self.lead.take().map(|mut l| {
-            let store = std::mem::replace(&mut l.store, Store::in_memory());
-            drop(l);
-            store
-        })
-    }
 }
 
 /// Runs `f` on the lead only; its success or exit code reaches every process.
@@ -385,16 +366,17 @@ fn lead_decides<T: Team, X>(team: &T, f: impl FnOnce() -> Result<X, RunError>) -
 /// The lead's part of opening: every target first (a refused target leaves no trace, not even
 /// a new store), then the phase order, then the store.
 fn open_lead(o: &Opening) -> Result<LeadSide, RunError> {
-    let mut side =
-        LeadSide { store: Store::in_memory(), targets: Vec::new(), notes: Vec::new(), leftovers: o.leftovers.clone() };
+    // Whatever refuses from here on, what was taken is cleaned up when `taken` drops.
+    let mut taken = Taken { targets: Vec::new(), leftovers: o.leftovers.clone() };
+    let mut notes = Vec::new();
     match &o.place {
         Place::Dir { dir, more } => {
             // Each held at once: whatever happens next, the janitor removes what the session made.
             for path in std::iter::once(dir).chain(more) {
-                side.targets.push(held(Target::open(path, o.options)?));
+                taken.targets.push(held(Target::open(path, o.options)?));
             }
             for w in &o.check {
-                check_meta_order(&side.targets[0], w)?;
+                check_meta_order(&taken.targets[0], w)?;
             }
         }
         Place::Fresh { parent, kind } => {
@@ -409,13 +391,13 @@ fn open_lead(o: &Opening) -> Result<LeadSide, RunError> {
                 what: format!("cannot open {}: {e}", parent.display()),
                 hint: Hint::say("give an existing directory"),
             })?;
-            side.notes = fresh::reclaim_dead_siblings(&parent_dir);
+            notes = fresh::reclaim_dead_siblings(&parent_dir);
             let name = fresh::name(kind);
-            side.targets.push(held(Target::create(parent_dir, name.as_ref(), o.options)?));
+            taken.targets.push(held(Target::create(parent_dir, name.as_ref(), o.options)?));
         }
     }
-    side.store = Store::open(&o.store)?;
-    Ok(side)
+    let store = Store::open(&o.store)?;
+    Ok(LeadSide { store, taken, notes })
 }
 
 /// A target just taken, put in the janitor's care until the session's clean-up has cleaned it.

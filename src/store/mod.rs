@@ -478,12 +478,6 @@ impl Store {
         Store::connect(path, OpenFlags::default() - OpenFlags::SQLITE_OPEN_CREATE)
     }
 
-    /// A store in memory, that keeps nothing: a placeholder until the real one is open.
-    pub(crate) fn in_memory() -> Store {
-        let conn = Connection::open_in_memory().expect("SQLite opens a database in memory");
-        Store { conn, path: PathBuf::from(":memory:") }
-    }
-
     fn connect(path: &Path, flags: OpenFlags) -> Result<Store, StoreError> {
         let wrap = |source| StoreError::Sqlite { path: path.to_path_buf(), source };
         let mut conn = Connection::open_with_flags(path, flags).map_err(wrap)?;
