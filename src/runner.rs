@@ -8,7 +8,7 @@ use crate::env;
 use crate::janitor::{self, Duty};
 use crate::record::{GroupId, GroupKind, RunFacts, RunRecord, Status};
 use crate::spec::meta::check_order;
-use crate::spec::{Access, Before, Hint, Meta, Op, Setting, SpecError, Workload};
+use crate::spec::{Access, Before, Hint, Meta, Op, Setting, Shape, SpecError, Workload};
 use crate::store::{will, Store, StoreError};
 use crate::target::dir::Dir;
 use crate::target::{cache, data_files, Target, TargetError};
@@ -194,9 +194,11 @@ impl<T: Team> Runner<'_, T> {
     /// The lead gets the record; the other processes get `None`.
     pub fn run(&mut self, w: &Workload, filing: Filing) -> Result<Option<RunRecord>, RunError> {
         w.validate()?;
-        engine::backends::check(w)?;
-        let map = OffsetMap::new(w);
-        let names = data_files(w.access == Access::Shared, map.files());
+        check_engine(w)?;
+        // A metadata run names its items as it goes, below one directory it claims.
+        let names = w.data().map_or_else(Vec::new, |data| {
+            data_files(data.access == Access::Shared, OffsetMap::new(data, w.tasks, w.seed).files())
+        });
         let mut warnings = Vec::new();
         let mut refusal = None;
         let per_node = self.per_node();
@@ -338,12 +340,17 @@ pub fn per_node<T: Team>(team: &T, threads: usize) -> usize {
 /// makes anything, so that a refusal stores nothing.
 pub fn precheck(w: &Workload, per_node: usize, available: u64) -> Result<(), RunError> {
     w.validate()?;
-    engine::backends::check(w)?;
+    check_engine(w)?;
     let need = w.planned_memory(per_node);
     if need > available / 4 {
         return Err(SpecError::TooMuchMemory { need, available }.into());
     }
     Ok(())
+}
+
+/// The rules a data workload's engine puts on it (a metadata workload has none).
+fn check_engine(w: &Workload) -> Result<(), SpecError> {
+    w.data().map_or(Ok(()), |data| engine::backends::check(&w.ops, data))
 }
 
 /// Whether a metadata workload's tree is already in the target (kept by an earlier `--keep`
@@ -360,9 +367,9 @@ pub fn meta_before(target: &Target, meta: &Meta) -> Before {
 /// Refuses, on the lead, a metadata workload whose phases cannot run in their order from what
 /// the target holds ([`crate::spec::meta::check_order`]).
 pub fn check_meta_order(target: &Target, w: &Workload) -> Result<(), RunError> {
-    match &w.meta {
-        Some(meta) => Ok(check_order(&w.ops, w.iterations, meta_before(target, meta))?),
-        None => Ok(()),
+    match &w.shape {
+        Shape::Meta(meta) => Ok(check_order(&w.ops, w.iterations, meta_before(target, meta))?),
+        Shape::Data(_) => Ok(()),
     }
 }
 
@@ -375,34 +382,19 @@ fn preflight(
     space_check: bool,
     per_node: usize,
 ) -> Result<(), RunError> {
-    let engine = engine::backends::entry(&w.engine);
-    engine::backends::probe(&w.engine, w.iodepth as usize)
+    let data = match &w.shape {
+        Shape::Data(data) => data,
+        Shape::Meta(meta) => {
+            precheck(w, per_node, env::memory_available())?;
+            return meta_preflight(lead, w, meta, space_check);
+        }
+    };
+    let engine = engine::backends::entry(&data.engine);
+    engine::backends::probe(&data.engine, data.iodepth as usize)
         .map_err(|why| RunError::Refused(EngineError::EngineUnavailable { engine: engine.name, why }))?;
     precheck(w, per_node, env::memory_available())?;
     if !engine.caps.storage {
         // No file is opened, made or read: nothing to check in the target.
-        return Ok(());
-    }
-    if let Some(meta) = &w.meta {
-        check_meta_order(lead.target, w)?;
-        for target in std::iter::once(&*lead.target).chain(lead.more.iter()) {
-            if !target.writable() {
-                return Err(TargetError::ReadOnly(target.dir().path().into()).into());
-            }
-        }
-        if space_check {
-            // Task t works in base t mod bases: the first bases take one task more.
-            let bases = 1 + lead.more.len();
-            let tasks_in = |k: usize| ((w.tasks + bases - 1 - k) / bases) as u64;
-            for (k, target) in std::iter::once(&*lead.target).chain(lead.more.iter()).enumerate() {
-                target.check_meta_space(meta, &w.ops, tasks_in(k))?;
-            }
-        }
-        // Everything the run makes goes below one directory in each base, named in its
-        // manifest first.
-        for target in std::iter::once(&mut *lead.target).chain(lead.more.iter_mut()) {
-            target.claim_dir(&meta.root)?;
-        }
         return Ok(());
     }
     let target = &mut *lead.target;
@@ -414,19 +406,47 @@ fn preflight(
     if w.ops.first().is_some_and(|o| *o != Op::Write) {
         target.check_readable(names)?;
     }
-    if w.direct {
+    if data.direct {
         let align = target.direct_alignment(names)?;
-        if w.transfer % align != 0 {
-            return Err(
-                TargetError::DirectMisaligned { dir: target.dir().path().into(), align, transfer: w.transfer }.into()
-            );
+        if data.transfer % align != 0 {
+            return Err(TargetError::DirectMisaligned {
+                dir: target.dir().path().into(),
+                align,
+                transfer: data.transfer,
+            }
+            .into());
         }
     }
     if writes {
         if space_check {
-            target.check_space(names, OffsetMap::new(w).file_size())?;
+            target.check_space(names, OffsetMap::new(data, w.tasks, w.seed).file_size())?;
         }
         target.claim(names)?;
+    }
+    Ok(())
+}
+
+/// The lead's checks of the targets of a metadata run: its phases' order, the bases
+/// writable, their space; then the directory everything goes below is claimed in each.
+fn meta_preflight(lead: &mut Lead, w: &Workload, meta: &Meta, space_check: bool) -> Result<(), RunError> {
+    check_meta_order(lead.target, w)?;
+    for target in std::iter::once(&*lead.target).chain(lead.more.iter()) {
+        if !target.writable() {
+            return Err(TargetError::ReadOnly(target.dir().path().into()).into());
+        }
+    }
+    if space_check {
+        // Task t works in base t mod bases: the first bases take one task more.
+        let bases = 1 + lead.more.len();
+        let tasks_in = |k: usize| ((w.tasks + bases - 1 - k) / bases) as u64;
+        for (k, target) in std::iter::once(&*lead.target).chain(lead.more.iter()).enumerate() {
+            target.check_meta_space(meta, &w.ops, tasks_in(k))?;
+        }
+    }
+    // Everything the run makes goes below one directory in each base, named in its
+    // manifest first.
+    for target in std::iter::once(&mut *lead.target).chain(lead.more.iter_mut()) {
+        target.claim_dir(&meta.root)?;
     }
     Ok(())
 }

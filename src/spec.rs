@@ -199,49 +199,31 @@ pub fn variant_name<T: Serialize>(value: &T) -> String {
     }
 }
 
-/// Everything that decides the bytes moved and the way they move. Each field is declared
-/// once, here: its type, its default, its help, its command-line flag (the CLI flattens this
-/// struct into `run`) and its name in stored records. Validation is [`Workload::validate`].
+/// Everything that decides what a run does: the settings every workload has, and its shape
+/// (data transfers or metadata items), so that code which needs one shape says so in its
+/// type. Each field is declared once, here or in [`Data`] and [`Meta`]: its type, default,
+/// help, command-line flag (the CLI flattens this struct into `run`) and its name in stored
+/// records. Validation is [`Workload::validate`].
+///
+/// Records keep one flat object, the shape's fields beside the common ones (`meta` holds a
+/// metadata shape, absent or null for data): the form every stored run has had, so the
+/// store, its keys and older records read as they did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
 #[serde(default)]
 pub struct Workload {
-    /// File per task (N-to-N) or one shared file (N-to-1).
-    #[arg(long, value_enum, default_value = "file-per-task")]
-    pub access: Access,
-    /// How a shared file is divided among tasks.
-    #[arg(long, value_enum, default_value = "segmented")]
-    pub layout: Layout,
-    /// Order of a task's transfers: sequential, random, random-overlap, backward, same (the first
-    /// place again and again: IOzone's record rewrite), or stride:K.
-    #[arg(long, default_value = "sequential")]
-    pub pattern: Pattern,
+    /// Data transfers or metadata items, with the settings only that shape has.
+    #[command(flatten)]
+    #[serde(flatten, with = "flat_shape")]
+    pub shape: Shape,
     /// Phases in order, e.g. write,read or write,rewrite,read,reread.
     #[arg(long = "op", value_enum, value_delimiter = ',', default_value = "write,read")]
     pub ops: Vec<Op>,
-    /// Bytes per I/O call (k, m, g, t are powers of two; 47008 is bytes).
-    #[arg(long, short = 't', value_parser = crate::units::size_arg, default_value = "1m")]
-    pub transfer: u64,
-    /// Bytes per task per segment.
-    #[arg(long, short = 'b', value_parser = crate::units::size_arg, default_value = "1g")]
-    pub block: u64,
-    /// Segments (IOR -s).
-    #[arg(long, short = 's', default_value_t = 1)]
-    pub segments: u64,
     /// Tasks in the team that work (the command line's --tasks is threads per process).
     #[arg(skip = 1usize)]
     pub tasks: usize,
     /// Repetitions of the op list.
     #[arg(long, short = 'i', default_value_t = 1)]
     pub iterations: u32,
-    /// O_DIRECT with aligned buffers.
-    #[arg(long)]
-    pub direct: bool,
-    /// fsync at the end of each write phase, inside the timed window.
-    #[arg(long)]
-    pub fsync: bool,
-    /// fsync after every write, inside that write's latency.
-    #[arg(long)]
-    pub fsync_each: bool,
     /// Stamp every transfer and check every byte read.
     #[arg(long)]
     pub verify: bool,
@@ -261,6 +243,52 @@ pub struct Workload {
     /// sync and drop the page cache before each phase (root).
     #[arg(long)]
     pub drop_caches: bool,
+    /// Width of the time series' intervals, in seconds (at least 0.001).
+    #[arg(long = "interval", default_value_t = 1.0, value_name = "SECONDS")]
+    pub interval_secs: f64,
+}
+
+/// What a workload works on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shape {
+    /// Bytes moved through data files (`iosurvey run`).
+    Data(Data),
+    /// Items made, looked up and removed in trees of directories (`iosurvey meta`).
+    Meta(Meta),
+}
+
+/// The shape of a data-transfer workload: the files, the transfers and how they are made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, clap::Args)]
+#[serde(default)]
+pub struct Data {
+    /// File per task (N-to-N) or one shared file (N-to-1).
+    #[arg(long, value_enum, default_value = "file-per-task")]
+    pub access: Access,
+    /// How a shared file is divided among tasks.
+    #[arg(long, value_enum, default_value = "segmented")]
+    pub layout: Layout,
+    /// Order of a task's transfers: sequential, random, random-overlap, backward, same (the first
+    /// place again and again: IOzone's record rewrite), or stride:K.
+    #[arg(long, default_value = "sequential")]
+    pub pattern: Pattern,
+    /// Bytes per I/O call (k, m, g, t are powers of two; 47008 is bytes).
+    #[arg(long, short = 't', value_parser = crate::units::size_arg, default_value = "1m")]
+    pub transfer: u64,
+    /// Bytes per task per segment.
+    #[arg(long, short = 'b', value_parser = crate::units::size_arg, default_value = "1g")]
+    pub block: u64,
+    /// Segments (IOR -s).
+    #[arg(long, short = 's', default_value_t = 1)]
+    pub segments: u64,
+    /// O_DIRECT with aligned buffers.
+    #[arg(long)]
+    pub direct: bool,
+    /// fsync at the end of each write phase, inside the timed window.
+    #[arg(long)]
+    pub fsync: bool,
+    /// fsync after every write, inside that write's latency.
+    #[arg(long)]
+    pub fsync_each: bool,
     /// Each task reads what another task wrote.
     #[arg(long)]
     pub reorder: bool,
@@ -279,29 +307,113 @@ pub struct Workload {
     /// default iosurvey advises it, as fio does.
     #[arg(long)]
     pub no_fadvise: bool,
-    /// Width of the time series' intervals, in seconds (at least 0.001).
-    #[arg(long = "interval", default_value_t = 1.0, value_name = "SECONDS")]
-    pub interval_secs: f64,
-    /// The shape of a metadata workload (`iosurvey meta`); none for data transfers.
-    #[arg(skip)]
-    pub meta: Option<Meta>,
 }
 
-/// The defaults are the command line's: parsed from no arguments, so they are declared once.
+/// The command line builds a data shape: `meta` makes its metadata shape itself, from its
+/// own flags.
+impl clap::FromArgMatches for Shape {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Data::from_arg_matches(matches).map(Shape::Data)
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        match self {
+            Shape::Data(data) => data.update_from_arg_matches(matches),
+            Shape::Meta(_) => Ok(()),
+        }
+    }
+}
+
+impl clap::Args for Shape {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        Data::augment_args(cmd)
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Data::augment_args_for_update(cmd)
+    }
+}
+
+/// A shape as records hold it: a data shape's fields at the top, `meta` for a metadata shape
+/// (the data fields at their defaults beside it, as they always were).
+mod flat_shape {
+    use super::{Data, Meta, Shape};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize)]
+    struct Out<'a> {
+        #[serde(flatten)]
+        data: &'a Data,
+        meta: Option<&'a Meta>,
+    }
+
+    #[derive(Deserialize)]
+    struct In {
+        #[serde(flatten)]
+        data: Data,
+        #[serde(default)]
+        meta: Option<Meta>,
+    }
+
+    pub fn serialize<S: Serializer>(shape: &Shape, s: S) -> Result<S::Ok, S::Error> {
+        let default = Data::default();
+        match shape {
+            Shape::Data(data) => Out { data, meta: None }.serialize(s),
+            Shape::Meta(meta) => Out { data: &default, meta: Some(meta) }.serialize(s),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Shape, D::Error> {
+        let In { data, meta } = In::deserialize(d)?;
+        Ok(meta.map_or(Shape::Data(data), Shape::Meta))
+    }
+}
+
+/// A type's defaults as the command line declares them: parsed from no arguments, so each is
+/// declared once.
 #[derive(clap::Parser)]
-struct Defaults {
+struct Declared<T: clap::Args> {
     #[command(flatten)]
-    workload: Workload,
+    inner: T,
+}
+
+fn declared<T: clap::Args + clap::FromArgMatches>() -> T {
+    use clap::Parser;
+    Declared::<T>::try_parse_from(["iosurvey"]).expect("the declared defaults parse").inner
 }
 
 impl Default for Workload {
     fn default() -> Self {
-        use clap::Parser;
         // Parsed once: records read back fill missing fields from it.
         static DEFAULT: std::sync::OnceLock<Workload> = std::sync::OnceLock::new();
-        DEFAULT
-            .get_or_init(|| Defaults::try_parse_from(["iosurvey"]).expect("the declared defaults parse").workload)
-            .clone()
+        DEFAULT.get_or_init(declared::<Workload>).clone()
+    }
+}
+
+impl Default for Data {
+    fn default() -> Self {
+        static DEFAULT: std::sync::OnceLock<Data> = std::sync::OnceLock::new();
+        DEFAULT.get_or_init(declared::<Data>).clone()
+    }
+}
+
+impl Default for Shape {
+    fn default() -> Self {
+        Shape::Data(Data::default())
+    }
+}
+
+/// A data workload of this shape, every common setting at its default.
+impl From<Data> for Workload {
+    fn from(data: Data) -> Self {
+        Workload { shape: Shape::Data(data), ..Workload::default() }
+    }
+}
+
+/// A metadata workload of this shape, every common setting at its default.
+impl From<Meta> for Workload {
+    fn from(meta: Meta) -> Self {
+        Workload { shape: Shape::Meta(meta), ..Workload::default() }
     }
 }
 
@@ -591,24 +703,6 @@ pub const NOT_MEASURED: &[&str] = &[
     "meta.root",
 ];
 
-/// Fields only data transfers use: a metadata workload's phases never read them (they hold
-/// their defaults), so its key leaves them out rather than split runs on a changed default.
-pub const DATA_ONLY: &[&str] = &[
-    "access",
-    "layout",
-    "pattern",
-    "transfer",
-    "block",
-    "segments",
-    "direct",
-    "fsync",
-    "fsync_each",
-    "engine",
-    "iodepth",
-    "read_percent",
-    "no_fadvise",
-];
-
 /// Removes the field at a dotted path (`meta.root`), if there is one.
 fn remove_path(fields: &mut serde_json::Map<String, serde_json::Value>, path: &str) {
     match path.split_once('.') {
@@ -691,15 +785,123 @@ fn differences(path: &str, a: &serde_json::Value, b: &serde_json::Value, out: &m
     }
 }
 
-impl Workload {
-    /// Sets `block` so that `total` bytes are spread evenly over tasks and segments.
-    pub fn set_total(&mut self, total: u64) -> Result<(), SpecError> {
-        let parts = (self.tasks.max(1) as u64).saturating_mul(self.segments.max(1));
-        let step = parts.saturating_mul(self.transfer.max(1));
-        if total == 0 || total % step != 0 {
-            return Err(SpecError::TotalNotDivisible { total, parts, transfer: self.transfer, step });
+impl Data {
+    /// The rules of a data-transfer workload, `w` the workload this shape is in.
+    fn check(&self, w: &Workload) -> Result<(), SpecError> {
+        if let Some(op) = w.ops.iter().find(|o| !o.moves_data()) {
+            return Err(SpecError::Invalid {
+                what: format!("the {} phase works on metadata, not on a data file", op.name()),
+                hint: Hint::say("run metadata phases with iosurvey meta"),
+            });
         }
-        self.block = total / parts;
+        for (what, v) in
+            [(Setting::Transfer, self.transfer), (Setting::Block, self.block), (Setting::Segments, self.segments)]
+        {
+            if v == 0 {
+                return Err(SpecError::Zero { what });
+            }
+        }
+        if let Pattern::Stride(0) = self.pattern {
+            return Err(SpecError::Zero { what: Setting::Pattern });
+        }
+        let need = self.block as u128 * self.segments as u128 * w.tasks as u128;
+        if need > i64::MAX as u128 {
+            return Err(SpecError::TooLarge { block: self.block, segments: self.segments, tasks: w.tasks, need });
+        }
+        if self.transfer > self.block {
+            return Err(SpecError::TransferLargerThanBlock {
+                transfer: format_size(self.transfer),
+                block: format_size(self.block),
+            });
+        }
+        if self.block % self.transfer != 0 {
+            return Err(SpecError::BlockNotMultiple {
+                block: self.block,
+                transfer: self.transfer,
+                suggest: (self.block / self.transfer).max(1) * self.transfer,
+            });
+        }
+        if w.verify && self.transfer < VERIFY_HEADER {
+            return Err(SpecError::VerifyTooSmall { min: VERIFY_HEADER, transfer: self.transfer });
+        }
+        if w.verify && matches!(self.pattern, Pattern::RandomOverlap | Pattern::Same) {
+            return Err(SpecError::VerifyOverlap);
+        }
+        if self.iodepth == 0 {
+            return Err(SpecError::Zero { what: Setting::Iodepth });
+        }
+        if self.iodepth > MAX_IODEPTH {
+            return Err(SpecError::DepthTooLarge(self.iodepth));
+        }
+        if w.verify && w.ops.contains(&Op::Mix) {
+            return Err(SpecError::Invalid {
+                what: "verification cannot follow a mix phase: its writes and reads interleave in an order only the draw knows".into(),
+                hint: Hint::Drop(Setting::Verify),
+            });
+        }
+        if (self.fsync || self.fsync_each) && !w.ops.iter().any(|o| o.direction() != Op::Read) {
+            return Err(SpecError::FsyncWithoutWrite);
+        }
+        Ok(())
+    }
+
+    /// Transfers one task makes in one phase.
+    pub fn transfers_per_task(&self) -> u64 {
+        self.segments.saturating_mul(self.block / self.transfer.max(1))
+    }
+
+    /// Bytes of I/O buffers one task holds: one transfer per slot in flight (never more slots
+    /// than transfers), plus one for checking reads when `verify`.
+    pub fn task_buffer_bytes(&self, verify: bool) -> u64 {
+        let slots = (self.iodepth.max(1) as u64).min(self.transfers_per_task().max(1));
+        slots.saturating_add(verify as u64).saturating_mul(self.transfer)
+    }
+}
+
+#[cfg(test)]
+impl Workload {
+    /// The data shape of a workload a test made as one.
+    pub(crate) fn data_mut(&mut self) -> &mut Data {
+        match &mut self.shape {
+            Shape::Data(data) => data,
+            Shape::Meta(_) => panic!("the test made a metadata workload"),
+        }
+    }
+}
+
+impl Workload {
+    /// The data shape, for code that reads data settings of any run and passes over the rest.
+    pub fn data(&self) -> Option<&Data> {
+        match &self.shape {
+            Shape::Data(data) => Some(data),
+            Shape::Meta(_) => None,
+        }
+    }
+
+    /// The metadata shape, for code that reads metadata settings of any run.
+    pub fn meta(&self) -> Option<&Meta> {
+        match &self.shape {
+            Shape::Meta(meta) => Some(meta),
+            Shape::Data(_) => None,
+        }
+    }
+
+    /// Sets a data workload's `block` so that `total` bytes are spread evenly over tasks and
+    /// segments.
+    pub fn set_total(&mut self, total: u64) -> Result<(), SpecError> {
+        let tasks = self.tasks;
+        let Shape::Data(data) = &mut self.shape else {
+            return Err(SpecError::Invalid {
+                what: "a metadata workload has no total of bytes to split".into(),
+                hint: Hint::Drop(Setting::Total),
+            });
+        };
+        let parts = (tasks.max(1) as u64).saturating_mul(data.segments.max(1));
+        let step = parts.saturating_mul(data.transfer.max(1));
+        if total == 0 || total % step != 0 {
+            return Err(SpecError::TotalNotDivisible { total, parts, transfer: data.transfer, step });
+        }
+        data.block = total / parts;
         Ok(())
     }
 
@@ -725,102 +927,32 @@ impl Workload {
         if self.interval_secs < 1e-3 {
             return Err(SpecError::IntervalTooFine(self.interval_secs));
         }
-        match &self.meta {
-            Some(meta) => meta.check(self),
-            None => self.validate_transfers(),
+        match &self.shape {
+            Shape::Meta(meta) => meta.check(self),
+            Shape::Data(data) => data.check(self),
         }
-    }
-
-    /// The rules of a data-transfer workload.
-    fn validate_transfers(&self) -> Result<(), SpecError> {
-        if let Some(op) = self.ops.iter().find(|o| !o.moves_data()) {
-            return Err(SpecError::Invalid {
-                what: format!("the {} phase works on metadata, not on a data file", op.name()),
-                hint: Hint::say("run metadata phases with iosurvey meta"),
-            });
-        }
-        for (what, v) in
-            [(Setting::Transfer, self.transfer), (Setting::Block, self.block), (Setting::Segments, self.segments)]
-        {
-            if v == 0 {
-                return Err(SpecError::Zero { what });
-            }
-        }
-        if let Pattern::Stride(0) = self.pattern {
-            return Err(SpecError::Zero { what: Setting::Pattern });
-        }
-        let need = self.block as u128 * self.segments as u128 * self.tasks as u128;
-        if need > i64::MAX as u128 {
-            return Err(SpecError::TooLarge { block: self.block, segments: self.segments, tasks: self.tasks, need });
-        }
-        if self.transfer > self.block {
-            return Err(SpecError::TransferLargerThanBlock {
-                transfer: format_size(self.transfer),
-                block: format_size(self.block),
-            });
-        }
-        if self.block % self.transfer != 0 {
-            return Err(SpecError::BlockNotMultiple {
-                block: self.block,
-                transfer: self.transfer,
-                suggest: (self.block / self.transfer).max(1) * self.transfer,
-            });
-        }
-        if self.verify && self.transfer < VERIFY_HEADER {
-            return Err(SpecError::VerifyTooSmall { min: VERIFY_HEADER, transfer: self.transfer });
-        }
-        if self.verify && matches!(self.pattern, Pattern::RandomOverlap | Pattern::Same) {
-            return Err(SpecError::VerifyOverlap);
-        }
-        if self.iodepth == 0 {
-            return Err(SpecError::Zero { what: Setting::Iodepth });
-        }
-        if self.iodepth > MAX_IODEPTH {
-            return Err(SpecError::DepthTooLarge(self.iodepth));
-        }
-        if self.verify && self.ops.contains(&Op::Mix) {
-            return Err(SpecError::Invalid {
-                what: "verification cannot follow a mix phase: its writes and reads interleave in an order only the draw knows".into(),
-                hint: Hint::Drop(Setting::Verify),
-            });
-        }
-        if (self.fsync || self.fsync_each) && !self.ops.iter().any(|o| o.direction() != Op::Read) {
-            return Err(SpecError::FsyncWithoutWrite);
-        }
-        Ok(())
-    }
-
-    /// Transfers one task makes in one phase.
-    pub fn transfers_per_task(&self) -> u64 {
-        self.segments.saturating_mul(self.block / self.transfer.max(1))
-    }
-
-    /// Bytes of I/O buffers one task holds: one transfer per slot in flight (never more slots
-    /// than transfers), plus one for checking reads under --verify.
-    pub fn task_buffer_bytes(&self) -> u64 {
-        let slots = (self.iodepth.max(1) as u64).min(self.transfers_per_task().max(1));
-        slots.saturating_add(self.verify as u64).saturating_mul(self.transfer)
     }
 
     /// Memory `tasks` tasks on one node plan to hold: buffers and the bounded time series.
     pub fn planned_memory(&self, tasks: usize) -> u64 {
         let series = crate::measure::MAX_SERIES_POINTS as u64 * 16;
-        let buffers = match &self.meta {
-            Some(meta) => meta.buffer_bytes(self.verify),
-            None => self.task_buffer_bytes(),
+        let buffers = match &self.shape {
+            Shape::Meta(meta) => meta.buffer_bytes(self.verify),
+            Shape::Data(data) => data.task_buffer_bytes(self.verify),
         };
         buffers.saturating_add(series).saturating_mul(tasks as u64)
     }
 
-    /// Bytes the whole team moves in one phase.
+    /// Bytes the whole team moves in one phase of a data workload (none for metadata).
     pub fn bytes_per_phase(&self) -> u64 {
-        self.transfers_per_task().saturating_mul(self.transfer).saturating_mul(self.tasks as u64)
+        let per_task = self.data().map_or(0, |data| data.transfers_per_task().saturating_mul(data.transfer));
+        per_task.saturating_mul(self.tasks as u64)
     }
 
     /// Whether operations per second are the figure of merit: transfers out of order, or
     /// metadata items.
     pub fn random(&self) -> bool {
-        self.pattern != Pattern::Sequential || self.meta.is_some()
+        self.data().is_none_or(|data| data.pattern != Pattern::Sequential)
     }
 
     /// What the workload measures: one canonical text (JSON, keys sorted) of every field that
@@ -836,7 +968,8 @@ impl Workload {
     }
 
     /// The key's fields as a JSON value: the workload as stored, less [`NOT_MEASURED`], less
-    /// what cannot change the measurement of this workload ([`DATA_ONLY`] for a metadata
+    /// what cannot change the measurement of this workload (a data shape's fields, at their
+    /// defaults, for a metadata
     /// workload, the read share without a mix phase, the absent metadata shape of a data
     /// workload), its base directories counted (`meta.bases`: where they are is no more
     /// what is measured than the target directory is, how many the items spread over is),
@@ -852,8 +985,10 @@ impl Workload {
                 if let Some(bases) = meta.get_mut("bases") {
                     *bases = bases.as_array().map_or(0, Vec::len).into();
                 }
-                for name in DATA_ONLY {
-                    fields.remove(*name);
+                // A metadata run's phases never read them: they hold their defaults, and a
+                // changed default must not split runs.
+                if let serde_json::Value::Object(data) = serde_json::to_value(Data::default()).unwrap_or_default() {
+                    fields.retain(|name, _| !data.contains_key(name));
                 }
             }
             None => {
@@ -866,8 +1001,8 @@ impl Workload {
         // The engine by its name: the one parameter an engine takes (delay:D, a test engine
         // that touches no storage) is the latency of the storage it stands for, the system
         // measured (as a --label names one), not a setting of the workload.
-        if let Some(engine) = fields.get_mut("engine") {
-            *engine = self.engine.base().into();
+        if let (Some(engine), Some(data)) = (fields.get_mut("engine"), self.data()) {
+            *engine = data.engine.base().into();
         }
         value
     }
@@ -901,7 +1036,7 @@ impl Workload {
         let (Some(mine), Some(default)) = (mine.as_object(), default.as_object()) else { return Vec::new() };
         mine.iter()
             // A metadata workload's shape and phases are its label.
-            .filter(|(k, _)| self.meta.is_none() || !matches!(k.as_str(), "meta" | "ops"))
+            .filter(|(k, _)| self.meta().is_none() || !matches!(k.as_str(), "meta" | "ops"))
             .filter(|(k, v)| default.get(*k) != Some(v))
             .map(|(k, v)| match v {
                 serde_json::Value::Bool(true) => k.replace('_', "-"),
@@ -914,38 +1049,43 @@ impl Workload {
     /// A short human label: "file-per-task sequential 1 MiB x 2 GiB, 4 tasks".
     pub fn label(&self) -> String {
         let tasks = format!("{} task{}", self.tasks, if self.tasks == 1 { "" } else { "s" });
-        if let Some(m) = &self.meta {
-            let t = &m.tree;
-            let tree = match t.depth {
-                0 => String::new(),
-                d => format!(", tree depth {d} branch {}{}", t.branch, if t.leaves_only { " leaves only" } else { "" }),
-            };
-            let bytes = match (m.write_bytes, m.read_bytes) {
-                (0, 0) => String::new(),
-                (w, r) => format!(", files written with {w} B, read {r} B"),
-            };
-            let dirs = if m.shared { "one shared directory" } else { "a directory per task" };
-            // Said in every label: the two ways cost differently and are never pooled.
-            let calls = match m.resolve {
-                meta::Resolve::Path => "path walk",
-                meta::Resolve::Relative => "relative, no path walk",
-            };
-            return format!(
-                "metadata {} items per task in {dirs}{tree}{bytes}, {calls}, {tasks}",
-                m.tree.placed(m.items)
-            );
-        }
-        let access = match (self.access, self.layout) {
+        let data = match &self.shape {
+            Shape::Data(data) => data,
+            Shape::Meta(m) => return m.label(&tasks),
+        };
+        let access = match (data.access, data.layout) {
             (Access::FilePerTask, _) => "file-per-task",
             (Access::Shared, Layout::Segmented) => "shared segmented",
             (Access::Shared, Layout::Strided) => "shared strided",
         };
         format!(
             "{access} {} {} transfers, {} per task, {tasks}",
-            self.pattern,
-            format_size(self.transfer),
-            format_size(self.block * self.segments),
+            data.pattern,
+            format_size(data.transfer),
+            format_size(data.block * data.segments),
         )
+    }
+}
+
+impl Meta {
+    /// The label of a metadata workload of this shape run by `tasks` ("4 tasks").
+    fn label(&self, tasks: &str) -> String {
+        let t = &self.tree;
+        let tree = match t.depth {
+            0 => String::new(),
+            d => format!(", tree depth {d} branch {}{}", t.branch, if t.leaves_only { " leaves only" } else { "" }),
+        };
+        let bytes = match (self.write_bytes, self.read_bytes) {
+            (0, 0) => String::new(),
+            (w, r) => format!(", files written with {w} B, read {r} B"),
+        };
+        let dirs = if self.shared { "one shared directory" } else { "a directory per task" };
+        // Said in every label: the two ways cost differently and are never pooled.
+        let calls = match self.resolve {
+            meta::Resolve::Path => "path walk",
+            meta::Resolve::Relative => "relative, no path walk",
+        };
+        format!("metadata {} items per task in {dirs}{tree}{bytes}, {calls}, {tasks}", t.placed(self.items))
     }
 }
 
@@ -953,8 +1093,17 @@ impl Workload {
 mod tests {
     use super::*;
 
+    /// `w`, a data workload, with its data shape changed by `f`.
+    fn set(mut w: Workload, f: impl FnOnce(&mut Data)) -> Workload {
+        f(w.data_mut());
+        w
+    }
+
     fn ok() -> Workload {
-        Workload { transfer: 4096, block: 8192, tasks: 2, ..Workload::default() }
+        set(Workload { tasks: 2, ..Workload::default() }, |d| {
+            d.transfer = 4096;
+            d.block = 8192;
+        })
     }
 
     #[test]
@@ -965,21 +1114,27 @@ mod tests {
 
     #[test]
     fn refuses_transfer_larger_than_block() {
-        let w = Workload { block: 1024, ..ok() };
+        let w = set(ok(), |d| {
+            d.block = 1024;
+        });
         assert!(matches!(w.validate(), Err(SpecError::TransferLargerThanBlock { .. })));
     }
 
     #[test]
     fn refuses_block_not_multiple_and_suggests_one() {
-        let w = Workload { block: 10000, ..ok() };
+        let w = set(ok(), |d| {
+            d.block = 10000;
+        });
         assert_eq!(w.validate(), Err(SpecError::BlockNotMultiple { block: 10000, transfer: 4096, suggest: 8192 }));
     }
 
     #[test]
     fn total_is_split_evenly_or_refused() {
-        let mut w = Workload { tasks: 4, segments: 2, ..ok() };
+        let mut w = set(Workload { tasks: 4, ..ok() }, |d| {
+            d.segments = 2;
+        });
         w.set_total(4096 * 8 * 3).unwrap();
-        assert_eq!(w.block, 4096 * 3);
+        assert_eq!(w.data().map(|d| d.block), Some(4096 * 3));
         assert_eq!(w.bytes_per_phase(), 4096 * 8 * 3);
         assert!(matches!(w.set_total(4096 * 7), Err(SpecError::TotalNotDivisible { .. })));
     }
@@ -987,43 +1142,60 @@ mod tests {
     #[test]
     fn refuses_contradictions() {
         assert_eq!(Workload { tasks: 0, ..ok() }.validate(), Err(SpecError::Zero { what: Setting::Tasks }));
-        let v = Workload { verify: true, pattern: Pattern::RandomOverlap, ..ok() };
+        let v = set(Workload { verify: true, ..ok() }, |d| {
+            d.pattern = Pattern::RandomOverlap;
+        });
         assert_eq!(v.validate(), Err(SpecError::VerifyOverlap));
         assert_eq!(Workload { wear_out: true, ..ok() }.validate(), Err(SpecError::WearOutAlone));
-        let f = Workload { fsync: true, ops: vec![Op::Read], ..ok() };
+        let f = set(Workload { ops: vec![Op::Read], ..ok() }, |d| {
+            d.fsync = true;
+        });
         assert_eq!(f.validate(), Err(SpecError::FsyncWithoutWrite));
-        Workload { iodepth: 32, engine: EngineName::new("io_uring", None), ..ok() }.validate().unwrap();
+        set(ok(), |d| {
+            d.iodepth = 32;
+            d.engine = EngineName::new("io_uring", None);
+        })
+        .validate()
+        .unwrap();
         let s = Workload { stonewall_secs: Some(-1.0), ..ok() };
         assert_eq!(s.validate(), Err(SpecError::BadStonewall(-1.0)));
         assert_eq!(Workload { interval_secs: 1e-12, ..ok() }.validate(), Err(SpecError::IntervalTooFine(1e-12)));
         Workload { interval_secs: 1e-3, ..ok() }.validate().unwrap();
-        let deep = Workload { iodepth: 32768, engine: EngineName::new("io_uring", None), ..ok() };
+        let deep = set(ok(), |d| {
+            d.iodepth = 32768;
+            d.engine = EngineName::new("io_uring", None);
+        });
         assert_eq!(deep.validate(), Err(SpecError::DepthTooLarge(32768)));
     }
 
     #[test]
     fn sizes_that_overflow_are_refused_with_what_they_would_need() {
-        let w = Workload { transfer: 1 << 20, block: 8 << 40, segments: 1 << 20, tasks: 2, ..Workload::default() };
+        let w = set(Workload { tasks: 2, ..Workload::default() }, |d| {
+            d.transfer = 1 << 20;
+            d.block = 8 << 40;
+            d.segments = 1 << 20;
+        });
         let e = w.validate().unwrap_err();
         assert_eq!(e, SpecError::TooLarge { block: 8 << 40, segments: 1 << 20, tasks: 2, need: 1 << 64 });
         assert_eq!(e.hint(), Hint::Lower(vec![Setting::Block, Setting::Segments, Setting::Tasks]));
         assert!(e.to_string().contains("18446744073709551616 bytes (16.0 EiB)"), "{e}");
-        let mut t = Workload { tasks: usize::MAX, segments: u64::MAX, ..ok() };
+        let mut t = set(Workload { tasks: usize::MAX, ..ok() }, |d| {
+            d.segments = u64::MAX;
+        });
         assert!(t.set_total(4096).is_err(), "a product that wraps is not a divisor");
     }
 
     #[test]
     fn buffers_are_bounded_by_the_transfers_there_are() {
-        let w = Workload {
-            transfer: 1 << 20,
-            block: 4 << 20,
-            iodepth: 4096,
-            engine: EngineName::new("io_uring", None),
-            ..Workload::default()
-        };
-        assert_eq!(w.task_buffer_bytes(), 4 << 20, "4 transfers, so 4 buffers, not 4096");
-        let v = Workload { verify: true, ..w.clone() };
-        assert_eq!(v.task_buffer_bytes(), 5 << 20);
+        let w = set(Workload::default(), |d| {
+            d.transfer = 1 << 20;
+            d.block = 4 << 20;
+            d.iodepth = 4096;
+            d.engine = EngineName::new("io_uring", None);
+        });
+        let data = w.data().unwrap();
+        assert_eq!(data.task_buffer_bytes(false), 4 << 20, "4 transfers, so 4 buffers, not 4096");
+        assert_eq!(data.task_buffer_bytes(true), 5 << 20);
         assert_eq!(w.planned_memory(2), 2 * ((4 << 20) + crate::measure::MAX_SERIES_POINTS as u64 * 16));
     }
 
@@ -1033,24 +1205,53 @@ mod tests {
         let not_measured =
             Workload { tasks: 8, iterations: 3, seed: 9, signature: Some(4), interval_secs: 0.5, ..ok() };
         assert_eq!(a.key(), not_measured.key());
-        assert_ne!(a.key(), Workload { direct: true, ..ok() }.key());
-        assert_ne!(a.key(), Workload { transfer: 8192, ..ok() }.key());
+        assert_ne!(
+            a.key(),
+            set(ok(), |d| {
+                d.direct = true;
+            })
+            .key()
+        );
+        assert_ne!(
+            a.key(),
+            set(ok(), |d| {
+                d.transfer = 8192;
+            })
+            .key()
+        );
         assert_eq!(a.key(), OK_KEY);
         let mix = Workload { ops: vec![Op::Write, Op::Mix], ..ok() };
         let changes: [Workload; 14] = [
-            Workload { fsync: true, ..ok() },
-            Workload { fsync_each: true, ..ok() },
+            set(ok(), |d| {
+                d.fsync = true;
+            }),
+            set(ok(), |d| {
+                d.fsync_each = true;
+            }),
             Workload { verify: true, ..ok() },
             Workload { stonewall_secs: Some(2.0), ..ok() },
             Workload { stonewall_secs: Some(2.0), wear_out: true, ..ok() },
             Workload { drop_caches: true, ..ok() },
-            Workload { reorder: true, ..ok() },
-            Workload { no_fadvise: true, ..ok() },
-            Workload { engine: EngineName::new("io_uring", None), ..ok() },
-            Workload { engine: EngineName::new("io_uring", None), iodepth: 8, ..ok() },
+            set(ok(), |d| {
+                d.reorder = true;
+            }),
+            set(ok(), |d| {
+                d.no_fadvise = true;
+            }),
+            set(ok(), |d| {
+                d.engine = EngineName::new("io_uring", None);
+            }),
+            set(ok(), |d| {
+                d.engine = EngineName::new("io_uring", None);
+                d.iodepth = 8;
+            }),
             Workload { ops: vec![Op::Write], ..ok() },
-            Workload { layout: Layout::Strided, ..ok() },
-            Workload { read_percent: 70, ..mix.clone() },
+            set(ok(), |d| {
+                d.layout = Layout::Strided;
+            }),
+            set(mix.clone(), |d| {
+                d.read_percent = 70;
+            }),
             mix.clone(),
         ];
         let mut keys: Vec<String> = changes.iter().map(Workload::key).chain([a.key()]).collect();
@@ -1059,18 +1260,29 @@ mod tests {
         assert_eq!(keys.len(), changes.len() + 1, "each measured setting makes a key of its own");
         // The read share measures nothing without a mix phase; a metadata run's data settings
         // are never used.
-        assert_eq!(a.key(), Workload { read_percent: 70, ..ok() }.key());
-        let delay = |d: &str| Workload { engine: EngineName::new("delay", Some(d)), ..ok() }.key();
+        assert_eq!(
+            a.key(),
+            set(ok(), |d| {
+                d.read_percent = 70;
+            })
+            .key()
+        );
+        let delay = |param: &str| set(ok(), |d| d.engine = EngineName::new("delay", Some(param))).key();
         assert_eq!(delay("200us"), delay("2ms"), "two simulated storages under one workload");
         assert_ne!(delay("2ms"), a.key());
-        let meta = Workload { meta: Some(Meta::default()), ops: meta::ALL_PHASES.to_vec(), ..Workload::default() };
-        assert_eq!(meta.key(), Workload { transfer: 4096, direct: true, ..meta.clone() }.key());
+        let meta = Workload { ops: meta::ALL_PHASES.to_vec(), ..Workload::from(Meta::default()) };
+        // A metadata shape holds no data settings; a record that somehow kept some reads back
+        // without them.
+        let mut stored = serde_json::to_value(&meta).unwrap();
+        stored["transfer"] = 4096.into();
+        stored["direct"] = true.into();
+        assert_eq!(meta.key(), serde_json::from_value::<Workload>(stored).unwrap().key());
         assert_ne!(meta.key(), Workload { drop_caches: true, ..meta.clone() }.key());
         let root = Meta { root: "iosurvey.other".into(), ..Meta::default() };
-        assert_eq!(meta.key(), Workload { meta: Some(root), ..meta.clone() }.key(), "the root is a name");
+        assert_eq!(meta.key(), Workload { shape: Shape::Meta(root), ..meta.clone() }.key(), "the root is a name");
         let spread = Meta { bases: vec!["/a".into(), "/b".into()], ..Meta::default() };
         let elsewhere = Meta { bases: vec!["/c".into(), "/d".into()], ..Meta::default() };
-        let with = |m: Meta| Workload { meta: Some(m), ..meta.clone() }.key();
+        let with = |m: Meta| Workload { shape: Shape::Meta(m), ..meta.clone() }.key();
         assert_ne!(meta.key(), with(spread.clone()), "over 3 bases is not over 1");
         assert_eq!(with(spread), with(elsewhere), "where the bases are is not measured, how many is");
     }
@@ -1133,7 +1345,7 @@ mod tests {
 
     #[test]
     fn every_field_is_classed_as_measured_or_not() {
-        let w = Workload { meta: Some(Meta::default()), ..Workload::default() };
+        let w = Workload::from(Meta::default());
         let mut found = Vec::new();
         field_names("", &serde_json::to_value(&w).unwrap(), &mut found);
         let mut classed: Vec<String> = MEASURED.iter().chain(NOT_MEASURED).map(|s| s.to_string()).collect();
@@ -1145,12 +1357,37 @@ mod tests {
              (NOT_MEASURED, in spec.rs, with why); a measured field added changes every run's key, so the store \
              must re-key its runs (a migration step calling store::rekey)"
         );
-        assert!(DATA_ONLY.iter().all(|f| MEASURED.contains(f)), "data-only fields are measured fields");
+    }
+
+    #[test]
+    fn records_keep_one_flat_object_and_each_shape_reads_back_as_itself() {
+        let data = set(ok(), |d| d.direct = true);
+        let text = serde_json::to_value(&data).unwrap();
+        assert_eq!(
+            (text["direct"].clone(), text["tasks"].clone(), text["meta"].clone()),
+            (true.into(), 2.into(), serde_json::Value::Null)
+        );
+        assert_eq!(serde_json::from_value::<Workload>(text).unwrap(), data);
+        let meta = Workload { ops: vec![Op::FileCreate], ..Workload::from(Meta { items: 7, ..Meta::default() }) };
+        let text = serde_json::to_value(&meta).unwrap();
+        assert_eq!(text["meta"]["items"], 7);
+        let back: Workload = serde_json::from_value(text).unwrap();
+        assert_eq!(back, meta);
+        assert!(matches!(back.shape, Shape::Meta(_)) && back.data().is_none());
+        // A record of the first stores: no `meta`, only some fields; the rest are the defaults.
+        let old: Workload = serde_json::from_str(r#"{"transfer":4096,"tasks":3}"#).unwrap();
+        assert_eq!((old.data().map(|d| d.transfer), old.tasks, old.iterations), (Some(4096), 3, 1));
     }
 
     #[test]
     fn two_keys_name_the_settings_they_differ_in() {
-        let (a, b) = (ok(), Workload { direct: true, fsync: true, tasks: 5, ..ok() });
+        let (a, b) = (
+            ok(),
+            set(Workload { tasks: 5, ..ok() }, |d| {
+                d.direct = true;
+                d.fsync = true;
+            }),
+        );
         assert_eq!(
             a.key_differences(&b),
             [("direct".into(), "false".into(), "true".into()), ("fsync".into(), "false".into(), "true".into())],
@@ -1158,7 +1395,7 @@ mod tests {
         );
         assert!(a.key_differences(&Workload { seed: 3, ..ok() }).is_empty());
         assert_eq!(b.key_setting("direct"), "true");
-        let m = |sync| Workload { meta: Some(Meta { sync, ..Meta::default() }), ..Workload::default() };
+        let m = |sync| Workload::from(Meta { sync, ..Meta::default() });
         assert_eq!(m(false).key_differences(&m(true)), [("meta.sync".into(), "false".into(), "true".into())]);
         assert_eq!(m(true).key_setting("meta.tree.depth"), "0");
         assert_eq!(m(true).key_setting("direct"), "-", "a metadata key holds no data settings");
@@ -1166,13 +1403,9 @@ mod tests {
 
     #[test]
     fn the_changed_settings_come_from_the_declaration() {
-        let w = Workload {
-            verify: true,
-            stonewall_secs: Some(2.0),
-            engine: EngineName::new("io_uring", None),
-            tasks: 8,
-            ..Workload::default()
-        };
+        let w = set(Workload { verify: true, stonewall_secs: Some(2.0), tasks: 8, ..Workload::default() }, |d| {
+            d.engine = EngineName::new("io_uring", None);
+        });
         assert_eq!(w.changed(), ["engine=io_uring", "stonewall-secs=2.0", "verify"], "in name order");
         assert!(Workload { tasks: 3, ..Workload::default() }.changed().is_empty());
     }

@@ -37,13 +37,7 @@ fn allocations(items: u64) -> u64 {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir(tmp.path().join("iosurvey.meta")).unwrap();
     let meta = Meta { items, write_bytes: 100, read_bytes: 100, ..Meta::default() };
-    let w = Workload {
-        ops: ALL_PHASES.to_vec(),
-        verify: true,
-        meta: Some(meta),
-        interval_secs: 60.0,
-        ..Workload::default()
-    };
+    let w = Workload { ops: ALL_PHASES.to_vec(), verify: true, interval_secs: 60.0, ..Workload::from(meta) };
     let files = DataFiles { dir: Arc::new(Dir::open(tmp.path()).unwrap()), names: Vec::new(), bases: Vec::new() };
     let inputs = RunInputs {
         w: &w,

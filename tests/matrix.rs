@@ -17,14 +17,15 @@ const RECORD: u64 = 4096;
 fn run_args(pass: &Pass, file: u64, engine: Option<&str>) -> String {
     let w = workload(pass, file, RECORD, &Shape { tasks: 1, per_node: 1, direct: false, fsync: false, seed: 1 });
     let ops: Vec<String> = w.ops.iter().map(|o| o.name()).collect();
+    let d = w.data().expect("a matrix pass moves data");
     format!(
         "--pattern {} --op {} --transfer {} --block {} --read-percent {} --no-fadvise --engine {}",
-        w.pattern,
+        d.pattern,
         ops.join(","),
-        w.transfer,
-        w.block,
-        w.read_percent,
-        engine.map_or(w.engine.to_string(), str::to_string)
+        d.transfer,
+        d.block,
+        d.read_percent,
+        engine.map_or(d.engine.to_string(), str::to_string)
     )
 }
 

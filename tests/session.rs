@@ -10,7 +10,7 @@ use iosurvey::plan::{List, Plan, Step};
 use iosurvey::record::{GroupKind, MatrixRecord, Status};
 use iosurvey::runner::RunError;
 use iosurvey::session::{Leftovers, Opening, Place, Session};
-use iosurvey::spec::Workload;
+use iosurvey::spec::{Data, Workload};
 use iosurvey::store::Store;
 use iosurvey::team::local::LocalTeam;
 use iosurvey::units::KIB;
@@ -37,7 +37,7 @@ fn opening(db: &Path, place: Place, cancel: Cancel) -> Opening<'static> {
 }
 
 fn small() -> Workload {
-    Workload { transfer: 64 * KIB, block: 256 * KIB, ..Workload::default() }
+    Workload::from(Data { transfer: 64 * KIB, block: 256 * KIB, ..Data::default() })
 }
 
 fn matrix_record(db_dir: &Path) -> MatrixRecord {

@@ -14,7 +14,7 @@ pub(super) fn task_rate(t: &TaskTiming, meta: bool) -> Option<f64> {
 
 /// The charts of run `r` (its id shown as `id`).
 pub(super) fn run(r: &RunRecord, id: &str) -> Vec<Chart> {
-    let meta = r.workload.meta.is_some();
+    let meta = r.workload.meta().is_some();
     let (unit, scale) = if meta { ("items/s", 1.0) } else { ("MiB/s", mib_per_s(1.0)) };
     let name = |p: &crate::record::PhaseRecord| format!("{} {}", p.op.name(), p.iteration + 1);
     let mut charts = Vec::new();

@@ -84,11 +84,13 @@ pub fn over_sizes(runs: &[crate::record::RunRecord]) -> Vec<super::Finding> {
     let mut groups: Vec<(String, Vec<&crate::record::RunRecord>)> = Vec::new();
     // One host's RAM bounds one host's page cache: runs over several hosts are left out.
     let single = |r: &&crate::record::RunRecord| r.hosts.len() <= 1;
-    for r in runs.iter().filter(|r| r.status == crate::record::Status::Ok && r.workload.meta.is_none()).filter(single) {
+    for r in runs.iter().filter(|r| r.status == crate::record::Status::Ok).filter(single) {
+        let Some(data) = r.workload.data() else { continue };
         // The workload without its size (its key holds every other measured setting; the team,
         // which it leaves out, must match too), on the same host and target.
         let w = &r.workload;
-        let sized = crate::spec::Workload { block: 0, segments: 0, ..w.clone() };
+        let sizeless = crate::spec::Data { block: 0, segments: 0, ..data.clone() };
+        let sized = crate::spec::Workload { shape: crate::spec::Shape::Data(sizeless), ..w.clone() };
         let key = format!("{}/n{}@{}:{}", sized.key(), w.tasks, r.env.host, r.env.target);
         match groups.iter_mut().find(|(k, _)| *k == key) {
             Some((_, g)) => g.push(r),
@@ -197,8 +199,8 @@ mod tests {
             r.env.ram_bytes = 3 << 30;
             r.hosts = vec!["h".into()];
             r.workload.tasks = 1;
-            r.workload.segments = 1;
-            r.workload.block = gib << 30;
+            r.workload.data_mut().segments = 1;
+            r.workload.data_mut().block = gib << 30;
             for p in &mut r.phases {
                 p.figures.bandwidth = Some(if p.op == crate::spec::Op::Read { read } else { 300.0 } * 1048576.0);
             }

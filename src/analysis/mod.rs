@@ -261,7 +261,7 @@ pub fn run(r: &RunRecord) -> Report {
     if !options.is_empty() {
         report.heading.push(format!("options: {}", options.join(", ")));
     }
-    let meta = w.meta.is_some();
+    let meta = w.meta().is_some();
     if meta {
         report.tables.extend(meta::phases(r));
     } else {
@@ -302,9 +302,9 @@ pub fn run(r: &RunRecord) -> Report {
     }
     let timed: Vec<_> = r.phases.iter().filter(|p| p.latency.count > 0).collect();
     if !timed.is_empty() {
-        let title = match meta {
-            true => "latency per item (us)".to_string(),
-            false => format!("latency per transfer (us, engine {}, iodepth {})", w.engine, w.iodepth),
+        let title = match w.data() {
+            None => "latency per item (us)".to_string(),
+            Some(d) => format!("latency per transfer (us, engine {}, iodepth {})", d.engine, d.iodepth),
         };
         let mut lat =
             Table::new(title, &["phase", "iter", "count", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max"]);
@@ -378,7 +378,7 @@ pub fn run(r: &RunRecord) -> Report {
         }
         report.tables.push(nodes);
     }
-    if w.reorder {
+    if w.data().is_some_and(|d| d.reorder) {
         report.footer.push(format!(
             "reorder: {}",
             if r.reorder_crosses_nodes {
@@ -514,7 +514,7 @@ fn read_from_cache(r: &RunRecord) -> Vec<Finding> {
 
 /// Tasks and nodes whose rate stands apart, slow, from their peers', per phase.
 fn slow_ones(r: &RunRecord) -> Vec<Finding> {
-    let meta = r.workload.meta.is_some();
+    let meta = r.workload.meta().is_some();
     let host = |n: u32| r.hosts.get(n as usize).cloned().unwrap_or_else(|| format!("node {n}"));
     let mut out = Vec::new();
     for p in &r.phases {
@@ -691,10 +691,10 @@ pub fn survey(survey_id: i64, runs: &[RunRecord]) -> Report {
         // The notes and metadata rates of the first run that succeeded (else of the first).
         let first = group.iter().copied().find(|r| r.status == Status::Ok).unwrap_or(group[0]);
         let mut notes = cache_notes(first);
-        if first.workload.direct {
+        if first.workload.data().is_some_and(|d| d.direct) {
             notes.push("O_DIRECT".into());
         }
-        if first.workload.meta.is_some() {
+        if first.workload.meta().is_some() {
             // Metadata phases have no write or read column: their rates lead the notes.
             let rates = first.summaries().into_iter().filter_map(|s| Some((s.op.name(), s.iops?.mean)));
             let rates: Vec<String> = rates.map(|(op, rate)| format!("{op} {rate:.0} items/s")).collect();
@@ -715,7 +715,7 @@ pub fn survey(survey_id: i64, runs: &[RunRecord]) -> Report {
             }
             row.extend([Cell::num(mean, decimals), Cell::num(half, decimals), Cell::num(cv.map(|cv| 100.0 * cv), 0)]);
         }
-        row.push(Cell::text(match (first.workload.meta.is_some(), random(first)) {
+        row.push(Cell::text(match (first.workload.meta().is_some(), random(first)) {
             (true, _) => "items/s",
             (_, true) => "IOPS",
             _ => "MiB/s",
@@ -1335,7 +1335,7 @@ mod tests {
             .map(|&(id, w, r)| run_at(id, w, r))
             .collect();
         let mut other = run_at(7, 1.0, 1.0);
-        other.workload.transfer *= 2;
+        other.workload.data_mut().transfer *= 2;
         let b_all: Vec<RunRecord> = b.iter().cloned().chain([other]).collect();
         let report = compare(Side { name: "fast", runs: &a }, Side { name: "slow", runs: &b_all });
         let t = &report.tables[0];
@@ -1361,7 +1361,7 @@ mod tests {
                 .iter()
                 .map(|&(k, w, r)| {
                     let mut run = run_at(first + k, w, r);
-                    run.workload.direct = direct;
+                    run.workload.data_mut().direct = direct;
                     run
                 })
                 .collect()
@@ -1416,7 +1416,8 @@ mod tests {
                 scales.into_iter().enumerate().map(move |(k, scale)| {
                     let mut r = fixtures::run(None);
                     r.name = Some(name.into());
-                    r.workload = Workload { tasks: 2, block: 512 << 20, transfer: 1 << 20, ..Workload::default() };
+                    let data = crate::spec::Data { block: 512 << 20, transfer: 1 << 20, ..Default::default() };
+                    r.workload = Workload { tasks: 2, ..data.into() };
                     for p in &mut r.phases {
                         p.figures.bandwidth = Some(scale * 1e9);
                         p.figures.window_ns = ((secs + k as f64) * 1e9) as u64;

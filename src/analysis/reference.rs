@@ -136,9 +136,8 @@ fn ours<'r>(p: &Published, unit: &str, runs: &'r [RunRecord]) -> Option<(f64, &'
     let (op, random, access) = counterpart(p)?;
     let same = |r: &&RunRecord| {
         r.status == crate::record::Status::Ok
-            && r.workload.meta.is_none()
+            && r.workload.data().is_some_and(|d| d.access == access)
             && r.workload.random() == random
-            && r.workload.access == access
     };
     // A figure that may be the page cache's is not set beside a storage system's.
     runs.iter()
@@ -186,13 +185,13 @@ pub fn beside(name: &str, runs: &[RunRecord]) -> Result<Report, String> {
         };
         let found = ours(p, unit, runs);
         let our_setup = found.map(|(_, r)| {
-            let w = &r.workload;
+            let (w, data) = (&r.workload, r.workload.data().cloned().unwrap_or_default());
             format!(
                 "run {}: {} tasks, {} transfers, {} per task, {}",
                 r.id.unwrap_or(0),
                 w.tasks,
-                crate::units::format_size(w.transfer),
-                crate::units::format_size(w.block * w.segments),
+                crate::units::format_size(data.transfer),
+                crate::units::format_size(data.block * data.segments),
                 r.env.fs_type
             )
         });

@@ -426,8 +426,7 @@ fn meta_run(a: &MetaArgs) -> Result<RunArgs, Failure> {
         wear_out: a.stonewall_secs.is_some(),
         drop_caches: a.drop_caches,
         interval_secs: a.interval_secs,
-        meta: Some(meta),
-        ..Workload::default()
+        ..Workload::from(meta)
     };
     Ok(RunArgs { dir, workload, total: None, team: a.team.clone(), more_dirs: dirs })
 }

@@ -82,9 +82,9 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
     // The largest file of every task, checked before the matrix has a row in the store.
     let largest = grid.cells().into_iter().max().map(|(file, record)| workload(&passes[0], file, record, &shape));
     let space_check = !a.target.no_space_check;
-    session.on_lead(|lead| match (largest, space_check) {
-        (Some(w), true) => {
-            let map = OffsetMap::new(&w);
+    session.on_lead(|lead| match (largest.as_ref().and_then(|w| Some((w, w.data()?))), space_check) {
+        (Some((w, data)), true) => {
+            let map = OffsetMap::new(data, w.tasks, w.seed);
             Ok(lead.target().check_space(&data_files(false, map.files()), map.file_size())?)
         }
         _ => Ok(()),

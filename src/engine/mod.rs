@@ -19,7 +19,7 @@ pub mod tree;
 
 use crate::measure::MIN_INTERVAL_NS;
 pub use crate::record::execution::{BadTransfer, Execution, PageCache, PhaseOutcome, TaskFailure, VerifyTally};
-use crate::spec::{Op, Workload};
+use crate::spec::{Data, Meta, Op, Shape, Workload};
 use crate::target::dir::Dir;
 use crate::team::{all_agree, Member, Team};
 use data::{fill_random, Mismatch};
@@ -170,7 +170,7 @@ pub struct RunInputs<'a> {
 /// What every task of this process shares.
 struct Context<'a> {
     w: &'a Workload,
-    map: OffsetMap,
+    work: Work<'a>,
     files: &'a DataFiles,
     token: u64,
     drop_caches: bool,
@@ -178,12 +178,31 @@ struct Context<'a> {
     cancel: Cancel,
 }
 
+/// What the tasks work on: data files through their map of offsets, or metadata items.
+enum Work<'a> {
+    Data(&'a Data, OffsetMap),
+    Meta(&'a Meta),
+}
+
+impl Work<'_> {
+    fn meta(&self) -> Option<&Meta> {
+        match self {
+            Work::Meta(meta) => Some(meta),
+            Work::Data(..) => None,
+        }
+    }
+}
+
 /// Runs the workload's phases with `threads` tasks in this process. The team may be larger
 /// than `w.tasks` (a sweep point): then `w.tasks` tasks chosen round-robin over nodes work
 /// and the others wait. The lead process gets the execution; the others get `None`.
 pub fn execute<T: Team>(team: &T, threads: usize, run: RunInputs) -> Option<Execution> {
     let RunInputs { w, files, token, drop_caches, progress, cancel } = run;
-    let ctx = Context { w, map: OffsetMap::new(w), files, token, drop_caches, progress, cancel };
+    let work = match &w.shape {
+        Shape::Data(data) => Work::Data(data, OffsetMap::new(data, w.tasks, w.seed)),
+        Shape::Meta(meta) => Work::Meta(meta),
+    };
+    let ctx = Context { w, work, files, token, drop_caches, progress, cancel };
     let gate = Gate::default();
     let (results, go, spawn_error) = std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(threads);
@@ -244,44 +263,53 @@ impl Gate {
 
 fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
     let w = ctx.w;
-    // Made at the first phase that needs it: a metadata run holds no transfer buffers.
-    let mut io: Option<TaskIo> = None;
-    let mut meta_io = w.meta.as_ref().map(|meta| MetaIo::new(meta, w.verify));
+    // Made at the first phase that needs them.
+    let (mut io, mut meta_io): (Option<TaskIo>, Option<MetaIo>) = (None, None);
     let clock = TaskClock { offset: m.clock_offset(), epoch: m.min(TaskClock::raw(m.clock_offset())) };
-    let (sources, mut reorder_crosses_nodes) =
-        if w.reorder { placement::reorder_sources(m.nodes()) } else { ((0..m.size()).collect(), false) };
-    if let Some(meta) = w.meta.as_ref().filter(|meta| meta.shift > 0) {
+    let nodes = m.nodes();
+    let (sources, reorder_crosses_nodes, page_cache) = match ctx.work {
+        Work::Data(data, _) => {
+            let (sources, crosses) =
+                if data.reorder { placement::reorder_sources(nodes) } else { ((0..m.size()).collect(), false) };
+            (sources, crosses, backends::page_cache(data))
+        }
         // A shifted stat or read reaches past this node's caches only if every neighbour is
-        // on another node.
-        let nodes = m.nodes();
-        reorder_crosses_nodes = (0..nodes.len()).all(|r| nodes[r] != nodes[(r + meta.shift) % nodes.len()]);
-    }
-    let leads_node = placement::leads_its_node(m.nodes(), m.rank());
+        // on another node. Items are named, read and written through the page cache.
+        Work::Meta(meta) => {
+            let crosses = meta.shift > 0 && (0..nodes.len()).all(|r| nodes[r] != nodes[(r + meta.shift) % nodes.len()]);
+            (Vec::new(), crosses, PageCache::Through)
+        }
+    };
+    let leads_node = placement::leads_its_node(nodes, m.rank());
     let interval_ns = ((w.interval_secs * 1e9) as u64).max(MIN_INTERVAL_NS);
-    let mut out = Execution { reorder_crosses_nodes, page_cache: backends::page_cache(w), ..Execution::default() };
+    let mut out = Execution { reorder_crosses_nodes, page_cache, ..Execution::default() };
     // Whether a write phase of this run has made the data files: the next one starts afresh.
     let mut files_made = false;
     'run: for iteration in 0..w.iterations {
         // After a stonewalled write, reads cover only what every task managed to write; after
         // a stonewalled create, the later phases visit what every task made.
-        let mut written = ctx.map.per_task();
-        let mut made = Made::new(w);
+        let mut written = match &ctx.work {
+            Work::Data(_, map) => map.per_task(),
+            Work::Meta(_) => 0,
+        };
+        let mut made = Made::new(ctx.work.meta());
         for &op in &w.ops {
             let caches_dropped = ctx.drop_caches && drop_on_each_node(m, leads_node);
             ctx.progress.done[m.local_index()].0.store(0, Relaxed);
             let step =
                 Step { iteration, caches_dropped, interval_ns, verified: w.verify && op.direction() == Op::Read };
-            let end = match (&w.meta, meta_io.as_mut()) {
-                (Some(meta), Some(meta_io)) => {
+            let end = match &ctx.work {
+                Work::Meta(meta) => {
                     let (source, count) = made.part(meta, op, m, 1 + ctx.files.bases.len());
                     show_phase(ctx, m, op, iteration, count * m.size() as u64);
                     let verified = w.verify && op == Op::FileRead;
-                    let mut kind = MetaItems { ctx, meta, io: meta_io, op, source, count };
+                    let io = meta_io.get_or_insert_with(|| MetaIo::new(meta, w.verify));
+                    let mut kind = MetaItems { ctx, meta, io, op, source, count };
                     phase::drive(m, &clock, &mut kind, Step { verified, ..step }, &mut out)
                 }
-                _ => {
+                Work::Data(data, map) => {
                     show_phase(ctx, m, op, iteration, w.bytes_per_phase());
-                    let io = io.get_or_insert_with(|| TaskIo::new(w));
+                    let io = io.get_or_insert_with(|| TaskIo::new(data, w.verify));
                     if op.direction() != Op::Read && !w.verify {
                         // Made before the clock starts: plain writes only stamp their offset into it.
                         for (i, slot) in io.free_slots() {
@@ -290,13 +318,14 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
                     }
                     let (source, limit) = match op.direction() {
                         Op::Read => (sources[m.rank()], written),
-                        _ => (m.rank(), ctx.map.per_task()),
+                        _ => (m.rank(), map.per_task()),
                     };
                     // Before the phase's origin, which every task passes only when all are
                     // there: no task opens the shared file before its first writer removed it.
-                    let before =
-                        (op == Op::Write && files_made).then(|| transfer::remove_made(ctx, m.rank())).flatten();
-                    let mut kind = Transfers { ctx, io, op, source, limit, before };
+                    let before = (op == Op::Write && files_made)
+                        .then(|| transfer::remove_made(ctx, data, map, m.rank()))
+                        .flatten();
+                    let mut kind = Transfers { ctx, data, map, io, op, source, limit, before };
                     phase::drive(m, &clock, &mut kind, step, &mut out)
                 }
             };
@@ -334,8 +363,8 @@ struct Made {
 }
 
 impl Made {
-    fn new(w: &Workload) -> Self {
-        let placed = w.meta.as_ref().map_or(0, |meta| meta.tree.placed(meta.items));
+    fn new(meta: Option<&Meta>) -> Self {
+        let placed = meta.map_or(0, |meta| meta.tree.placed(meta.items));
         Made { files: placed, dirs: placed }
     }
 

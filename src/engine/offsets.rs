@@ -2,7 +2,7 @@
 //! pattern. Pure arithmetic, computed per operation so that no offset list is ever stored
 //! (a 2 TB run at 4 KiB would need gigabytes of it).
 
-use crate::spec::{Access, Layout, Pattern, Workload};
+use crate::spec::{Access, Data, Layout, Pattern};
 
 /// The mapping of one workload's transfers to files and offsets.
 #[derive(Debug, Clone)]
@@ -19,18 +19,19 @@ pub struct OffsetMap {
 }
 
 impl OffsetMap {
-    /// Builds the map of a validated workload.
-    pub fn new(w: &Workload) -> Self {
+    /// Builds the map of a validated data workload of `tasks` tasks, its random orders drawn
+    /// from `seed`.
+    pub fn new(data: &Data, tasks: usize, seed: u64) -> Self {
         OffsetMap {
-            access: w.access,
-            layout: w.layout,
-            pattern: w.pattern,
-            transfer: w.transfer,
-            block: w.block,
-            tasks: w.tasks as u64,
-            per_block: w.block / w.transfer,
-            per_task: w.transfers_per_task(),
-            seed: w.seed,
+            access: data.access,
+            layout: data.layout,
+            pattern: data.pattern,
+            transfer: data.transfer,
+            block: data.block,
+            tasks: tasks as u64,
+            per_block: data.block / data.transfer,
+            per_task: data.transfers_per_task(),
+            seed,
         }
     }
 
@@ -193,20 +194,11 @@ impl Feistel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::Workload;
     use std::collections::BTreeSet;
 
     fn map(access: Access, layout: Layout, pattern: Pattern, segments: u64) -> OffsetMap {
-        OffsetMap::new(&Workload {
-            access,
-            layout,
-            pattern,
-            transfer: 10,
-            block: 30,
-            segments,
-            tasks: 3,
-            ..Workload::default()
-        })
+        let data = Data { access, layout, pattern, transfer: 10, block: 30, segments, ..Data::default() };
+        OffsetMap::new(&data, 3, crate::spec::Workload::default().seed)
     }
 
     fn offsets(m: &OffsetMap, task: usize) -> Vec<u64> {

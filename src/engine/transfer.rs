@@ -6,11 +6,12 @@
 
 use super::backends::{self, Backend, Completion};
 use super::data::{check, fill_verified, stamp_plain, Fault, Mismatch, Stamp};
+use super::offsets::OffsetMap;
 use super::offsets::Visitor;
 use super::phase::{PhaseKind, PhaseTrace, TaskClock, TaskPart};
 use super::{Context, DataFiles, EngineError, TaskFailure, VerifyTally};
 use crate::measure::{TaskTiming, CHECKPOINTS};
-use crate::spec::{Op, Pattern, Workload};
+use crate::spec::{Data, Op, Pattern};
 use crate::sys::errno::ENOENT;
 use crate::sys::fs::{close, Advice, O_DIRECT, O_RDONLY, O_RDWR, O_WRONLY};
 use crate::sys::mem::IoBufs;
@@ -35,12 +36,14 @@ pub(super) struct TaskIo {
 }
 
 impl TaskIo {
-    pub(super) fn new(w: &Workload) -> Self {
+    /// The buffers and backend of a task of a data workload, one more buffer to check reads
+    /// into when it `verify`s.
+    pub(super) fn new(data: &Data, verify: bool) -> Self {
         // More buffers than transfers would never be used.
-        let depth = (w.iodepth.max(1) as u64).min(w.transfers_per_task().max(1)) as usize;
-        let size = w.transfer as usize;
+        let depth = (data.iodepth.max(1) as u64).min(data.transfers_per_task().max(1)) as usize;
+        let size = data.transfer as usize;
         let mut io = TaskIo {
-            backend: Err(Setup::NoMemory(w.task_buffer_bytes())),
+            backend: Err(Setup::NoMemory(data.task_buffer_bytes(verify))),
             scratch: Vec::new(),
             done: Vec::with_capacity(depth),
             started: vec![0; depth],
@@ -51,10 +54,10 @@ impl TaskIo {
         // Buffers are reserved fallibly: a size the system cannot give fails the run, never
         // the process.
         let bufs = IoBufs::try_new(depth, size);
-        let scratch_ok = !w.verify || io.scratch.try_reserve_exact(size).is_ok();
+        let scratch_ok = !verify || io.scratch.try_reserve_exact(size).is_ok();
         let Some(bufs) = bufs.filter(|_| scratch_ok) else { return io };
-        io.scratch.resize(if w.verify { size } else { 0 }, 0);
-        io.backend = backends::open(&w.engine, depth, bufs).map_err(|e| Setup::Unavailable(e.to_string()));
+        io.scratch.resize(if verify { size } else { 0 }, 0);
+        io.backend = backends::open(&data.engine, depth, bufs).map_err(|e| Setup::Unavailable(e.to_string()));
         io
     }
 
@@ -74,10 +77,10 @@ enum Setup {
 }
 
 impl Setup {
-    fn error(&self, w: &Workload) -> EngineError {
+    fn error(&self, data: &Data) -> EngineError {
         match self {
             Setup::Unavailable(why) => {
-                EngineError::EngineUnavailable { engine: backends::entry(&w.engine).name, why: why.clone() }
+                EngineError::EngineUnavailable { engine: backends::entry(&data.engine).name, why: why.clone() }
             }
             Setup::NoMemory(bytes) => EngineError::NoMemory { bytes: *bytes },
         }
@@ -90,6 +93,8 @@ impl Setup {
 /// reads).
 pub(super) struct Transfers<'a> {
     pub ctx: &'a Context<'a>,
+    pub data: &'a Data,
+    pub map: &'a OffsetMap,
     pub io: &'a mut TaskIo,
     pub op: Op,
     pub source: usize,
@@ -103,11 +108,11 @@ pub(super) struct Transfers<'a> {
 /// file as IOR's repetitions do, instead of overwriting pages already allocated: that is
 /// `--op rewrite`, a phase of its own. Untimed, as IOR removes before its timer starts. Only
 /// this run's own file goes: an earlier write phase of the run made it.
-pub(super) fn remove_made(ctx: &Context, task: usize) -> Option<EngineError> {
-    if !backends::entry(&ctx.w.engine).caps.storage || !ctx.map.first_writer(task) {
+pub(super) fn remove_made(ctx: &Context, data: &Data, map: &OffsetMap, task: usize) -> Option<EngineError> {
+    if !backends::entry(&data.engine).caps.storage || !map.first_writer(task) {
         return None;
     }
-    let index = ctx.map.file_of(task);
+    let index = map.file_of(task);
     match ctx.files.dir.unlink(&ctx.files.names[index]) {
         Err(e) if e.raw_os_error() != Some(ENOENT) => Some(EngineError::io("unlink", &ctx.files.show(index), None, e)),
         _ => None,
@@ -127,23 +132,24 @@ impl PhaseKind for Transfers<'_> {
     }
 
     fn item_bytes(&self) -> u64 {
-        self.ctx.w.transfer
+        self.data.transfer
     }
 
     fn run<M: Member>(&mut self, m: &M, clock: &TaskClock, trace: &mut PhaseTrace) -> TaskPart {
-        let (ctx, io, op, source, limit) = (self.ctx, &mut *self.io, self.op.direction(), self.source, self.limit);
+        let (ctx, data, io, op, source, limit) =
+            (self.ctx, self.data, &mut *self.io, self.op.direction(), self.source, self.limit);
         let w = ctx.w;
-        let file_index = ctx.map.file_of(source);
+        let file_index = self.map.file_of(source);
         let path = &ctx.files.show(file_index);
-        let visitor = ctx.map.visitor(source);
+        let visitor = self.map.visitor(source);
         let mut t = TaskTiming { task: m.rank() as u32, node: m.node(), ..TaskTiming::default() };
         let mut acc = Acc { trace, tally: VerifyTally::default(), error: self.before.take() };
         let mut done = 0;
         t.open_start = clock.now();
         let deadline = w.stonewall_secs.map(|s| t.open_start + (s * 1e9) as u64);
         // Engines that touch no storage (null, delay) get no file.
-        let file = match backends::entry(&w.engine).caps.storage && acc.error.is_none() {
-            true => match open(ctx.files, file_index, op, w) {
+        let file = match backends::entry(&data.engine).caps.storage && acc.error.is_none() {
+            true => match open(ctx.files, file_index, op, data) {
                 Ok(f) => Some(f),
                 Err(e) => {
                     acc.error = Some(EngineError::io("open", path, None, e));
@@ -155,17 +161,18 @@ impl PhaseKind for Transfers<'_> {
         let mut attached = false;
         if acc.error.is_none() {
             match &mut io.backend {
-                Ok(b) => match b.attach(file.as_ref(), op, ctx.map.file_size()) {
+                Ok(b) => match b.attach(file.as_ref(), op, self.map.file_size()) {
                     Ok(()) => attached = true,
                     Err(e) => acc.error = Some(EngineError::io("prepare", path, None, e)),
                 },
-                Err(setup) => acc.error = Some(setup.error(w)),
+                Err(setup) => acc.error = Some(setup.error(data)),
             }
         }
         t.xfer_start = clock.now();
         acc.trace.progression.push((t.xfer_start, 0));
         let site = IoSite {
             ctx,
+            data,
             clock,
             stopped: &|| m.stopped(),
             path,
@@ -188,7 +195,7 @@ impl PhaseKind for Transfers<'_> {
         }
         t.xfer_end = clock.now();
         acc.trace.progression.push((t.xfer_end, done));
-        if let (None, true) = (&acc.error, op != Op::Read && w.fsync) {
+        if let (None, true) = (&acc.error, op != Op::Read && data.fsync) {
             let flushed = match &mut io.backend {
                 Ok(b) => b.flush(),
                 Err(_) => Ok(()),
@@ -210,7 +217,7 @@ impl PhaseKind for Transfers<'_> {
         }
         t.close_end = clock.now();
         t.ops = done;
-        t.bytes = done * w.transfer;
+        t.bytes = done * data.transfer;
         let failure = acc.error.map(|e| {
             m.raise_abort();
             TaskFailure {
@@ -225,10 +232,10 @@ impl PhaseKind for Transfers<'_> {
     }
 }
 
-fn open(files: &DataFiles, index: usize, op: Op, w: &Workload) -> std::io::Result<File> {
+fn open(files: &DataFiles, index: usize, op: Op, data: &Data) -> std::io::Result<File> {
     let access = match op {
         // A writable shared mapping needs a descriptor open for reading too.
-        Op::Write if backends::entry(&w.engine).caps.writes_need_read => O_RDWR,
+        Op::Write if backends::entry(&data.engine).caps.writes_need_read => O_RDWR,
         Op::Mix => O_RDWR,
         Op::Write => O_WRONLY,
         _ => O_RDONLY,
@@ -237,7 +244,7 @@ fn open(files: &DataFiles, index: usize, op: Op, w: &Workload) -> std::io::Resul
     // file (or opens it, when another task or phase made it), through the target's
     // descriptor, never through a link. Made on the writer's own node, no other node holds
     // stale attributes of an empty file (FUSE clients cache them).
-    let flags = access | if w.direct { O_DIRECT } else { 0 };
+    let flags = access | if data.direct { O_DIRECT } else { 0 };
     let name = &files.names[index];
     let file = match op {
         Op::Write => files.dir.create_or_open_own(name, flags)?,
@@ -245,8 +252,8 @@ fn open(files: &DataFiles, index: usize, op: Op, w: &Workload) -> std::io::Resul
     };
     // Tell the page cache the access pattern, as fio does by default: deep readahead for
     // sequential reads, none for random ones. Only advice, so its failure is ignored.
-    let advice = match w.pattern {
-        _ if w.no_fadvise => return Ok(file),
+    let advice = match data.pattern {
+        _ if data.no_fadvise => return Ok(file),
         Pattern::Sequential => Advice::Sequential,
         Pattern::Random | Pattern::RandomOverlap => Advice::Random,
         Pattern::Backward | Pattern::Stride(_) | Pattern::Same => Advice::Normal,
@@ -258,6 +265,7 @@ fn open(files: &DataFiles, index: usize, op: Op, w: &Workload) -> std::io::Resul
 /// One task's view of a phase's transfers.
 struct IoSite<'a> {
     ctx: &'a Context<'a>,
+    data: &'a Data,
     clock: &'a TaskClock,
     /// Whether the team is to stop (`Member::stopped`).
     stopped: &'a dyn Fn() -> bool,
@@ -277,7 +285,7 @@ impl IoSite<'_> {
         match self.op {
             Op::Mix => {
                 let draw = super::offsets::mix(self.ctx.w.seed ^ MIX_SALT, self.source << 40 ^ i) % 100;
-                if draw < u64::from(self.ctx.w.read_percent) {
+                if draw < u64::from(self.data.read_percent) {
                     Op::Read
                 } else {
                     Op::Write
@@ -292,8 +300,8 @@ impl IoSite<'_> {
     fn transfers(&self, io: &mut TaskIo, range: Range<u64>, deadline: Option<u64>, acc: &mut Acc) -> u64 {
         let (from, to) = (range.start, range.end);
         let Acc { trace, tally, error } = acc;
-        let w = self.ctx.w;
-        let len = w.transfer as usize;
+        let (w, data) = (self.ctx.w, self.data);
+        let len = data.transfer as usize;
         let Ok(backend) = io.backend.as_mut() else { return from };
         let (mut next, mut completed, mut inflight, mut stop) = (from, from, 0usize, false);
         loop {
@@ -366,7 +374,7 @@ impl IoSite<'_> {
                 }
                 // An fsync after each write is part of that write's latency: the operation
                 // is not done until the data is on stable storage.
-                let t = if dir == Op::Write && w.fsync_each {
+                let t = if dir == Op::Write && data.fsync_each {
                     if let Err(e) = self.file.map_or(Ok(()), File::sync_all) {
                         *error = Some(EngineError::io("fsync", self.path, Some(offset), e));
                         stop = true;
@@ -377,9 +385,9 @@ impl IoSite<'_> {
                     t
                 };
                 trace.histogram.record(t.saturating_sub(io.started[slot]));
-                trace.series.add(t, w.transfer);
+                trace.series.add(t, data.transfer);
                 completed += 1;
-                self.counter.store(completed * w.transfer, Relaxed);
+                self.counter.store(completed * data.transfer, Relaxed);
                 if completed % self.step == 0 {
                     trace.progression.push((t, completed));
                 }

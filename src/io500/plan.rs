@@ -5,7 +5,7 @@
 use super::{Phase, PhaseScore};
 use crate::plan::{HookError, HookSite, Last, Plan, Step};
 use crate::record::RunRecord;
-use crate::spec::{meta::Meta, Access, Layout, Op, Workload};
+use crate::spec::{meta::Meta, Access, Data, Layout, Op, Workload};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::SystemTime;
@@ -63,29 +63,36 @@ impl Shape {
     }
 
     fn phase_workload(&self, phase: Phase, made: &Made) -> Workload {
-        let stonewalled = |w: Workload| Workload {
-            stonewall_secs: Some(self.stonewall),
-            wear_out: true,
-            fsync: w.ops == [Op::Write],
-            ..w
+        // A stonewalled write phase is synced inside its time, as IO500 does.
+        let stonewalled = |w: Workload| {
+            use crate::spec::Shape as Kind;
+            let shape = match w.shape {
+                Kind::Data(data) => Kind::Data(Data { fsync: w.ops == [Op::Write], ..data }),
+                meta => meta,
+            };
+            Workload { stonewall_secs: Some(self.stonewall), wear_out: true, shape, ..w }
         };
         let easy = |ops: Vec<Op>, block: u64| Workload {
-            access: Access::FilePerTask,
-            transfer: super::EASY_TRANSFER,
-            block,
             ops,
-            reorder: self.reorder,
-            ..Workload::default()
+            ..Workload::from(Data {
+                access: Access::FilePerTask,
+                transfer: super::EASY_TRANSFER,
+                block,
+                reorder: self.reorder,
+                ..Data::default()
+            })
         };
         let hard = |ops: Vec<Op>, segments: u64| Workload {
-            access: Access::Shared,
-            layout: Layout::Segmented,
-            transfer: super::HARD_BYTES,
-            block: super::HARD_BYTES,
-            segments,
             ops,
-            reorder: self.reorder,
-            ..Workload::default()
+            ..Workload::from(Data {
+                access: Access::Shared,
+                layout: Layout::Segmented,
+                transfer: super::HARD_BYTES,
+                block: super::HARD_BYTES,
+                segments,
+                reorder: self.reorder,
+                ..Data::default()
+            })
         };
         let meta = |ops: Vec<Op>, hard: bool, items: u64| {
             let bytes = if hard { super::MDTEST_HARD_FILE } else { 0 };
@@ -98,7 +105,7 @@ impl Shape {
                 root: (if hard { HARD_ROOT } else { EASY_ROOT }).into(),
                 ..Meta::default()
             };
-            Workload { ops, meta: Some(meta), ..Workload::default() }
+            Workload { ops, ..Workload::from(meta) }
         };
         match phase {
             Phase::IorEasyWrite => stonewalled(easy(vec![Op::Write], self.easy_block)),

@@ -8,7 +8,7 @@
 use super::{HookError, HookSite, Last, Plan, Step};
 use crate::measure::{median, timed};
 use crate::record::{MatrixCell, MatrixRecord, RunRecord, Status};
-use crate::spec::{Access, Op, Pattern, Workload};
+use crate::spec::{Access, Data, Op, Pattern, Workload};
 use crate::units::{format_size, KIB, MIB};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -229,21 +229,23 @@ pub struct Shape {
 /// The workload of one pass in one cell.
 pub fn workload(pass: &Pass, file: u64, record: u64, shape: &Shape) -> Workload {
     Workload {
-        access: Access::FilePerTask,
-        pattern: pass.pattern,
         ops: pass.phases.iter().map(|(op, _)| *op).collect(),
-        transfer: record,
-        block: file,
-        segments: 1,
         tasks: shape.tasks,
-        direct: shape.direct,
-        fsync: shape.fsync,
         seed: shape.seed,
-        engine: pass.engine.parse().unwrap_or_default(),
-        read_percent: 50,
-        // IOzone gives the kernel no hint of the pattern.
-        no_fadvise: true,
-        ..Workload::default()
+        ..Workload::from(Data {
+            access: Access::FilePerTask,
+            pattern: pass.pattern,
+            transfer: record,
+            block: file,
+            segments: 1,
+            direct: shape.direct,
+            fsync: shape.fsync,
+            engine: pass.engine.parse().unwrap_or_default(),
+            read_percent: 50,
+            // IOzone gives the kernel no hint of the pattern.
+            no_fadvise: true,
+            ..Data::default()
+        })
     }
 }
 
@@ -854,7 +856,8 @@ mod tests {
         );
         let w =
             workload(&p[0], 4 * MIB, 64 * KIB, &Shape { tasks: 2, per_node: 2, direct: false, fsync: false, seed: 1 });
-        assert_eq!((w.block, w.transfer, w.tasks, w.engine.base()), (4 * MIB, 64 * KIB, 2, "stream"));
+        let d = w.data().unwrap();
+        assert_eq!((d.block, d.transfer, w.tasks, d.engine.base()), (4 * MIB, 64 * KIB, 2, "stream"));
         w.validate().unwrap();
     }
 

@@ -2,7 +2,7 @@
 //! cells of a file x record matrix ([`matrix`]).
 
 use crate::record::RunRecord;
-use crate::spec::{Access, Layout, Op, Pattern, SpecError, Workload};
+use crate::spec::{Access, Data, Layout, Op, Pattern, Shape, SpecError, Workload};
 use crate::target::Target;
 use crate::units::{KIB, MIB};
 use serde::{Deserialize, Serialize};
@@ -61,10 +61,11 @@ pub struct HookSite<'a> {
 
 impl HookSite<'_> {
     /// Removes the data files `w` writes, where an earlier run of this session made them, so
-    /// that its write makes new ones.
+    /// that its write makes new ones (a metadata workload writes none).
     pub fn discard_files_of(&mut self, w: &Workload) -> Result<(), crate::target::TargetError> {
-        let map = crate::engine::offsets::OffsetMap::new(w);
-        self.target.discard(&crate::target::data_files(w.access == Access::Shared, map.files()))
+        let Some(data) = w.data() else { return Ok(()) };
+        let map = crate::engine::offsets::OffsetMap::new(data, w.tasks, w.seed);
+        self.target.discard(&crate::target::data_files(data.access == Access::Shared, map.files()))
     }
 }
 
@@ -196,31 +197,22 @@ pub fn survey_plan(shape: SurveyShape, repetitions: usize) -> List {
 pub fn survey(shape: SurveyShape) -> Vec<SurveyItem> {
     let tasks = shape.tasks.max(1);
     let per_task = (shape.size / tasks as u64 / MIB).max(1) * MIB;
+    let data = Data { block: per_task, transfer: MIB, fsync: true, ..Data::default() };
     let base = Workload {
         tasks,
-        block: per_task,
-        transfer: MIB,
         ops: vec![Op::Write, Op::Read],
-        fsync: true,
         drop_caches: shape.drop_caches,
-        ..Workload::default()
+        ..Workload::from(data.clone())
     };
+    let random = Data { pattern: Pattern::Random, transfer: 4 * KIB, direct: shape.direct, ..data.clone() };
+    let shared = Data { access: Access::Shared, layout: Layout::Segmented, ..data };
     vec![
         SurveyItem { role: Role::SeqFilePerTask, workload: base.clone() },
         SurveyItem {
             role: Role::Random4k,
-            workload: Workload {
-                pattern: Pattern::Random,
-                transfer: 4 * KIB,
-                direct: shape.direct,
-                stonewall_secs: Some(shape.random_secs),
-                ..base.clone()
-            },
+            workload: Workload { stonewall_secs: Some(shape.random_secs), shape: Shape::Data(random), ..base.clone() },
         },
-        SurveyItem {
-            role: Role::SeqShared,
-            workload: Workload { access: Access::Shared, layout: Layout::Segmented, ..base },
-        },
+        SurveyItem { role: Role::SeqShared, workload: Workload { shape: Shape::Data(shared), ..base } },
     ]
 }
 
@@ -311,9 +303,10 @@ mod tests {
         assert!(names.iter().all(|n| Role::from_name(n).is_some()));
         assert_eq!(names, ["seq-file-per-task", "random-4k", "seq-shared"]);
         let (seq, rnd) = (&items[0].workload, &items[1].workload);
-        assert_eq!((seq.block, seq.tasks, seq.access), (1024 * MIB, 3, Access::FilePerTask));
-        assert_eq!((rnd.block, rnd.tasks, rnd.access), (seq.block, seq.tasks, seq.access));
-        assert!(rnd.direct && rnd.stonewall_secs == Some(5.0));
+        let (s, r) = (seq.data().unwrap(), rnd.data().unwrap());
+        assert_eq!((s.block, seq.tasks, s.access), (1024 * MIB, 3, Access::FilePerTask));
+        assert_eq!((r.block, rnd.tasks, r.access), (s.block, seq.tasks, s.access));
+        assert!(r.direct && rnd.stonewall_secs == Some(5.0));
         assert_eq!(items[2].workload.bytes_per_phase(), 3 * 1024 * MIB);
         for i in &items {
             i.workload.validate().unwrap();

@@ -279,7 +279,7 @@ pub fn cache_flag(op: Op, w: &Workload, env: &Environment, seen: CacheView) -> O
         Op::Read | Op::Mix if !(direct || seen.dropped || seen.elsewhere) && fits => {
             Some("read without --direct or --drop-caches, data smaller than RAM".into())
         }
-        Op::Write if !(direct || w.fsync || w.fsync_each) && fits => Some(
+        Op::Write if !(direct || w.data().is_some_and(|d| d.fsync || d.fsync_each)) && fits => Some(
             "write without --fsync, --fsync-each or --direct, data smaller than RAM: possibly absorbed by the page cache"
                 .into(),
         ),
@@ -556,20 +556,25 @@ mod tests {
         let shm = Environment { fs_type: "tmpfs".into(), ..disk.clone() };
         // The engine's word on the page cache: O_DIRECT through the sync engine bypasses it.
         let seen = |w: &Workload, dropped, elsewhere, bytes| {
-            let page_cache = if w.direct { PageCache::Bypassed } else { PageCache::Through };
+            let page_cache = if w.data().is_some_and(|d| d.direct) { PageCache::Bypassed } else { PageCache::Through };
             CacheView { dropped, elsewhere, bytes, page_cache }
         };
         assert!(cache_flag(Op::Read, &w, &disk, seen(&w, false, false, 10)).is_some());
         assert!(cache_flag(Op::Read, &w, &disk, seen(&w, true, false, 10)).is_none());
         assert!(cache_flag(Op::Read, &w, &disk, seen(&w, false, true, 10)).is_none(), "read on another node");
         assert!(cache_flag(Op::Read, &w, &disk, seen(&w, false, false, 5000)).is_none(), "larger than RAM");
-        let direct = Workload { direct: true, ..w.clone() };
+        let with = |f: fn(&mut crate::spec::Data)| {
+            let mut w = w.clone();
+            f(w.data_mut());
+            w
+        };
+        let direct = with(|d| d.direct = true);
         assert!(cache_flag(Op::Read, &direct, &disk, seen(&direct, false, false, 10)).is_none());
         assert!(cache_flag(Op::Read, &direct, &shm, seen(&direct, true, true, 10)).unwrap().contains("tmpfs"));
         let absorbed = cache_flag(Op::Write, &w, &disk, seen(&w, false, false, 10)).unwrap();
         assert!(absorbed.contains("absorbed by the page cache"), "{absorbed}");
         assert!(cache_flag(Op::Write, &w, &disk, seen(&w, false, false, 5000)).is_none(), "larger than RAM");
-        for synced in [Workload { fsync: true, ..w.clone() }, Workload { fsync_each: true, ..w.clone() }, direct] {
+        for synced in [with(|d| d.fsync = true), with(|d| d.fsync_each = true), direct] {
             assert!(cache_flag(Op::Write, &synced, &disk, seen(&synced, false, false, 10)).is_none());
         }
         assert!(cache_flag(Op::Write, &w, &shm, seen(&w, false, false, 5000)).unwrap().contains("tmpfs"));

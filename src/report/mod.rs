@@ -552,7 +552,7 @@ mod tests {
     use crate::analysis;
     use crate::plan::Role;
     use crate::record::{fixtures, BestFigure, RunRecord};
-    use crate::spec::{Access, Workload};
+    use crate::spec::Access;
     use crate::store::RunRow;
 
     fn survey_runs() -> Vec<RunRecord> {
@@ -564,11 +564,9 @@ mod tests {
                 r.id = Some(10 + i as i64);
                 r.survey_id = Some(3);
                 r.name = Some(role.name().into());
-                r.workload = Workload {
-                    tasks: 2,
-                    access: if role == Role::SeqShared { Access::Shared } else { Access::FilePerTask },
-                    ..r.workload
-                };
+                r.workload.tasks = 2;
+                r.workload.data_mut().access =
+                    if role == Role::SeqShared { Access::Shared } else { Access::FilePerTask };
                 if role == Role::SeqShared {
                     // The shared file moved half the bytes in the same time.
                     for p in &mut r.phases {

@@ -482,12 +482,13 @@ mod tests {
         assert_eq!(back.bases[0].to_str(), Some("/scratch/\u{fffd}\u{fffd}"));
     }
 
-    /// The key of every metadata phase over the default shape, calls relative.
+    /// The key of every metadata phase over the default shape, calls relative: no field of the
+    /// data shape (reorder was one until the v12 store re-keyed).
     const RELATIVE_KEY: &str = concat!(
         r#"{"drop_caches":false,"meta":{"bases":0,"items":1000,"read_bytes":0,"resolve":"relative","#,
         r#""shared":false,"shift":0,"sync":false,"tree":{"branch":1,"depth":0,"leaves_only":false},"#,
         r#""write_bytes":0},"ops":["tree-create","dir-create","dir-stat","dir-remove","file-create","#,
-        r#""file-stat","file-read","file-remove","tree-remove"],"reorder":false,"stonewall_secs":null,"#,
+        r#""file-stat","file-read","file-remove","tree-remove"],"stonewall_secs":null,"#,
         r#""verify":false,"wear_out":false}"#
     );
 
@@ -540,7 +541,7 @@ mod tests {
     }
 
     fn meta_workload(meta: Meta, ops: Vec<Op>) -> Workload {
-        Workload { meta: Some(meta), ops, ..Workload::default() }
+        Workload { ops, ..Workload::from(meta) }
     }
 
     #[test]

@@ -240,6 +240,9 @@ DROP TABLE matrices;
     // v11: the workload key holds every setting that changes what is measured (direct, fsync,
     // engine, stonewall, ...); [`rekey`] recomputes it for every stored run.
     "",
+    // v12: a metadata workload's key leaves out every field of the data shape (reorder was
+    // kept); [`rekey`] again.
+    "",
 ];
 
 /// The schema version after which runs are stored as whole records (the v4 rows are read
@@ -248,7 +251,7 @@ const WHOLE_RECORDS: usize = 5;
 
 /// The schema versions after which every run's `workload_key` is recomputed from its record
 /// ([`rekey`]): those whose step changed what the key holds.
-const NEW_KEYS: &[usize] = &[11];
+const NEW_KEYS: &[usize] = &[11, 12];
 
 /// The version of the stored record's JSON shape.
 const RECORD_VERSION: u32 = 1;
@@ -1003,7 +1006,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(&dir.path().join("s.db")).unwrap();
         let mut run = sample(None);
-        run.workload.meta = Some(Meta::default());
+        run.workload.shape = crate::spec::Shape::Meta(Meta::default());
         let new = store.save(&run).unwrap();
         // As an older iosurvey stored it: no field, and a label that does not say.
         let old = store.save(&run).unwrap();
@@ -1022,7 +1025,7 @@ mod tests {
         let rows = store.list().unwrap();
         assert!(rows[0].label.contains(", path walk, "), "{}", rows[0].label);
         assert!(rows[1].label.contains(", relative, no path walk, "), "{}", rows[1].label);
-        let resolve = |id| store.load(id).unwrap().workload.meta.unwrap().resolve;
+        let resolve = |id| store.load(id).unwrap().workload.meta().unwrap().resolve;
         assert_eq!((resolve(new), resolve(old)), (Resolve::Path, Resolve::Relative));
         assert_ne!(store.load(new).unwrap().index().workload_key, store.load(old).unwrap().index().workload_key);
     }
@@ -1034,7 +1037,8 @@ mod tests {
         let (buffered, direct) = {
             let mut store = Store::open(&path).unwrap();
             let run = sample(None);
-            let direct = RunRecord { workload: Workload { direct: true, ..run.workload.clone() }, ..run.clone() };
+            let mut direct = run.clone();
+            direct.workload.data_mut().direct = true;
             let ids = (store.save(&run).unwrap(), store.save(&direct).unwrap());
             // As a v10 store keyed them: one key for both, which left out O_DIRECT.
             store.conn.execute("UPDATE runs SET workload_key = 'filepertask/segmented/sequential'", []).unwrap();

@@ -23,8 +23,8 @@ pub const ENTRY: Registered = Registered {
     open,
     param: None,
     // The mapping is set up for one direction per phase.
-    refuses: Some(|w| {
-        w.ops.contains(&Op::Mix).then(|| "the mmap engine cannot mix reads and writes in one phase".into())
+    refuses: Some(|ops, _| {
+        ops.contains(&Op::Mix).then(|| "the mmap engine cannot mix reads and writes in one phase".into())
     }),
 };
 

@@ -14,7 +14,7 @@ mod trace;
 mod uring;
 mod vectored;
 
-use crate::spec::{EngineName, Op, SpecError, Workload};
+use crate::spec::{Data, EngineName, Op, SpecError};
 use crate::sys::fs::{pread, pwrite};
 pub use crate::sys::mem::IoBufs;
 use serde::Serialize;
@@ -84,8 +84,8 @@ pub struct Setup<'a> {
 /// Says why an engine's parameter is wrong, if it is.
 pub type ParamCheck = fn(&str) -> Result<(), String>;
 
-/// Says why an engine cannot run a workload, if it cannot.
-pub type Refusal = fn(&Workload) -> Option<String>;
+/// Says why an engine cannot run a data workload of these phases and this shape, if it cannot.
+pub type Refusal = fn(&[Op], &Data) -> Option<String>;
 
 /// An engine in the registry.
 pub struct Registered {
@@ -118,12 +118,13 @@ pub const ENGINES: &[&Registered] = &[
     &delay::ENTRY,
 ];
 
-/// How `w`'s I/O meets the page cache through its engine: not at all when the engine opens
-/// no file, around it with O_DIRECT unless the engine always goes through it (a mapping).
-pub fn page_cache(w: &Workload) -> crate::record::execution::PageCache {
+/// How a data workload's I/O meets the page cache through its engine: not at all when the
+/// engine opens no file, around it with O_DIRECT unless the engine always goes through it (a
+/// mapping).
+pub fn page_cache(data: &Data) -> crate::record::execution::PageCache {
     use crate::record::execution::PageCache;
-    let caps = entry(&w.engine).caps;
-    match (caps.storage, w.direct && !caps.page_cache_always) {
+    let caps = entry(&data.engine).caps;
+    match (caps.storage, data.direct && !caps.page_cache_always) {
         (false, _) => PageCache::Untouched,
         (true, true) => PageCache::Bypassed,
         (true, false) => PageCache::Through,
@@ -233,14 +234,15 @@ pub fn parse(text: &str) -> Result<EngineName, SpecError> {
     Ok(EngineName::new(e.name, param))
 }
 
-/// The rules a workload's engine puts on it, and that it names a registered engine.
-pub fn check(w: &Workload) -> Result<(), SpecError> {
-    parse(&w.engine.to_string())?;
-    let e = entry(&w.engine);
-    if w.iodepth > 1 && !e.caps.queues {
-        return Err(SpecError::DepthWithoutQueue { engine: e.name, depth: w.iodepth, queued: queueing() });
+/// The rules a data workload's engine puts on it (of these phases), and that it names a
+/// registered engine.
+pub fn check(ops: &[Op], data: &Data) -> Result<(), SpecError> {
+    parse(&data.engine.to_string())?;
+    let e = entry(&data.engine);
+    if data.iodepth > 1 && !e.caps.queues {
+        return Err(SpecError::DepthWithoutQueue { engine: e.name, depth: data.iodepth, queued: queueing() });
     }
-    if let Some(why) = e.refuses.and_then(|refuses| refuses(w)) {
+    if let Some(why) = e.refuses.and_then(|refuses| refuses(ops, data)) {
         return Err(SpecError::Engine { why, fix: "sync".into() });
     }
     Ok(())
@@ -372,8 +374,7 @@ mod tests {
 
     #[test]
     fn a_queue_depth_without_a_queue_names_the_engines_that_keep_one() {
-        let w = Workload { iodepth: 8, ..Workload::default() };
-        let e = check(&w).unwrap_err();
+        let e = check(&[Op::Write], &Data { iodepth: 8, ..Data::default() }).unwrap_err();
         let crate::spec::Hint::Use(_, queued) = e.hint() else { panic!("{:?}", e.hint()) };
         for engine in ENGINES.iter().filter(|e| !e.caps.hidden) {
             assert_eq!(queued.contains(engine.name), engine.caps.queues, "{queued}");

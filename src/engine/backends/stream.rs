@@ -17,13 +17,13 @@ pub const ENTRY: Registered = Registered {
     probe: |depth| probe_by_opening(open, depth),
     open,
     param: None,
-    refuses: Some(|w| {
+    refuses: Some(|ops, data| {
         // The stream is set up for one direction per phase, and stdio's buffer has no
         // alignment O_DIRECT could count on.
-        if w.ops.contains(&Op::Mix) {
+        if ops.contains(&Op::Mix) {
             Some("the stream engine cannot mix reads and writes in one phase".into())
         } else {
-            w.direct.then(|| "the stream engine goes through stdio's buffer, which O_DIRECT refuses".into())
+            data.direct.then(|| "the stream engine goes through stdio's buffer, which O_DIRECT refuses".into())
         }
     }),
 };

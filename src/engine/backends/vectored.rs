@@ -18,14 +18,14 @@ pub const ENTRY: Registered = Registered {
     probe: |depth| probe_by_opening(open, depth),
     open,
     param: None,
-    refuses: Some(|w| {
+    refuses: Some(|_, data| {
         // O_DIRECT wants every piece aligned: 16 pieces of a multiple of 4 KiB.
         let whole = (PIECES * 4096) as u64;
-        (w.direct && w.transfer % whole != 0).then(|| {
+        (data.direct && data.transfer % whole != 0).then(|| {
             format!(
                 "with --direct the vectored engine needs transfers of a multiple of {} (16 aligned pieces), got {}",
                 crate::units::format_size(whole),
-                w.transfer
+                data.transfer
             )
         })
     }),
