@@ -150,16 +150,18 @@ pub fn verdict(r: &Interval) -> Verdict {
     }
 }
 
-/// One line in the manner of hyperfine: "A is 1.84 ± 0.05 times faster than B", with the
-/// ± half the interval's width, or "no difference beyond the noise".
+/// One line in the manner of hyperfine: "A is 1.84 ± 0.05 times faster than B" when the
+/// interval is symmetric about the ratio ([`spread_text`]), "A is 24.69 (10.57 to 57.69) times
+/// faster than B" when it is not, or "no difference beyond the noise".
 pub fn sentence(a: &str, b: &str, r: &Interval) -> String {
-    let half = (r.hi - r.lo) / 2.0;
     match verdict(r) {
-        Verdict::Higher => format!("{a} is {:.2} ± {half:.2} times faster than {b} ({})", r.value, r.method.name()),
+        Verdict::Higher => {
+            format!("{a} is {} times faster than {b} ({})", spread_text(r.value, r.lo, r.hi), r.method.name())
+        }
         Verdict::Lower => {
             // Said from the faster side, with the interval of the inverse ratio.
             let (v, lo, hi) = (1.0 / r.value, 1.0 / r.hi, 1.0 / r.lo);
-            format!("{b} is {v:.2} ± {:.2} times faster than {a} ({})", (hi - lo) / 2.0, r.method.name())
+            format!("{b} is {} times faster than {a} ({})", spread_text(v, lo, hi), r.method.name())
         }
         Verdict::NoDifference => format!(
             "{a} and {b}: no difference beyond the noise (ratio {:.2}, {} {:.2} to {:.2})",
@@ -171,9 +173,68 @@ pub fn sentence(a: &str, b: &str, r: &Interval) -> String {
     }
 }
 
+/// How far from symmetric an interval may be and still be said as ± its half width: its two
+/// arms may differ by this share of its width.
+pub const SYMMETRIC: f64 = 0.05;
+
+/// A value with its interval as it is: "2.01 ± 0.04" when the interval is symmetric about the
+/// value (within [`SYMMETRIC`]), else "24.69 (10.57 to 57.69)", low to high.
+pub fn spread_text(value: f64, lo: f64, hi: f64) -> String {
+    let width = hi - lo;
+    if ((hi - value) - (value - lo)).abs() <= SYMMETRIC * width {
+        format!("{value:.2} ± {:.2}", width / 2.0)
+    } else {
+        format!("{value:.2} ({lo:.2} to {hi:.2})")
+    }
+}
+
+/// What a drop between two sets of samples rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Support {
+    /// Each side has two samples or more, and every sample before the drop exceeds every
+    /// sample after it: the drop is larger than the spread of either side.
+    Stands {
+        /// Samples on the side before the drop.
+        before: usize,
+        /// Samples on the side after it.
+        after: usize,
+    },
+    /// One side has a single sample: the drop may be that sample's noise.
+    Single,
+}
+
+/// What a drop from `before` to `after` rests on; `None` when both sides have several samples
+/// and they overlap, a drop within the noise, which is no finding.
+pub fn support(before: &[f64], after: &[f64]) -> Option<Support> {
+    if before.len() < 2 || after.len() < 2 {
+        return Some(Support::Single);
+    }
+    let lowest = before.iter().copied().fold(f64::INFINITY, f64::min);
+    let highest = after.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (lowest > highest).then_some(Support::Stands { before: before.len(), after: after.len() })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_interval_is_said_as_plus_or_minus_only_when_it_is_symmetric() {
+        assert_eq!(spread_text(2.01, 1.97, 2.05), "2.01 ± 0.04");
+        assert_eq!(spread_text(24.69, 10.57, 57.69), "24.69 (10.57 to 57.69)");
+        let skewed = Interval { value: 24.69, lo: 10.57, hi: 57.69, method: Method::Bootstrap };
+        assert_eq!(
+            sentence("a", "b", &skewed),
+            "a is 24.69 (10.57 to 57.69) times faster than b (95% bootstrap interval)"
+        );
+        // The inverse of a symmetric ratio interval is not symmetric: said by its ends.
+        let slower = Interval { value: 0.5, lo: 0.25, hi: 0.75, method: Method::TInterval };
+        assert!(
+            sentence("a", "b", &slower).starts_with("b is 2.00 (1.33 to 4.00) times faster than a"),
+            "{}",
+            sentence("a", "b", &slower)
+        );
+    }
 
     #[test]
     fn a_t_interval_of_few_samples_matches_the_hand_computation() {

@@ -15,7 +15,12 @@ const RECORD: u64 = 4096;
 
 /// `iosurvey run` arguments for the workload of a pass in a cell (one task).
 fn run_args(pass: &Pass, file: u64, engine: Option<&str>) -> String {
-    let w = workload(pass, file, RECORD, &Shape { tasks: 1, per_node: 1, direct: false, fsync: false, seed: 1 });
+    let w = workload(
+        pass,
+        file,
+        RECORD,
+        &Shape { tasks: 1, per_node: 1, direct: false, fsync: false, seed: 1, stand_in: None },
+    );
     let ops: Vec<String> = w.ops.iter().map(|o| o.name()).collect();
     let d = w.data().expect("a matrix pass moves data");
     format!(
@@ -186,8 +191,8 @@ fn a_matrix_is_stored_shown_listed_and_written_as_csv_and_its_rates_recomputed()
     assert_eq!(html.matches("<svg ").count(), 14);
     // Two matrices' findings side by side: a matrix agrees with itself.
     let same = iosurvey(&["compare", "m1", "m1", "--db", &bed.db]).stdout;
-    let last = same.lines().last().unwrap();
-    let (agree, total) = last.strip_prefix("agreement: ").unwrap().split_once(" of ").unwrap();
+    let count = same.lines().find_map(|l| l.strip_prefix("agreement: ")).unwrap();
+    let (agree, total) = count.split_once(" of ").unwrap();
     assert_eq!(agree, total.trim_end_matches(" findings"), "{same}");
 }
 
@@ -211,6 +216,43 @@ fn the_adaptive_mode_says_what_it_skipped_and_what_the_full_matrix_would_take() 
             && shown.contains("the full matrix would take about"),
         "{shown}"
     );
+}
+
+#[test]
+fn a_planted_cliff_is_found_alike_by_the_adaptive_and_the_full_matrix_and_stands_only_where_sampled() {
+    // Transfers wait 100 us in files under 2 MiB and 1 ms from 2 MiB on, touching no storage:
+    // a cliff from 1 MiB to 2 MiB, with the timing noise of this machine around it.
+    let bed = Bed::new();
+    let args = "--kinds write,read --min-file 64k --max-file 4m --min-record 4k --max-record 256k \
+                --stand-in delay:100us/2m:1ms";
+    for extra in ["", " --full"] {
+        let out = bed.command("matrix", &format!("{args}{extra}"));
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    let out = iosurvey(&["compare", "m1", "m2", "--db", &bed.db]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    for kind in ["write", "read"] {
+        let cliffs: Vec<&&str> = lines.iter().filter(|l| l.contains(&format!("{kind} cliff of the"))).collect();
+        // Each mode finds the planted cliff, ending at 2 MiB (the full) or within a step of it
+        // (the adaptive's spine skips 2 MiB), and each sees the other's.
+        let planted = |whose: &str| {
+            cliffs.iter().any(|l| {
+                l.starts_with("agree:")
+                    && l.contains(&format!("cliff of the {whose}: {kind} over growing files (data per node) drops"))
+                    && l.contains("from 1 MiB to ")
+            })
+        };
+        assert!(planted("first") && planted("second"), "{kind}: {cliffs:#?}");
+        // The adaptive mode sampled both sides until the drop stood; the full matrix of one
+        // visit a cell says its drop rests on a single sample. Neither names a cache: the
+        // stand-in engine moves no bytes through one.
+        assert!(cliffs.iter().any(|l| l.contains("cliff of the first") && l.contains("apart beyond their spread")));
+        assert!(cliffs.iter().any(|l| l.contains("cliff of the second") && l.contains("on a single sample")));
+        assert!(cliffs.iter().all(|l| !l.contains("crosses")), "{cliffs:#?}");
+        assert!(lines.iter().any(|l| l.starts_with(&format!("agree:    {kind} best record 256 KiB vs 256 KiB"))));
+    }
+    assert!(lines.iter().any(|l| l.starts_with("agreement tolerances: peaks within 10%")), "{}", out.stdout);
 }
 
 #[test]
@@ -323,18 +365,21 @@ fn a_memory_limited_cgroup_makes_a_page_cache_cliff_on_ext4_named_with_its_cause
         std::process::Command::new("sh")
             .args(["-c", &script, "sh", env!("CARGO_BIN_EXE_iosurvey"), "matrix", "--dir"])
             .arg(&ext4.mount)
-            .args(["--db", db.to_str().unwrap(), "--full", "--kinds", "read", "--min-file", "8m", "--max-file", "256m"])
+            .args(["--db", db.to_str().unwrap(), "--full", "--repetitions", "2", "--kinds", "read"])
+            .args(["--min-file", "8m", "--max-file", "256m"])
             .args(["--min-record", "1m", "--max-record", "1m"])
             .output()
             .unwrap(),
     );
     let _ = fs::remove_dir(&cgroup);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    // The page cache's cliff, whatever else a busy machine shows (a CPU cache's, say).
+    // The page cache's cliff, whatever else a busy machine shows (a CPU cache's, say): two
+    // visits of each cell, so that the cause is named only for a drop beyond their spread.
     let cliffs: Vec<&str> = out.stdout.lines().filter(|l| l.starts_with("read over growing files")).collect();
     assert!(
         cliffs.iter().any(|c| c.contains(
-            "from 64 MiB to 128 MiB: it crosses the page cache (bounded by the memory cgroup's limit) (100 MiB)"
+            "from 64 MiB to 128 MiB (2 and 2 samples, apart beyond their spread): it crosses the page cache \
+             (bounded by the memory cgroup's limit) (100 MiB)"
         )),
         "cgroup {version}: {cliffs:?} in\n{}",
         out.stdout

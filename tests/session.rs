@@ -52,7 +52,7 @@ fn matrix_record(db_dir: &Path) -> MatrixRecord {
         env: iosurvey::env::collect(db_dir),
         grid,
         kinds: vec![Kind::Write, Kind::Read],
-        shape: Shape { tasks: 2, per_node: 2, direct: false, fsync: false, seed: 1 },
+        shape: Shape { tasks: 2, per_node: 2, direct: false, fsync: false, seed: 1, stand_in: None },
         timing: iosurvey::measure::WindowEnd::Transfers,
         adaptive: false,
         fraction: 0.3,

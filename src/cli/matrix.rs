@@ -52,8 +52,14 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
         ));
     }
     let per_node = a.tasks * iosurvey::engine::placement::largest_node(&team.process_nodes()).max(1);
-    let shape =
-        Shape { tasks: team.processes() * a.tasks, per_node, direct: a.direct, fsync: a.include_fsync, seed: 1 };
+    let shape = Shape {
+        tasks: team.processes() * a.tasks,
+        per_node,
+        direct: a.direct,
+        fsync: a.include_fsync,
+        seed: 1,
+        stand_in: a.stand_in.clone(),
+    };
     let timing = match (a.include_close, a.include_fsync) {
         (true, _) => WindowEnd::Close,
         (false, true) => WindowEnd::Fsync,

@@ -393,6 +393,10 @@ struct MatrixArgs {
     /// A fall of more than this percentage between neighbouring sizes is a cliff.
     #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=99))]
     cliff: u32,
+    /// For tests: an engine that touches no storage (null, delay:D, delay:D/SIZE:D2) in place
+    /// of every kind's own, so that a test can plant cliffs where it knows them.
+    #[arg(long, hide = true, value_name = "ENGINE", value_parser = stand_in_arg)]
+    stand_in: Option<iosurvey::spec::EngineName>,
     /// Also write every cell as CSV to FILE (IOzone -R's role).
     #[arg(long, value_name = "FILE")]
     csv: Option<PathBuf>,
@@ -659,6 +663,15 @@ fn parser() -> clap::Command {
 
 /// `--engine`, read by the engine registry: a registered name, with its parameter where the
 /// engine takes one; else what is wrong and every name there is.
+/// An engine of the registry that touches no storage.
+fn stand_in_arg(text: &str) -> Result<iosurvey::spec::EngineName, String> {
+    let engine = engine_arg(text)?;
+    match iosurvey::engine::backends::entry(&engine).caps.storage {
+        true => Err(format!("{text} touches storage: a stand-in is a test engine (null, delay:D)")),
+        false => Ok(engine),
+    }
+}
+
 fn engine_arg(text: &str) -> Result<iosurvey::spec::EngineName, String> {
     iosurvey::engine::backends::parse(text).map_err(|e| format!("{e} (hint: {})", hints::spell(&e.hint())))
 }

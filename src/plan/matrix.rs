@@ -9,6 +9,7 @@ use super::{HookError, HookSite, Last, Plan, Step};
 use crate::measure::{median, timed};
 use crate::record::{MatrixCell, MatrixRecord, RunRecord, Status};
 use crate::spec::{Access, Data, Op, Pattern, Workload};
+use crate::stats::{support, Support};
 use crate::units::{format_size, KIB, MIB};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -224,6 +225,10 @@ pub struct Shape {
     pub fsync: bool,
     /// Seed of the random orders.
     pub seed: u64,
+    /// An engine that touches no storage in place of every pass's own (a test's `delay:D`),
+    /// or none.
+    #[serde(default)]
+    pub stand_in: Option<crate::spec::EngineName>,
 }
 
 /// The workload of one pass in one cell.
@@ -240,7 +245,7 @@ pub fn workload(pass: &Pass, file: u64, record: u64, shape: &Shape) -> Workload 
             segments: 1,
             direct: shape.direct,
             fsync: shape.fsync,
-            engine: pass.engine.parse().unwrap_or_default(),
+            engine: shape.stand_in.clone().unwrap_or_else(|| pass.engine.parse().unwrap_or_default()),
             read_percent: 50,
             // IOzone gives the kernel no hint of the pattern.
             no_fadvise: true,
@@ -337,7 +342,8 @@ enum Stage {
 /// each record too large for the cheap rows to decide on the smallest file that holds it
 /// [`MIN_TRANSFERS`] times), refinement between measured neighbours that disagree by more than
 /// `fraction` (in the cheap rows, and along the spine where two steps apart would not place a
-/// cliff within one) and around each kind's peak, and more samples of each kind's peak cell,
+/// cliff within one) and around each kind's peak, and more samples of each kind's peak cell and of
+/// both sides of each drop not yet decided ([`crate::stats::support`]),
 /// until it is stable; the peak's on files whose one cell costs at most [`CHEAP_SHARE`] of the
 /// full matrix ([`near_file`]).
 #[derive(Debug, Clone)]
@@ -435,7 +441,12 @@ impl Adaptive {
                 }
                 Stage::Settle(round) => {
                     // A large cell's one sample is long and steady; the noise is in the small.
-                    let cells: Vec<At> = self.unsettled(measured).into_iter().filter(|c| c.0 <= self.near).collect();
+                    // Both sides of a drop not yet decided get their samples wherever affordable.
+                    let mut cells: Vec<At> =
+                        self.unsettled(measured).into_iter().filter(|c| c.0 <= self.near).collect();
+                    cells.extend(self.undecided_cliffs(measured));
+                    cells.sort_unstable();
+                    cells.dedup();
                     match cells.is_empty() || round >= MOST_SAMPLES as u32 {
                         true => (Vec::new(), Stage::Done),
                         false => (cells, Stage::Settle(round + 1)),
@@ -560,6 +571,48 @@ impl Adaptive {
                 })
             })
             .collect()
+    }
+
+    /// The two cells of each drop by more than the fraction between neighbours of a profile
+    /// that is not yet decided: its samples do not stand apart ([`support`]) and one side has
+    /// fewer than [`MOST_SAMPLES`]. Another sample of each side decides whether the drop is a
+    /// cliff or the noise of one cell; cells beyond the affordable are left to one sample,
+    /// which the finding then says.
+    fn undecided_cliffs(&self, measured: &Measured) -> Vec<At> {
+        // Along files a finding follows the spine, as the matrix's reading does
+        // (`analysis::matrix`): the cells it rests on are the spine's.
+        let spine: Measured = match self.spine {
+            Some(s) => measured
+                .iter()
+                .filter(|(c, _)| self.grid.nearest_record(c.0, s) == Some(c.1))
+                .map(|(c, m)| (*c, m.clone()))
+                .collect(),
+            None => measured.clone(),
+        };
+        let mut out = Vec::new();
+        for kind in Self::kinds(measured) {
+            for by_file in [true, false] {
+                let line = profile(if by_file { &spine } else { measured }, &self.grid, kind, by_file);
+                for w in line.windows(2) {
+                    let ((_, r0, c0), (_, r1, c1)) = (w[0], w[1]);
+                    if r1 >= r0 * (1.0 - self.fraction) {
+                        continue;
+                    }
+                    let samples = |c: &At| measured.get(c).and_then(|m| m.get(&kind)).map_or(&[][..], Vec::as_slice);
+                    let (before, after) = (samples(&c0), samples(&c1));
+                    let stands = matches!(support(before, after), Some(Support::Stands { .. }));
+                    if stands || (before.len() >= MOST_SAMPLES && after.len() >= MOST_SAMPLES) {
+                        continue;
+                    }
+                    out.extend(
+                        [(c0, before.len()), (c1, after.len())]
+                            .into_iter()
+                            .filter_map(|(c, n)| (n < MOST_SAMPLES && self.affordable(c)).then_some(c)),
+                    );
+                }
+            }
+        }
+        out
     }
 }
 
@@ -854,8 +907,12 @@ mod tests {
             (p[0].engine, p[0].phases.clone()),
             ("stream", vec![(Op::Write, None), (Op::Read, Some(Kind::StreamRead))])
         );
-        let w =
-            workload(&p[0], 4 * MIB, 64 * KIB, &Shape { tasks: 2, per_node: 2, direct: false, fsync: false, seed: 1 });
+        let w = workload(
+            &p[0],
+            4 * MIB,
+            64 * KIB,
+            &Shape { tasks: 2, per_node: 2, direct: false, fsync: false, seed: 1, stand_in: None },
+        );
         let d = w.data().unwrap();
         assert_eq!((d.block, d.transfer, w.tasks, d.engine.base()), (4 * MIB, 64 * KIB, 2, "stream"));
         w.validate().unwrap();
