@@ -567,24 +567,8 @@ pub fn sweep(sweep_id: Option<i64>, runs: &[RunRecord]) -> Report {
     }
     t.notes.extend(mean_over_iterations(runs.iter()));
     let is_random = runs.first().is_some_and(random);
-    let show = |v: f64| if is_random { format!("{v:.0} IOPS") } else { format!("{:.1} MiB/s", mib_per_s(v)) };
-    let findings = [Op::Write, Op::Read]
-        .into_iter()
-        .flat_map(|op| {
-            let points: Vec<scaling::Point> = runs
-                .iter()
-                .filter(|r| r.status == Status::Ok)
-                .filter_map(|r| {
-                    Some(scaling::Point {
-                        clients: r.workload.tasks as u64,
-                        value: mean_of(r, op, is_random)?,
-                        run: r.id?,
-                    })
-                })
-                .collect();
-            scaling::findings(&op.name(), &points, show)
-        })
-        .collect();
+    let ok: Vec<&RunRecord> = runs.iter().filter(|r| r.status == Status::Ok).collect();
+    let findings = [Op::Write, Op::Read].into_iter().flat_map(|op| scaled(&op.name(), &ok, op, is_random)).collect();
     let series = [Op::Write, Op::Read]
         .into_iter()
         .map(|op| {
@@ -614,7 +598,7 @@ pub fn sweeps_by_system(runs: &[RunRecord]) -> Report {
     let mut keys = keyed.clone();
     keys.sort();
     keys.dedup();
-    let mut charts = Vec::new();
+    let (mut charts, mut findings) = (Vec::new(), Vec::new());
     for key in keys {
         let group: Vec<&RunRecord> = swept.iter().zip(&keyed).filter(|(_, k)| **k == key).map(|(r, _)| *r).collect();
         let mut labels: Vec<&str> = group.iter().filter_map(|r| r.label.as_deref()).collect();
@@ -629,6 +613,7 @@ pub fn sweeps_by_system(runs: &[RunRecord]) -> Report {
             for op in [Op::Write, Op::Read] {
                 let of_label: Vec<&RunRecord> =
                     group.iter().copied().filter(|r| r.label.as_deref() == Some(*label)).collect();
+                findings.extend(scaled(&format!("{label} {}", op.name()), &of_label, op, is_random));
                 let mut counts: Vec<usize> = of_label.iter().map(|r| r.workload.tasks).collect();
                 counts.sort_unstable();
                 counts.dedup();
@@ -657,7 +642,20 @@ pub fn sweeps_by_system(runs: &[RunRecord]) -> Report {
             ..Chart::default()
         });
     }
-    Report { charts, ..Report::default() }
+    Report { charts, findings, ..Report::default() }
+}
+
+/// The scaling findings of `runs` (the repeated sweeps of one system on one workload) for an
+/// op: every run is a sample of its client count.
+fn scaled(what: &str, runs: &[&RunRecord], op: Op, is_random: bool) -> Vec<Finding> {
+    let show = |v: f64| if is_random { format!("{v:.0} IOPS") } else { format!("{:.1} MiB/s", mib_per_s(v)) };
+    let points: Vec<scaling::Point> = runs
+        .iter()
+        .filter_map(|r| {
+            Some(scaling::Point { clients: r.workload.tasks as u64, value: mean_of(r, op, is_random)?, run: r.id? })
+        })
+        .collect();
+    scaling::findings(what, &points, show)
 }
 
 /// A survey figure whose runs vary more than this (coefficient of variation) is called
@@ -1322,6 +1320,34 @@ mod tests {
             p.figures.bandwidth = Some(if p.op == Op::Write { write } else { read } * 1048576.0);
         }
         r
+    }
+
+    #[test]
+    fn repeated_sweeps_of_a_system_pool_their_runs_per_client_count() {
+        let mut runs = Vec::new();
+        for (label, scale) in [("a", 1.0), ("b", 2.0)] {
+            for sweep in 0..3 {
+                for tasks in [1usize, 2, 4] {
+                    let mut r = crate::record::fixtures::run(None);
+                    r.id = Some(runs.len() as i64 + 1);
+                    r.sweep_id = Some(sweep + if label == "b" { 10 } else { 0 });
+                    r.label = Some(label.into());
+                    r.workload.tasks = tasks;
+                    // Linear to 2 clients, 2% lower at 4; each sweep 1% from the others.
+                    let flat = if tasks > 2 { 0.98 } else { 1.0 };
+                    let rate = 100.0 * tasks.min(2) as f64 * flat * scale * (1.0 + 0.01 * sweep as f64);
+                    for p in &mut r.phases {
+                        p.figures.bandwidth = Some(rate * 1048576.0);
+                    }
+                    runs.push(r);
+                }
+            }
+        }
+        let found = sweeps_by_system(&runs).findings;
+        let a: Vec<&Finding> = found.iter().filter(|f| f.text.starts_with("a write")).collect();
+        assert!(a[0].text.starts_with("a write peaks at 202.0 MiB/s with 2 clients, runs 200.0 MiB/s to 204.0 MiB/s (mean of at least 3 runs per point)"), "{}", a[0].text);
+        assert_eq!(a[0].runs.len(), 9, "the three sweeps of a");
+        assert!(a.iter().any(|f| f.text.starts_with("a write bends at 2 clients")), "{a:?}");
     }
 
     #[test]

@@ -25,69 +25,123 @@ pub fn efficiency_per_doubling(a: &Point, b: &Point) -> Option<f64> {
 /// Points within this fraction of the peak count as on its plateau.
 const PLATEAU: f64 = 0.9;
 
+/// A client count of a curve: its runs' figures and the runs.
+struct Level {
+    clients: u64,
+    values: Vec<f64>,
+    runs: Vec<i64>,
+}
+
+impl Level {
+    fn mean(&self) -> f64 {
+        self.values.iter().sum::<f64>() / self.values.len() as f64
+    }
+
+    fn low(&self) -> f64 {
+        self.values.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+
+    fn high(&self) -> f64 {
+        self.values.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+    }
+}
+
 /// The findings of one op's curve (`what` names it, e.g. "write"; `show` formats a figure with
-/// its unit). One run per point, so each sentence says it rests on single samples.
+/// its unit). Points of the same client count are repetitions (the runs of sweeps repeated):
+/// each level's figure is their mean. With one run at some count every sentence says so and
+/// what would confirm it; with several at every count, a bend is said only when it stands
+/// beyond their spread (even the best pairing of the two levels' runs scales below 75% of
+/// linear) and a plateau only when every later level's runs reach the peak's lowest.
 pub fn findings(what: &str, points: &[Point], show: impl Fn(f64) -> String) -> Vec<Finding> {
     let mut p: Vec<Point> = points.iter().copied().filter(|p| p.clients > 0 && p.value > 0.0).collect();
     p.sort_by_key(|x| x.clients);
-    p.dedup_by_key(|x| x.clients);
-    if p.len() < 2 {
+    let mut levels: Vec<Level> = Vec::new();
+    for x in p {
+        match levels.last_mut() {
+            Some(l) if l.clients == x.clients => {
+                l.values.push(x.value);
+                l.runs.push(x.run);
+            }
+            _ => levels.push(Level { clients: x.clients, values: vec![x.value], runs: vec![x.run] }),
+        }
+    }
+    if levels.len() < 2 {
         return Vec::new();
     }
-    let runs: Vec<i64> = p.iter().map(|x| x.run).collect();
-    let caveat = "one run per point, no interval";
-    let peak = *p.iter().max_by(|a, b| a.value.total_cmp(&b.value)).expect("two points");
+    let runs: Vec<i64> = levels.iter().flat_map(|l| l.runs.iter().copied()).collect();
+    let fewest = levels.iter().map(|l| l.values.len()).min().unwrap_or(0);
+    let single = fewest < 2;
+    let caveat = match single {
+        true => "one run per point at some client counts, no interval: run the sweep again (same label) to confirm"
+            .to_string(),
+        false => format!("mean of at least {fewest} runs per point"),
+    };
+    let mean = |l: &Level| Point { clients: l.clients, value: l.mean(), run: 0 };
+    let peak = levels.iter().max_by(|a, b| a.mean().total_cmp(&b.mean())).expect("two levels");
+    let spread = match single {
+        true => String::new(),
+        false => format!(", runs {} to {}", show(peak.low()), show(peak.high())),
+    };
     let mut out = vec![Finding {
-        text: format!("{what} peaks at {} with {} clients ({caveat})", show(peak.value), peak.clients),
-        value: peak.value,
+        text: format!("{what} peaks at {} with {} clients{spread} ({caveat})", show(peak.mean()), peak.clients),
+        value: peak.mean(),
         runs: runs.clone(),
     }];
-    let steps: Vec<String> = p
+    let steps: Vec<(String, f64)> = levels
         .windows(2)
         .filter_map(|w| {
-            let e = efficiency_per_doubling(&w[0], &w[1])?;
-            Some(format!("{}->{}: {:.0}%", w[0].clients, w[1].clients, 100.0 * e))
+            let e = efficiency_per_doubling(&mean(&w[0]), &mean(&w[1]))?;
+            Some((format!("{}->{}: {:.0}%", w[0].clients, w[1].clients, 100.0 * e), e))
         })
         .collect();
-    let mean_efficiency = {
-        let e: Vec<f64> = p.windows(2).filter_map(|w| efficiency_per_doubling(&w[0], &w[1])).collect();
-        e.iter().sum::<f64>() / e.len().max(1) as f64
-    };
+    let mean_efficiency = steps.iter().map(|s| s.1).sum::<f64>() / steps.len().max(1) as f64;
+    let said: Vec<&str> = steps.iter().map(|s| s.0.as_str()).collect();
     out.push(Finding {
-        text: format!("{what} scales at {} of linear per doubling of clients ({caveat})", steps.join(", ")),
+        text: format!("{what} scales at {} of linear per doubling of clients ({caveat})", said.join(", ")),
         value: 100.0 * mean_efficiency,
         runs: runs.clone(),
     });
     // The plateau: the fewest clients from which every larger count stays within 10% of the
-    // peak, when that is not the last point.
-    let first_on = p.iter().position(|x| x.value >= PLATEAU * peak.value).expect("the peak itself");
-    let stays = p[first_on..].iter().all(|x| x.value >= PLATEAU * peak.value);
-    if stays && first_on + 1 < p.len() {
-        let at = p[first_on];
-        out.push(Finding {
-            text: format!(
-                "{what} plateaus from {} clients: from there it stays within {:.0}% of its peak ({caveat})",
-                at.clients,
-                100.0 * (1.0 - PLATEAU)
-            ),
-            value: at.clients as f64,
-            runs: runs.clone(),
-        });
+    // peak, when that is not the last point; with repetitions, every run from there reaches
+    // 90% of the peak's lowest run.
+    let floor = PLATEAU * if single { peak.mean() } else { peak.low() };
+    let on = |l: &Level| if single { l.mean() } else { l.low() } >= floor;
+    if let Some(first_on) = levels.iter().position(|l| l.mean() >= PLATEAU * peak.mean()) {
+        if levels[first_on..].iter().all(on) && first_on + 1 < levels.len() {
+            out.push(Finding {
+                text: format!(
+                    "{what} plateaus from {} clients: from there it stays within {:.0}% of its peak ({caveat})",
+                    levels[first_on].clients,
+                    100.0 * (1.0 - PLATEAU)
+                ),
+                value: levels[first_on].clients as f64,
+                runs: runs.clone(),
+            });
+        }
     }
-    // The knee: the first step below 75% of linear after steps at or above it.
-    let effs: Vec<(usize, f64)> =
-        p.windows(2).enumerate().filter_map(|(i, w)| Some((i, efficiency_per_doubling(&w[0], &w[1])?))).collect();
-    if let Some(&(i, e)) = effs.iter().find(|(_, e)| *e < 0.75).filter(|(i, _)| *i > 0) {
-        out.push(Finding {
-            text: format!(
-                "{what} bends at {} clients: from there to {} it scales at {:.0}% of linear ({caveat})",
-                p[i].clients,
-                p[i + 1].clients,
-                100.0 * e
-            ),
-            value: p[i].clients as f64,
-            runs,
-        });
+    // The knee: the first step below 75% of linear after steps at or above it; with
+    // repetitions, below it even from the lowest run before to the highest after.
+    let bends = levels.windows(2).enumerate().find_map(|(i, w)| {
+        let e = efficiency_per_doubling(&mean(&w[0]), &mean(&w[1]))?;
+        let at_best = efficiency_per_doubling(
+            &Point { clients: w[0].clients, value: w[0].low(), run: 0 },
+            &Point { clients: w[1].clients, value: w[1].high(), run: 0 },
+        )?;
+        (e < 0.75).then_some((i, e, single || at_best < 0.75))
+    });
+    if let Some((i, e, stands)) = bends.filter(|(i, _, _)| *i > 0) {
+        if stands {
+            out.push(Finding {
+                text: format!(
+                    "{what} bends at {} clients: from there to {} it scales at {:.0}% of linear ({caveat})",
+                    levels[i].clients,
+                    levels[i + 1].clients,
+                    100.0 * e
+                ),
+                value: levels[i].clients as f64,
+                runs,
+            });
+        }
     }
     out
 }
@@ -115,11 +169,13 @@ mod tests {
         let c = curve(&[(1, 100.0), (2, 195.0), (4, 380.0), (8, 420.0), (16, 410.0), (32, 415.0)]);
         let f = findings("write", &c, |v| format!("{v:.0} MiB/s"));
         let texts: Vec<&str> = f.iter().map(|x| x.text.as_str()).collect();
-        assert_eq!(texts[0], "write peaks at 420 MiB/s with 8 clients (one run per point, no interval)");
+        let caveat =
+            "one run per point at some client counts, no interval: run the sweep again (same label) to confirm";
+        assert_eq!(texts[0], format!("write peaks at 420 MiB/s with 8 clients ({caveat})"));
         assert!(texts[1].starts_with("write scales at 1->2: 98%, 2->4: 97%, 4->8: 55%, 8->16: 49%"), "{}", texts[1]);
         assert_eq!(
             texts[2],
-            "write plateaus from 4 clients: from there it stays within 10% of its peak (one run per point, no interval)"
+            format!("write plateaus from 4 clients: from there it stays within 10% of its peak ({caveat})")
         );
         assert!(
             texts[3].starts_with("write bends at 4 clients: from there to 8 it scales at 55% of linear"),
@@ -135,5 +191,49 @@ mod tests {
         let f = findings("read", &c, |v| format!("{v:.0}"));
         assert_eq!(f.len(), 2, "{f:?}");
         assert!(findings("read", &curve(&[(4, 100.0)]), |v| format!("{v}")).is_empty());
+    }
+
+    #[test]
+    fn repeated_sweeps_are_pooled_per_client_count_and_a_bend_within_their_spread_is_not_made() {
+        // Three sweeps: the means bend at 4 clients (4->8 at 57% of linear), runs tight.
+        let tight = curve(&[
+            (1, 100.0),
+            (2, 200.0),
+            (4, 400.0),
+            (8, 460.0),
+            (1, 102.0),
+            (2, 198.0),
+            (4, 404.0),
+            (8, 455.0),
+            (1, 98.0),
+            (2, 202.0),
+            (4, 396.0),
+            (8, 465.0),
+        ]);
+        let f = findings("write", &tight, |v| format!("{v:.0} MiB/s"));
+        let texts: Vec<&str> = f.iter().map(|x| x.text.as_str()).collect();
+        assert_eq!(
+            texts[0],
+            "write peaks at 460 MiB/s with 8 clients, runs 455 MiB/s to 465 MiB/s (mean of at least 3 runs per point)"
+        );
+        assert!(texts.iter().any(|t| t.starts_with("write bends at 4 clients")), "{texts:?}");
+        assert_eq!(f[0].runs.len(), 12, "every run is the finding's support");
+        // The same means, but runs so spread that the 4->8 step could be linear: no bend.
+        let loose = curve(&[
+            (1, 100.0),
+            (2, 200.0),
+            (4, 400.0),
+            (8, 460.0),
+            (1, 100.0),
+            (2, 200.0),
+            (4, 300.0),
+            (8, 720.0),
+            (1, 100.0),
+            (2, 200.0),
+            (4, 500.0),
+            (8, 200.0),
+        ]);
+        let f = findings("write", &loose, |v| format!("{v:.0}"));
+        assert!(f.iter().all(|x| !x.text.contains("bends")), "{f:?}");
     }
 }
