@@ -39,6 +39,27 @@ pub struct Published {
     pub value: f64,
     /// peak, at 64 clients, ...
     pub qualifier: String,
+    /// The source's title.
+    pub title: String,
+    /// Who published it.
+    pub organisation: String,
+    /// When, or "n.d." where the document gives no date.
+    pub year: String,
+}
+
+impl Published {
+    /// The source as a citation: "title, organisation, year".
+    pub fn citation(&self) -> String {
+        format!("{}, {}, {}", self.title, self.organisation, self.year)
+    }
+
+    /// The client count a figure was stated at ("at 64 clients", "at 1 thread"), if any.
+    fn at_count(&self) -> Option<usize> {
+        let rest = self.qualifier.strip_prefix("at ")?;
+        let (n, what) = rest.split_once(' ')?;
+        what.starts_with("client").then_some(()).or(what.starts_with("thread").then_some(()))?;
+        n.parse().ok()
+    }
 }
 
 /// Every figure of the catalog (lines that do not parse are not figures: the header).
@@ -48,6 +69,7 @@ pub fn catalog() -> Vec<Published> {
         .filter_map(|line| {
             let f: Vec<&str> = line.split(',').collect();
             let value = f.get(11)?.parse().ok()?;
+            f.get(16)?;
             let s = |k: usize| f[k].to_string();
             Some(Published {
                 source: s(0),
@@ -63,6 +85,9 @@ pub fn catalog() -> Vec<Published> {
                 metric: s(10),
                 value,
                 qualifier: s(12),
+                title: s(14),
+                organisation: s(15),
+                year: s(16),
             })
         })
         .collect()
@@ -95,7 +120,7 @@ pub fn systems() -> Report {
             Cell::text(p.system.clone()),
             Cell::text(p.file_system.clone()),
             Cell::Int(figures as u64),
-            Cell::text(p.source.clone()),
+            Cell::text(p.citation()),
         ]);
         seen.push(name);
     }
@@ -131,23 +156,48 @@ fn counterpart(p: &Published) -> Option<(Op, bool, Access)> {
     Some((op, kind == "random", access))
 }
 
-/// The best figure of `runs` on a published figure's workload, in its unit, and the run.
-fn ours<'r>(p: &Published, unit: &str, runs: &'r [RunRecord]) -> Option<(f64, &'r RunRecord)> {
+/// Our figure on a published figure's workload, in its unit, by the same statistic: a
+/// published peak against our peak (the best phase) over runs of at most its clients; a figure
+/// stated at a client count against our mean over the runs of that many tasks; any other
+/// against our mean over the runs. Phases flagged as possibly cached are left out: a page
+/// cache's figure is not set beside a storage system's. (value, the runs, the statistic in
+/// words.)
+fn ours<'r>(p: &Published, unit: &str, runs: &'r [RunRecord]) -> Option<(f64, Vec<&'r RunRecord>, String)> {
     let (op, random, access) = counterpart(p)?;
+    let peak = p.qualifier.starts_with("peak");
+    let clients: Option<usize> = p.clients.parse().ok();
+    let at = p.at_count();
     let same = |r: &&RunRecord| {
         r.status == crate::record::Status::Ok
             && r.workload.data().is_some_and(|d| d.access == access)
             && r.workload.random() == random
+            && match (peak, at, clients) {
+                (true, _, Some(most)) => r.workload.tasks <= most,
+                (false, Some(n), _) => r.workload.tasks == n,
+                _ => true,
+            }
     };
-    // A figure that may be the page cache's is not set beside a storage system's.
-    runs.iter()
+    let figures: Vec<(f64, &RunRecord)> = runs
+        .iter()
         .filter(same)
         .flat_map(|r| r.phases.iter().filter(|ph| ph.op == op && ph.possibly_cached.is_none()).map(move |ph| (ph, r)))
         .filter_map(|(ph, r)| {
             let v = if unit == "IOPS" { ph.figures.iops? } else { mib_per_s(ph.figures.bandwidth?) };
             Some((v, r))
         })
-        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .collect();
+    let mut used: Vec<&RunRecord> = figures.iter().map(|f| f.1).collect();
+    used.dedup_by_key(|r| r.id);
+    let n = used.len();
+    let runs_said = format!("{n} run{}", if n == 1 { "" } else { "s" });
+    if peak {
+        let best = figures.iter().max_by(|a, b| a.0.total_cmp(&b.0))?;
+        let range = clients.map_or(String::new(), |c| format!(" of at most {c} clients"));
+        return Some((best.0, vec![best.1], format!("peak: our best phase over {runs_said}{range}")));
+    }
+    let mean = figures.iter().map(|f| f.0).sum::<f64>() / figures.len().max(1) as f64;
+    let whose = at.map_or("at their own client counts".to_string(), |n| format!("at {n} clients"));
+    (!figures.is_empty()).then(|| (mean, used, format!("mean: our mean over the phases of {runs_said} {whose}")))
 }
 
 /// The runs chosen beside published system `name`: a row per published figure.
@@ -157,8 +207,18 @@ pub fn beside(name: &str, runs: &[RunRecord]) -> Result<Report, String> {
         return Err(format!("no published system is called '{name}'"));
     };
     let mut t = Table::new(
-        format!("beside {} ({}, from {})", first.system, first.file_system, first.source),
-        &["workload", "access", "published", "ours", "unit", "ours/published", "published setup", "our setup"],
+        format!("beside {} ({}), from {}", first.system, first.file_system, first.citation()),
+        &[
+            "workload",
+            "access",
+            "published",
+            "ours",
+            "unit",
+            "ours/published",
+            "statistic",
+            "published setup",
+            "our setup",
+        ],
     );
     for p in &figures {
         let setup = [
@@ -178,40 +238,51 @@ pub fn beside(name: &str, runs: &[RunRecord]) -> Result<Report, String> {
                 Cell::text("not compared: iosurvey does not measure this in a run"),
                 Cell::Empty,
                 Cell::Empty,
+                Cell::Empty,
                 Cell::text(setup.join(", ")),
                 Cell::Empty,
             ]);
             continue;
         };
         let found = ours(p, unit, runs);
-        let our_setup = found.map(|(_, r)| {
-            let (w, data) = (&r.workload, r.workload.data().cloned().unwrap_or_default());
-            format!(
-                "run {}: {} tasks, {} transfers, {} per task, {}",
-                r.id.unwrap_or(0),
-                w.tasks,
-                crate::units::format_size(data.transfer),
-                crate::units::format_size(data.block * data.segments),
-                r.env.fs_type
-            )
+        let our_setup = found.as_ref().map(|(_, used, _)| {
+            let said: Vec<String> = used
+                .iter()
+                .map(|r| {
+                    let (w, data) = (&r.workload, r.workload.data().cloned().unwrap_or_default());
+                    format!(
+                        "run {}: {} tasks, {} transfers, {} per task, {}",
+                        r.id.unwrap_or(0),
+                        w.tasks,
+                        crate::units::format_size(data.transfer),
+                        crate::units::format_size(data.block * data.segments),
+                        r.env.fs_type
+                    )
+                })
+                .collect();
+            said.join("; ")
         });
         t.rows.push(vec![
             Cell::text(p.workload.clone()),
             Cell::text(p.access.clone()),
             Cell::num(Some(published), if unit == "IOPS" { 0 } else { 1 }),
-            found.map_or(Cell::text("no run of this workload chosen, or only cached figures"), |(v, _)| {
-                Cell::num(Some(v), if unit == "IOPS" { 0 } else { 1 })
-            }),
+            found.as_ref().map_or(
+                Cell::text("no run of this workload and client count chosen, or only cached figures"),
+                |(v, ..)| Cell::num(Some(*v), if unit == "IOPS" { 0 } else { 1 }),
+            ),
             Cell::text(unit),
-            Cell::num(found.map(|(v, _)| v / published), 3),
+            Cell::num(found.as_ref().map(|(v, ..)| v / published), 3),
+            found.as_ref().map_or(Cell::Empty, |(.., how)| Cell::text(how.clone())),
             Cell::text(setup.join(", ")),
             our_setup.map_or(Cell::Empty, Cell::text),
         ]);
     }
     t.notes.push(
         "published figures are as the source states them (GB/s = 10^9 B/s, MB/s = 10^6 B/s, here in MiB/s = 2^20 B/s); \
-         ours is the best phase of the chosen runs on the same workload and access; the setups differ as the last two \
-         columns say, so a ratio compares systems as measured, not like with like"
+         ours is taken by the same statistic as the published one (the statistic column: a peak against our best \
+         phase over runs of at most the published clients, a figure at a client count against our mean at that count, \
+         else our mean) on the same workload and access; the setups differ as the last two columns say, so a ratio \
+         compares systems as measured, not like with like"
             .to_string(),
     );
     Ok(Report { tables: vec![t], ..Report::default() })
@@ -241,5 +312,59 @@ mod tests {
             .rows
             .iter()
             .all(|r| r[3].to_string().contains("no run") || r[3].to_string().contains("not compared")));
+    }
+
+    /// A run of `tasks` tasks whose phases moved `mib` MiB/s, none flagged as possibly cached.
+    fn run(id: i64, tasks: usize, mib: f64) -> RunRecord {
+        let mut r = crate::record::fixtures::run(None);
+        r.id = Some(id);
+        r.workload.tasks = tasks;
+        for p in &mut r.phases {
+            p.possibly_cached = None;
+            p.figures.bandwidth = Some(mib * 1048576.0);
+        }
+        r
+    }
+
+    #[test]
+    fn a_source_is_cited_and_each_side_is_taken_by_the_same_statistic() {
+        let all = catalog();
+        assert!(all.iter().all(|p| !p.title.is_empty() && !p.organisation.is_empty() && !p.year.is_empty()));
+        let lustre = all.iter().find(|p| p.system.starts_with("Dell Storage for HPC")).unwrap();
+        assert_eq!(
+            lustre.citation(),
+            "Dell Storage for HPC with Intel Enterprise Edition 2.3 for Lustre software (white paper; Quy Ta), Dell HPC \
+             Engineering, 2015"
+        );
+        // The F800's published peaks are over 1..64 clients: our peak over runs of at most 64
+        // tasks, the 128-task run left out; said which.
+        let runs = [run(1, 2, 100.0), run(2, 4, 300.0), run(3, 128, 900.0)];
+        let table = &beside("isilon-f800", &runs).unwrap().tables[0];
+        assert!(
+            table.title.ends_with(
+                "from Dell EMC Isilon F800 and H600 sequential and random I/O performance \
+             (technical white paper), Dell EMC, n.d."
+            ),
+            "{}",
+            table.title
+        );
+        let write = table.rows.iter().find(|r| r[0].to_string() == "sequential write").unwrap();
+        assert_eq!(write[3].to_string(), "300.0");
+        assert_eq!(write[6].to_string(), "peak: our best phase over 2 runs of at most 64 clients");
+        // A figure stated at a client count is set against our mean at that count.
+        let pix = all.iter().find(|p| p.system == "PixStor" && p.qualifier == "at 1 thread").unwrap();
+        assert_eq!(pix.at_count(), Some(1));
+        let ours_at = |runs: &[RunRecord]| ours(pix, "IOPS", runs).map(|(v, used, how)| (v, used.len(), how));
+        let random = |id, tasks, iops: f64| {
+            let mut r = run(id, tasks, 1.0);
+            r.workload.data_mut().pattern = crate::spec::Pattern::Random;
+            for p in &mut r.phases {
+                p.figures.iops = Some(iops);
+            }
+            r
+        };
+        let (v, n, how) = ours_at(&[random(1, 1, 100.0), random(2, 1, 300.0), random(3, 8, 5000.0)]).unwrap();
+        assert_eq!((v, n, how.as_str()), (200.0, 2, "mean: our mean over the phases of 2 runs at 1 clients"));
+        assert!(ours_at(&[random(3, 8, 5000.0)]).is_none(), "no run at 1 client");
     }
 }
