@@ -11,7 +11,8 @@ pub const AT_LEAST: usize = 4;
 const MADS: f64 = 3.0;
 /// The scale that makes the MAD estimate a normal distribution's standard deviation.
 const MAD_SCALE: f64 = 1.4826;
-const MATERIAL: f64 = 0.8;
+/// A slow member is also below this share of the median: a material difference.
+pub const MATERIAL: f64 = 0.8;
 
 /// The slow outliers among `members` (a name and a rate each), slowest first, with the
 /// median they stand apart from; none with fewer than [`AT_LEAST`] members.
