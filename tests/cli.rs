@@ -504,10 +504,24 @@ fn a_report_is_one_self_contained_html_page_with_findings_and_charts() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("report of 3 runs written to"), "{}", out.stdout);
     let html = fs::read_to_string(&page).unwrap();
-    let findings = html.find("<h2>Findings</h2>").expect("findings");
-    let first_table = html.find("<table>").expect("tables");
-    assert!(findings < first_table, "findings first");
+    // The title block and method, the summary, then the study: its figure, its table, its findings.
+    let mut from = 0;
+    for what in [
+        "<h1 ",
+        ">Method</h3>",
+        ">Contents</h2>",
+        ">Summary</h2>",
+        "<ul class=\"findings\">",
+        "<h2 id=\"study-1\">",
+        "<figure ",
+        "<b>Table 1.</b>",
+        "<ul class=\"findings\">",
+        ">Appendix</h2>",
+    ] {
+        from += html[from..].find(what).unwrap_or_else(|| panic!("{what} after {from}: {html}"));
+    }
     assert!(html.contains("peaks at") && html.contains("<svg ") && html.contains("<polyline"), "{html}");
+    assert!(html.contains("(runs 1-3)"), "the table names its runs: {html}");
     assert!(html.contains("data:text/csv"), "each table has its CSV");
     assert!(!html.contains("http:") && !html.contains("https:"), "nothing fetched");
     assert!(html.contains("Content-Security-Policy\" content=\"default-src 'none'"), "the browser forbids loads");
@@ -585,14 +599,29 @@ fn a_markdown_report_has_its_charts_as_svg_files_beside_it() {
     let out = iosurvey(&["report", "-o", page.to_str().unwrap(), "--format", "md", "--db", &bed.db, "s1"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let text = fs::read_to_string(&page).unwrap();
-    let findings = text.find("### Findings").expect("findings");
-    assert!(findings < text.find("### survey 1").expect("the survey's table"), "findings first:\n{text}");
-    assert!(text.contains("![N-to-N and N-to-1, sequential (mean over runs)](paper-chart-1.svg)"), "{text}");
-    let svg = fs::read_to_string(bed.tmp.path().join("paper-chart-1.svg")).unwrap();
+    let summary = text.find("## Summary").expect("a summary");
+    assert!(summary < text.find("## 1. Survey s1").expect("the survey's section"), "summary first:\n{text}");
+    // The figures in a folder named after the report, beside it; none in the working directory.
+    assert!(text.contains("![Figure 1](paper_figures/figure-1.svg)"), "{text}");
+    assert!(text.contains("([numbers](paper_figures/figure-1.csv))"), "{text}");
+    let svg = fs::read_to_string(bed.tmp.path().join("paper_figures/figure-1.svg")).unwrap();
     assert!(
         svg.starts_with("<svg ") && svg.contains("xmlns=\"http://www.w3.org/2000/svg\"") && svg.contains("<rect "),
         "{svg}"
     );
+    let csv = fs::read_to_string(bed.tmp.path().join("paper_figures/figure-1.csv")).unwrap();
+    assert!(csv.starts_with("# N-to-N and N-to-1"), "{csv}");
+    let beside: Vec<_> = fs::read_dir(bed.tmp.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(!beside.iter().any(|n| n.to_string_lossy().ends_with(".svg")), "no figure loose beside it: {beside:?}");
+    // A folder of that name that is a link is refused, and nothing is written through it.
+    let elsewhere = bed.tmp.path().join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    let linked = bed.tmp.path().join("linked.md");
+    std::os::unix::fs::symlink(&elsewhere, bed.tmp.path().join("linked_figures")).unwrap();
+    let out = iosurvey(&["report", "-o", linked.to_str().unwrap(), "--format", "md", "--db", &bed.db, "s1"]);
+    assert_one_line_error(&out, 2, &["refusing to write the report's figures", "symbolic link"]);
+    assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing written through the link");
+    assert!(!linked.exists());
     let out = iosurvey(&["report", "-o", page.to_str().unwrap(), "--format", "csv", "--db", &bed.db]);
     assert_one_line_error(&out, 2, &["written as html or md"]);
 }
@@ -628,11 +657,11 @@ fn the_html_report_renders_in_a_browser_with_every_chart_and_loads_nothing() {
     let page = bed.tmp.path().join("report.html");
     assert_eq!(iosurvey(&["report", "-o", page.to_str().unwrap(), "--db", &bed.db]).code, 0);
     let html = fs::read_to_string(&page).unwrap();
-    let charts = html.matches("<figure>").count();
+    let charts = html.matches("<figure ").count();
     assert!(charts >= 4, "the sweep's chart and the metadata run's three: {charts}");
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report.png");
     let (dom, log) = open_in_chromium(browser, &page, &["--dump-dom"]);
-    assert_eq!(dom.matches("<figure>").count(), charts, "every chart in the rendered page");
+    assert_eq!(dom.matches("<figure ").count(), charts, "every chart in the rendered page");
     assert_eq!(dom.matches("<svg ").count(), charts);
     assert!(!log.contains("CONSOLE"), "no console message: {log}");
     let shot_arg = format!("--screenshot={}", shot.display());

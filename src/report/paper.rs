@@ -196,3 +196,118 @@ impl Paper {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::fixtures;
+
+    /// Labels a and b swept over 1, 2 and 4 clients three times each (b at half a's rate,
+    /// each repetition a few percent apart), then a survey's run and a run of its own.
+    fn runs() -> Vec<RunRecord> {
+        let mut out = Vec::new();
+        let mut id = 0;
+        for (label, scale) in [("a", 1.0), ("b", 0.5)] {
+            for (rep, wobble) in [0.97, 1.0, 1.03].into_iter().enumerate() {
+                for tasks in [1usize, 2, 4] {
+                    id += 1;
+                    let mut r = fixtures::run(None);
+                    r.id = Some(id);
+                    r.label = Some(label.into());
+                    r.sweep_id = Some(if label == "a" { 1 } else { 4 } + rep as i64);
+                    r.workload.tasks = tasks;
+                    for p in &mut r.phases {
+                        p.figures.bandwidth = Some(100.0 * 1048576.0 * tasks as f64 * scale * wobble);
+                    }
+                    out.push(r);
+                }
+            }
+        }
+        let mut surveyed = fixtures::run(None);
+        (surveyed.id, surveyed.survey_id, surveyed.name) = (Some(19), Some(1), Some("seq-file-per-task".into()));
+        let mut alone = fixtures::run(None);
+        alone.id = Some(20);
+        out.extend([surveyed, alone]);
+        out
+    }
+
+    fn figures(blocks: &[Block]) -> Vec<&Chart> {
+        blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Figure(_, c, _) => Some(&**c),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn two_labels_over_clients_share_a_chart_with_error_bars_and_the_published_level() {
+        let blocks = paper("s.db", runs(), &[], None).unwrap().blocks();
+        let write = figures(&blocks).into_iter().find(|c| c.title.contains("write MiB/s against clients")).unwrap();
+        let names: Vec<&str> = write.series.iter().map(|s| s.0.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        // Each point is the mean of its three repetitions, its bar their 95% t-interval.
+        assert_eq!(write.series[0].1.iter().map(|p| p.0).collect::<Vec<_>>(), [1.0, 2.0, 4.0]);
+        let two = [0.97, 1.0, 1.03].map(|w| 200.0 * w);
+        let iv = crate::stats::mean_interval(&two).unwrap();
+        let (mean, bar) = (write.series[0].1[1].1, write.errors[0][1]);
+        assert!((mean - 200.0).abs() < 1e-9 && (bar.1 - iv.lo).abs() < 1e-9 && (bar.2 - iv.hi).abs() < 1e-9);
+        assert!(write.errors.iter().all(|e| e.len() == 3), "a bar at every point of both lines");
+        assert!(write.references.is_empty(), "no published level unless asked");
+        assert_eq!(write.runs.len(), 18);
+        let svg = super::super::figures::svg(write);
+        assert!(svg.contains(">\na\n</text>") && svg.contains(">\nb\n</text>"), "both in the legend");
+        let asked = paper("s.db", runs(), &[], Some("isilon-f800")).unwrap().blocks();
+        let write = figures(&asked).into_iter().find(|c| c.title.contains("write MiB/s against clients")).unwrap();
+        assert!(!write.references.is_empty());
+        let (name, level) = &write.references[0];
+        assert!(name.starts_with("Isilon F800 published (8 GB/s"), "{name}");
+        assert!((level - 8e9 / 1048576.0).abs() < 1e-6, "in the chart's unit, MiB/s");
+    }
+
+    #[test]
+    fn every_table_names_its_runs_and_no_run_is_in_two_studies() {
+        let blocks = paper("s.db", runs(), &[], None).unwrap().blocks();
+        let mut section = String::new();
+        let mut seen: Vec<(i64, String)> = Vec::new();
+        for b in &blocks {
+            match b {
+                Block::Heading(_, text, _) => section = text.clone(),
+                Block::Table(_, _, caption) => {
+                    let runs = caption.rsplit_once("(runs ").map(|(_, r)| r.trim_end_matches(')'));
+                    if section == "Across the studies" {
+                        continue;
+                    }
+                    let runs = runs.unwrap_or_else(|| panic!("a table with no runs named: {caption}"));
+                    if section == "Appendix" {
+                        assert_eq!(runs, "1-20", "{caption}");
+                        continue;
+                    }
+                    for part in runs.split(", ") {
+                        let (lo, hi) = part.split_once('-').unwrap_or((part, part));
+                        for id in lo.parse::<i64>().unwrap()..=hi.parse().unwrap() {
+                            if let Some((_, other)) = seen.iter().find(|(i, s)| *i == id && *s != section) {
+                                panic!("run {id} in {other} and in {section}");
+                            }
+                            seen.push((id, section.clone()));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut ids: Vec<i64> = seen.iter().map(|s| s.0).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids, (1..=20).collect::<Vec<_>>(), "every run in a study");
+        let studies: Vec<&str> = blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Heading(2, t, _) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(studies.len(), 6, "summary, the sweep, the survey, the run alone, across, appendix: {studies:?}");
+    }
+}
