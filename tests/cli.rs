@@ -555,7 +555,12 @@ fn a_runs_page_charts_each_tasks_rate_and_its_latency_percentiles() {
         assert!(html.contains(title), "{title}: {html}");
     }
     assert!(html.contains("<rect "), "bars");
-    assert!(html.contains(">p99.9<") && html.contains(">file-stat 1<"), "named ticks");
+    // Each percentile named once, p99.9 apart from p99.99.
+    assert!(html.contains(">\nfile-stat 1\n</text>"), "named phases");
+    for tick in ["p50", "p99.9", "p99.99"] {
+        let label = format!(">\n{tick}\n</text>");
+        assert_eq!(html.matches(&label).count(), 1, "{tick}: {html}");
+    }
 }
 
 #[test]
