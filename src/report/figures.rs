@@ -475,7 +475,7 @@ fn heat(title: &str, rows_name: &str, columns_name: &str, h: &Heat) -> String {
                 axis_number(value.round())
             );
         }
-        let _ = writeln!(s, "<text x=\"{x}\" y=\"{}\">log scale</text>", TOP - 6);
+        let _ = writeln!(s, "<text x=\"{x}\" y=\"{}\">log scale</text>", TOP - 22);
     }
     s.push_str("</svg>");
     s

@@ -44,14 +44,14 @@ const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:80em}\
 table{border-collapse:collapse;margin:.5em 0 1.5em}th,td{padding:.2em .6em;border-bottom:1px solid #ddd}\
-td.n{text-align:right;font-variant-numeric:tabular-nums}caption{text-align:left;font-weight:bold}\
+td.n{text-align:right;font-variant-numeric:tabular-nums}td.w{white-space:nowrap}caption{text-align:left;font-weight:bold}\
 .findings li{margin:.3em 0}.runs{color:#666}";
 
-/// " (runs 1, 2)" after a finding, or nothing when it rests on no stored run.
+/// " (runs 1-3, 7)" after a finding, or nothing when it rests on no stored run.
 pub(super) fn runs_said(runs: &[i64]) -> String {
     match runs {
         [] => String::new(),
-        _ => format!(" (runs {})", runs.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")),
+        _ => format!(" (runs {})", crate::analysis::study::spans(runs)),
     }
 }
 
@@ -63,7 +63,13 @@ pub(super) fn table(s: &mut String, t: &Table) {
         let cells: Vec<String> = row
             .iter()
             .map(|c| {
-                let class = if c.is_number() || matches!(c, Cell::Empty) { " class=\"n\"" } else { "" };
+                // A name of a few characters ("tmpfs-a") stays on one line: broken at its hyphen
+                // it reads as two.
+                let class = match c {
+                    Cell::Int(_) | Cell::Num { .. } | Cell::Empty => " class=\"n\"",
+                    Cell::Text(t) if t.chars().count() <= 16 => " class=\"w\"",
+                    Cell::Text(_) => "",
+                };
                 format!("<td{class}>{}</td>", escape(&c.to_string()))
             })
             .collect();
@@ -138,7 +144,7 @@ pub(super) fn inline(svg: &str) -> String {
 const PAGE_STYLE: &str = "body{font-family:system-ui,sans-serif;font-size:17px;line-height:1.45;margin:2em auto;max-width:62em;padding:0 1em}\
 h1{font-size:1.8em}h2{margin-top:2em;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse;margin:.5em 0 .5em}th,td{padding:.2em .6em;border-bottom:1px solid #ddd;vertical-align:top}\
-td.n{text-align:right;font-variant-numeric:tabular-nums}caption{text-align:left;padding:.3em 0}\
+td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.w{white-space:nowrap}caption{text-align:left;padding:.3em 0}\
 figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}figcaption,caption{font-size:.95em}\
 .facts th{text-align:left;font-weight:normal;color:#555}.note,.downloads{color:#555;font-size:.9em}\
 .findings li{margin:.3em 0}.runs{color:#666}.wide{overflow-x:auto}";

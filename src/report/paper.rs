@@ -102,7 +102,13 @@ impl Paper {
             }
             // A finding links to the study's first figure, or to the study when it has none.
             let link = if s.report.charts.is_empty() { anchor } else { format!("figure-{first_figure}") };
-            let found: Vec<(Finding, String)> = s.report.findings.iter().map(|f| (f.clone(), link.clone())).collect();
+            // A study of no run (a matrix) cites no run: the ids its findings carry are not ids
+            // that `ls` shows.
+            let cited = |f: &Finding| Finding {
+                runs: if s.runs.is_empty() { Vec::new() } else { f.runs.clone() },
+                ..f.clone()
+            };
+            let found: Vec<(Finding, String)> = s.report.findings.iter().map(|f| (cited(f), link.clone())).collect();
             summary.extend(found.iter().filter(|f| f.0.text.contains(" peaks at ")).take(SUMMARY_PER_STUDY).cloned());
             if !found.is_empty() {
                 body.push(Block::Findings(found));
