@@ -653,6 +653,50 @@ fn open_in_chromium(browser: &str, page: &Path, extra: &[&str]) -> (String, Stri
     (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
+/// Issue 22: two labels swept over clients three times each, set beside a published system,
+/// as a reader opens it: one chart per op with both labels, error bars, the published level;
+/// screenshots under target/report-shots for the eye.
+#[test]
+fn issue_22_two_labels_over_clients_read_as_an_evaluation_in_a_browser() {
+    let bed = Bed::new();
+    for label in ["lustre-a", "f800"] {
+        for _ in 0..3 {
+            let out = bed.run(&format!(
+                "--engine delay:200us --transfer 1m --block 4m --tasks 4 --clients 1,2,4 --label {label}"
+            ));
+            assert_eq!(out.code, 0, "{}", out.stderr);
+        }
+    }
+    let page = bed.tmp.path().join("eval.html");
+    let out = iosurvey(&["report", "-o", page.to_str().unwrap(), "--reference", "isilon-f800", "--db", &bed.db]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let html = fs::read_to_string(&page).unwrap();
+    let write = html.find("write MiB/s against clients").expect("the write chart");
+    let figure = &html[html[..write].rfind("<figure ").unwrap()..];
+    let figure = &figure[..figure.find("</figure>").unwrap()];
+    for name in ["lustre-a", "f800", "Isilon F800 published (8 GB/s"] {
+        assert!(figure.contains(&format!(">\n{name}")), "{name} in the legend: {figure}");
+    }
+    assert!(figure.contains("error bars, their 95% t-interval"), "{figure}");
+    assert_eq!(html.matches("<figure ").count(), 2, "one chart per op, every label on it");
+    assert!(html.contains("(runs 1-18)</caption>"), "the study's table names its runs");
+    let Some(browser) = chromium() else { return };
+    let (dom, log) = open_in_chromium(browser, &page, &["--dump-dom"]);
+    assert_eq!(dom.matches("<figure ").count(), 2, "{log}");
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap().join("report-shots");
+    fs::create_dir_all(&shots).unwrap();
+    // The page's top, and its first study seen through a frame that opens at its anchor.
+    let top = shots.join("issue22-top.png");
+    let framed = bed.tmp.path().join("framed.html");
+    fs::write(&framed, "<iframe src=\"eval.html#study-1\" style=\"border:0;width:1280px;height:2200px\"></iframe>")
+        .unwrap();
+    for (shot, shown) in [(&top, &page), (&shots.join("issue22-study.png"), &framed)] {
+        let arg = format!("--screenshot={}", shot.display());
+        let _ = open_in_chromium(browser, shown, &[&arg, "--window-size=1280,2200"]);
+        assert!(fs::metadata(shot).is_ok_and(|m| m.len() > 10_000), "a screenshot in {}", shot.display());
+    }
+}
+
 #[test]
 fn the_html_report_renders_in_a_browser_with_every_chart_and_loads_nothing() {
     let Some(browser) = chromium() else { return };

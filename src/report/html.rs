@@ -147,7 +147,7 @@ table{border-collapse:collapse;margin:.5em 0 .5em}th,td{padding:.2em .6em;border
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.w{white-space:nowrap}caption{text-align:left;padding:.3em 0}\
 figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}figcaption,caption{font-size:.95em}\
 .facts th{text-align:left;font-weight:normal;color:#555}.note,.downloads{color:#555;font-size:.9em}\
-.findings li{margin:.3em 0}.runs{color:#666}.wide{overflow-x:auto}";
+.findings li{margin:.3em 0}.runs{color:#666}.wide{overflow-x:auto}.contents{list-style:none;padding-left:1em}";
 
 /// The report command's document as one self-contained page.
 pub fn page(blocks: &[super::paper::Block]) -> String {
@@ -176,11 +176,12 @@ pub fn page(blocks: &[super::paper::Block]) -> String {
                 let _ = writeln!(s, "</table>");
             }
             Block::Contents(entries) => {
-                let _ = writeln!(s, "<nav><h2>Contents</h2><ol>");
+                // No list numbers: the studies carry their own.
+                let _ = writeln!(s, "<nav><h2>Contents</h2><ul class=\"contents\">");
                 for (_, text, anchor) in entries {
                     let _ = writeln!(s, "<li><a href=\"#{}\">{}</a></li>", escape(anchor), escape(text));
                 }
-                let _ = writeln!(s, "</ol></nav>");
+                let _ = writeln!(s, "</ul></nav>");
             }
             Block::Figure(n, chart, caption) => {
                 let svg = figures::svg(chart);

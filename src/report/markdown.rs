@@ -78,8 +78,9 @@ pub fn document(blocks: &[super::paper::Block], folder: &str) -> (String, Vec<(S
             }
             Block::Contents(entries) => {
                 let _ = writeln!(s, "## Contents\n");
-                for (k, (_, text, anchor)) in entries.iter().enumerate() {
-                    let _ = writeln!(s, "{}. [{}](#{})", k + 1, md_escape(text), md_escape(anchor));
+                // Bullets: the studies carry their own numbers.
+                for (_, text, anchor) in entries {
+                    let _ = writeln!(s, "- [{}](#{})", md_escape(text), md_escape(anchor));
                 }
                 s.push('\n');
             }
