@@ -100,16 +100,29 @@ impl Paper {
                 tables += 1;
                 body.push(Block::Table(tables, t.clone(), format!("{}{said}", t.title)));
             }
-            // A finding links to the study's first figure, or to the study when it has none.
-            let link = if s.report.charts.is_empty() { anchor } else { format!("figure-{first_figure}") };
+            // A finding links to the figure of its op ("f800 read peaks ..." to the chart of read),
+            // else to the study's first figure, or to the study when it has none.
+            let link = |f: &Finding| {
+                let words: Vec<&str> = f.text.split_whitespace().take(3).collect();
+                let of_op =
+                    s.report.charts.iter().position(|c| words.iter().any(|w| c.title.contains(&format!(": {w} "))));
+                match (of_op, s.report.charts.is_empty()) {
+                    (_, true) => anchor.clone(),
+                    (Some(k), _) => format!("figure-{}", first_figure + k),
+                    (None, _) => format!("figure-{first_figure}"),
+                }
+            };
             // A study of no run (a matrix) cites no run: the ids its findings carry are not ids
             // that `ls` shows.
             let cited = |f: &Finding| Finding {
                 runs: if s.runs.is_empty() { Vec::new() } else { f.runs.clone() },
                 ..f.clone()
             };
-            let found: Vec<(Finding, String)> = s.report.findings.iter().map(|f| (cited(f), link.clone())).collect();
-            summary.extend(found.iter().filter(|f| f.0.text.contains(" peaks at ")).take(SUMMARY_PER_STUDY).cloned());
+            let found: Vec<(Finding, String)> = s.report.findings.iter().map(|f| (cited(f), link(f))).collect();
+            // A study's peaks lead its share of the summary; a study with none offers its first.
+            let peaks: Vec<&(Finding, String)> = found.iter().filter(|f| f.0.text.contains(" peaks at ")).collect();
+            let offered = if peaks.is_empty() { found.iter().take(1).collect() } else { peaks };
+            summary.extend(offered.into_iter().take(SUMMARY_PER_STUDY).cloned());
             if !found.is_empty() {
                 body.push(Block::Findings(found));
             }
@@ -270,6 +283,21 @@ mod tests {
         let (name, level) = &write.references[0];
         assert!(name.starts_with("Isilon F800 published (8 GB/s"), "{name}");
         assert!((level - 8e9 / 1048576.0).abs() < 1e-6, "in the chart's unit, MiB/s");
+        // Each finding links to the figure of its op.
+        let read = asked.iter().find_map(|b| match b {
+            Block::Figure(n, c, _) if c.title.contains(": read ") => Some(*n),
+            _ => None,
+        });
+        let links: Vec<&String> = asked
+            .iter()
+            .filter_map(|b| match b {
+                Block::Findings(found) => {
+                    found.iter().find(|(f, _)| f.text.starts_with("b read peaks")).map(|(_, l)| l)
+                }
+                _ => None,
+            })
+            .collect();
+        assert!(!links.is_empty() && links.iter().all(|l| **l == format!("figure-{}", read.unwrap())), "{links:?}");
     }
 
     #[test]
