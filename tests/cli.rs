@@ -504,10 +504,24 @@ fn a_report_is_one_self_contained_html_page_with_findings_and_charts() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("report of 3 runs written to"), "{}", out.stdout);
     let html = fs::read_to_string(&page).unwrap();
-    let findings = html.find("<h2>Findings</h2>").expect("findings");
-    let first_table = html.find("<table>").expect("tables");
-    assert!(findings < first_table, "findings first");
+    // The title block and method, the summary, then the study: its figure, its table, its findings.
+    let mut from = 0;
+    for what in [
+        "<h1 ",
+        ">Method</h3>",
+        ">Contents</h2>",
+        ">Summary</h2>",
+        "<ul class=\"findings\">",
+        "<h2 id=\"study-1\">",
+        "<figure ",
+        "<b>Table 1.</b>",
+        "<ul class=\"findings\">",
+        ">Appendix</h2>",
+    ] {
+        from += html[from..].find(what).unwrap_or_else(|| panic!("{what} after {from}: {html}"));
+    }
     assert!(html.contains("peaks at") && html.contains("<svg ") && html.contains("<polyline"), "{html}");
+    assert!(html.contains("(runs 1-3)"), "the table names its runs: {html}");
     assert!(html.contains("data:text/csv"), "each table has its CSV");
     assert!(!html.contains("http:") && !html.contains("https:"), "nothing fetched");
     assert!(html.contains("Content-Security-Policy\" content=\"default-src 'none'"), "the browser forbids loads");
@@ -541,7 +555,12 @@ fn a_runs_page_charts_each_tasks_rate_and_its_latency_percentiles() {
         assert!(html.contains(title), "{title}: {html}");
     }
     assert!(html.contains("<rect "), "bars");
-    assert!(html.contains(">p99.9<") && html.contains(">file-stat 1<"), "named ticks");
+    // Each percentile named once, p99.9 apart from p99.99.
+    assert!(html.contains(">\nfile-stat 1\n</text>"), "named phases");
+    for tick in ["p50", "p99.9", "p99.99"] {
+        let label = format!(">\n{tick}\n</text>");
+        assert_eq!(html.matches(&label).count(), 1, "{tick}: {html}");
+    }
 }
 
 #[test]
@@ -585,14 +604,29 @@ fn a_markdown_report_has_its_charts_as_svg_files_beside_it() {
     let out = iosurvey(&["report", "-o", page.to_str().unwrap(), "--format", "md", "--db", &bed.db, "s1"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let text = fs::read_to_string(&page).unwrap();
-    let findings = text.find("### Findings").expect("findings");
-    assert!(findings < text.find("### survey 1").expect("the survey's table"), "findings first:\n{text}");
-    assert!(text.contains("![N-to-N and N-to-1, sequential (mean over runs)](paper-chart-1.svg)"), "{text}");
-    let svg = fs::read_to_string(bed.tmp.path().join("paper-chart-1.svg")).unwrap();
+    let summary = text.find("## Summary").expect("a summary");
+    assert!(summary < text.find("## 1. Survey s1").expect("the survey's section"), "summary first:\n{text}");
+    // The figures in a folder named after the report, beside it; none in the working directory.
+    assert!(text.contains("![Figure 1](paper_figures/figure-1.svg)"), "{text}");
+    assert!(text.contains("([numbers](paper_figures/figure-1.csv))"), "{text}");
+    let svg = fs::read_to_string(bed.tmp.path().join("paper_figures/figure-1.svg")).unwrap();
     assert!(
         svg.starts_with("<svg ") && svg.contains("xmlns=\"http://www.w3.org/2000/svg\"") && svg.contains("<rect "),
         "{svg}"
     );
+    let csv = fs::read_to_string(bed.tmp.path().join("paper_figures/figure-1.csv")).unwrap();
+    assert!(csv.starts_with("# N-to-N and N-to-1"), "{csv}");
+    let beside: Vec<_> = fs::read_dir(bed.tmp.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(!beside.iter().any(|n| n.to_string_lossy().ends_with(".svg")), "no figure loose beside it: {beside:?}");
+    // A folder of that name that is a link is refused, and nothing is written through it.
+    let elsewhere = bed.tmp.path().join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    let linked = bed.tmp.path().join("linked.md");
+    std::os::unix::fs::symlink(&elsewhere, bed.tmp.path().join("linked_figures")).unwrap();
+    let out = iosurvey(&["report", "-o", linked.to_str().unwrap(), "--format", "md", "--db", &bed.db, "s1"]);
+    assert_one_line_error(&out, 2, &["refusing to write the report's figures", "symbolic link"]);
+    assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing written through the link");
+    assert!(!linked.exists());
     let out = iosurvey(&["report", "-o", page.to_str().unwrap(), "--format", "csv", "--db", &bed.db]);
     assert_one_line_error(&out, 2, &["written as html or md"]);
 }
@@ -619,6 +653,50 @@ fn open_in_chromium(browser: &str, page: &Path, extra: &[&str]) -> (String, Stri
     (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
+/// Issue 22: two labels swept over clients three times each, set beside a published system,
+/// as a reader opens it: one chart per op with both labels, error bars, the published level;
+/// screenshots under target/report-shots for the eye.
+#[test]
+fn issue_22_two_labels_over_clients_read_as_an_evaluation_in_a_browser() {
+    let bed = Bed::new();
+    for label in ["lustre-a", "f800"] {
+        for _ in 0..3 {
+            let out = bed.run(&format!(
+                "--engine delay:200us --transfer 1m --block 4m --tasks 4 --clients 1,2,4 --label {label}"
+            ));
+            assert_eq!(out.code, 0, "{}", out.stderr);
+        }
+    }
+    let page = bed.tmp.path().join("eval.html");
+    let out = iosurvey(&["report", "-o", page.to_str().unwrap(), "--reference", "isilon-f800", "--db", &bed.db]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let html = fs::read_to_string(&page).unwrap();
+    let write = html.find("write MiB/s against clients").expect("the write chart");
+    let figure = &html[html[..write].rfind("<figure ").unwrap()..];
+    let figure = &figure[..figure.find("</figure>").unwrap()];
+    for name in ["lustre-a", "f800", "Isilon F800 published (8 GB/s"] {
+        assert!(figure.contains(&format!(">\n{name}")), "{name} in the legend: {figure}");
+    }
+    assert!(figure.contains("error bars, their 95% t-interval"), "{figure}");
+    assert_eq!(html.matches("<figure ").count(), 2, "one chart per op, every label on it");
+    assert!(html.contains("(runs 1-18)</caption>"), "the study's table names its runs");
+    let Some(browser) = chromium() else { return };
+    let (dom, log) = open_in_chromium(browser, &page, &["--dump-dom"]);
+    assert_eq!(dom.matches("<figure ").count(), 2, "{log}");
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap().join("report-shots");
+    fs::create_dir_all(&shots).unwrap();
+    // The page's top, and its first study seen through a frame that opens at its anchor.
+    let top = shots.join("issue22-top.png");
+    let framed = bed.tmp.path().join("framed.html");
+    fs::write(&framed, "<iframe src=\"eval.html#study-1\" style=\"border:0;width:1280px;height:2200px\"></iframe>")
+        .unwrap();
+    for (shot, shown) in [(&top, &page), (&shots.join("issue22-study.png"), &framed)] {
+        let arg = format!("--screenshot={}", shot.display());
+        let _ = open_in_chromium(browser, shown, &[&arg, "--window-size=1280,2200"]);
+        assert!(fs::metadata(shot).is_ok_and(|m| m.len() > 10_000), "a screenshot in {}", shot.display());
+    }
+}
+
 #[test]
 fn the_html_report_renders_in_a_browser_with_every_chart_and_loads_nothing() {
     let Some(browser) = chromium() else { return };
@@ -628,11 +706,11 @@ fn the_html_report_renders_in_a_browser_with_every_chart_and_loads_nothing() {
     let page = bed.tmp.path().join("report.html");
     assert_eq!(iosurvey(&["report", "-o", page.to_str().unwrap(), "--db", &bed.db]).code, 0);
     let html = fs::read_to_string(&page).unwrap();
-    let charts = html.matches("<figure>").count();
+    let charts = html.matches("<figure ").count();
     assert!(charts >= 4, "the sweep's chart and the metadata run's three: {charts}");
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("report.png");
     let (dom, log) = open_in_chromium(browser, &page, &["--dump-dom"]);
-    assert_eq!(dom.matches("<figure>").count(), charts, "every chart in the rendered page");
+    assert_eq!(dom.matches("<figure ").count(), charts, "every chart in the rendered page");
     assert_eq!(dom.matches("<svg ").count(), charts);
     assert!(!log.contains("CONSOLE"), "no console message: {log}");
     let shot_arg = format!("--screenshot={}", shot.display());

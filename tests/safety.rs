@@ -997,12 +997,16 @@ fn outputs_and_the_store_never_follow_a_link() {
     fs::write(&victim, b"victim\n").unwrap();
     let d = bed.dir.display().to_string();
     let at = |name: &str| bed.tmp.path().join(name).display().to_string();
-    for name in ["r.html", "r.json", "r.csv", "r-chart-1.svg", "new.db"] {
+    for name in ["r.html", "r.json", "r.csv", "r_figures", "new.db"] {
         planted_link(&victim, Path::new(&at(name)));
     }
+    // A Markdown report's figures folder that is real, with a link planted for a figure in it.
+    fs::create_dir(at("s_figures")).unwrap();
+    planted_link(&victim, &Path::new(&at("s_figures")).join("figure-1.svg"));
     let attempts: Vec<Vec<String>> = vec![
         vec!["report".into(), "-o".into(), at("r.html"), "--db".into(), bed.db.clone()],
         vec!["report".into(), "--format".into(), "md".into(), "-o".into(), at("r.md"), "--db".into(), bed.db.clone()],
+        vec!["report".into(), "--format".into(), "md".into(), "-o".into(), at("s.md"), "--db".into(), bed.db.clone()],
         vec![
             "run".into(),
             "--dir".into(),
@@ -1035,6 +1039,8 @@ fn outputs_and_the_store_never_follow_a_link() {
         assert_eq!(fs::read(&victim).unwrap(), b"victim\n", "{args:?}: nothing written through the link");
     }
     assert!(!Path::new(&at("r.md")).exists(), "no part of a refused report is written");
+    assert!(!Path::new(&at("s.md")).exists(), "no part of a refused report is written");
+    assert_eq!(fs::read_dir(at("s_figures")).unwrap().count(), 1, "no figure written beside the planted link");
     // A dangling link does not make a store where it points.
     let nowhere = bed.tmp.path().join("nowhere.db");
     planted_link(&nowhere, &bed.tmp.path().join("dangling.db"));

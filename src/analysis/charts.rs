@@ -12,6 +12,20 @@ pub(super) fn task_rate(t: &TaskTiming, meta: bool) -> Option<f64> {
     crate::units::rate(done, t.close_end.saturating_sub(t.open_start)).filter(|_| done > 0)
 }
 
+/// The true length of a phase's last series interval, in seconds: from its start to the last
+/// transfer's end, when that comes before the nominal width is up. A phase rarely ends on an
+/// interval's boundary, and its bytes over the full width would draw the end of every phase
+/// as a collapse that never happened.
+pub(super) fn last_interval_secs(p: &crate::record::PhaseRecord) -> Option<f64> {
+    let s = &p.series;
+    let n = if p.series.bytes.is_empty() { s.ops.len() } else { s.bytes.len() } as u64;
+    let start = s.origin_ns + n.checked_sub(1)? * s.interval_ns;
+    // Transfers are counted when they complete; a metadata phase's items by its tasks' close.
+    let end = p.tasks.iter().map(|t| if t.xfer_end > 0 { t.xfer_end } else { t.close_end }).max()?;
+    let length = end.checked_sub(start).filter(|&l| l > 0 && l < s.interval_ns)?;
+    Some(length as f64 / 1e9)
+}
+
 /// The charts of run `r` (its id shown as `id`).
 pub(super) fn run(r: &RunRecord, id: &str) -> Vec<Chart> {
     let meta = r.workload.meta().is_some();
@@ -62,7 +76,7 @@ pub(super) fn run(r: &RunRecord, id: &str) -> Vec<Chart> {
             series,
             bars: true,
             ticks,
-            heat: None,
+            ..Chart::default()
         });
     }
     let timed: Vec<_> = r.phases.iter().filter(|p| p.latency.count > 0).collect();
@@ -98,7 +112,7 @@ pub(super) fn run(r: &RunRecord, id: &str) -> Vec<Chart> {
             series: vec![("items/s".into(), points)],
             bars: true,
             ticks,
-            heat: None,
+            ..Chart::default()
         });
     }
     charts
@@ -107,6 +121,28 @@ pub(super) fn run(r: &RunRecord, id: &str) -> Vec<Chart> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_partial_last_interval_is_drawn_at_its_true_rate() {
+        let mut r = crate::record::fixtures::run(None);
+        let p = &mut r.phases[0];
+        // Three 100 ms intervals; the phase's last transfer ends 25 ms into the third.
+        p.series = crate::measure::Series {
+            origin_ns: 1_000_000_000,
+            interval_ns: 100_000_000,
+            bytes: vec![10 << 20, 10 << 20, 10 << 20 >> 2],
+            ops: vec![10, 10, 2],
+        };
+        p.tasks = vec![TaskTiming { xfer_end: 1_225_000_000, close_end: 1_226_000_000, ..TaskTiming::default() }];
+        assert_eq!(last_interval_secs(p), Some(0.025));
+        let chart = super::super::run(&r).charts.into_iter().find(|c| c.title.contains("over time")).unwrap();
+        let rates: Vec<f64> = chart.series[0].1.iter().map(|q| q.1).collect();
+        // 2.5 MiB in 25 ms is 100 MiB/s, as fast as the full intervals, not a fall to 25.
+        assert_eq!(rates, [100.0, 100.0, 100.0]);
+        // A phase that ends on the boundary keeps the nominal width.
+        r.phases[0].tasks[0].xfer_end = 1_300_000_000;
+        assert_eq!(last_interval_secs(&r.phases[0]), None);
+    }
 
     #[test]
     fn a_task_rate_is_bytes_or_items_over_its_own_time() {

@@ -10,6 +10,7 @@ mod meta;
 pub mod outliers;
 pub mod reference;
 pub mod scaling;
+pub mod study;
 
 use crate::measure::Spread;
 use crate::plan::Role;
@@ -124,6 +125,17 @@ pub struct Chart {
     /// A heat map in place of lines or bars.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub heat: Option<Heat>,
+    /// Error bars, by series (same order as `series`): (x, low, high) per point that has
+    /// repetitions to give it a spread.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<Vec<(f64, f64, f64)>>,
+    /// Figures to read the series against, each drawn as a level across the chart: a
+    /// published system's (name, value in the chart's unit).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub references: Vec<(String, f64)>,
+    /// Ids of the runs whose numbers it draws.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub runs: Vec<i64>,
 }
 
 /// A heat map: a value per row and column (a matrix kind's MiB/s, files down and records
@@ -215,7 +227,11 @@ fn series_rates(p: &PhaseRecord, meta: bool) -> impl Iterator<Item = (f64, f64)>
     let width = p.series.interval_ns as f64 / 1e9;
     let counts = if meta { &p.series.ops } else { &p.series.bytes };
     let scale = if meta { 1.0 } else { 1.0 / 1048576.0 };
-    counts.iter().enumerate().map(move |(i, &n)| (i as f64 * width, n as f64 * scale / width))
+    let last = charts::last_interval_secs(p);
+    counts.iter().enumerate().map(move |(i, &n)| {
+        let length = if i + 1 == counts.len() { last.unwrap_or(width) } else { width };
+        (i as f64 * width, n as f64 * scale / length)
+    })
 }
 
 fn series_unit(meta: bool) -> &'static str {
@@ -797,7 +813,7 @@ fn own_and_shared(runs: &[RunRecord]) -> Vec<Chart> {
         series,
         bars: true,
         ticks: vec![(0.0, "write".into()), (1.0, "read".into())],
-        heat: None,
+        ..Chart::default()
     }]
 }
 

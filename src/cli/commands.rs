@@ -246,7 +246,6 @@ fn html_report(
             ),
         });
     }
-    let mut report = analysis::Report::default();
     let counted = format!(
         "{} runs{}",
         chosen.len(),
@@ -255,43 +254,29 @@ fn html_report(
             n => format!(" and {n} matri{}", if n == 1 { "x" } else { "ces" }),
         }
     );
-    report.heading.push(format!("iosurvey report: {counted} from {}", db.display()));
-    for m in &matrices {
-        report = report.and(analysis::matrix::matrix(m));
-    }
-    report = report.and(analysis::grouped(&chosen));
-    let mut names: Vec<&str> = chosen.iter().filter_map(|r| r.label.as_deref()).collect();
-    names.sort_unstable();
-    names.dedup();
-    if names.len() > 1 {
-        let runs: Vec<Vec<RunRecord>> =
-            names.iter().map(|n| chosen.iter().filter(|r| r.label.as_deref() == Some(*n)).cloned().collect()).collect();
-        let sides: Vec<analysis::Side> =
-            names.iter().zip(&runs).map(|(name, runs)| analysis::Side { name, runs }).collect();
-        report = report.and(analysis::recommend(&sides));
-    }
-    report.findings.extend(analysis::cliffs::over_sizes(&chosen));
-    report = report.and(analysis::sweeps_by_system(&chosen));
-    if let Some(name) = beside {
-        report = report.and(
-            analysis::reference::beside(name, &chosen)
-                .map_err(|why| Failure::new(why, "see iosurvey report --reference list", 2))?,
-        );
-    }
+    let paper = report::paper::paper(&db.display().to_string(), chosen, &matrices, beside)
+        .map_err(|why| Failure::new(why, "see iosurvey report --reference list", 2))?;
+    let blocks = paper.blocks();
     let write = |path: &Path, text: &str| super::output::write(path, text.as_bytes(), db, "-o");
     if format == Format::Md {
+        // The figures go in a folder of their own beside the report, named after it, so that a
+        // report never scatters files into the directory it was written from.
         let stem = output.file_stem().map_or("report".into(), |s| s.to_string_lossy().into_owned());
-        let (text, charts) = iosurvey::report::markdown_report(&report, &stem);
-        // Every chart's name is checked before any file is written.
-        for (name, _) in &charts {
-            super::output::check(&output.with_file_name(name), db, "-o")?;
+        let folder = format!("{stem}_figures");
+        let (text, files) = report::document(&blocks, &folder);
+        let folder = output.with_file_name(&folder);
+        super::output::folder(&folder)?;
+        // Every file's name is checked before any is written.
+        for (name, _) in &files {
+            super::output::check(&folder.join(name), db, "-o")?;
         }
-        for (name, svg) in &charts {
-            write(&output.with_file_name(name), svg)?;
+        for (name, contents) in &files {
+            super::output::folder(&folder)?;
+            write(&folder.join(name), contents)?;
         }
         write(output, &text)?;
     } else {
-        write(output, &iosurvey::report::exporter(Format::Html).render(&report))?;
+        write(output, &report::page(&blocks))?;
     }
     Ok(format!("report of {counted} written to {}\n", iosurvey::escape::visible(&output.display().to_string())))
 }

@@ -171,19 +171,20 @@ has no short form (mdtest's tasks are MPI ranks).")]
         #[arg(long, value_enum, default_value = "text")]
         format: iosurvey::report::Format,
     },
-    /// Write one self-contained HTML report: findings first, then every survey, sweep (with
-    /// its chart) and run chosen, and which system is best for which pattern across labels.
+    /// Write a report as an evaluation reads: what was measured and how, a summary of the
+    /// findings, a section per study (its figures, tables and findings), an appendix of every run.
     #[command(
         after_help = "Examples:\n  iosurvey report -o report.html\n  iosurvey report -o lustre.html --label lustre-a --label f800\n  iosurvey report -o s3.html s3 w2\n  iosurvey report -o nov.html --target /lustre --since 2026-11-01 --until 2026-11-30\n  iosurvey report -o paper.md --format md s3\n  iosurvey report --reference list\n  iosurvey report -o f800.html --label lustre-a --reference isilon-f800"
     )]
     Report {
-        /// Where to write the HTML page.
+        /// Where to write the report (an HTML page, or Markdown with --format md).
         #[arg(long, short = 'o', value_name = "FILE", required_unless_present = "reference")]
         output: Option<PathBuf>,
         /// Set the runs beside a published system's figures (`--reference list` lists them).
         #[arg(long, value_name = "NAME")]
         reference: Option<String>,
-        /// html (one self-contained page) or md (Markdown, each chart an SVG file beside it).
+        /// html (one self-contained page) or md (Markdown; each figure as SVG and CSV in a
+        /// folder NAME_figures beside it).
         #[arg(long, value_enum, default_value = "html")]
         format: iosurvey::report::Format,
         #[command(flatten)]

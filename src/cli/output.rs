@@ -71,6 +71,29 @@ pub(super) fn check(path: &Path, store: &Path, what: &str) -> Result<(), Failure
     })
 }
 
+/// Makes sure `path` is a directory of its own for an output's files (the Markdown report's
+/// figures): made when missing, refused when it is a link (a file written into it would land
+/// wherever the link points) or anything but a directory. Checked again before each file; each
+/// file in it goes through [`check`] and [`write`], which keep the store safe.
+pub(super) fn folder(path: &Path) -> Result<(), Failure> {
+    let refuse = |why: &str| {
+        Failure::new(
+            format!("refusing to write the report's figures into {}: {why}", path.display()),
+            "give -o a file name whose NAME_figures is free or a folder of its own",
+            2,
+        )
+    };
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            Err(refuse("it is a symbolic link, and iosurvey never writes an output through a link"))
+        }
+        Ok(meta) if !meta.is_dir() => Err(refuse("it is not a directory")),
+        Ok(_) => Ok(()),
+        Err(_) => std::fs::create_dir(path)
+            .map_err(|e| Failure::new(format!("cannot make {}: {e}", path.display()), "pick a writable -o path", 2)),
+    }
+}
+
 /// Writes `text` to `path` whole or not at all, after checking it again (the name may have
 /// changed since the run began).
 pub(super) fn write(path: &Path, text: &[u8], store: &Path, what: &str) -> Result<(), Failure> {

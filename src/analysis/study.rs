@@ -1,0 +1,390 @@
+//! A report's runs as studies, the way an evaluation reads: each survey, each workload swept
+//! over clients (every label and every repetition of it on one chart per op, with the spread
+//! of the repetitions), each run of neither; and what a reader must know before the first
+//! figure (what was measured, how) and after the last (every run, its settings, where it ran).
+//! Each run belongs to exactly one study, so no run is laid out twice.
+
+use super::{mean_of, random, reference, scaling, survey, Cell, Chart, Finding, Report, Table};
+use crate::record::{RunRecord, Status};
+use crate::spec::{Access, Op};
+use crate::units::{format_size, format_time, mib_per_s};
+
+/// One section of a report: its title, the runs it rests on, and what the analysis made of
+/// them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Study {
+    /// What it studies.
+    pub title: String,
+    /// Ids of its runs, each in no other study.
+    pub runs: Vec<i64>,
+    /// Its figures, tables and findings.
+    pub report: Report,
+}
+
+/// The studies of `runs`, in the order of their first runs: a survey's runs make its study,
+/// swept runs of one workload make one study over clients whatever their label or sweep,
+/// and every other run is a study of its own. `reference` names a published system whose
+/// figures the charts over clients are read against.
+pub fn studies(runs: &[RunRecord], reference: Option<&str>) -> Vec<Study> {
+    #[derive(PartialEq)]
+    enum Key {
+        Survey(i64),
+        Swept(String),
+        Alone(i64),
+    }
+    let key = |r: &RunRecord| match (r.survey_id, r.sweep_id) {
+        (Some(s), _) => Key::Survey(s),
+        (None, Some(_)) => Key::Swept(r.workload.key()),
+        (None, None) => Key::Alone(r.id.unwrap_or(0)),
+    };
+    let mut order: Vec<(Key, Vec<&RunRecord>)> = Vec::new();
+    for r in runs {
+        let k = key(r);
+        match order.iter_mut().find(|(o, _)| *o == k) {
+            Some((_, members)) => members.push(r),
+            None => order.push((k, vec![r])),
+        }
+    }
+    order
+        .into_iter()
+        .map(|(k, members)| {
+            let ids: Vec<i64> = members.iter().filter_map(|r| r.id).collect();
+            let (title, report) = match k {
+                Key::Survey(s) => (
+                    format!("Survey s{s} of {}", members[0].env.target),
+                    survey(s, &members.iter().map(|r| (*r).clone()).collect::<Vec<_>>()),
+                ),
+                Key::Swept(_) => (
+                    format!("{} over clients", capitalized(&without_tasks(&members[0].workload))),
+                    over_clients(&members, reference),
+                ),
+                Key::Alone(id) => (format!("Run {id}: {}", members[0].workload.label()), super::run(members[0])),
+            };
+            Study { title, runs: ids, report }
+        })
+        .collect()
+}
+
+/// A workload's label less its team size, for what is swept over team sizes.
+fn without_tasks(w: &crate::spec::Workload) -> String {
+    let label = w.label();
+    let tasks = format!(", {} task{}", w.tasks, if w.tasks == 1 { "" } else { "s" });
+    label.strip_suffix(&tasks).map_or(label.clone(), str::to_string)
+}
+
+/// Run ids as a reader counts them: runs in a row as a span ("1-4, 9, 12-13").
+pub fn spans(ids: &[i64]) -> String {
+    let mut sorted = ids.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut parts: Vec<String> = Vec::new();
+    let mut k = 0;
+    while k < sorted.len() {
+        let mut end = k;
+        while end + 1 < sorted.len() && sorted[end + 1] == sorted[end] + 1 {
+            end += 1;
+        }
+        parts.push(if end == k { sorted[k].to_string() } else { format!("{}-{}", sorted[k], sorted[end]) });
+        k = end + 1;
+    }
+    parts.join(", ")
+}
+
+fn capitalized(text: &str) -> String {
+    let mut c = text.chars();
+    c.next().map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
+}
+
+/// The label of each run, or "unlabelled".
+fn label_of(r: &RunRecord) -> &str {
+    r.label.as_deref().unwrap_or("unlabelled")
+}
+
+/// One workload's runs over clients: a chart per op with a line per label, each point the
+/// mean over that label's runs at that client count and its error bar the 95% t-interval of
+/// that mean (none from one run); a table of the same numbers with the runs behind each; per
+/// label and op, where it peaks and how it scales. A published system's figure on the same
+/// workload, when `reference` names one, is drawn as a level on the chart of its op.
+pub fn over_clients(runs: &[&RunRecord], reference: Option<&str>) -> Report {
+    let ok: Vec<&RunRecord> = runs.iter().copied().filter(|r| r.status == Status::Ok).collect();
+    let is_random = runs.first().is_some_and(|r| random(r));
+    let unit = if is_random { "IOPS" } else { "MiB/s" };
+    let mut labels: Vec<&str> = runs.iter().map(|r| label_of(r)).collect();
+    labels.sort_unstable();
+    labels.dedup();
+    let mut clients: Vec<usize> = ok.iter().map(|r| r.workload.tasks).collect();
+    clients.sort_unstable();
+    clients.dedup();
+    // A point: (clients, mean, interval, runs) of one label and op.
+    let point = |label: &str, op: Op, n: usize| -> Option<(f64, Option<crate::stats::Interval>, Vec<i64>)> {
+        let at: Vec<&RunRecord> =
+            ok.iter().copied().filter(|r| label_of(r) == label && r.workload.tasks == n).collect();
+        let xs: Vec<f64> = at
+            .iter()
+            .filter_map(|r| mean_of(r, op, is_random).map(|v| if is_random { v } else { mib_per_s(v) }))
+            .collect();
+        (!xs.is_empty()).then(|| {
+            (
+                xs.iter().sum::<f64>() / xs.len() as f64,
+                crate::stats::mean_interval(&xs),
+                at.iter().filter_map(|r| r.id).collect(),
+            )
+        })
+    };
+    let what = runs.first().map(|r| without_tasks(&r.workload)).unwrap_or_default();
+    let mut report = Report::default();
+    let mut table = Table::new(
+        format!("{what}: {unit} against clients, mean over runs"),
+        &["label", "clients", "runs", "write", "± write", "read", "± read", "unit", "run ids"],
+    );
+    for label in &labels {
+        for &n in &clients {
+            let (w, r) = (point(label, Op::Write, n), point(label, Op::Read, n));
+            let ids = w.as_ref().or(r.as_ref()).map(|p| p.2.clone()).unwrap_or_default();
+            if ids.is_empty() {
+                continue;
+            }
+            let decimals = if is_random { 0 } else { 1 };
+            let mut row = vec![Cell::text(*label), Cell::Int(n as u64), Cell::Int(ids.len() as u64)];
+            for p in [&w, &r] {
+                row.push(Cell::num(p.as_ref().map(|p| p.0), decimals));
+                row.push(Cell::num(p.as_ref().and_then(|p| p.1.as_ref()).map(|i| (i.hi - i.lo) / 2.0), decimals));
+            }
+            row.push(Cell::text(unit));
+            row.push(Cell::text(ids.iter().map(i64::to_string).collect::<Vec<_>>().join(" ")));
+            table.rows.push(row);
+        }
+    }
+    table.notes.push(
+        "each run's figure is its mean over iterations; a row's figure is the mean over its runs, ± half the 95% interval of that mean (Student's t), none from one run"
+            .into(),
+    );
+    let published = reference.map(|name| published(name, runs)).unwrap_or_default();
+    for op in [Op::Write, Op::Read] {
+        let mut chart = Chart {
+            title: format!("{what}: {} {unit} against clients", op.name()),
+            x: "clients".into(),
+            y: unit.into(),
+            runs: ok.iter().filter_map(|r| r.id).collect(),
+            ..Chart::default()
+        };
+        for label in &labels {
+            let points: Vec<(f64, f64, Option<crate::stats::Interval>, Vec<i64>)> = clients
+                .iter()
+                .filter_map(|&n| point(label, op, n).map(|(mean, iv, ids)| (n as f64, mean, iv, ids)))
+                .collect();
+            if points.is_empty() {
+                continue;
+            }
+            chart.series.push((label.to_string(), points.iter().map(|p| (p.0, p.1)).collect()));
+            chart.errors.push(points.iter().filter_map(|p| Some((p.0, p.2.as_ref()?.lo, p.2.as_ref()?.hi))).collect());
+            report.findings.extend(curve(label, op, &points, unit));
+        }
+        chart.references.extend(published.iter().filter(|(o, _, _)| *o == op).map(|(_, name, v)| (name.clone(), *v)));
+        if !chart.series.is_empty() {
+            report.charts.push(chart);
+        }
+    }
+    report.tables.push(table);
+    report
+}
+
+/// Where one label's curve peaks, with the interval of the peak's mean, and how it scales
+/// per doubling of clients, from the means.
+fn curve(
+    label: &str,
+    op: Op,
+    points: &[(f64, f64, Option<crate::stats::Interval>, Vec<i64>)],
+    unit: &str,
+) -> Vec<Finding> {
+    let mut runs: Vec<i64> = points.iter().flat_map(|p| p.3.iter().copied()).collect();
+    runs.sort_unstable();
+    let show = |v: f64| if unit == "IOPS" { format!("{v:.0} IOPS") } else { format!("{v:.1} MiB/s") };
+    let Some(peak) = points.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else { return Vec::new() };
+    let spread = match &peak.2 {
+        Some(iv) => format!("95% t-interval {} to {}, {} runs", show(iv.lo), show(iv.hi), peak.3.len()),
+        None => "1 run, no interval".into(),
+    };
+    let mut out = vec![Finding {
+        text: format!("{label} {} peaks at {} with {} clients ({spread})", op.name(), show(peak.1), peak.0),
+        value: peak.1,
+        runs: runs.clone(),
+    }];
+    let as_points: Vec<scaling::Point> = points
+        .iter()
+        .map(|p| scaling::Point { clients: p.0 as u64, value: p.1, run: p.3.first().copied().unwrap_or(0) })
+        .collect();
+    let steps: Vec<String> = as_points
+        .windows(2)
+        .filter_map(|w| {
+            let e = scaling::efficiency_per_doubling(&w[0], &w[1])?;
+            Some(format!("{}->{}: {:.0}%", w[0].clients, w[1].clients, 100.0 * e))
+        })
+        .collect();
+    if !steps.is_empty() {
+        let most = points.iter().map(|p| p.3.len()).max().unwrap_or(1);
+        out.push(Finding {
+            text: format!(
+                "{label} {} scales at {} of linear per doubling of clients (from the means of up to {most} run{} per point)",
+                op.name(),
+                steps.join(", "),
+                if most == 1 { "" } else { "s" }
+            ),
+            value: 0.0,
+            runs,
+        });
+    }
+    out
+}
+
+/// The published figures of system `name` on the workload of `runs`: (op, "name (published,
+/// setup)", value in the runs' unit).
+fn published(name: &str, runs: &[&RunRecord]) -> Vec<(Op, String, f64)> {
+    let Some(first) = runs.first() else { return Vec::new() };
+    let access = match first.workload.data().map(|d| d.access) {
+        Some(Access::FilePerTask) => "N-to-N",
+        Some(Access::Shared) => "N-to-1",
+        _ => return Vec::new(),
+    };
+    let kind = if random(first) { "random" } else { "sequential" };
+    reference::catalog()
+        .into_iter()
+        .filter(|p| reference::short_name(&p.system) == name && p.access == access)
+        .filter_map(|p| {
+            let op = [Op::Write, Op::Read].into_iter().find(|op| p.workload == format!("{kind} {}", op.name()))?;
+            let (value, unit) = reference::converted(&p)?;
+            let wanted = if random(first) { "IOPS" } else { "MiB/s" };
+            let at = if p.clients.is_empty() { String::new() } else { format!(", {} clients", p.clients) };
+            (unit == wanted).then(|| (op, format!("{} published ({} {}{at})", p.system, p.value, p.metric), value))
+        })
+        .collect()
+}
+
+/// Every run in one compact table: id, study group, label, workload, clients, the mean write
+/// and read, status.
+pub fn runs_table(runs: &[RunRecord]) -> Table {
+    let mut t =
+        Table::new("Every run", &["run", "group", "label", "workload", "clients", "write", "read", "unit", "status"]);
+    for r in runs {
+        let figure = |op| {
+            let v = mean_of(r, op, random(r));
+            Cell::num(if random(r) { v } else { v.map(mib_per_s) }, if random(r) { 0 } else { 1 })
+        };
+        t.rows.push(vec![
+            r.id.map_or(Cell::Empty, |i| Cell::Int(i as u64)),
+            Cell::text(super::group(r.survey_id, r.sweep_id)),
+            Cell::text(r.label.clone().unwrap_or_default()),
+            Cell::text(without_tasks(&r.workload)),
+            Cell::Int(r.workload.tasks as u64),
+            figure(Op::Write),
+            figure(Op::Read),
+            Cell::text(if random(r) { "IOPS" } else { "MiB/s" }),
+            Cell::text(match r.status {
+                Status::Ok => "ok".to_string(),
+                Status::Failed => format!("FAILED: {}", r.error.as_deref().unwrap_or("")),
+            }),
+        ]);
+    }
+    t.notes.push("write and read: each run's mean over its iterations (ls shows the best)".into());
+    t
+}
+
+/// Each run's full settings: the command that made it and what it changed from the defaults.
+pub fn settings_table(runs: &[RunRecord]) -> Table {
+    let mut t = Table::new("Settings of every run", &["run", "command", "settings changed from the defaults"]);
+    for r in runs {
+        t.rows.push(vec![
+            r.id.map_or(Cell::Empty, |i| Cell::Int(i as u64)),
+            Cell::text(r.command_line.clone()),
+            Cell::text(r.workload.changed().join(" ")),
+        ]);
+    }
+    t
+}
+
+/// Where the runs ran: a row per distinct host, kernel and target, with the runs there.
+pub fn environment_table(runs: &[RunRecord]) -> Table {
+    let mut t = Table::new(
+        "Environment",
+        &["target", "label", "file system", "mount", "options", "host", "kernel", "CPUs", "RAM", "version", "runs"],
+    );
+    let place = |r: &RunRecord| {
+        let e = &r.env;
+        vec![
+            e.target.clone(),
+            r.label.clone().unwrap_or_default(),
+            e.fs_type.clone(),
+            format!(
+                "{} on {}{}",
+                e.mount_source,
+                e.mount_point,
+                e.block_device.as_deref().map(|d| format!(" [{d}]")).unwrap_or_default()
+            ),
+            e.mount_options.clone(),
+            e.host.clone(),
+            e.kernel.clone(),
+            e.cpu_count.to_string(),
+            format_size(e.ram_bytes),
+            e.tool_version.clone(),
+        ]
+    };
+    let mut places: Vec<(Vec<String>, Vec<i64>)> = Vec::new();
+    for r in runs {
+        let p = place(r);
+        match places.iter_mut().find(|(q, _)| *q == p) {
+            Some((_, ids)) => ids.extend(r.id),
+            None => places.push((p, r.id.into_iter().collect())),
+        }
+    }
+    for (p, ids) in places {
+        let mut row: Vec<Cell> = p.into_iter().map(Cell::Text).collect();
+        row.push(Cell::text(spans(&ids)));
+        t.rows.push(row);
+    }
+    t
+}
+
+/// What was measured and how, in a few lines: the targets, the nodes, when, the version; the
+/// cache policy, the repetitions and how a figure summarizes them.
+pub fn about(runs: &[RunRecord]) -> (Vec<(String, String)>, Vec<String>) {
+    let distinct = |f: &dyn Fn(&RunRecord) -> String| {
+        let mut v: Vec<String> = runs.iter().map(f).collect();
+        v.sort();
+        v.dedup();
+        v.join("; ")
+    };
+    let first = runs.iter().map(|r| r.started).min().unwrap_or(0);
+    let last = runs.iter().map(|r| r.started).max().unwrap_or(0);
+    let facts = vec![
+        (
+            "targets".to_string(),
+            distinct(&|r| format!("{} = {} ({} on {})", label_of(r), r.env.target, r.env.fs_type, r.env.mount_source)),
+        ),
+        ("nodes".into(), distinct(&|r| r.hosts.join(", ").chars().take(200).collect::<String>()).to_string()),
+        ("kernel".into(), distinct(&|r| r.env.kernel.clone())),
+        ("when".into(), format!("{} to {}", format_time(first), format_time(last))),
+        ("tool".into(), distinct(&|r| format!("iosurvey {}", r.env.tool_version))),
+        (
+            "runs".into(),
+            format!("{} ({} failed)", runs.len(), runs.iter().filter(|r| r.status == Status::Failed).count()),
+        ),
+    ];
+    let phases = || runs.iter().flat_map(|r| r.phases.iter());
+    let dropped = phases().filter(|p| p.caches_dropped).count();
+    let cached = phases().filter(|p| p.possibly_cached.is_some()).count();
+    let direct = runs.iter().filter(|r| r.workload.data().is_some_and(|d| d.direct)).count();
+    let mut method = vec![format!(
+        "Caches: dropped before {dropped} of {} phases; {direct} of {} runs used O_DIRECT; {cached} phases may have been served from the page cache and are marked where shown.",
+        phases().count(),
+        runs.len()
+    )];
+    method.push(
+        "Each phase's bandwidth is all bytes over the time from the first task's open to the last task's close (IOR's definition); a run's figure is its mean over its iterations."
+            .into(),
+    );
+    method.push(
+        "A figure over clients draws, per label, the mean over the runs at each client count, with error bars spanning the 95% Student's t interval of that mean when there are two runs or more; its table beneath gives the same numbers and the runs behind each."
+            .into(),
+    );
+    (facts, method)
+}

@@ -1,0 +1,347 @@
+//! The `report` command's document, laid out as an evaluation's results section: a title
+//! block (what was measured, when, with what, and the method in a few lines), a summary of
+//! the findings that matter most, one section per study (its figures, each captioned, the
+//! table beneath, its findings), the comparisons across studies, and an appendix (every run,
+//! its settings, the environment). The layout is a list of [`Block`]s that the HTML and
+//! Markdown renderers walk alike, so both number figures and tables the same way.
+
+use crate::analysis::study::{self, spans, Study};
+use crate::analysis::{self, Chart, Finding, Report, Table};
+use crate::record::{MatrixRecord, RunRecord};
+
+/// One piece of the document, in reading order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    /// A heading: level (1 the title), text, anchor.
+    Heading(u8, String, String),
+    /// A paragraph.
+    Text(String),
+    /// Name and value lines (the title block).
+    Facts(Vec<(String, String)>),
+    /// The table of contents: (level, text, anchor).
+    Contents(Vec<(u8, String, String)>),
+    /// A figure: its number, the chart, its caption.
+    Figure(usize, Box<Chart>, String),
+    /// A table: its number, the table, its caption.
+    Table(usize, Table, String),
+    /// Findings, each with the anchor of the figure or section it belongs to.
+    Findings(Vec<(Finding, String)>),
+}
+
+/// What a report is made of before it is laid out.
+pub struct Paper {
+    /// Where the runs come from (the store's path), for the title.
+    pub source: String,
+    /// The runs, by id.
+    pub runs: Vec<RunRecord>,
+    /// Each study of them, and of the matrices.
+    pub studies: Vec<Study>,
+    /// What is found across the studies: systems against each other, published figures.
+    pub across: Report,
+}
+
+/// The paper of `runs` and `matrices` from the store at `source`, their charts over clients
+/// read against published system `reference` when one is named.
+pub fn paper(
+    source: &str,
+    runs: Vec<RunRecord>,
+    matrices: &[MatrixRecord],
+    reference: Option<&str>,
+) -> Result<Paper, String> {
+    let mut studies = study::studies(&runs, reference);
+    studies.extend(matrices.iter().map(|m| Study {
+        title: format!("Matrix m{} of {}", m.id.unwrap_or(0), m.env.target),
+        runs: Vec::new(),
+        report: analysis::matrix::matrix(m),
+    }));
+    let mut across = Report::default();
+    let mut names: Vec<&str> = runs.iter().filter_map(|r| r.label.as_deref()).collect();
+    names.sort_unstable();
+    names.dedup();
+    if names.len() > 1 {
+        let of: Vec<Vec<RunRecord>> =
+            names.iter().map(|n| runs.iter().filter(|r| r.label.as_deref() == Some(*n)).cloned().collect()).collect();
+        let sides: Vec<analysis::Side> =
+            names.iter().zip(&of).map(|(name, runs)| analysis::Side { name, runs }).collect();
+        across = across.and(analysis::recommend(&sides));
+    }
+    across.findings.extend(analysis::cliffs::over_sizes(&runs));
+    if let Some(name) = reference {
+        across = across.and(analysis::reference::beside(name, &runs)?);
+    }
+    Ok(Paper { source: source.to_string(), runs, studies, across })
+}
+
+/// How many of a study's findings the summary takes at most, and how many in all.
+const SUMMARY_PER_STUDY: usize = 2;
+const SUMMARY: usize = 8;
+
+impl Paper {
+    /// The document in reading order.
+    pub fn blocks(&self) -> Vec<Block> {
+        let (facts, method) = study::about(&self.runs);
+        let mut body = Vec::new();
+        let (mut figures, mut tables) = (0, 0);
+        let mut summary: Vec<(Finding, String)> = Vec::new();
+        let mut contents = vec![(2, "Summary".to_string(), "summary".to_string())];
+        for (k, s) in self.studies.iter().enumerate() {
+            let anchor = format!("study-{}", k + 1);
+            let title = format!("{}. {}", k + 1, s.title);
+            contents.push((2, title.clone(), anchor.clone()));
+            body.push(Block::Heading(2, title, anchor.clone()));
+            body.extend(s.report.heading.iter().map(|l| Block::Text(l.clone())));
+            let first_figure = figures + 1;
+            for c in &s.report.charts {
+                figures += 1;
+                body.push(Block::Figure(figures, Box::new(c.clone()), self.caption(c, &s.runs)));
+            }
+            let said = if s.runs.is_empty() { String::new() } else { format!(" (runs {})", spans(&s.runs)) };
+            for t in &s.report.tables {
+                tables += 1;
+                body.push(Block::Table(tables, t.clone(), format!("{}{said}", t.title)));
+            }
+            // A finding links to the figure of its op ("f800 read peaks ..." to the chart of read),
+            // else to the study's first figure, or to the study when it has none.
+            let link = |f: &Finding| {
+                let words: Vec<&str> = f.text.split_whitespace().take(3).collect();
+                let of_op =
+                    s.report.charts.iter().position(|c| words.iter().any(|w| c.title.contains(&format!(": {w} "))));
+                match (of_op, s.report.charts.is_empty()) {
+                    (_, true) => anchor.clone(),
+                    (Some(k), _) => format!("figure-{}", first_figure + k),
+                    (None, _) => format!("figure-{first_figure}"),
+                }
+            };
+            // A study of no run (a matrix) cites no run: the ids its findings carry are not ids
+            // that `ls` shows.
+            let cited = |f: &Finding| Finding {
+                runs: if s.runs.is_empty() { Vec::new() } else { f.runs.clone() },
+                ..f.clone()
+            };
+            let found: Vec<(Finding, String)> = s.report.findings.iter().map(|f| (cited(f), link(f))).collect();
+            // A study's peaks lead its share of the summary; a study with none offers its first.
+            let peaks: Vec<&(Finding, String)> = found.iter().filter(|f| f.0.text.contains(" peaks at ")).collect();
+            let offered = if peaks.is_empty() { found.iter().take(1).collect() } else { peaks };
+            summary.extend(offered.into_iter().take(SUMMARY_PER_STUDY).cloned());
+            if !found.is_empty() {
+                body.push(Block::Findings(found));
+            }
+            body.extend(s.report.footer.iter().map(|l| Block::Text(l.clone())));
+        }
+        if !self.across.tables.is_empty() || !self.across.findings.is_empty() {
+            let anchor = "across".to_string();
+            contents.push((2, "Across the studies".into(), anchor.clone()));
+            body.push(Block::Heading(2, "Across the studies".into(), anchor.clone()));
+            for t in &self.across.tables {
+                tables += 1;
+                body.push(Block::Table(tables, t.clone(), format!("{} (from the runs of the studies above)", t.title)));
+            }
+            let found: Vec<(Finding, String)> =
+                self.across.findings.iter().map(|f| (f.clone(), anchor.clone())).collect();
+            // Systems set against each other lead the summary: they are what an evaluation is for.
+            summary.splice(0..0, found.iter().cloned());
+            if !found.is_empty() {
+                body.push(Block::Findings(found));
+            }
+        }
+        contents.push((2, "Appendix".into(), "appendix".into()));
+        body.push(Block::Heading(2, "Appendix".into(), "appendix".into()));
+        for t in
+            [study::runs_table(&self.runs), study::settings_table(&self.runs), study::environment_table(&self.runs)]
+        {
+            tables += 1;
+            let caption =
+                format!("{} (runs {})", t.title, spans(&self.runs.iter().filter_map(|r| r.id).collect::<Vec<_>>()));
+            body.push(Block::Table(tables, t, caption));
+        }
+        summary.truncate(SUMMARY);
+        let mut out = vec![
+            Block::Heading(1, format!("Storage evaluation: {}", self.targets()), "top".into()),
+            Block::Facts(facts),
+            Block::Heading(3, "Method".into(), "method".into()),
+        ];
+        out.extend(method.into_iter().map(Block::Text));
+        out.push(Block::Contents(contents));
+        out.push(Block::Heading(2, "Summary".into(), "summary".into()));
+        out.push(match summary.is_empty() {
+            true => Block::Text("No finding stands out: see each study.".into()),
+            false => Block::Findings(summary),
+        });
+        out.extend(body);
+        out.push(Block::Text(format!("Made by iosurvey {} from {}.", env!("CARGO_PKG_VERSION"), self.source)));
+        out
+    }
+
+    /// The labels (or targets) the runs measured, for the title.
+    fn targets(&self) -> String {
+        let mut names: Vec<String> =
+            self.runs.iter().map(|r| r.label.clone().unwrap_or_else(|| r.env.target.clone())).collect();
+        names.sort();
+        names.dedup();
+        match names.len() {
+            0 => "matrices".into(),
+            1..=4 => names.join(", "),
+            n => format!("{n} targets"),
+        }
+    }
+
+    /// A figure's caption: what it shows, where (the targets of its runs), how many runs.
+    fn caption(&self, c: &Chart, study_runs: &[i64]) -> String {
+        let ids = if c.runs.is_empty() { study_runs } else { &c.runs };
+        if ids.is_empty() {
+            return format!("{}.", c.title);
+        }
+        let mut places: Vec<String> = self
+            .runs
+            .iter()
+            .filter(|r| r.id.is_some_and(|i| ids.contains(&i)))
+            .map(|r| format!("{} ({})", r.env.target, r.env.fs_type))
+            .collect();
+        places.sort();
+        places.dedup();
+        let bars = if c.errors.iter().any(|e| !e.is_empty()) {
+            " Points are means over runs; error bars, their 95% t-interval."
+        } else {
+            ""
+        };
+        let levels = if c.references.is_empty() { "" } else { " Dashed black: published figures." };
+        format!(
+            "{}. On {}; {} run{} ({}).{bars}{levels}",
+            c.title,
+            places.join(", "),
+            ids.len(),
+            if ids.len() == 1 { "" } else { "s" },
+            spans(ids)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::fixtures;
+
+    /// Labels a and b swept over 1, 2 and 4 clients three times each (b at half a's rate,
+    /// each repetition a few percent apart), then a survey's run and a run of its own.
+    fn runs() -> Vec<RunRecord> {
+        let mut out = Vec::new();
+        let mut id = 0;
+        for (label, scale) in [("a", 1.0), ("b", 0.5)] {
+            for (rep, wobble) in [0.97, 1.0, 1.03].into_iter().enumerate() {
+                for tasks in [1usize, 2, 4] {
+                    id += 1;
+                    let mut r = fixtures::run(None);
+                    r.id = Some(id);
+                    r.label = Some(label.into());
+                    r.sweep_id = Some(if label == "a" { 1 } else { 4 } + rep as i64);
+                    r.workload.tasks = tasks;
+                    for p in &mut r.phases {
+                        p.figures.bandwidth = Some(100.0 * 1048576.0 * tasks as f64 * scale * wobble);
+                    }
+                    out.push(r);
+                }
+            }
+        }
+        let mut surveyed = fixtures::run(None);
+        (surveyed.id, surveyed.survey_id, surveyed.name) = (Some(19), Some(1), Some("seq-file-per-task".into()));
+        let mut alone = fixtures::run(None);
+        alone.id = Some(20);
+        out.extend([surveyed, alone]);
+        out
+    }
+
+    fn figures(blocks: &[Block]) -> Vec<&Chart> {
+        blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Figure(_, c, _) => Some(&**c),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn two_labels_over_clients_share_a_chart_with_error_bars_and_the_published_level() {
+        let blocks = paper("s.db", runs(), &[], None).unwrap().blocks();
+        let write = figures(&blocks).into_iter().find(|c| c.title.contains("write MiB/s against clients")).unwrap();
+        let names: Vec<&str> = write.series.iter().map(|s| s.0.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        // Each point is the mean of its three repetitions, its bar their 95% t-interval.
+        assert_eq!(write.series[0].1.iter().map(|p| p.0).collect::<Vec<_>>(), [1.0, 2.0, 4.0]);
+        let two = [0.97, 1.0, 1.03].map(|w| 200.0 * w);
+        let iv = crate::stats::mean_interval(&two).unwrap();
+        let (mean, bar) = (write.series[0].1[1].1, write.errors[0][1]);
+        assert!((mean - 200.0).abs() < 1e-9 && (bar.1 - iv.lo).abs() < 1e-9 && (bar.2 - iv.hi).abs() < 1e-9);
+        assert!(write.errors.iter().all(|e| e.len() == 3), "a bar at every point of both lines");
+        assert!(write.references.is_empty(), "no published level unless asked");
+        assert_eq!(write.runs.len(), 18);
+        let svg = super::super::figures::svg(write);
+        assert!(svg.contains(">\na\n</text>") && svg.contains(">\nb\n</text>"), "both in the legend");
+        let asked = paper("s.db", runs(), &[], Some("isilon-f800")).unwrap().blocks();
+        let write = figures(&asked).into_iter().find(|c| c.title.contains("write MiB/s against clients")).unwrap();
+        assert!(!write.references.is_empty());
+        let (name, level) = &write.references[0];
+        assert!(name.starts_with("Isilon F800 published (8 GB/s"), "{name}");
+        assert!((level - 8e9 / 1048576.0).abs() < 1e-6, "in the chart's unit, MiB/s");
+        // Each finding links to the figure of its op.
+        let read = asked.iter().find_map(|b| match b {
+            Block::Figure(n, c, _) if c.title.contains(": read ") => Some(*n),
+            _ => None,
+        });
+        let links: Vec<&String> = asked
+            .iter()
+            .filter_map(|b| match b {
+                Block::Findings(found) => {
+                    found.iter().find(|(f, _)| f.text.starts_with("b read peaks")).map(|(_, l)| l)
+                }
+                _ => None,
+            })
+            .collect();
+        assert!(!links.is_empty() && links.iter().all(|l| **l == format!("figure-{}", read.unwrap())), "{links:?}");
+    }
+
+    #[test]
+    fn every_table_names_its_runs_and_no_run_is_in_two_studies() {
+        let blocks = paper("s.db", runs(), &[], None).unwrap().blocks();
+        let mut section = String::new();
+        let mut seen: Vec<(i64, String)> = Vec::new();
+        for b in &blocks {
+            match b {
+                Block::Heading(_, text, _) => section = text.clone(),
+                Block::Table(_, _, caption) => {
+                    let runs = caption.rsplit_once("(runs ").map(|(_, r)| r.trim_end_matches(')'));
+                    if section == "Across the studies" {
+                        continue;
+                    }
+                    let runs = runs.unwrap_or_else(|| panic!("a table with no runs named: {caption}"));
+                    if section == "Appendix" {
+                        assert_eq!(runs, "1-20", "{caption}");
+                        continue;
+                    }
+                    for part in runs.split(", ") {
+                        let (lo, hi) = part.split_once('-').unwrap_or((part, part));
+                        for id in lo.parse::<i64>().unwrap()..=hi.parse().unwrap() {
+                            if let Some((_, other)) = seen.iter().find(|(i, s)| *i == id && *s != section) {
+                                panic!("run {id} in {other} and in {section}");
+                            }
+                            seen.push((id, section.clone()));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut ids: Vec<i64> = seen.iter().map(|s| s.0).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids, (1..=20).collect::<Vec<_>>(), "every run in a study");
+        let studies: Vec<&str> = blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Heading(2, t, _) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(studies.len(), 6, "summary, the sweep, the survey, the run alone, across, appendix: {studies:?}");
+    }
+}
