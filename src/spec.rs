@@ -1048,10 +1048,15 @@ impl Workload {
 
     /// A short human label: "file-per-task sequential 1 MiB x 2 GiB, 4 tasks".
     pub fn label(&self) -> String {
-        let tasks = format!("{} task{}", self.tasks, if self.tasks == 1 { "" } else { "s" });
+        format!("{}, {} task{}", self.shape_label(), self.tasks, if self.tasks == 1 { "" } else { "s" })
+    }
+
+    /// The label less the team: what a sweep over team sizes keeps ("file-per-task sequential
+    /// 1 MiB transfers, 2 GiB per task").
+    pub fn shape_label(&self) -> String {
         let data = match &self.shape {
             Shape::Data(data) => data,
-            Shape::Meta(m) => return m.label(&tasks),
+            Shape::Meta(m) => return m.label(),
         };
         let access = match (data.access, data.layout) {
             (Access::FilePerTask, _) => "file-per-task",
@@ -1059,7 +1064,7 @@ impl Workload {
             (Access::Shared, Layout::Strided) => "shared strided",
         };
         format!(
-            "{access} {} {} transfers, {} per task, {tasks}",
+            "{access} {} {} transfers, {} per task",
             data.pattern,
             format_size(data.transfer),
             format_size(data.block * data.segments),
@@ -1068,8 +1073,8 @@ impl Workload {
 }
 
 impl Meta {
-    /// The label of a metadata workload of this shape run by `tasks` ("4 tasks").
-    fn label(&self, tasks: &str) -> String {
+    /// The label of a metadata workload of this shape, less its team.
+    fn label(&self) -> String {
         let t = &self.tree;
         let tree = match t.depth {
             0 => String::new(),
@@ -1085,7 +1090,7 @@ impl Meta {
             meta::Resolve::Path => "path walk",
             meta::Resolve::Relative => "relative, no path walk",
         };
-        format!("metadata {} items per task in {dirs}{tree}{bytes}, {calls}, {tasks}", t.placed(self.items))
+        format!("metadata {} items per task in {dirs}{tree}{bytes}, {calls}", t.placed(self.items))
     }
 }
 

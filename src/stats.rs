@@ -180,11 +180,21 @@ pub const SYMMETRIC: f64 = 0.05;
 /// A value with its interval as it is: "2.01 ± 0.04" when the interval is symmetric about the
 /// value (within [`SYMMETRIC`]), else "24.69 (10.57 to 57.69)", low to high.
 pub fn spread_text(value: f64, lo: f64, hi: f64) -> String {
+    format!("{value:.2} {}", around(value, lo, hi, 2))
+}
+
+/// An interval about `value` with `decimals` decimals: "± 0.04" when it is symmetric (within
+/// [`SYMMETRIC`] of its width), else "(10.57 to 57.69)"; a width that rounds to nothing is
+/// said by its ends too, never as "± 0.00".
+pub fn around(value: f64, lo: f64, hi: f64, decimals: usize) -> String {
     let width = hi - lo;
-    if ((hi - value) - (value - lo)).abs() <= SYMMETRIC * width {
-        format!("{value:.2} ± {:.2}", width / 2.0)
+    let shown = format!("{:.decimals$}", width / 2.0);
+    let nothing = shown.trim_start_matches(['0', '.']).is_empty();
+    if ((hi - value) - (value - lo)).abs() <= SYMMETRIC * width && !nothing {
+        format!("± {shown}")
     } else {
-        format!("{value:.2} ({lo:.2} to {hi:.2})")
+        let places = if nothing { decimals + 3 } else { decimals };
+        format!("({lo:.places$} to {hi:.places$})")
     }
 }
 
@@ -222,6 +232,8 @@ mod tests {
     fn an_interval_is_said_as_plus_or_minus_only_when_it_is_symmetric() {
         assert_eq!(spread_text(2.01, 1.97, 2.05), "2.01 ± 0.04");
         assert_eq!(spread_text(24.69, 10.57, 57.69), "24.69 (10.57 to 57.69)");
+        assert_eq!(spread_text(1.726, 1.723, 1.730), "1.73 (1.72300 to 1.73000)", "never ± 0.00");
+        assert_eq!(around(5180.8, 5144.5, 5225.6, 1), "(5144.5 to 5225.6)", "arms of 36.3 and 44.8");
         let skewed = Interval { value: 24.69, lo: 10.57, hi: 57.69, method: Method::Bootstrap };
         assert_eq!(
             sentence("a", "b", &skewed),

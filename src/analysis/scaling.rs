@@ -78,14 +78,17 @@ pub fn findings(what: &str, points: &[Point], show: impl Fn(f64) -> String) -> V
     };
     let mean = |l: &Level| Point { clients: l.clients, value: l.mean(), run: 0 };
     let peak = levels.iter().max_by(|a, b| a.mean().total_cmp(&b.mean())).expect("two levels");
-    let spread = match single {
-        true => String::new(),
-        false => format!(", runs {} to {}", show(peak.low()), show(peak.high())),
+    let spread = match crate::stats::mean_interval(&peak.values) {
+        Some(i) => {
+            format!(", {} {} to {} over its {} runs", i.method.name(), show(i.lo), show(i.hi), peak.values.len())
+        }
+        None => String::new(),
     };
+    // The peak rests on its own runs; the shape of the curve on all of them.
     let mut out = vec![Finding {
         text: format!("{what} peaks at {} with {} clients{spread} ({caveat})", show(peak.mean()), peak.clients),
         value: peak.mean(),
-        runs: runs.clone(),
+        runs: peak.runs.clone(),
     }];
     let steps: Vec<(String, f64)> = levels
         .windows(2)
@@ -182,7 +185,8 @@ mod tests {
             "{}",
             texts[3]
         );
-        assert_eq!(f[0].runs, [1, 2, 3, 4, 5, 6]);
+        assert_eq!(f[0].runs, [4], "the peak's run");
+        assert_eq!(f[1].runs, [1, 2, 3, 4, 5, 6]);
     }
 
     #[test]
@@ -214,10 +218,12 @@ mod tests {
         let texts: Vec<&str> = f.iter().map(|x| x.text.as_str()).collect();
         assert_eq!(
             texts[0],
-            "write peaks at 460 MiB/s with 8 clients, runs 455 MiB/s to 465 MiB/s (mean of at least 3 runs per point)"
+            "write peaks at 460 MiB/s with 8 clients, 95% t-interval 448 MiB/s to 472 MiB/s over its 3 runs (mean of at \
+             least 3 runs per point)"
         );
         assert!(texts.iter().any(|t| t.starts_with("write bends at 4 clients")), "{texts:?}");
-        assert_eq!(f[0].runs.len(), 12, "every run is the finding's support");
+        assert_eq!(f[0].runs, [4, 8, 12], "the peak rests on its own runs");
+        assert_eq!(f[1].runs.len(), 12, "the scaling on every run");
         // The same means, but runs so spread that the 4->8 step could be linear: no bend.
         let loose = curve(&[
             (1, 100.0),

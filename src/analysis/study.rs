@@ -4,7 +4,7 @@
 //! figure (what was measured, how) and after the last (every run, its settings, where it ran).
 //! Each run belongs to exactly one study, so no run is laid out twice.
 
-use super::{mean_of, random, reference, scaling, survey, Cell, Chart, Finding, Report, Table};
+use super::{mean_of, random, reference, survey, Cell, Chart, Report, Table};
 use crate::record::{RunRecord, Status};
 use crate::spec::{Access, Op};
 use crate::units::{format_size, format_time, mib_per_s};
@@ -55,7 +55,7 @@ pub fn studies(runs: &[RunRecord], reference: Option<&str>) -> Vec<Study> {
                     survey(s, &members.iter().map(|r| (*r).clone()).collect::<Vec<_>>()),
                 ),
                 Key::Swept(_) => (
-                    format!("{} over clients", capitalized(&without_tasks(&members[0].workload))),
+                    format!("{} over clients", capitalized(&members[0].workload.shape_label())),
                     over_clients(&members, reference),
                 ),
                 Key::Alone(id) => (format!("Run {id}: {}", members[0].workload.label()), super::run(members[0])),
@@ -63,13 +63,6 @@ pub fn studies(runs: &[RunRecord], reference: Option<&str>) -> Vec<Study> {
             Study { title, runs: ids, report }
         })
         .collect()
-}
-
-/// A workload's label less its team size, for what is swept over team sizes.
-fn without_tasks(w: &crate::spec::Workload) -> String {
-    let label = w.label();
-    let tasks = format!(", {} task{}", w.tasks, if w.tasks == 1 { "" } else { "s" });
-    label.strip_suffix(&tasks).map_or(label.clone(), str::to_string)
 }
 
 /// Run ids as a reader counts them: runs in a row as a span ("1-4, 9, 12-13").
@@ -131,7 +124,7 @@ pub fn over_clients(runs: &[&RunRecord], reference: Option<&str>) -> Report {
             )
         })
     };
-    let what = runs.first().map(|r| without_tasks(&r.workload)).unwrap_or_default();
+    let what = runs.first().map(|r| r.workload.shape_label()).unwrap_or_default();
     let mut report = Report::default();
     let mut table = Table::new(
         format!("{what}: {unit} against clients, mean over runs"),
@@ -148,7 +141,9 @@ pub fn over_clients(runs: &[&RunRecord], reference: Option<&str>) -> Report {
             let mut row = vec![Cell::text(*label), Cell::Int(n as u64), Cell::Int(ids.len() as u64)];
             for p in [&w, &r] {
                 row.push(Cell::num(p.as_ref().map(|p| p.0), decimals));
-                row.push(Cell::num(p.as_ref().and_then(|p| p.1.as_ref()).map(|i| (i.hi - i.lo) / 2.0), decimals));
+                row.push(
+                    p.as_ref().and_then(|p| p.1.as_ref()).map_or(Cell::Empty, |i| super::interval_cell(i, decimals)),
+                );
             }
             row.push(Cell::text(unit));
             row.push(Cell::text(ids.iter().map(i64::to_string).collect::<Vec<_>>().join(" ")));
@@ -156,7 +151,7 @@ pub fn over_clients(runs: &[&RunRecord], reference: Option<&str>) -> Report {
         }
     }
     table.notes.push(
-        "each run's figure is its mean over iterations; a row's figure is the mean over its runs, ± half the 95% interval of that mean (Student's t), none from one run"
+        "each run's figure is its mean over iterations; a row's figure is the mean over its runs, with the 95% interval of that mean (Student's t below 10 runs, bootstrap from 10; ± half its width when symmetric, else its ends), none from one run"
             .into(),
     );
     let published = reference.map(|name| published(name, runs)).unwrap_or_default();
@@ -178,7 +173,8 @@ pub fn over_clients(runs: &[&RunRecord], reference: Option<&str>) -> Report {
             }
             chart.series.push((label.to_string(), points.iter().map(|p| (p.0, p.1)).collect()));
             chart.errors.push(points.iter().filter_map(|p| Some((p.0, p.2.as_ref()?.lo, p.2.as_ref()?.hi))).collect());
-            report.findings.extend(curve(label, op, &points, unit));
+            let of_label: Vec<&RunRecord> = ok.iter().copied().filter(|r| label_of(r) == *label).collect();
+            report.findings.extend(super::scaled(&format!("{label} {}", op.name()), &of_label, op, is_random));
         }
         chart.references.extend(published.iter().filter(|(o, _, _)| *o == op).map(|(_, name, v)| (name.clone(), *v)));
         if !chart.series.is_empty() {
@@ -187,54 +183,6 @@ pub fn over_clients(runs: &[&RunRecord], reference: Option<&str>) -> Report {
     }
     report.tables.push(table);
     report
-}
-
-/// Where one label's curve peaks, with the interval of the peak's mean, and how it scales
-/// per doubling of clients, from the means.
-fn curve(
-    label: &str,
-    op: Op,
-    points: &[(f64, f64, Option<crate::stats::Interval>, Vec<i64>)],
-    unit: &str,
-) -> Vec<Finding> {
-    let mut runs: Vec<i64> = points.iter().flat_map(|p| p.3.iter().copied()).collect();
-    runs.sort_unstable();
-    let show = |v: f64| if unit == "IOPS" { format!("{v:.0} IOPS") } else { format!("{v:.1} MiB/s") };
-    let Some(peak) = points.iter().max_by(|a, b| a.1.total_cmp(&b.1)) else { return Vec::new() };
-    let spread = match &peak.2 {
-        Some(iv) => format!("95% t-interval {} to {}, {} runs", show(iv.lo), show(iv.hi), peak.3.len()),
-        None => "1 run, no interval".into(),
-    };
-    let mut out = vec![Finding {
-        text: format!("{label} {} peaks at {} with {} clients ({spread})", op.name(), show(peak.1), peak.0),
-        value: peak.1,
-        runs: runs.clone(),
-    }];
-    let as_points: Vec<scaling::Point> = points
-        .iter()
-        .map(|p| scaling::Point { clients: p.0 as u64, value: p.1, run: p.3.first().copied().unwrap_or(0) })
-        .collect();
-    let steps: Vec<String> = as_points
-        .windows(2)
-        .filter_map(|w| {
-            let e = scaling::efficiency_per_doubling(&w[0], &w[1])?;
-            Some(format!("{}->{}: {:.0}%", w[0].clients, w[1].clients, 100.0 * e))
-        })
-        .collect();
-    if !steps.is_empty() {
-        let most = points.iter().map(|p| p.3.len()).max().unwrap_or(1);
-        out.push(Finding {
-            text: format!(
-                "{label} {} scales at {} of linear per doubling of clients (from the means of up to {most} run{} per point)",
-                op.name(),
-                steps.join(", "),
-                if most == 1 { "" } else { "s" }
-            ),
-            value: 0.0,
-            runs,
-        });
-    }
-    out
 }
 
 /// The published figures of system `name` on the workload of `runs`: (op, "name (published,
@@ -274,7 +222,7 @@ pub fn runs_table(runs: &[RunRecord]) -> Table {
             r.id.map_or(Cell::Empty, |i| Cell::Int(i as u64)),
             Cell::text(super::group(r.survey_id, r.sweep_id)),
             Cell::text(r.label.clone().unwrap_or_default()),
-            Cell::text(without_tasks(&r.workload)),
+            Cell::text(r.workload.shape_label()),
             Cell::Int(r.workload.tasks as u64),
             figure(Op::Write),
             figure(Op::Read),

@@ -393,7 +393,7 @@ mod tests {
         let row = &r.tables[0].rows[0];
         assert_eq!(row[1].to_string(), "3");
         assert_eq!(row[2].to_string(), format!("{:.1}", iv.value));
-        assert_eq!(row[3].to_string(), format!("{:.1}", (iv.hi - iv.lo) / 2.0));
+        assert_eq!(row[3].to_string(), format!("± {:.1}", (iv.hi - iv.lo) / 2.0), "a t-interval is symmetric");
         assert!(
             r.findings[0].text.starts_with("N-to-1 write is 50% of N-to-N (95% t-interval 4"),
             "{}",
