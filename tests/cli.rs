@@ -504,6 +504,16 @@ fn a_report_is_one_self_contained_html_page_with_findings_and_charts() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("report of 3 runs written to"), "{}", out.stdout);
     let html = fs::read_to_string(&page).unwrap();
+    // A matrix the store does not hold is named, not taken for an empty store.
+    let other = bed.tmp.path().join("none.html");
+    let out = iosurvey(&["report", "-o", other.to_str().unwrap(), "--db", &bed.db, "m5"]);
+    assert_eq!(
+        (out.code, out.stderr.trim()),
+        (2, "iosurvey: error: the store holds no matrix m5 (hint: see iosurvey ls for the matrices it holds)")
+    );
+    assert!(!other.exists());
+    // No table without rows: three runs of one label set nothing across studies.
+    assert!(!html.contains("Across the studies"), "an empty table is left out");
     // The title block and method, the summary, then the study: its figure, its table, its findings.
     let mut from = 0;
     for what in [
@@ -924,4 +934,19 @@ fn a_refused_target_leaves_no_store_for_fresh_directories_and_further_bases_alik
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(!Path::new(&bed.db).exists(), "meta made a store before its second base was refused");
     assert!(bed.entries().is_empty(), "the first base keeps nothing: {:?}", bed.entries());
+}
+
+#[test]
+fn a_report_of_a_store_of_the_previous_main_leaves_out_empty_tables_and_keeps_the_cache_caveat() {
+    let bed = Bed::new();
+    let db = bed.tmp.path().join("old.db");
+    fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store-v9.db"), &db).unwrap();
+    let page = bed.tmp.path().join("old.md");
+    let out = iosurvey(&["report", "--format", "md", "-o", page.to_str().unwrap(), "--db", db.to_str().unwrap()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let text = fs::read_to_string(&page).unwrap();
+    assert!(!text.contains("Across the studies"), "its only table across studies has no rows");
+    // The old sweep's runs wrote unsynced data smaller than RAM: its peak says so.
+    let peak = text.lines().find(|l| l.contains("write peaks at")).unwrap();
+    assert!(peak.contains("possibly the page cache's, not the storage's"), "{peak}");
 }

@@ -132,6 +132,11 @@ pub fn matrix(m: &MatrixRecord) -> Report {
         format_time(m.started)
     ));
     report.heading.push(format!("timing: {}", timing_words(m)));
+    if let Some(engine) = &m.shape.stand_in {
+        report.heading.push(format!(
+            "every pass ran on the stand-in engine {engine}, which touches no storage: these are not the target's figures"
+        ));
+    }
     for kind in kinds(m) {
         report.tables.push(grid(m, kind));
     }
@@ -544,6 +549,14 @@ mod tests {
             "read over growing files (data per node) drops 75% from 2 MiB to 4 MiB (3 and 3 samples, apart beyond \
              their spread): it crosses the L2"
         )));
+        assert!(!text.heading.iter().any(|l| l.contains("stand-in")));
+        let mut stood_in = m.clone();
+        stood_in.shape.stand_in = Some(crate::spec::EngineName::new("delay", Some("1ms")));
+        assert!(matrix(&stood_in)
+            .heading
+            .iter()
+            .any(|l| l.starts_with("every pass ran on the stand-in engine delay:1ms")));
+        assert!(findings(&stood_in)[0].cliffs.iter().all(|(_, c)| c.cause.is_none()), "no cache lies on its path");
         // The same matrix of one sample a cell says so, and names no cause.
         let once = findings(&synthetic(rate, false));
         assert!(once[0].cliffs.iter().all(|(_, c)| c.support == crate::stats::Support::Single && c.cause.is_none()));

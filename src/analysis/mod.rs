@@ -680,8 +680,11 @@ pub(crate) fn scaled(what: &str, runs: &[&RunRecord], op: Op, is_random: bool) -
     let mut found = scaling::findings(what, &points, show);
     for f in &mut found {
         let mine: Vec<i64> = f.runs.iter().copied().filter(|id| cached.contains(id)).collect();
-        if !mine.is_empty() {
-            f.text.push_str(&format!("; possibly the page cache's, not the storage's (runs {})", study::spans(&mine)));
+        if mine.len() == f.runs.len() {
+            f.text.push_str("; possibly the page cache's, not the storage's");
+        } else if !mine.is_empty() {
+            f.text
+                .push_str(&format!("; possibly the page cache's, not the storage's, in runs {}", study::spans(&mine)));
         }
     }
     found
@@ -1241,9 +1244,13 @@ pub fn recommend(sides: &[Side]) -> Report {
             // run it is said as resting on that run.
             let xs = means.iter().find(|m| m.0 == name)?.2;
             let best_run = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let support = match xs.len() {
-                1 => "; on a single run: run it again to confirm".to_string(),
-                n if best_run < outliers::MATERIAL * median => format!(", each of its {n} runs below 80% of it"),
+            let single = means.iter().filter(|m| m.2.len() < 2).count();
+            let support = match (xs.len(), single) {
+                (1, 1) => "; on a single run: run it again to confirm".to_string(),
+                (_, 1..) => {
+                    format!("; {single} of the {} systems rest on a single run: run them again to confirm", means.len())
+                }
+                (n, _) if best_run < outliers::MATERIAL * median => format!(", each of its {n} runs below 80% of it"),
                 _ => return None,
             };
             Some(Finding {
@@ -1411,6 +1418,12 @@ mod tests {
         );
         // The same mean from runs of which one reaches the others: not beyond its noise.
         assert!(found([0.2, 0.9]).is_empty());
+        // A median of single runs is said as such.
+        let mut sides = sides_of([0.5, 0.6]);
+        sides[0].1.truncate(1);
+        let sides: Vec<Side> = sides.iter().map(|(name, runs)| Side { name, runs }).collect();
+        let said = &recommend(&sides).findings[0].text;
+        assert!(said.ends_with("; 1 of the 5 systems rest on a single run: run them again to confirm"), "{said}");
     }
 
     #[test]
@@ -1440,8 +1453,7 @@ mod tests {
         // The fixture's writes are small and unsynced: the caveat follows the figure.
         assert!(
             a[0].text.ends_with(
-                "over its 3 runs (mean of at least 3 runs per point); possibly the page cache's, not the storage's \
-                 (runs 2, 5, 8)"
+                "over its 3 runs (mean of at least 3 runs per point); possibly the page cache's, not the storage's"
             ),
             "{}",
             a[0].text

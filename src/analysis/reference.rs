@@ -162,7 +162,7 @@ fn counterpart(p: &Published) -> Option<(Op, bool, Access)> {
 /// against our mean over the runs. Phases flagged as possibly cached are left out: a page
 /// cache's figure is not set beside a storage system's. (value, the runs, the statistic in
 /// words.)
-fn ours<'r>(p: &Published, unit: &str, runs: &'r [RunRecord]) -> Option<(f64, Vec<&'r RunRecord>, String)> {
+fn ours<'r>(p: &Published, unit: &str, runs: &[&'r RunRecord]) -> Option<(f64, Vec<&'r RunRecord>, String)> {
     let (op, random, access) = counterpart(p)?;
     let peak = p.qualifier.starts_with("peak");
     let clients: Option<usize> = p.clients.parse().ok();
@@ -179,6 +179,7 @@ fn ours<'r>(p: &Published, unit: &str, runs: &'r [RunRecord]) -> Option<(f64, Ve
     };
     let figures: Vec<(f64, &RunRecord)> = runs
         .iter()
+        .copied()
         .filter(same)
         .flat_map(|r| r.phases.iter().filter(|ph| ph.op == op && ph.possibly_cached.is_none()).map(move |ph| (ph, r)))
         .filter_map(|(ph, r)| {
@@ -206,11 +207,18 @@ pub fn beside(name: &str, runs: &[RunRecord]) -> Result<Report, String> {
     let Some(first) = figures.first() else {
         return Err(format!("no published system is called '{name}'"));
     };
+    let mut labels: Vec<Option<&str>> = runs.iter().map(|r| r.label.as_deref()).collect();
+    labels.sort_unstable();
+    labels.dedup();
+    if labels.is_empty() {
+        labels.push(None);
+    }
     let mut t = Table::new(
         format!("beside {} ({}), from {}", first.system, first.file_system, first.citation()),
         &[
             "workload",
             "access",
+            "system",
             "published",
             "ours",
             "unit",
@@ -234,6 +242,7 @@ pub fn beside(name: &str, runs: &[RunRecord]) -> Result<Report, String> {
             t.rows.push(vec![
                 Cell::text(p.workload.clone()),
                 Cell::text(p.access.clone()),
+                Cell::Empty,
                 Cell::text(format!("{} {}", p.value, p.metric)),
                 Cell::text("not compared: iosurvey does not measure this in a run"),
                 Cell::Empty,
@@ -244,7 +253,27 @@ pub fn beside(name: &str, runs: &[RunRecord]) -> Result<Report, String> {
             ]);
             continue;
         };
-        let found = ours(p, unit, runs);
+        // Each system measured (each label) by itself: never a figure pooled over systems.
+        for label in &labels {
+            let of: Vec<&RunRecord> = runs.iter().filter(|r| r.label.as_deref() == *label).collect();
+            t.rows.push(row(p, (published, unit), label.unwrap_or("-"), &of, &setup));
+        }
+    }
+    t.notes.push(
+        "published figures are as the source states them (GB/s = 10^9 B/s, MB/s = 10^6 B/s, here in MiB/s = 2^20 B/s); \
+         ours is taken for each system measured (label) apart, by the same statistic as the published one (the \
+         statistic column: a peak against our best phase over runs of at most the published clients, a figure at a \
+         client count against our mean at that count, else our mean) on the same workload and access; the setups \
+         differ as the last two columns say, so a ratio compares systems as measured, not like with like"
+            .to_string(),
+    );
+    Ok(Report { tables: vec![t], ..Report::default() })
+}
+
+/// The row of a published figure beside one system's runs `of`.
+fn row(p: &Published, (published, unit): (f64, &str), label: &str, of: &[&RunRecord], setup: &[String]) -> Vec<Cell> {
+    {
+        let found = ours(p, unit, of);
         let our_setup = found.as_ref().map(|(_, used, _)| {
             let said: Vec<String> = used
                 .iter()
@@ -262,9 +291,10 @@ pub fn beside(name: &str, runs: &[RunRecord]) -> Result<Report, String> {
                 .collect();
             said.join("; ")
         });
-        t.rows.push(vec![
+        vec![
             Cell::text(p.workload.clone()),
             Cell::text(p.access.clone()),
+            Cell::text(label),
             Cell::num(Some(published), if unit == "IOPS" { 0 } else { 1 }),
             found.as_ref().map_or(
                 Cell::text("no run of this workload and client count chosen, or only cached figures"),
@@ -275,17 +305,8 @@ pub fn beside(name: &str, runs: &[RunRecord]) -> Result<Report, String> {
             found.as_ref().map_or(Cell::Empty, |(.., how)| Cell::text(how.clone())),
             Cell::text(setup.join(", ")),
             our_setup.map_or(Cell::Empty, Cell::text),
-        ]);
+        ]
     }
-    t.notes.push(
-        "published figures are as the source states them (GB/s = 10^9 B/s, MB/s = 10^6 B/s, here in MiB/s = 2^20 B/s); \
-         ours is taken by the same statistic as the published one (the statistic column: a peak against our best \
-         phase over runs of at most the published clients, a figure at a client count against our mean at that count, \
-         else our mean) on the same workload and access; the setups differ as the last two columns say, so a ratio \
-         compares systems as measured, not like with like"
-            .to_string(),
-    );
-    Ok(Report { tables: vec![t], ..Report::default() })
 }
 
 #[cfg(test)]
@@ -311,7 +332,7 @@ mod tests {
         assert!(table
             .rows
             .iter()
-            .all(|r| r[3].to_string().contains("no run") || r[3].to_string().contains("not compared")));
+            .all(|r| r[4].to_string().contains("no run") || r[4].to_string().contains("not compared")));
     }
 
     /// A run of `tasks` tasks whose phases moved `mib` MiB/s, none flagged as possibly cached.
@@ -349,12 +370,27 @@ mod tests {
             table.title
         );
         let write = table.rows.iter().find(|r| r[0].to_string() == "sequential write").unwrap();
-        assert_eq!(write[3].to_string(), "300.0");
-        assert_eq!(write[6].to_string(), "peak: our best phase over 2 runs of at most 64 clients");
+        assert_eq!(write[4].to_string(), "300.0");
+        assert_eq!(write[7].to_string(), "peak: our best phase over 2 runs of at most 64 clients");
+        // Two systems measured: a row each, never one figure pooled over both.
+        let mut two = runs.to_vec();
+        two[1].label = Some("b".into());
+        let table = &beside("isilon-f800", &two).unwrap().tables[0];
+        let writes: Vec<(String, String)> = table
+            .rows
+            .iter()
+            .filter(|r| r[0].to_string() == "sequential write")
+            .map(|r| (r[2].to_string(), r[4].to_string()))
+            .take(2)
+            .collect();
+        assert_eq!(writes, [("-".to_string(), "100.0".to_string()), ("b".to_string(), "300.0".to_string())]);
         // A figure stated at a client count is set against our mean at that count.
         let pix = all.iter().find(|p| p.system == "PixStor" && p.qualifier == "at 1 thread").unwrap();
         assert_eq!(pix.at_count(), Some(1));
-        let ours_at = |runs: &[RunRecord]| ours(pix, "IOPS", runs).map(|(v, used, how)| (v, used.len(), how));
+        let ours_at = |runs: &[RunRecord]| {
+            let runs: Vec<&RunRecord> = runs.iter().collect();
+            ours(pix, "IOPS", &runs).map(|(v, used, how)| (v, used.len(), how))
+        };
         let random = |id, tasks, iops: f64| {
             let mut r = run(id, tasks, 1.0);
             r.workload.data_mut().pattern = crate::spec::Pattern::Random;

@@ -218,6 +218,13 @@ fn html_report(
     }
     // Matrices: those named, those of the labels named, or every one.
     let mut matrices = store.matrices()?;
+    if let Some(id) = ids.iter().filter_map(matrix_id).find(|&id| !matrices.iter().any(|m| m.id == Some(id))) {
+        return Err(Failure::new(
+            format!("the store holds no matrix m{id}"),
+            "see iosurvey ls for the matrices it holds",
+            2,
+        ));
+    }
     matrices.retain(|m| {
         everything
             || m.id.is_some_and(|id| ids.iter().any(|n| matrix_id(n) == Some(id)))

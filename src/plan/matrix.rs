@@ -416,7 +416,11 @@ impl Adaptive {
                 }
                 Stage::Spine => {
                     let cheap = &self.cheap;
-                    self.spine = best_record(measured, &self.grid);
+                    // With no cheap row of two records that decide, the best cell measured
+                    // names the spine, so that the larger files are measured at all.
+                    self.spine = best_record(measured, &self.grid).or_else(|| {
+                        Self::kinds(measured).into_iter().find_map(|k| self.peak(measured, k)).map(|c| c.1)
+                    });
                     let spine = self.spine;
                     let beyond: Vec<u64> = self.grid.files.iter().copied().filter(|f| !cheap.contains(f)).collect();
                     let mut cells: Vec<At> = every_other(&beyond)

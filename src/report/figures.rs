@@ -175,11 +175,19 @@ pub fn numbers(c: &Chart) -> crate::analysis::Table {
             row.push(bar.map_or(Cell::Empty, |b| Cell::Num { value: b.2, decimals: 1 }));
         }
     }
-    for (name, level) in &c.references {
-        let mut row = vec![Cell::Text(name.clone())];
-        row.extend((1..t.columns.len()).map(|_| Cell::Num { value: *level, decimals: 1 }).take(1));
-        row.resize(t.columns.len(), Cell::Empty);
-        t.rows.push(row);
+    // Published levels in columns of their own, beside no client count and no label's column.
+    if !c.references.is_empty() {
+        let width = t.columns.len();
+        t.columns.push("published".into());
+        t.columns.push(format!("published level ({})", c.y));
+        for row in &mut t.rows {
+            row.resize(width + 2, Cell::Empty);
+        }
+        for (name, level) in &c.references {
+            let mut row = vec![Cell::Empty; width];
+            row.extend([Cell::Text(name.clone()), Cell::Num { value: *level, decimals: 1 }]);
+            t.rows.push(row);
+        }
     }
     t
 }
@@ -513,6 +521,25 @@ mod tests {
         assert_eq!(ticks(Scale::Linear, 0.0, 30.0, false), [0.0, 5.0, 10.0, 15.0, 20.0, 25.0, 30.0]);
         let labels: Vec<String> = [0.0, 0.05, 0.000_000_15, 2.5, 30.0].map(axis_number).to_vec();
         assert_eq!(labels, ["0", "0.05", "0.00000015", "2.5", "30"]);
+    }
+
+    #[test]
+    fn a_published_level_has_columns_of_its_own_in_the_numbers() {
+        let chart = Chart {
+            title: "t".into(),
+            x: "clients".into(),
+            y: "MiB/s".into(),
+            series: vec![("a".into(), vec![(1.0, 10.0), (2.0, 20.0)])],
+            references: vec![("F800 published".into(), 300.0)],
+            ..Chart::default()
+        };
+        let t = numbers(&chart);
+        let at = |name: &str| t.columns.iter().position(|c| c.starts_with(name)).unwrap();
+        let (name, level) = (at("published"), at("published level"));
+        let last = t.rows.last().unwrap();
+        assert_eq!((last[name].to_string(), last[level].to_string()), ("F800 published".into(), "300.0".into()));
+        assert!(last[..name].iter().all(|c| *c == crate::analysis::Cell::Empty), "under no client count or label");
+        assert!(t.rows[0][name] == crate::analysis::Cell::Empty && t.rows.iter().all(|r| r.len() == t.columns.len()));
     }
 
     #[test]

@@ -128,11 +128,13 @@ impl Paper {
             }
             body.extend(s.report.footer.iter().map(|l| Block::Text(l.clone())));
         }
-        if !self.across.tables.is_empty() || !self.across.findings.is_empty() {
+        // A table with no rows says nothing: it is left out.
+        let across: Vec<&crate::analysis::Table> = self.across.tables.iter().filter(|t| !t.rows.is_empty()).collect();
+        if !across.is_empty() || !self.across.findings.is_empty() {
             let anchor = "across".to_string();
             contents.push((2, "Across the studies".into(), anchor.clone()));
             body.push(Block::Heading(2, "Across the studies".into(), anchor.clone()));
-            for t in &self.across.tables {
+            for t in across {
                 tables += 1;
                 body.push(Block::Table(tables, t.clone(), format!("{} (from the runs of the studies above)", t.title)));
             }
