@@ -959,7 +959,11 @@ mod tests {
 
     /// The adaptive mode over the default grid, to its end, on the machine of `rate`.
     fn adaptive(rate: fn(u64, u64) -> f64) -> (Grid, Adaptive, Measured) {
-        let grid = Grid::new((64 * KIB, 512 * MIB), (4 * KIB, 16 * MIB), false);
+        adaptive_over(Grid::new((64 * KIB, 512 * MIB), (4 * KIB, 16 * MIB), false), rate)
+    }
+
+    /// The adaptive mode run to its end over `grid`, `rate` giving every sample.
+    fn adaptive_over(grid: Grid, rate: fn(u64, u64) -> f64) -> (Grid, Adaptive, Measured) {
         let mut a = Adaptive::new(grid.clone(), 0.3);
         let mut measured = Measured::new();
         while let Some(cells) = Some(a.next(&measured)).filter(|c| !c.is_empty()) {
@@ -968,6 +972,17 @@ mod tests {
             }
         }
         (grid, a, measured)
+    }
+
+    #[test]
+    fn with_no_cheap_row_of_two_records_the_spine_follows_the_best_cell_to_the_largest_files() {
+        // Records 64 to 256 KiB on files from 256 KiB: the smallest row holds only 64 KiB
+        // records four times. A cliff from 1 MiB to 2 MiB files.
+        let grid = Grid::new((256 * KIB, 8 * MIB), (64 * KIB, 256 * KIB), false);
+        let (_, a, measured) =
+            adaptive_over(grid, |f, r| if f < 2 * MIB { 1e9 } else { 1e8 } * (r as f64 / MIB as f64));
+        assert!(a.spine.is_some(), "a spine from the best cell");
+        assert!(measured.keys().any(|c| c.0 >= 2 * MIB), "files past the cliff measured: {:?}", measured.keys());
     }
 
     #[test]
