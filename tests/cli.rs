@@ -628,6 +628,15 @@ fn a_markdown_report_has_its_charts_as_svg_files_beside_it() {
     assert!(csv.starts_with("# N-to-N and N-to-1"), "{csv}");
     let beside: Vec<_> = fs::read_dir(bed.tmp.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(!beside.iter().any(|n| n.to_string_lossy().ends_with(".svg")), "no figure loose beside it: {beside:?}");
+    // Written again over a folder that holds an earlier report's extra figure and a file of the
+    // user's: the stale figure goes, the user's file stays.
+    let folder = bed.tmp.path().join("paper_figures");
+    fs::write(folder.join("figure-99.svg"), "stale").unwrap();
+    fs::write(folder.join("notes.txt"), "mine").unwrap();
+    let out = iosurvey(&["report", "-o", page.to_str().unwrap(), "--format", "md", "--db", &bed.db, "s1"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!folder.join("figure-99.svg").exists() && folder.join("figure-1.svg").exists());
+    assert_eq!(fs::read_to_string(folder.join("notes.txt")).unwrap(), "mine");
     // A folder of that name that is a link is refused, and nothing is written through it.
     let elsewhere = bed.tmp.path().join("elsewhere");
     fs::create_dir(&elsewhere).unwrap();

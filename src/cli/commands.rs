@@ -282,6 +282,8 @@ fn html_report(
             write(&folder.join(name), contents)?;
         }
         write(output, &text)?;
+        let keep: Vec<&str> = files.iter().map(|(name, _)| name.as_str()).collect();
+        super::output::remove_stale_figures(&folder, &keep);
     } else {
         write(output, &report::page(&blocks))?;
     }

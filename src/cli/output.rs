@@ -94,6 +94,26 @@ pub(super) fn folder(path: &Path) -> Result<(), Failure> {
     }
 }
 
+/// Removes from a report's figures `folder` the figures an earlier report of the same name
+/// wrote and this one does not (`keep`), so that the folder holds only what its report shows:
+/// only regular files named as iosurvey names figures (`figure-N.svg`, `figure-N.csv`), never a
+/// link or another name. A file that cannot be removed is left, unsaid: it is only stale.
+pub(super) fn remove_stale_figures(folder: &Path, keep: &[&str]) {
+    let ours = |name: &str| {
+        let stem = name.strip_suffix(".svg").or_else(|| name.strip_suffix(".csv"));
+        stem.and_then(|s| s.strip_prefix("figure-"))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    };
+    for entry in std::fs::read_dir(folder).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let regular = entry.file_type().is_ok_and(|t| t.is_file());
+        if regular && ours(name) && !keep.contains(&name) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Writes `text` to `path` whole or not at all, after checking it again (the name may have
 /// changed since the run began).
 pub(super) fn write(path: &Path, text: &[u8], store: &Path, what: &str) -> Result<(), Failure> {
