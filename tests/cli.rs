@@ -958,4 +958,6 @@ fn a_report_of_a_store_of_the_previous_main_leaves_out_empty_tables_and_keeps_th
     // The old sweep's runs wrote unsynced data smaller than RAM: its peak says so.
     let peak = text.lines().find(|l| l.contains("write peaks at")).unwrap();
     assert!(peak.contains("possibly the page cache's, not the storage's"), "{peak}");
+    // And the study's table marks the rows it rests on.
+    assert!(text.lines().any(|l| l.starts_with("| alpha") && l.contains("write and read possibly cached")), "{text}");
 }

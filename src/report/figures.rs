@@ -294,6 +294,15 @@ fn plot(c: &Chart) -> Result<String, String> {
                             .map(|&(x, y)| Rectangle::new([(left(x), 0.0), (left(x) + width, y)], colour.filled())),
                     )
                     .map_err(said)?;
+                // Each bar's interval, black over the bar's middle.
+                for &(x, lo, hi) in c.errors.get(k).into_iter().flatten() {
+                    let middle = left(x) + width / 2.0;
+                    let ink = BLACK.stroke_width(2);
+                    let (a, b) = ((middle, lo), (middle, hi));
+                    let cap = |y| EmptyElement::at((middle, y)) + PathElement::new(vec![(-6, 0), (6, 0)], ink);
+                    chart.draw_series(std::iter::once(PathElement::new(vec![a, b], ink))).map_err(said)?;
+                    chart.draw_series([cap(lo), cap(hi)]).map_err(said)?;
+                }
                 continue;
             }
             let line: Vec<(f64, f64)> = pts.iter().map(|&p| at(p)).collect();
