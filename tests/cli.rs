@@ -646,8 +646,11 @@ fn a_markdown_report_has_its_charts_as_svg_files_beside_it() {
     assert_one_line_error(&out, 2, &["refusing to write the report's figures", "symbolic link"]);
     assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0, "nothing written through the link");
     assert!(!linked.exists());
+    // The formats a report is written in are the only ones its help lists and its parser takes.
     let out = iosurvey(&["report", "-o", page.to_str().unwrap(), "--format", "csv", "--db", &bed.db]);
-    assert_one_line_error(&out, 2, &["written as html or md"]);
+    assert_one_line_error(&out, 2, &["invalid value 'csv' for '--format <FORMAT>' [possible values: html, md]"]);
+    let help = iosurvey(&["report", "--help"]).stdout;
+    assert!(help.contains("[possible values: html, md]"), "{help}");
 }
 
 /// Headless Chromium, if installed (.ci/run installs Debian's).

@@ -281,6 +281,9 @@ fn bad_sizes_and_kinds_are_refused_in_one_line() {
     let bed = Bed::new();
     assert_one_line_error(&bed.command("matrix", "--kinds write,9"), 2, &["unknown kind '9'"]);
     assert_one_line_error(&bed.command("matrix", "--min-file 1m --max-file 64k"), 2, &["the sizes give no cell"]);
+    // A stand-in touches no storage, and its errors name its own flag.
+    assert_one_line_error(&bed.command("matrix", "--stand-in sync"), 2, &["sync touches storage", "null, or delay:D"]);
+    assert_one_line_error(&bed.command("matrix", "--stand-in delay:soon"), 2, &["give --stand-in delay:100us"]);
     assert!(!Path::new(&bed.db).exists() || bed.runs().is_empty());
     assert!(bed.entries().is_empty());
 }

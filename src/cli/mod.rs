@@ -185,7 +185,7 @@ has no short form (mdtest's tasks are MPI ranks).")]
         reference: Option<String>,
         /// html (one self-contained page) or md (Markdown; each figure as SVG and CSV in a
         /// folder NAME_figures beside it).
-        #[arg(long, value_enum, default_value = "html")]
+        #[arg(long, default_value = "html", value_parser = report_format())]
         format: iosurvey::report::Format,
         #[command(flatten)]
         filter: ReportFilter,
@@ -664,11 +664,21 @@ fn parser() -> clap::Command {
 
 /// `--engine`, read by the engine registry: a registered name, with its parameter where the
 /// engine takes one; else what is wrong and every name there is.
+/// The formats a report is written in: the tables-only ones are for `show` and `compare`.
+fn report_format() -> impl clap::builder::TypedValueParser<Value = iosurvey::report::Format> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(["html", "md"]).map(|name| match name.as_str() {
+        "md" => iosurvey::report::Format::Md,
+        _ => iosurvey::report::Format::Html,
+    })
+}
+
 /// An engine of the registry that touches no storage.
 fn stand_in_arg(text: &str) -> Result<iosurvey::spec::EngineName, String> {
-    let engine = engine_arg(text)?;
+    // The engine's own words, naming this flag.
+    let engine = engine_arg(text).map_err(|why| why.replace("--engine", "--stand-in"))?;
     match iosurvey::engine::backends::entry(&engine).caps.storage {
-        true => Err(format!("{text} touches storage: a stand-in is a test engine (null, delay:D)")),
+        true => Err(format!("{text} touches storage (hint: give a test engine that touches none: null, or delay:D)")),
         false => Ok(engine),
     }
 }
