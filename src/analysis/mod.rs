@@ -1390,47 +1390,54 @@ mod tests {
         r
     }
 
+    /// Systems ost0, ost1, ... each with a run per scale of the fixture's rates (run ids
+    /// 10 x system + run + 1).
+    fn systems(scales: &[&[f64]]) -> Vec<(String, Vec<RunRecord>)> {
+        let run = |k: usize, i: usize, scale: f64| {
+            let mut r = fixtures::run(None);
+            r.id = Some(10 * k as i64 + i as i64 + 1);
+            for p in &mut r.phases {
+                p.figures.bandwidth = p.figures.bandwidth.map(|b| b * scale);
+            }
+            r
+        };
+        let runs = |k: usize, of: &[f64]| of.iter().enumerate().map(|(i, &scale)| run(k, i, scale)).collect();
+        scales.iter().enumerate().map(|(k, of)| (format!("ost{k}"), runs(k, of))).collect()
+    }
+
+    /// The findings of `recommend` over those systems, the first `count` of them.
+    fn recommended(systems: &[(String, Vec<RunRecord>)], count: usize) -> Vec<Finding> {
+        let sides: Vec<Side> = systems.iter().take(count).map(|(name, runs)| Side { name, runs }).collect();
+        recommend(&sides).findings
+    }
+
+    #[test]
+    fn among_five_systems_the_slow_one_is_named() {
+        let five = systems(&[&[1.0], &[1.05], &[0.97], &[1.02], &[0.4]]);
+        let found = recommended(&five, 5);
+        assert_eq!(found.len(), 2, "write and read: {found:?}");
+        assert!(found[0].text.starts_with("ost4 is the slow one on file-per-task"), "{}", found[0].text);
+        let said = "40% of the median of 5 systems; 5 of the 5 systems rest on a single run: run them again to confirm";
+        assert!(found[0].text.ends_with(said), "{}", found[0].text);
+        assert_eq!(found[0].runs, [41]);
+        assert!(recommended(&five, 4).is_empty(), "none stands apart among the four others");
+    }
+
     #[test]
     fn a_slow_system_of_several_runs_is_named_only_when_each_of_its_runs_is_slow() {
         // Five systems of two runs each; the fifth's mean is 54% of the median (1.01).
-        let sides_of = |fifth: [f64; 2]| -> Vec<(String, Vec<RunRecord>)> {
-            [[1.0, 1.02], [1.05, 1.03], [0.97, 0.99], [1.02, 1.0], fifth]
-                .into_iter()
-                .enumerate()
-                .map(|(k, scales)| {
-                    let runs = scales
-                        .iter()
-                        .enumerate()
-                        .map(|(i, scale)| {
-                            let mut r = fixtures::run(None);
-                            r.id = Some(10 * k as i64 + i as i64);
-                            for p in &mut r.phases {
-                                p.figures.bandwidth = p.figures.bandwidth.map(|b| b * scale);
-                            }
-                            r
-                        })
-                        .collect();
-                    (format!("ost{k}"), runs)
-                })
-                .collect()
-        };
-        let found = |fifth| {
-            let sides = sides_of(fifth);
-            let sides: Vec<Side> = sides.iter().map(|(name, runs)| Side { name, runs }).collect();
-            recommend(&sides).findings
-        };
-        let slow = found([0.5, 0.6]);
+        let with = |fifth: &[f64]| systems(&[&[1.0, 1.02], &[1.05, 1.03], &[0.97, 0.99], &[1.02, 1.0], fifth]);
+        let slow = recommended(&with(&[0.5, 0.6]), 5);
         assert!(
             slow[0].text.ends_with("54% of the median of 5 systems, each of its 2 runs below 80% of it"),
             "{slow:?}"
         );
         // The same mean from runs of which one reaches the others: not beyond its noise.
-        assert!(found([0.2, 0.9]).is_empty());
+        assert!(recommended(&with(&[0.2, 0.9]), 5).is_empty());
         // A median of single runs is said as such.
-        let mut sides = sides_of([0.5, 0.6]);
-        sides[0].1.truncate(1);
-        let sides: Vec<Side> = sides.iter().map(|(name, runs)| Side { name, runs }).collect();
-        let said = &recommend(&sides).findings[0].text;
+        let mut one_short = with(&[0.5, 0.6]);
+        one_short[0].1.truncate(1);
+        let said = &recommended(&one_short, 5)[0].text;
         assert!(said.ends_with("; 1 of the 5 systems rest on a single run: run them again to confirm"), "{said}");
     }
 

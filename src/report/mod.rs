@@ -314,35 +314,6 @@ mod tests {
     }
 
     #[test]
-    fn among_five_systems_the_slow_one_is_named() {
-        let sides: Vec<(String, Vec<RunRecord>)> = [1.0, 1.05, 0.97, 1.02, 0.4]
-            .into_iter()
-            .enumerate()
-            .map(|(k, scale)| {
-                let mut r = fixtures::run(None);
-                r.id = Some(k as i64 + 1);
-                for p in &mut r.phases {
-                    p.figures.bandwidth = p.figures.bandwidth.map(|b| b * scale);
-                }
-                (format!("ost{k}"), vec![r])
-            })
-            .collect();
-        let sides: Vec<analysis::Side> = sides.iter().map(|(name, runs)| analysis::Side { name, runs }).collect();
-        let found = analysis::recommend(&sides).findings;
-        assert_eq!(found.len(), 2, "write and read: {found:?}");
-        assert!(found[0].text.starts_with("ost4 is the slow one on file-per-task"), "{}", found[0].text);
-        assert!(
-            found[0].text.ends_with(
-                "40% of the median of 5 systems; 5 of the 5 systems rest on a single run: run them again to confirm"
-            ),
-            "{}",
-            found[0].text
-        );
-        assert_eq!(found[0].runs, [5]);
-        assert!(analysis::recommend(&sides[..4]).findings.is_empty(), "none stands apart among the four others");
-    }
-
-    #[test]
     fn sweeps_of_one_workload_on_two_systems_share_a_chart() {
         let mut runs = Vec::new();
         for (label, scale) in [("lustre-a", 1.0), ("f800", 2.0)] {
