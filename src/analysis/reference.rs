@@ -272,41 +272,39 @@ pub fn beside(name: &str, runs: &[RunRecord]) -> Result<Report, String> {
 
 /// The row of a published figure beside one system's runs `of`.
 fn row(p: &Published, (published, unit): (f64, &str), label: &str, of: &[&RunRecord], setup: &[String]) -> Vec<Cell> {
-    {
-        let found = ours(p, unit, of);
-        let our_setup = found.as_ref().map(|(_, used, _)| {
-            let said: Vec<String> = used
-                .iter()
-                .map(|r| {
-                    let (w, data) = (&r.workload, r.workload.data().cloned().unwrap_or_default());
-                    format!(
-                        "run {}: {} tasks, {} transfers, {} per task, {}",
-                        r.id.unwrap_or(0),
-                        w.tasks,
-                        crate::units::format_size(data.transfer),
-                        crate::units::format_size(data.block * data.segments),
-                        r.env.fs_type
-                    )
-                })
-                .collect();
-            said.join("; ")
-        });
-        vec![
-            Cell::text(p.workload.clone()),
-            Cell::text(p.access.clone()),
-            Cell::text(label),
-            Cell::num(Some(published), if unit == "IOPS" { 0 } else { 1 }),
-            found.as_ref().map_or(
-                Cell::text("no run of this workload and client count chosen, or only cached figures"),
-                |(v, ..)| Cell::num(Some(*v), if unit == "IOPS" { 0 } else { 1 }),
-            ),
-            Cell::text(unit),
-            Cell::num(found.as_ref().map(|(v, ..)| v / published), 3),
-            found.as_ref().map_or(Cell::Empty, |(.., how)| Cell::text(how.clone())),
-            Cell::text(setup.join(", ")),
-            our_setup.map_or(Cell::Empty, Cell::text),
-        ]
-    }
+    let found = ours(p, unit, of);
+    let our_setup = found.as_ref().map(|(_, used, _)| {
+        let said: Vec<String> = used
+            .iter()
+            .map(|r| {
+                let (w, data) = (&r.workload, r.workload.data().cloned().unwrap_or_default());
+                format!(
+                    "run {}: {} tasks, {} transfers, {} per task, {}",
+                    r.id.unwrap_or(0),
+                    w.tasks,
+                    crate::units::format_size(data.transfer),
+                    crate::units::format_size(data.block * data.segments),
+                    r.env.fs_type
+                )
+            })
+            .collect();
+        said.join("; ")
+    });
+    vec![
+        Cell::text(p.workload.clone()),
+        Cell::text(p.access.clone()),
+        Cell::text(label),
+        Cell::num(Some(published), if unit == "IOPS" { 0 } else { 1 }),
+        found.as_ref().map_or(
+            Cell::text("no run of this workload and client count chosen, or only cached figures"),
+            |(v, ..)| Cell::num(Some(*v), if unit == "IOPS" { 0 } else { 1 }),
+        ),
+        Cell::text(unit),
+        Cell::num(found.as_ref().map(|(v, ..)| v / published), 3),
+        found.as_ref().map_or(Cell::Empty, |(.., how)| Cell::text(how.clone())),
+        Cell::text(setup.join(", ")),
+        our_setup.map_or(Cell::Empty, Cell::text),
+    ]
 }
 
 #[cfg(test)]
