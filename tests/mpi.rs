@@ -170,9 +170,7 @@ fn test_engines_under_mpi_give_figures_computed_independently() {
 #[test]
 fn a_rank_killed_mid_phase_stops_the_others_within_seconds_and_the_run_is_filed() {
     let Some(bed) = mpi_bed() else { return };
-    let mpirun = bed.spawn("--op write --transfer 64k --block 64m --iterations 100000 --no-space-check");
-    wait_until("the run's files", 30, || bed.entries().iter().any(|e| e == "iosurvey.000003"));
-    let rank1 = rank_pid(&bed, 1).expect("rank 1 is running");
+    let (mpirun, rank1) = long_write_and_rank(&bed, 1);
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(rank1 as i32, libc::SIGKILL) };
     let killed = Instant::now();
@@ -190,6 +188,34 @@ fn a_rank_killed_mid_phase_stops_the_others_within_seconds_and_the_run_is_filed(
     assert_eq!(run["status"], "failed");
     assert!(run["error"].as_str().unwrap().contains("ended during the run"), "{}", run["error"]);
     assert_store_intact(&bed.db);
+}
+
+#[test]
+fn a_stop_signal_to_a_helper_rank_ends_the_job_with_the_leads_one_line() {
+    let Some(bed) = mpi_bed() else { return };
+    let (mpirun, rank2) = long_write_and_rank(&bed, 2);
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(rank2 as i32, libc::SIGTERM) };
+    let out = outcome(mpirun.wait_with_output().unwrap());
+    assert_ne!(out.code, 0);
+    // The helper stops its work and stays: the lead ends the run cleanly and speaks for it.
+    let ours: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("iosurvey")).collect();
+    assert_eq!(ours.len(), 1, "{}", out.stderr);
+    assert!(ours[0].contains("task 2 on") && ours[0].contains("interrupted by a signal"), "{}", ours[0]);
+    wait_until("the janitor to remove the files and store the run", 15, || {
+        bed.entries().is_empty() && bed.runs().len() == 1
+    });
+    assert_eq!(bed.last_run()["status"], "failed");
+    assert_store_intact(&bed.db);
+}
+
+/// Starts a write on `bed` that runs until stopped, once every rank has made its file, and
+/// the process id of rank `rank`.
+fn long_write_and_rank(bed: &Bed, rank: u32) -> (std::process::Child, u32) {
+    let mpirun = bed.spawn("--op write --transfer 64k --block 64m --iterations 100000 --no-space-check");
+    wait_until("the run's files", 30, || bed.entries().iter().any(|e| e == "iosurvey.000003"));
+    let pid = rank_pid(bed, rank).unwrap_or_else(|| panic!("rank {rank} is running"));
+    (mpirun, pid)
 }
 
 /// The process id of MPI rank `rank` of the run on `bed`.

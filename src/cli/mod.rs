@@ -826,6 +826,9 @@ fn catch_interrupts() {
                 // A launcher that ends one process of an MPI job ends the others within a
                 // second or less, and a dead peer would hang the collectives of a clean stop.
                 Some(sig) if ONE_OF_MANY.load(std::sync::atomic::Ordering::Relaxed) => {
+                    if !LEAD.load(std::sync::atomic::Ordering::Relaxed) {
+                        make_way_for_the_lead()
+                    }
                     stop_now(&format!("{} to one process of an MPI job", signal_name(sig)))
                 }
                 Some(_) => match first {
@@ -862,6 +865,22 @@ fn signal_name(sig: i32) -> &'static str {
         signal::SIGHUP => "SIGHUP",
         _ => "SIGTERM",
     }
+}
+
+/// How long a process that does not lead stays after a stop signal, its work stopped, before
+/// it ends anyway.
+const MAKE_WAY: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// Stops this process's work and waits to be ended, without ending first. Open MPI's mpirun
+/// signals every process at once and sends SIGKILL one second later, or as soon as any process
+/// exits: a helper that ended at once would cut the lead's second to milliseconds, and the
+/// lead, killed before it speaks, would leave the job without its one line.
+fn make_way_for_the_lead() -> ! {
+    // Held to the end: the command cannot return and exit under us.
+    let _ending = ENDING.lock();
+    CANCEL.cancel();
+    std::thread::sleep(MAKE_WAY);
+    std::process::exit(130)
 }
 
 /// Ends the process now: removes the files of the run in progress, for a bounded time,
