@@ -6,6 +6,7 @@
 #![deny(missing_docs)]
 
 pub mod analysis;
+pub mod campaign;
 pub mod engine;
 pub mod env;
 pub mod escape;
@@ -19,6 +20,7 @@ pub mod report;
 pub mod runner;
 pub mod session;
 pub mod spec;
+pub mod spelling;
 pub mod stats;
 pub mod store;
 /// The FFI: every libc call, system call and raw MPI call, behind safe wrappers (see the

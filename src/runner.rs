@@ -133,6 +133,7 @@ impl Filing<'_> {
         record.survey_id = number(&[GroupKind::Survey, GroupKind::Io500]);
         record.sweep_id = number(&[GroupKind::Sweep]);
         record.matrix_id = number(&[GroupKind::Matrix]);
+        record.campaign_id = number(&[GroupKind::Campaign]);
         record.label = self.label.map(str::to_string);
     }
 }

@@ -146,6 +146,16 @@ pub fn parse_date(text: &str) -> Result<i64, String> {
     }
 }
 
+/// A duration for people: "42 s", "3m07s", "2h05m".
+pub fn format_duration(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+    }
+}
+
 /// Unix seconds as a UTC date and time, "2026-11-23 08:14:05 UTC".
 pub fn format_time(unix: i64) -> String {
     let (days, secs) = (unix.div_euclid(86_400), unix.rem_euclid(86_400));

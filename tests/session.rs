@@ -33,6 +33,7 @@ fn opening(db: &Path, place: Place, cancel: Cancel) -> Opening<'static> {
         watch: None,
         leftovers: Leftovers::default(),
         check: Vec::new(),
+        within: None,
     }
 }
 

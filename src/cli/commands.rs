@@ -47,7 +47,7 @@ pub fn dispatch<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
     result
 }
 
-fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
+pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
     match &cli.command {
         Command::Run(args) => run(cli, args, team),
         Command::Meta(args) => run(cli, &meta_run(args)?, team),
@@ -77,6 +77,18 @@ fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
         }
         Command::Compare { sides, format } => lead_prints(team, || compare(&cli.db, sides, *format)),
         Command::Net(args) => net(cli, args, team),
+        Command::Campaign(c) => {
+            use super::campaign as camp;
+            match c {
+                super::CampaignCommand::Plan(a) => {
+                    camp::plan(cli, &camp::Asked { file: &a.file, scale: a.scale, only: a.only.as_ref() }, team)
+                }
+                super::CampaignCommand::Run(a) => {
+                    camp::run(cli, &camp::Asked { file: &a.file, scale: a.scale, only: a.only.as_ref() }, team)
+                }
+                super::CampaignCommand::Status { which, scale } => camp::status(cli, which, *scale, team),
+            }
+        }
         Command::Overhead => lead_prints(team, || Ok(iosurvey::measure::overhead::report())),
         // Served before the team starts (see cli::main).
         Command::Janitor => Ok(()),
@@ -356,7 +368,7 @@ fn overlapping(dirs: &[PathBuf]) -> Option<(PathBuf, PathBuf)> {
 }
 
 /// A metadata command as the run it is: its shape goes into the workload, the rest as given.
-fn meta_run(a: &MetaArgs) -> Result<RunArgs, Failure> {
+pub(super) fn meta_run(a: &MetaArgs) -> Result<RunArgs, Failure> {
     use iosurvey::spec::{meta::ALL_PHASES, Meta};
     let tree = a.meta.tree;
     let items = match a.items_per_dir {
@@ -484,7 +496,9 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
         write_json(path, &records, sweep, &cli.db)?;
     }
     for r in records.iter().filter(|_| !to_stdout) {
-        if cli.quiet {
+        if cli.within.is_some() {
+            // A campaign says its own progress.
+        } else if cli.quiet {
             println!("run {}", r.id.unwrap_or_default());
         } else if !sweep {
             print!("{}", render(analysis::run(r), Format::Text));
@@ -545,7 +559,9 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
     let finished = session.finish(group, played.failure.is_none(), None);
     drop(session);
     let records = played.records;
-    if lead && cli.quiet {
+    if cli.within.is_some() {
+        // A campaign says its own progress.
+    } else if lead && cli.quiet {
         // As `run -q`: the ids only.
         for r in &records {
             println!("run {}", r.id.unwrap_or_default());

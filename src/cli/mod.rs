@@ -22,6 +22,7 @@ macro_rules! say_error {
     }};
 }
 
+mod campaign;
 mod commands;
 mod hints;
 mod io500;
@@ -60,6 +61,9 @@ struct Cli {
     /// No progress bar and no result table; errors still go to stderr.
     #[arg(long, short, global = true)]
     quiet: bool,
+    /// The campaign point this command runs, when a campaign runs it.
+    #[arg(skip)]
+    within: Option<iosurvey::session::Within>,
 }
 
 #[derive(Subcommand)]
@@ -117,6 +121,10 @@ has no short form (mdtest's tasks are MPI ranks).")]
   mpirun -np 6 --map-by node iosurvey net
   mpirun -np 4 iosurvey net --transfer 4m --size 4g")]
     Net(NetArgs),
+    /// Run a whole evaluation from a campaign file (TOML): targets x studies x client counts
+    /// x repetitions, with hooks, resumable; see docs/campaigns.md.
+    #[command(subcommand)]
+    Campaign(CampaignCommand),
     /// Time the team's own costs: start-up, barrier, gathering results (for bench/scale).
     #[command(hide = true)]
     TeamTiming {
@@ -203,6 +211,45 @@ has no short form (mdtest's tasks are MPI ranks).")]
         #[arg(long, value_enum, default_value = "text")]
         format: iosurvey::report::Format,
     },
+}
+
+/// What `campaign` does.
+#[derive(Subcommand)]
+enum CampaignCommand {
+    /// Print every point in run order, the hooks, refusals and estimates; runs nothing.
+    #[command(
+        after_help = "Examples:\n  iosurvey campaign plan eval.toml\n  iosurvey campaign plan examples/campaigns/isilon.toml --scale 1/4096"
+    )]
+    Plan(CampaignFileArgs),
+    /// Run the campaign's points not stored yet (a second run resumes the first).
+    #[command(
+        after_help = "Examples:\n  iosurvey campaign run eval.toml\n  iosurvey campaign run eval.toml --only study=seq-write,target=f800\n  mpirun -np 16 iosurvey campaign run eval.toml"
+    )]
+    Run(CampaignFileArgs),
+    /// Per study and target: points stored whole, failed, still to run; failed hooks.
+    #[command(after_help = "Examples:\n  iosurvey campaign status eval.toml\n  iosurvey campaign status c2")]
+    Status {
+        /// The campaign file, or a campaign version as `ls` lists it (c2).
+        #[arg(value_name = "FILE|cN")]
+        which: String,
+        /// The scale the campaign was run at.
+        #[arg(long, value_parser = campaign::scale_arg, value_name = "1/N")]
+        scale: Option<campaign::Scale>,
+    },
+}
+
+#[derive(Args)]
+struct CampaignFileArgs {
+    /// The campaign file (TOML).
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// Divide every amount of data by N and cap client counts at this launch's cores, to run
+    /// a paper's campaign on one machine.
+    #[arg(long, value_parser = campaign::scale_arg, value_name = "1/N")]
+    scale: Option<campaign::Scale>,
+    /// Only these points: study=NAME and target=LABEL, comma-separated, each repeatable.
+    #[arg(long, value_parser = campaign::only_arg, value_name = "study=NAME,target=LABEL")]
+    only: Option<campaign::Only>,
 }
 
 /// What `show` shows.

@@ -52,6 +52,7 @@ pub(super) fn open<'t, T: Team>(
         watch: watcher(cli),
         leftovers: super::LEFTOVERS.clone(),
         check,
+        within: cli.within.clone(),
     };
     let mut session = Session::open(team, opening)?;
     for note in session.notes() {

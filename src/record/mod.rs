@@ -115,6 +115,9 @@ pub struct RunRecord {
     /// The matrix it measured a cell of, if any.
     #[serde(default)]
     pub matrix_id: Option<i64>,
+    /// The campaign (the version of its file) it is a point of, if any; its study is its name.
+    #[serde(default)]
+    pub campaign_id: Option<i64>,
 }
 
 /// What a group of runs is; the letter of its name says it to users (s3, w2, m1).
@@ -181,6 +184,7 @@ impl RunRecord {
         of(GroupKind::Survey, self.survey_id)
             .or(of(GroupKind::Sweep, self.sweep_id))
             .or(of(GroupKind::Matrix, self.matrix_id))
+            .or(of(GroupKind::Campaign, self.campaign_id))
     }
 }
 
@@ -374,6 +378,7 @@ impl RunRecord {
             interrupted,
             provenance: measured(),
             matrix_id: None,
+            campaign_id: None,
             label: None,
         }
     }

@@ -16,7 +16,7 @@ use crate::plan::{HookError, HookSite, Last, Plan, Step};
 use crate::record::{GroupId, GroupKind, RunRecord};
 use crate::runner::{check_meta_order, Filing, Lead, RunError, Runner, Watch};
 use crate::spec::{Hint, Workload};
-use crate::store::{GroupStart, Store};
+use crate::store::{GroupStart, PointName, Store};
 use crate::target::dir::Dir;
 use crate::target::{Options, Target};
 use crate::team::{all_agree, share_value, Team};
@@ -89,6 +89,18 @@ pub struct Opening<'a> {
     /// Workloads whose metadata phase order is checked against what the target holds before
     /// the store is touched (a refused order leaves no store behind).
     pub check: Vec<Workload>,
+    /// The campaign point the session runs, when it runs one.
+    pub within: Option<Within>,
+}
+
+/// A campaign point a session runs: its runs are filed in the campaign's group under the
+/// point's study, and the groups it begins are the campaign's, named as the point.
+#[derive(Debug, Clone)]
+pub struct Within {
+    /// The campaign (the version of its file).
+    pub campaign: GroupId,
+    /// The point.
+    pub point: PointName,
 }
 
 /// The targets the lead has taken, each in the janitor's care: dropped, they are cleaned up
@@ -157,6 +169,7 @@ pub struct Session<'t, T: Team> {
     label: Option<String>,
     cancel: Cancel,
     watch: Option<&'t Watch>,
+    within: Option<Within>,
 }
 
 impl<'t, T: Team> Session<'t, T> {
@@ -190,6 +203,7 @@ impl<'t, T: Team> Session<'t, T> {
             label: o.label,
             cancel: o.cancel,
             watch: o.watch,
+            within: o.within,
         })
     }
 
@@ -225,8 +239,14 @@ impl<'t, T: Team> Session<'t, T> {
     /// Begins a group; the store mints its name, which every process gets.
     pub fn begin(&mut self, kind: GroupKind, spec: &impl Serialize) -> Result<GroupId, RunError> {
         let spec = serde_json::to_string(spec).unwrap_or_else(|_| "null".into());
-        let start =
-            GroupStart { kind, parent: None, started: now_unix(), command_line: self.command_line.clone(), spec };
+        let start = GroupStart {
+            kind,
+            parent: self.within.as_ref().map(|w| w.campaign),
+            started: now_unix(),
+            command_line: self.command_line.clone(),
+            spec,
+            point: self.within.as_ref().map(|w| w.point.clone()),
+        };
         let minted = self.on_lead(|l| Ok(l.store.begin_group(&start)?))?;
         Ok(share_value(self.team, minted.as_ref()))
     }
@@ -244,6 +264,11 @@ impl<'t, T: Team> Session<'t, T> {
         name: Option<&str>,
         group: Option<GroupId>,
     ) -> Result<Option<RunRecord>, RunError> {
+        // A campaign's point run alone is filed in the campaign, under its study.
+        let (name, group) = match (&self.within, group) {
+            (Some(w), None) => (Some(w.point.study.as_str()), Some(w.campaign)),
+            _ => (name, group),
+        };
         let filing = Filing { name, group, label: self.label.as_deref() };
         let lead = self.lead.as_mut().map(|l| {
             let (target, more) = l.taken.targets.split_first_mut().expect("a session has a target");

@@ -93,6 +93,7 @@ pub(super) fn load(conn: &Connection, id: i64) -> rusqlite::Result<Option<RunRec
         provenance: crate::record::MEASURED.into(),
         label: None,
         matrix_id: None,
+        campaign_id: None,
     }))
 }
 

@@ -11,6 +11,7 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction, Tr
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
+mod campaigns;
 mod legacy;
 pub mod will;
 
@@ -243,6 +244,31 @@ DROP TABLE matrices;
     // v12: a metadata workload's key leaves out every field of the data shape (reorder was
     // kept); [`rekey`] again.
     "",
+    // v13: campaigns. A group run as a campaign's point (a survey, a matrix) carries the
+    // point's study, target label and key, as a run carries them in its name, label and
+    // workload key; the hooks run around points are kept with the point they ran for.
+    r#"
+ALTER TABLE groups ADD COLUMN name TEXT;
+ALTER TABLE groups ADD COLUMN label TEXT;
+ALTER TABLE groups ADD COLUMN key TEXT;
+CREATE INDEX groups_by_parent ON groups(parent);
+CREATE TABLE hooks (
+    id INTEGER PRIMARY KEY,
+    campaign INTEGER NOT NULL REFERENCES groups(id),
+    hook TEXT NOT NULL,
+    command TEXT NOT NULL,
+    study TEXT,
+    target TEXT,
+    key TEXT,
+    repetition INTEGER,
+    node TEXT NOT NULL,
+    status INTEGER,
+    output TEXT NOT NULL,
+    secs REAL NOT NULL,
+    started INTEGER NOT NULL
+);
+CREATE INDEX hooks_by_campaign ON hooks(campaign);
+"#,
 ];
 
 /// The schema version after which runs are stored as whole records (the v4 rows are read
@@ -396,6 +422,19 @@ pub struct GroupStart {
     pub command_line: String,
     /// What it was asked to do, as JSON.
     pub spec: String,
+    /// The campaign point it is, when its parent is a campaign.
+    pub point: Option<PointName>,
+}
+
+/// A campaign point's name: its study, its target's label and what it measures.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct PointName {
+    /// The study's name.
+    pub study: String,
+    /// The target's label.
+    pub target: String,
+    /// What it measures: a run's workload key, or the study's settings.
+    pub key: String,
 }
 
 /// A group as stored.
@@ -561,9 +600,19 @@ impl Store {
         // One statement: the number is taken under SQLite's write lock, so two commands that
         // begin at once get two numbers.
         self.insert(
-            "INSERT INTO groups (kind, letter, number, parent, command_line, started, state, spec_json)
-             SELECT ?1, ?2, COALESCE(MAX(number), 0) + 1, ?3, ?4, ?5, 'running', ?6 FROM groups WHERE letter = ?2",
-            params![start.kind.name(), letter, parent, start.command_line, start.started, start.spec],
+            "INSERT INTO groups (kind, letter, number, parent, command_line, started, state, spec_json, name, label, key)
+             SELECT ?1, ?2, COALESCE(MAX(number), 0) + 1, ?3, ?4, ?5, 'running', ?6, ?7, ?8, ?9 FROM groups WHERE letter = ?2",
+            params![
+                start.kind.name(),
+                letter,
+                parent,
+                start.command_line,
+                start.started,
+                start.spec,
+                start.point.as_ref().map(|p| &p.study),
+                start.point.as_ref().map(|p| &p.target),
+                start.point.as_ref().map(|p| &p.key)
+            ],
         )?;
         let number: i64 = self
             .conn
@@ -795,6 +844,7 @@ impl Store {
             started: m.started,
             command_line: m.command_line.clone(),
             spec,
+            point: None,
         };
         self.begin_group(&start)
     }
@@ -1174,7 +1224,14 @@ mod tests {
         assert_eq!(m, MatrixRecord { id: Some(1), ..old });
         assert_eq!(store.matrices().unwrap().len(), 1);
         // A new group takes the next number of its letter; a run filed in it points to it.
-        let start = |kind| GroupStart { kind, parent: None, started: 1, command_line: "x".into(), spec: "{}".into() };
+        let start = |kind| GroupStart {
+            kind,
+            parent: None,
+            started: 1,
+            command_line: "x".into(),
+            spec: "{}".into(),
+            point: None,
+        };
         let next = store.begin_group(&start(GroupKind::Io500)).unwrap();
         assert_eq!(
             next,

@@ -182,22 +182,7 @@ pub fn queueing() -> String {
 
 /// The registered name nearest `text` by edit distance, when it is within two edits (a typo).
 fn nearest(text: &str) -> Option<&'static str> {
-    let distance = |a: &str, b: &str| -> usize {
-        let b: Vec<char> = b.chars().collect();
-        let mut row: Vec<usize> = (0..=b.len()).collect();
-        for (i, ca) in a.chars().enumerate() {
-            let mut diagonal = row[0];
-            row[0] = i + 1;
-            for (j, cb) in b.iter().enumerate() {
-                let next = (diagonal + usize::from(ca != *cb)).min(row[j] + 1).min(row[j + 1] + 1);
-                diagonal = row[j + 1];
-                row[j + 1] = next;
-            }
-        }
-        row[b.len()]
-    };
-    let lower = text.to_lowercase();
-    ENGINES.iter().map(|e| (distance(&lower, e.name), e.name)).filter(|(d, _)| *d <= 2).min().map(|(_, name)| name)
+    crate::spelling::nearest(text, ENGINES.iter().map(|e| e.name))
 }
 
 /// Reads an engine's name: a registered one, with its parameter where it takes one.

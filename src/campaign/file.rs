@@ -1,0 +1,526 @@
+//! The campaign file (TOML) read into a [`Campaign`]: every key checked where it stands, and
+//! anything wrong said as one line with the file, the line and the key, and the nearest key
+//! there is. A study's own settings are kept as written, with their lines: the command line's
+//! declarations check them (the CLI turns them into that command's flags).
+
+use super::{Campaign, Hook, HookPlace, Hooks, Kind, Order, Setting, Study, Summary, TargetDef};
+use std::path::{Path, PathBuf};
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
+
+/// What is wrong with a campaign file, and where.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileError {
+    /// The file.
+    pub path: PathBuf,
+    /// The line (1 the first), when the fault has one.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub what: String,
+    /// What to do.
+    pub hint: String,
+}
+
+impl std::fmt::Display for FileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = self.line.map_or(String::new(), |l| format!(":{l}"));
+        write!(f, "{}{at}: {}", crate::escape::visible(&self.path.display().to_string()), self.what)
+    }
+}
+
+/// A value as the file wrote it, with its line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// A string.
+    Str(String),
+    /// A whole number.
+    Int(i64),
+    /// A number with a point.
+    Float(f64),
+    /// true or false.
+    Bool(bool),
+    /// A list of values.
+    List(Vec<Value>),
+}
+
+impl Value {
+    /// The value as a flag's argument: lists joined by commas, as the command line takes them.
+    pub fn as_arg(&self) -> String {
+        match self {
+            Value::Str(s) => s.clone(),
+            Value::Int(n) => n.to_string(),
+            Value::Float(x) => x.to_string(),
+            Value::Bool(b) => b.to_string(),
+            Value::List(items) => items.iter().map(Value::as_arg).collect::<Vec<_>>().join(","),
+        }
+    }
+}
+
+/// Reads the text of a campaign file.
+pub fn parse(path: &Path, text: &str) -> Result<Campaign, FileError> {
+    let line_of = |at: usize| text[..at.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1;
+    let err = |line: Option<usize>, what: String, hint: &str| FileError {
+        path: path.to_path_buf(),
+        line,
+        what,
+        hint: hint.to_string(),
+    };
+    let doc = DeTable::parse(text).map_err(|e| {
+        err(
+            e.span().map(|s| line_of(s.start)),
+            format!("not TOML: {}", e.message().trim()),
+            "see docs/campaigns.md for the file's form",
+        )
+    })?;
+    let r = Reader { line_of: &line_of, path };
+    let top = r.table(doc.get_ref(), "the file", &["campaign", "target", "study", "cache", "hooks"])?;
+    let campaign_table = top
+        .get("campaign")
+        .ok_or_else(|| err(None, "has no [campaign] table".into(), "begin the file with [campaign] and its name"))?;
+    let c = r.table_of(campaign_table, "[campaign]", &["name", "repetitions", "summary", "order", "seed", "budget"])?;
+    let name = r.string(c.need("name", "[campaign]", &r)?, "[campaign] name")?;
+    if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
+        return Err(r.at(
+            c.line("name"),
+            "[campaign] name must be 1 to 64 printable characters",
+            "give name = \"my-eval\"",
+        ));
+    }
+    let repetitions = match c.get("repetitions") {
+        Some(v) => r.count(v, "[campaign] repetitions", 1, 1000)? as u32,
+        None => 1,
+    };
+    let summary = match c.get("summary") {
+        Some(v) => r.choice(v, "[campaign] summary", &["best", "mean", "median"])?,
+        None => "mean".into(),
+    };
+    let summary = match summary.as_str() {
+        "best" => Summary::Best,
+        "median" => Summary::Median,
+        _ => Summary::Mean,
+    };
+    let seed = match c.get("seed") {
+        Some(v) => Some(r.count(v, "[campaign] seed", 0, i64::MAX)? as u64),
+        None => None,
+    };
+    let order = match c.get("order") {
+        Some(v) => r.choice(v, "[campaign] order", &["interleaved", "random", "sequential"])?,
+        None => "interleaved".into(),
+    };
+    let order = match order.as_str() {
+        "random" => Order::Random(seed.unwrap_or(1)),
+        "sequential" => Order::Sequential,
+        _ => Order::Interleaved,
+    };
+    let budget_secs = match c.get("budget") {
+        Some(v) => {
+            let text = r.string(v, "[campaign] budget")?;
+            let ns = crate::units::parse_long_duration(&text).map_err(|why| {
+                r.at(Some(v.line), format!("[campaign] budget: {why}"), "give a duration, e.g. budget = \"8h\"")
+            })?;
+            Some(ns as f64 / 1e9)
+        }
+        None => None,
+    };
+
+    let mut targets: Vec<TargetDef> = Vec::new();
+    for t in r.array_of_tables(top.get("target"), "[[target]]")? {
+        let line = t.at;
+        let t = r.table_of(&t, "[[target]]", &["label", "dir", "description"])?;
+        let label = r.string(t.need("label", "[[target]]", &r)?, "[[target]] label")?;
+        if label.is_empty() || label.chars().count() > 64 || label.chars().any(char::is_control) {
+            return Err(r.at(
+                t.line("label"),
+                "a target's label is 1 to 64 printable characters",
+                "give label = \"f800\"",
+            ));
+        }
+        if targets.iter().any(|o| o.label == label) {
+            return Err(r.at(
+                t.line("label"),
+                format!("[[target]] label '{label}' is given twice"),
+                "give each target its own label",
+            ));
+        }
+        let dir = PathBuf::from(r.string(t.need("dir", "[[target]]", &r)?, "[[target]] dir")?);
+        if !dir.is_dir() {
+            return Err(r.at(
+                t.line("dir"),
+                format!(
+                    "[[target]] '{label}': dir {} is not a directory",
+                    crate::escape::visible(&dir.display().to_string())
+                ),
+                "mount the target, or give the directory it is mounted on",
+            ));
+        }
+        let description = match t.get("description") {
+            Some(v) => r.string(v, "[[target]] description")?,
+            None => String::new(),
+        };
+        targets.push(TargetDef { label, dir, description, line: Some(line) });
+    }
+    if targets.is_empty() {
+        return Err(r.at(None, "names no [[target]]", "add a [[target]] with a label and a dir"));
+    }
+
+    let mut studies: Vec<Study> = Vec::new();
+    for s in r.array_of_tables(top.get("study"), "[[study]]")? {
+        let line = s.at;
+        let Some(entries) = s.value.as_table() else {
+            return Err(r.at(Some(line), "[[study]] is not a table", "write [[study]] followed by its keys"));
+        };
+        let (mut name, mut kind, mut only) = (None, None, None);
+        let mut settings = Vec::new();
+        for (key, value) in entries {
+            let (key, value) = (key.get_ref().to_string(), r.item(value)?);
+            match key.as_str() {
+                "name" => name = Some(r.string(&value, "[[study]] name")?),
+                "kind" => kind = Some((r.choice(&value, "[[study]] kind", Kind::NAMES)?, value.line)),
+                "targets" => only = Some(value),
+                _ => settings.push(Setting { key: key.replace('_', "-"), value: value.value, line: value.line }),
+            }
+        }
+        let name = name.ok_or_else(|| r.at(Some(line), "a [[study]] has no name", "give it name = \"seq-write\""))?;
+        if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
+            return Err(r.at(
+                Some(line),
+                "a study's name is 1 to 64 printable characters",
+                "give name = \"seq-write\"",
+            ));
+        }
+        if studies.iter().any(|o| o.name == name) {
+            return Err(r.at(
+                Some(line),
+                format!("[[study]] name '{name}' is given twice"),
+                "give each study its own name",
+            ));
+        }
+        let (kind, _) = kind.ok_or_else(|| {
+            r.at(
+                Some(line),
+                format!("[[study]] '{name}' has no kind"),
+                &format!("give kind = one of {}", Kind::NAMES.join(", ")),
+            )
+        })?;
+        let kind = Kind::from_name(&kind).expect("checked against the names");
+        let applies = match only {
+            None => (0..targets.len()).collect(),
+            Some(v) => {
+                let labels = match &v.value {
+                    Value::List(items) => items.iter().map(|i| i.as_arg()).collect::<Vec<_>>(),
+                    Value::Str(s) => vec![s.clone()],
+                    _ => {
+                        return Err(r.at(
+                            Some(v.line),
+                            "[[study]] targets is a list of labels",
+                            "give targets = [\"f800\"]",
+                        ))
+                    }
+                };
+                let mut picked = Vec::new();
+                for l in labels {
+                    match targets.iter().position(|t| t.label == l) {
+                        Some(k) => picked.push(k),
+                        None => {
+                            let near = crate::spelling::nearest(&l, targets.iter().map(|t| t.label.as_str()));
+                            return Err(r.at(
+                                Some(v.line),
+                                format!("study '{name}' names target '{l}', which no [[target]] has"),
+                                &match near {
+                                    Some(n) => format!("did you mean '{n}'?"),
+                                    None => "give the label of a [[target]]".into(),
+                                },
+                            ));
+                        }
+                    }
+                }
+                picked
+            }
+        };
+        studies.push(Study { name, kind, targets: applies, settings, line: Some(line) });
+    }
+    if studies.is_empty() {
+        return Err(r.at(None, "names no [[study]]", "add a [[study]] with a name and a kind"));
+    }
+
+    let mut cache = super::CacheRules::default();
+    if let Some(v) = top.get("cache") {
+        let t = r.table_of(v, "[cache]", &["drop-caches", "direct", "reorder", "data", "data-rule"])?;
+        let flag = |key: &str| -> Result<bool, FileError> {
+            t.get(key).map_or(Ok(false), |v| r.boolean(v, &format!("[cache] {key}")))
+        };
+        cache.drop_caches = flag("drop-caches")?;
+        cache.direct = flag("direct")?;
+        cache.reorder = flag("reorder")?;
+        if let Some(v) = t.get("data") {
+            let text = r.string(v, "[cache] data")?;
+            cache.data_times_ram = Some(times_ram(&text).ok_or_else(|| {
+                r.at(
+                    Some(v.line),
+                    format!("[cache] data '{text}' is not a multiple of RAM"),
+                    "give data = \"2x ram\" (data per node at least twice its memory)",
+                )
+            })?);
+        }
+        if let Some(v) = t.get("data-rule") {
+            cache.flag_only = r.choice(v, "[cache] data-rule", &["refuse", "flag"])? == "flag";
+        }
+    }
+
+    let mut hooks = Hooks::default();
+    if let Some(v) = top.get("hooks") {
+        let t = r.table_of(v, "[hooks]", &["before-run", "after-run", "before-study", "after-study"])?;
+        for (key, slot) in [
+            ("before-run", &mut hooks.before_run),
+            ("after-run", &mut hooks.after_run),
+            ("before-study", &mut hooks.before_study),
+            ("after-study", &mut hooks.after_study),
+        ] {
+            if let Some(v) = t.raw(key) {
+                *slot = Some(r.hook(v, key)?);
+            }
+        }
+    }
+    Ok(Campaign {
+        path: path.to_path_buf(),
+        text: text.to_string(),
+        name,
+        repetitions,
+        summary,
+        order,
+        budget_secs,
+        targets,
+        studies,
+        cache,
+        hooks,
+    })
+}
+
+/// "2x ram" as 2.0.
+fn times_ram(text: &str) -> Option<f64> {
+    let lower = text.to_lowercase().replace(' ', "");
+    let n = lower.strip_suffix("xram")?.parse::<f64>().ok()?;
+    (n.is_finite() && n > 0.0).then_some(n)
+}
+
+/// A value with its line.
+struct Item {
+    value: Value,
+    line: usize,
+}
+
+/// A table's entries with their lines, the raw values kept for nested tables.
+struct Entries<'d, 'i> {
+    items: Vec<(String, Item)>,
+    raw: Vec<(String, &'d Spanned<DeValue<'i>>)>,
+}
+
+impl<'d, 'i> Entries<'d, 'i> {
+    fn get(&self, key: &str) -> Option<&Item> {
+        self.items.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+
+    fn raw(&self, key: &str) -> Option<&'d Spanned<DeValue<'i>>> {
+        self.raw.iter().find(|(k, _)| k == key).map(|(_, v)| *v)
+    }
+
+    fn line(&self, key: &str) -> Option<usize> {
+        self.get(key).map(|v| v.line)
+    }
+
+    fn need(&self, key: &str, table: &str, r: &Reader) -> Result<&Item, FileError> {
+        self.get(key).ok_or_else(|| r.at(None, format!("{table} has no {key}"), &format!("give {table} a {key}")))
+    }
+}
+
+/// A table of the array `[[name]]`, with the line it begins on.
+struct Element<'d, 'i> {
+    value: &'d DeValue<'i>,
+    at: usize,
+}
+
+impl<'d, 'i> std::ops::Deref for Element<'d, 'i> {
+    type Target = DeValue<'i>;
+    fn deref(&self) -> &DeValue<'i> {
+        self.value
+    }
+}
+
+struct Reader<'a> {
+    line_of: &'a dyn Fn(usize) -> usize,
+    path: &'a Path,
+}
+
+impl Reader<'_> {
+    fn at(&self, line: Option<usize>, what: impl Into<String>, hint: &str) -> FileError {
+        FileError { path: self.path.to_path_buf(), line, what: what.into(), hint: hint.to_string() }
+    }
+
+    /// The top-level keys, each checked against `known`.
+    fn table<'d, 'i>(
+        &self,
+        t: &'d DeTable<'i>,
+        what: &str,
+        known: &[&str],
+    ) -> Result<std::collections::BTreeMap<String, Element<'d, 'i>>, FileError> {
+        let mut out = std::collections::BTreeMap::new();
+        for (k, v) in t {
+            let key = k.get_ref().to_string();
+            let line = (self.line_of)(k.span().start);
+            self.known(&key, line, what, known)?;
+            out.insert(key, Element { value: v.get_ref(), at: (self.line_of)(v.span().start) });
+        }
+        Ok(out)
+    }
+
+    fn known(&self, key: &str, line: usize, what: &str, known: &[&str]) -> Result<(), FileError> {
+        let spelled = key.replace('_', "-");
+        if known.contains(&spelled.as_str()) {
+            return Ok(());
+        }
+        let hint = match crate::spelling::nearest(&spelled, known.iter().copied()) {
+            Some(near) => format!("did you mean '{near}'?"),
+            None => format!("the keys of {what} are {}", known.join(", ")),
+        };
+        Err(self.at(Some(line), format!("{what}: unknown key '{key}'"), &hint))
+    }
+
+    /// A table's entries, each key checked against `known` (`_` read as `-`).
+    fn table_of<'d, 'i>(&self, e: &Element<'d, 'i>, what: &str, known: &[&str]) -> Result<Entries<'d, 'i>, FileError> {
+        let Some(t) = e.value.as_table() else {
+            return Err(self.at(
+                Some(e.at),
+                format!("{what} is not a table"),
+                &format!("write {what} on a line of its own, its keys below"),
+            ));
+        };
+        let mut out = Entries { items: Vec::new(), raw: Vec::new() };
+        for (k, v) in t {
+            let key = k.get_ref().replace('_', "-");
+            self.known(k.get_ref(), (self.line_of)(k.span().start), what, known)?;
+            if v.get_ref().is_table() {
+                out.raw.push((key, v));
+            } else {
+                out.items.push((key.clone(), self.item(v)?));
+                out.raw.push((key, v));
+            }
+        }
+        Ok(out)
+    }
+
+    /// The tables of `[[what]]`.
+    fn array_of_tables<'d, 'i>(
+        &self,
+        e: Option<&Element<'d, 'i>>,
+        what: &str,
+    ) -> Result<Vec<Element<'d, 'i>>, FileError> {
+        let Some(e) = e else { return Ok(Vec::new()) };
+        let Some(items) = e.value.as_array() else {
+            return Err(self.at(
+                Some(e.at),
+                format!("{what} must be written [{what}]: one table per entry"),
+                &format!("write {what} above each entry"),
+            ));
+        };
+        Ok(items.iter().map(|v| Element { value: v.get_ref(), at: (self.line_of)(v.span().start) }).collect())
+    }
+
+    fn item(&self, v: &Spanned<DeValue>) -> Result<Item, FileError> {
+        let line = (self.line_of)(v.span().start);
+        let value = match v.get_ref() {
+            DeValue::String(s) => Value::Str(s.to_string()),
+            DeValue::Integer(n) => {
+                Value::Int(i64::from_str_radix(&n.as_str().replace('_', ""), n.radix()).map_err(|_| {
+                    self.at(
+                        Some(line),
+                        format!("{} is not a whole number iosurvey can hold", n.as_str()),
+                        "give a smaller number",
+                    )
+                })?)
+            }
+            DeValue::Float(x) => Value::Float(x.as_str().replace('_', "").parse().map_err(|_| {
+                self.at(Some(line), format!("{} is not a number", x.as_str()), "give a plain number, e.g. 2.5")
+            })?),
+            DeValue::Boolean(b) => Value::Bool(*b),
+            DeValue::Array(items) => {
+                Value::List(items.iter().map(|i| self.item(i).map(|i| i.value)).collect::<Result<_, _>>()?)
+            }
+            DeValue::Datetime(_) => {
+                return Err(self.at(Some(line), "a date is no setting here", "give a string, a number or true/false"))
+            }
+            DeValue::Table(_) => {
+                return Err(self.at(Some(line), "a table is no setting here", "give a string, a number or true/false"))
+            }
+        };
+        Ok(Item { value, line })
+    }
+
+    fn string(&self, v: &Item, what: &str) -> Result<String, FileError> {
+        match &v.value {
+            Value::Str(s) => Ok(s.clone()),
+            other => Err(self.at(
+                Some(v.line),
+                format!("{what} is a string, not {}", other.as_arg()),
+                &format!("write {what} in quotes"),
+            )),
+        }
+    }
+
+    fn boolean(&self, v: &Item, what: &str) -> Result<bool, FileError> {
+        match &v.value {
+            Value::Bool(b) => Ok(*b),
+            other => Err(self.at(
+                Some(v.line),
+                format!("{what} is true or false, not {}", other.as_arg()),
+                "give true or false",
+            )),
+        }
+    }
+
+    fn count(&self, v: &Item, what: &str, least: i64, most: i64) -> Result<i64, FileError> {
+        match &v.value {
+            Value::Int(n) if (least..=most).contains(n) => Ok(*n),
+            other => Err(self.at(
+                Some(v.line),
+                format!("{what} is a whole number from {least} to {most}, not {}", other.as_arg()),
+                &format!("give {what} = {least} or more"),
+            )),
+        }
+    }
+
+    fn choice(&self, v: &Item, what: &str, names: &[&str]) -> Result<String, FileError> {
+        let text = self.string(v, what)?;
+        if names.contains(&text.as_str()) {
+            return Ok(text);
+        }
+        let hint = match crate::spelling::nearest(&text, names.iter().copied()) {
+            Some(near) => format!("did you mean '{near}'?"),
+            None => format!("give one of {}", names.join(", ")),
+        };
+        Err(self.at(Some(v.line), format!("{what} '{text}' is not one of {}", names.join(", ")), &hint))
+    }
+
+    /// A hook: a command (run on the lead, its failure failing the point), or a table of
+    /// `command`, `on` (lead or every-node) and `on-failure` (fail or ignore).
+    fn hook(&self, v: &Spanned<DeValue>, key: &str) -> Result<Hook, FileError> {
+        let what = format!("[hooks] {key}");
+        let line = (self.line_of)(v.span().start);
+        if !v.get_ref().is_table() {
+            let command = self.string(&self.item(v)?, &what)?;
+            return Ok(Hook { command, place: HookPlace::Lead, ignore_failure: false, line: Some(line) });
+        }
+        let t = self.table_of(&Element { value: v.get_ref(), at: line }, &what, &["command", "on", "on-failure"])?;
+        let command = self.string(t.need("command", &what, self)?, &format!("{what} command"))?;
+        let place = match t.get("on") {
+            Some(v) if self.choice(v, &format!("{what} on"), &["lead", "every-node"])? == "every-node" => {
+                HookPlace::EveryNode
+            }
+            _ => HookPlace::Lead,
+        };
+        let ignore_failure = match t.get("on-failure") {
+            Some(v) => self.choice(v, &format!("{what} on-failure"), &["fail", "ignore"])? == "ignore",
+            None => false,
+        };
+        Ok(Hook { command, place, ignore_failure, line: Some(line) })
+    }
+}

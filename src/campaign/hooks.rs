@@ -1,0 +1,142 @@
+//! A campaign's hooks: shell commands run around runs and studies, on the lead or once on
+//! every node, with the point's facts in their environment. What each printed (its last
+//! 64 KiB) and how it ended are kept.
+
+use super::{Hook, HookPlace};
+use crate::team::{Member, Team};
+use serde::{Deserialize, Serialize};
+use std::io::Read;
+use std::process::{Command, Stdio};
+
+/// How much of a hook's output is kept: its end, where a failure says why.
+pub const KEPT_OUTPUT: usize = 64 * 1024;
+
+/// One hook as it ran on one node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookRun {
+    /// before-run, after-run, before-study or after-study.
+    pub hook: String,
+    /// The command.
+    pub command: String,
+    /// The node it ran on.
+    pub node: String,
+    /// Its exit status; none when a signal ended it or it could not start.
+    pub status: Option<i32>,
+    /// The end of what it printed (standard output and error together).
+    pub output: String,
+    /// How long it took.
+    pub secs: f64,
+}
+
+impl HookRun {
+    /// Whether it ended with status 0.
+    pub fn ok(&self) -> bool {
+        self.status == Some(0)
+    }
+
+    /// How it ended, in words.
+    pub fn ending(&self) -> String {
+        match self.status {
+            Some(code) => format!("exit status {code}"),
+            None => "killed by a signal, or could not start".into(),
+        }
+    }
+}
+
+/// Runs `command` with `sh -c` and `env` added to the environment; its output's last
+/// [`KEPT_OUTPUT`] bytes are kept.
+pub fn run(name: &str, command: &str, env: &[(String, String)]) -> HookRun {
+    let started = std::time::Instant::now();
+    let node = crate::env::hostname();
+    let spawned = pipe().and_then(|(mut reader, writer)| {
+        let child = Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(writer.try_clone()?))
+            .stderr(Stdio::from(writer))
+            .spawn();
+        // The command holds the only writers now: the read ends when it (and what it started
+        // in the background with our pipe) has ended.
+        let mut child = child?;
+        let mut kept: Vec<u8> = Vec::new();
+        let mut buf = [0u8; 8192];
+        loop {
+            match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    kept.extend_from_slice(&buf[..n]);
+                    if kept.len() > KEPT_OUTPUT {
+                        kept.drain(..kept.len() - KEPT_OUTPUT);
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        let status = child.wait()?;
+        Ok((status.code(), String::from_utf8_lossy(&kept).into_owned()))
+    });
+    let (status, output) = spawned.unwrap_or_else(|e| (None, format!("could not start sh: {e}")));
+    HookRun {
+        hook: name.to_string(),
+        command: command.to_string(),
+        node,
+        status,
+        output,
+        secs: started.elapsed().as_secs_f64(),
+    }
+}
+
+/// A pipe: its reading end as a file, its writing end to hand to a child.
+fn pipe() -> std::io::Result<(std::fs::File, std::os::fd::OwnedFd)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: fds is a valid array of two; on success both descriptors are ours alone.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: each descriptor was just made and is owned once.
+    Ok(unsafe { (std::fs::File::from_raw_fd(fds[0]), std::os::fd::OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Runs `hook` where it says: on the lead, or on the first process of every node. Every
+/// process calls it; the lead gets every node's run, in node order, the others nothing.
+pub fn run_hook<T: Team>(team: &T, name: &str, hook: &Hook, env: &[(String, String)]) -> Vec<HookRun> {
+    let nodes = team.process_nodes();
+    let me = team.process();
+    let first_of_node = nodes.iter().position(|&n| n == nodes[me]) == Some(me);
+    let mine = match hook.place {
+        HookPlace::Lead => (me == 0).then(|| run(name, &hook.command, env)),
+        HookPlace::EveryNode => first_of_node.then(|| run(name, &hook.command, env)),
+    };
+    if team.processes() == 1 {
+        return mine.into_iter().collect();
+    }
+    let member = team.members(1).pop().expect("one member for one thread");
+    member.gather(mine).map(|all| all.into_iter().flatten().collect()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hook_sees_its_environment_and_its_output_and_status_are_kept() {
+        let env = vec![("IOSURVEY_TARGET".to_string(), "f800".to_string())];
+        let r = run("before-run", "echo target=$IOSURVEY_TARGET; echo oops >&2; exit 3", &env);
+        assert_eq!(r.status, Some(3));
+        assert!(!r.ok());
+        assert!(r.output.contains("target=f800") && r.output.contains("oops"), "{}", r.output);
+        assert_eq!(r.hook, "before-run");
+    }
+
+    #[test]
+    fn only_the_end_of_a_long_output_is_kept() {
+        let r = run("after-run", "head -c 300000 /dev/zero | tr '\\0' a; echo END", &[]);
+        assert!(r.ok());
+        assert_eq!(r.output.len(), KEPT_OUTPUT);
+        assert!(r.output.ends_with("END\n"));
+    }
+}

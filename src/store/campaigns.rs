@@ -1,0 +1,250 @@
+//! What the store keeps of campaigns: each version of a campaign file is a group `cN` whose
+//! spec holds the file; a point is a run filed in it (its study the run's name, its target the
+//! run's label, its key the workload key) or a group whose parent it is (a survey, a matrix)
+//! carrying the same three; the hooks run around points are kept beside them.
+
+use super::{PointName, Store, StoreError};
+use crate::campaign::hooks::HookRun;
+use crate::record::{GroupId, GroupKind};
+use rusqlite::params;
+use std::collections::HashMap;
+
+/// A version of a campaign as `ls` lists it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct CampaignRow {
+    /// Its name in the store (c3).
+    pub id: String,
+    /// The campaign's name, shared by its versions.
+    pub name: String,
+    /// The version (a hash of the file's text).
+    pub version: String,
+    /// Start, Unix seconds.
+    pub started: i64,
+    /// running, ok or failed.
+    pub state: String,
+    /// Points stored whole in this version.
+    pub ok: usize,
+    /// Points that failed in this version.
+    pub failed: usize,
+}
+
+/// A hook as kept, with the point it ran for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeptHook {
+    /// The point, for a hook around a run; none around a study.
+    pub point: Option<PointName>,
+    /// The study, for a hook around a study.
+    pub study: Option<String>,
+    /// Its repetition.
+    pub repetition: Option<u32>,
+    /// How it ran.
+    pub run: HookRun,
+}
+
+/// What a campaign's points came to: each point name with how many ended ok and failed.
+pub type Tally = HashMap<PointName, (usize, usize)>;
+
+/// The campaign groups of `name`, through their rows: `c.id`.
+const VERSIONS: &str = "SELECT id FROM groups WHERE kind = 'campaign' AND json_extract(spec_json, '$.name') = ?1";
+
+impl Store {
+    /// Every point of campaign `name`, in any version, with how many ended ok and failed.
+    pub fn campaign_tally(&self, name: &str) -> Result<Tally, StoreError> {
+        let sql = format!(
+            "SELECT name, system_label, workload_key, status FROM runs WHERE group_id IN ({VERSIONS})
+             UNION ALL
+             SELECT name, label, key, state FROM groups WHERE parent IN ({VERSIONS})"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.wrap(e))?;
+        let rows = stmt
+            .query_map(params![name], |r| {
+                Ok((
+                    PointName {
+                        study: r.get::<_, Option<String>>(0)?.unwrap_or_default(),
+                        target: r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+                        key: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                    },
+                    r.get::<_, String>(3)?,
+                ))
+            })
+            .map_err(|e| self.wrap(e))?;
+        let mut tally = Tally::new();
+        for row in rows {
+            let (point, state) = row.map_err(|e| self.wrap(e))?;
+            let entry = tally.entry(point).or_default();
+            match state.as_str() {
+                "ok" => entry.0 += 1,
+                _ => entry.1 += 1,
+            }
+        }
+        Ok(tally)
+    }
+
+    /// Keeps the hooks that ran for a point (or, with no point, around `study`) of campaign
+    /// version `campaign`.
+    pub fn save_hooks(
+        &self,
+        campaign: GroupId,
+        point: Option<(&PointName, u32)>,
+        study: &str,
+        runs: &[HookRun],
+    ) -> Result<(), StoreError> {
+        let row = self.group_row(campaign)?;
+        let now = crate::units::now_unix();
+        for h in runs {
+            self.conn
+                .execute(
+                    "INSERT INTO hooks (campaign, hook, command, study, target, key, repetition, node, status,
+                        output, secs, started)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                    params![
+                        row,
+                        h.hook,
+                        h.command,
+                        study,
+                        point.map(|p| &p.0.target),
+                        point.map(|p| &p.0.key),
+                        point.map(|p| p.1),
+                        h.node,
+                        h.status,
+                        h.output,
+                        h.secs,
+                        now
+                    ],
+                )
+                .map_err(|e| self.wrap(e))?;
+        }
+        Ok(())
+    }
+
+    /// The hooks kept for campaign `name`, in the order they ran.
+    pub fn hooks_of(&self, name: &str) -> Result<Vec<KeptHook>, StoreError> {
+        let sql = format!(
+            "SELECT hook, command, study, target, key, repetition, node, status, output, secs FROM hooks
+             WHERE campaign IN ({VERSIONS}) ORDER BY id"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.wrap(e))?;
+        let rows = stmt
+            .query_map(params![name], |r| {
+                let study: Option<String> = r.get(2)?;
+                let target: Option<String> = r.get(3)?;
+                let key: Option<String> = r.get(4)?;
+                let point = match (&study, target, key) {
+                    (Some(s), Some(target), Some(key)) => Some(PointName { study: s.clone(), target, key }),
+                    _ => None,
+                };
+                Ok(KeptHook {
+                    point,
+                    study,
+                    repetition: r.get(5)?,
+                    run: HookRun {
+                        hook: r.get(0)?,
+                        command: r.get(1)?,
+                        node: r.get(6)?,
+                        status: r.get(7)?,
+                        output: r.get(8)?,
+                        secs: r.get(9)?,
+                    },
+                })
+            })
+            .map_err(|e| self.wrap(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.wrap(e))
+    }
+
+    /// Every version of every campaign, oldest first.
+    pub fn campaigns(&self) -> Result<Vec<CampaignRow>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT g.number, json_extract(g.spec_json, '$.name'), json_extract(g.spec_json, '$.version'),
+                    g.started, g.state,
+                    (SELECT COUNT(*) FROM runs r WHERE r.group_id = g.id AND r.status = 'ok')
+                        + (SELECT COUNT(*) FROM groups c WHERE c.parent = g.id AND c.state = 'ok'),
+                    (SELECT COUNT(*) FROM runs r WHERE r.group_id = g.id AND r.status = 'failed')
+                        + (SELECT COUNT(*) FROM groups c WHERE c.parent = g.id AND c.state != 'ok')
+                 FROM groups g WHERE g.kind = 'campaign' ORDER BY g.number",
+            )
+            .map_err(|e| self.wrap(e))?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(CampaignRow {
+                    id: format!("c{}", r.get::<_, i64>(0)?),
+                    name: r.get::<_, Option<String>>(1)?.unwrap_or_default(),
+                    version: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                    started: r.get(3)?,
+                    state: r.get(4)?,
+                    ok: r.get::<_, i64>(5)? as usize,
+                    failed: r.get::<_, i64>(6)? as usize,
+                })
+            })
+            .map_err(|e| self.wrap(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.wrap(e))
+    }
+
+    /// The ids of the runs of campaign `name`: its points' runs and the runs of the groups
+    /// that are its points, in the order they were stored.
+    pub fn campaign_runs(&self, name: &str) -> Result<Vec<i64>, StoreError> {
+        let sql = format!(
+            "SELECT id FROM runs WHERE group_id IN ({VERSIONS})
+                OR group_id IN (SELECT id FROM groups WHERE parent IN ({VERSIONS}))
+             ORDER BY id"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.wrap(e))?;
+        let rows = stmt.query_map(params![name], |r| r.get(0)).map_err(|e| self.wrap(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.wrap(e))
+    }
+
+    /// The groups that are points of campaign `name` (a survey, a matrix, an IO500 list),
+    /// with their point names and states.
+    pub fn campaign_groups(&self, name: &str) -> Result<Vec<(GroupId, PointName, String)>, StoreError> {
+        let sql = format!(
+            "SELECT kind, number, name, label, key, state FROM groups WHERE parent IN ({VERSIONS}) ORDER BY id"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.wrap(e))?;
+        let rows = stmt
+            .query_map(params![name], |r| {
+                let kind: String = r.get(0)?;
+                Ok((
+                    GroupId { kind: GroupKind::from_name(&kind).unwrap_or(GroupKind::Survey), number: r.get(1)? },
+                    PointName {
+                        study: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                        target: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
+                        key: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+                    },
+                    r.get(5)?,
+                ))
+            })
+            .map_err(|e| self.wrap(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.wrap(e))
+    }
+}
+
+impl Store {
+    /// The group of campaign `name` at `version`, when one was begun.
+    pub fn campaign_version(&self, name: &str, version: &str) -> Result<Option<GroupId>, StoreError> {
+        use rusqlite::OptionalExtension;
+        self.conn
+            .query_row(
+                "SELECT number FROM groups WHERE kind = 'campaign' AND json_extract(spec_json, '$.name') = ?1
+                    AND json_extract(spec_json, '$.version') = ?2 ORDER BY number DESC LIMIT 1",
+                params![name, version],
+                |r| r.get(0),
+            )
+            .optional()
+            .map(|n| n.map(|number| GroupId { kind: GroupKind::Campaign, number }))
+            .map_err(|e| self.wrap(e))
+    }
+
+    /// The runs stored whole of workload `key` on the system labelled `label`, newest first.
+    pub fn runs_of_point(&self, label: &str, key: &str) -> Result<Vec<i64>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id FROM runs WHERE system_label = ?1 AND workload_key = ?2 AND status = 'ok'
+                 ORDER BY id DESC LIMIT 20",
+            )
+            .map_err(|e| self.wrap(e))?;
+        let rows = stmt.query_map(params![label, key], |r| r.get(0)).map_err(|e| self.wrap(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.wrap(e))
+    }
+}
