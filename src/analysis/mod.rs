@@ -2,6 +2,7 @@
 //! here and rendered elsewhere (the report room's exporters), so that every renderer (text,
 //! JSON, CSV, Markdown, HTML to come) shows the same numbers, and a finding is computed once.
 
+pub mod campaign;
 mod charts;
 pub mod cliffs;
 mod grouped;
@@ -246,10 +247,11 @@ fn mib(v: Option<f64>) -> Cell {
     Cell::num(v.map(mib_per_s), 1)
 }
 
-fn group(survey: Option<i64>, sweep: Option<i64>) -> String {
-    match (survey, sweep) {
-        (Some(i), _) => format!("s{i}"),
-        (_, Some(i)) => format!("w{i}"),
+fn group(survey: Option<i64>, sweep: Option<i64>, campaign: Option<i64>) -> String {
+    match (survey, sweep, campaign) {
+        (Some(i), ..) => format!("s{i}"),
+        (_, Some(i), _) => format!("w{i}"),
+        (.., Some(i)) => format!("c{i}"),
         _ => "-".into(),
     }
 }
@@ -450,7 +452,7 @@ pub fn list(rows: &[RunRow]) -> Report {
             .collect();
         t.rows.push(vec![
             Cell::Int(r.id as u64),
-            Cell::text(group(r.survey_id, r.sweep_id)),
+            Cell::text(group(r.survey_id, r.sweep_id, r.campaign_id)),
             Cell::text(r.system.as_deref().unwrap_or("-")),
             Cell::text(format_time(r.started)),
             Cell::text(&r.host),

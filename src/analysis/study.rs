@@ -8,6 +8,7 @@ use super::{mean_of, random, reference, survey, Cell, Chart, Report, Table};
 use crate::record::{RunRecord, Status};
 use crate::spec::{Access, Op};
 use crate::units::{format_size, format_time, mib_per_s};
+pub use crate::campaign::Summary;
 
 /// One section of a report: its title, the runs it rests on, and what the analysis made of
 /// them.
@@ -99,7 +100,26 @@ fn label_of(r: &RunRecord) -> &str {
 /// label and op, where it peaks and how it scales. A published system's figure on the same
 /// workload, when `reference` names one, is drawn as a level on the chart of its op.
 pub fn over_clients(runs: &[&RunRecord], reference: Option<&str>) -> Report {
+    over_clients_as(runs, reference, Summary::Mean)
+}
+
+/// As [`over_clients`], each point the runs' `summary`: their mean with its interval, or
+/// their best or median (no interval: a best of few runs has none that means what it says).
+/// A metadata workload's chart and columns are its phases'.
+pub fn over_clients_as(runs: &[&RunRecord], reference: Option<&str>, summary: Summary) -> Report {
     let ok: Vec<&RunRecord> = runs.iter().copied().filter(|r| r.status == Status::Ok).collect();
+    let ops: Vec<Op> = match runs.first().and_then(|r| r.workload.meta()) {
+        None => vec![Op::Write, Op::Read],
+        Some(_) => {
+            let mut ops: Vec<Op> = Vec::new();
+            for p in ok.iter().flat_map(|r| &r.phases) {
+                if !ops.contains(&p.op) {
+                    ops.push(p.op);
+                }
+            }
+            ops
+        }
+    };
     let is_random = runs.first().is_some_and(|r| random(r));
     let unit = if is_random { "IOPS" } else { "MiB/s" };
     let mut labels: Vec<&str> = runs.iter().map(|r| label_of(r)).collect();
@@ -117,29 +137,39 @@ pub fn over_clients(runs: &[&RunRecord], reference: Option<&str>) -> Report {
             .filter_map(|r| mean_of(r, op, is_random).map(|v| if is_random { v } else { mib_per_s(v) }))
             .collect();
         (!xs.is_empty()).then(|| {
-            (
-                xs.iter().sum::<f64>() / xs.len() as f64,
-                crate::stats::mean_interval(&xs),
-                at.iter().filter_map(|r| r.id).collect(),
-            )
+            let ids = at.iter().filter_map(|r| r.id).collect();
+            match summary {
+                Summary::Mean => (xs.iter().sum::<f64>() / xs.len() as f64, crate::stats::mean_interval(&xs), ids),
+                Summary::Best => (xs.iter().copied().fold(f64::MIN, f64::max), None, ids),
+                Summary::Median => (crate::measure::median(&xs).unwrap_or_default(), None, ids),
+            }
         })
     };
     let what = runs.first().map(|r| r.workload.shape_label()).unwrap_or_default();
     let mut report = Report::default();
-    let mut table = Table::new(
-        format!("{what}: {unit} against clients, mean over runs"),
-        &["label", "clients", "runs", "write", "± write", "read", "± read", "unit", "run ids", "caveat"],
-    );
+    let said = match summary {
+        Summary::Mean => "mean",
+        Summary::Best => "best",
+        Summary::Median => "median",
+    };
+    let mut columns = vec!["label".to_string(), "clients".into(), "runs".into()];
+    for op in &ops {
+        columns.push(op.name().to_string());
+        columns.push(format!("± {}", op.name()));
+    }
+    columns.extend(["unit".to_string(), "run ids".into(), "caveat".into()]);
+    let mut table = Table::new(format!("{what}: {unit} against clients, {said} over runs"), &[]);
+    table.columns = columns;
     for label in &labels {
         for &n in &clients {
-            let (w, r) = (point(label, Op::Write, n), point(label, Op::Read, n));
-            let ids = w.as_ref().or(r.as_ref()).map(|p| p.2.clone()).unwrap_or_default();
+            let figures: Vec<_> = ops.iter().map(|&op| point(label, op, n)).collect();
+            let ids = figures.iter().flatten().next().map(|p| p.2.clone()).unwrap_or_default();
             if ids.is_empty() {
                 continue;
             }
             let decimals = if is_random { 0 } else { 1 };
             let mut row = vec![Cell::text(*label), Cell::Int(n as u64), Cell::Int(ids.len() as u64)];
-            for p in [&w, &r] {
+            for p in &figures {
                 row.push(Cell::num(p.as_ref().map(|p| p.0), decimals));
                 row.push(
                     p.as_ref().and_then(|p| p.1.as_ref()).map_or(Cell::Empty, |i| super::interval_cell(i, decimals)),
@@ -148,8 +178,9 @@ pub fn over_clients(runs: &[&RunRecord], reference: Option<&str>) -> Report {
             row.push(Cell::text(unit));
             row.push(Cell::text(ids.iter().map(i64::to_string).collect::<Vec<_>>().join(" ")));
             // A figure that may be the page cache's says so beside it, as every table does.
-            let cached: Vec<&str> = [Op::Write, Op::Read]
-                .into_iter()
+            let cached: Vec<String> = ops
+                .iter()
+                .copied()
                 .filter(|&op| {
                     ok.iter().any(|r| {
                         label_of(r) == *label
@@ -157,7 +188,7 @@ pub fn over_clients(runs: &[&RunRecord], reference: Option<&str>) -> Report {
                             && r.phases.iter().any(|p| p.op == op && p.possibly_cached.is_some())
                     })
                 })
-                .map(|op| if op == Op::Write { "write" } else { "read" })
+                .map(|op| op.name())
                 .collect();
             row.push(match cached.is_empty() {
                 true => Cell::Empty,
@@ -166,12 +197,13 @@ pub fn over_clients(runs: &[&RunRecord], reference: Option<&str>) -> Report {
             table.rows.push(row);
         }
     }
-    table.notes.push(
-        "each run's figure is its mean over iterations; a row's figure is the mean over its runs, with the 95% interval of that mean (Student's t below 10 runs, bootstrap from 10; ± half its width when symmetric, else its ends), none from one run"
-            .into(),
-    );
+    table.notes.push(match summary {
+        Summary::Mean => "each run's figure is its mean over iterations; a row's figure is the mean over its runs, with the 95% interval of that mean (Student's t below 10 runs, bootstrap from 10; ± half its width when symmetric, else its ends), none from one run".into(),
+        Summary::Best => "each run's figure is its mean over iterations; a row's figure is the best of its runs (as the evaluation asked), with no interval: a best of few runs is not an estimate of the typical one".into(),
+        Summary::Median => "each run's figure is its mean over iterations; a row's figure is the median of its runs, with no interval".into(),
+    });
     let published = reference.map(|name| published(name, runs)).unwrap_or_default();
-    for op in [Op::Write, Op::Read] {
+    for &op in &ops {
         let mut chart = Chart {
             title: format!("{what}: {} {unit} against clients", op.name()),
             x: "clients".into(),
@@ -236,7 +268,7 @@ pub fn runs_table(runs: &[RunRecord]) -> Table {
         };
         t.rows.push(vec![
             r.id.map_or(Cell::Empty, |i| Cell::Int(i as u64)),
-            Cell::text(super::group(r.survey_id, r.sweep_id)),
+            Cell::text(super::group(r.survey_id, r.sweep_id, r.campaign_id)),
             Cell::text(r.label.clone().unwrap_or_default()),
             Cell::text(r.workload.shape_label()),
             Cell::Int(r.workload.tasks as u64),

@@ -710,16 +710,8 @@ fn point_cli(cli: &Cli, c: &Campaign, p: &Point, scale: Option<Scale>) -> Result
 /// `campaign status FILE|cN`: per study and target, points stored whole, failed, to run.
 pub(super) fn status<T: Team>(cli: &Cli, which: &str, scale: Option<Scale>, team: &T) -> Result<(), Failure> {
     let store = Store::open_existing(&cli.db)?;
-    let c = match which.strip_prefix('c').and_then(|n| n.parse::<i64>().ok()) {
-        Some(n) if !Path::new(which).exists() => {
-            let row = store.group(GroupId { kind: GroupKind::Campaign, number: n })?;
-            let spec: serde_json::Value = serde_json::from_str(&row.spec).unwrap_or_default();
-            let text = spec["text"].as_str().unwrap_or_default();
-            let path = PathBuf::from(spec["file"].as_str().unwrap_or(which));
-            campaign::parse(&path, text).map_err(|e| Failure::new(&e, &e.hint, 2))?
-        }
-        _ => read(Path::new(which))?,
-    };
+    let (c, stored_scale) = resolve(&store, which)?;
+    let scale = scale.or(stored_scale);
     let all = points(&c, &cli.db, team, scale)?;
     if team.process() != 0 {
         return Ok(());
@@ -771,4 +763,92 @@ pub(super) fn status<T: Team>(cli: &Cli, which: &str, scale: Option<Scale>, team
     }
     print!("{out}");
     Ok(())
+}
+
+/// The campaign a name stands for: `cN` (the file as that version stored it) or a file.
+fn resolve(store: &Store, which: &str) -> Result<(Campaign, Option<Scale>), Failure> {
+    match which.strip_prefix('c').and_then(|n| n.parse::<i64>().ok()) {
+        Some(n) if !Path::new(which).exists() => {
+            let row = store.group(GroupId { kind: GroupKind::Campaign, number: n })?;
+            let spec: serde_json::Value = serde_json::from_str(&row.spec).unwrap_or_default();
+            let text = spec["text"].as_str().unwrap_or_default();
+            let path = PathBuf::from(spec["file"].as_str().unwrap_or(which));
+            let c = campaign::parse(&path, text).map_err(|e| Failure::new(&e, &e.hint, 2))?;
+            Ok((c, spec["scale"].as_u64().map(Scale)))
+        }
+        _ => Ok((read(Path::new(which))?, None)),
+    }
+}
+
+/// Each planned point not stored whole, with why: it failed, a rule refused it, or it has
+/// not run yet.
+fn unmeasured(c: &Campaign, all: &[Point], tally: &iosurvey::store::campaigns::Tally) -> Vec<(String, String)> {
+    all.iter()
+        .filter_map(|p| {
+            let (ok, failed) = tally.get(&point_name(c, p)).copied().unwrap_or((0, 0));
+            if (p.repetition as usize) < ok {
+                return None;
+            }
+            let why = match (&p.refusal, failed) {
+                (Some(r), _) => format!("refused: {r}"),
+                (None, 0) => "not run yet".to_string(),
+                (None, n) => format!("failed ({n} attempt{})", if n == 1 { "" } else { "s" }),
+            };
+            Some((said(c, p), why))
+        })
+        .collect()
+}
+
+/// `report --campaign cN`: the campaign's results section, its studies in the file's order,
+/// the points not measured, and the file and hooks in an appendix.
+pub(super) fn report<T: Team>(
+    cli: &Cli,
+    which: &str,
+    (output, format): (&Path, iosurvey::report::Format),
+    team: &T,
+) -> Result<String, Failure> {
+    use iosurvey::analysis::campaign as analysed;
+    use iosurvey::report::paper::Block;
+    super::output::check(output, &cli.db, "-o")?;
+    let store = Store::open_existing(&cli.db)?;
+    let (c, scale) = resolve(&store, which)?;
+    let load = |ids: Vec<i64>| ids.into_iter().map(|i| store.load(i)).collect::<Result<Vec<_>, _>>();
+    let runs = load(store.campaign_runs(&c.name)?)?;
+    let groups = store.campaign_groups(&c.name)?;
+    let mut matrices = Vec::new();
+    let mut surveys = Vec::new();
+    for (g, point, _) in &groups {
+        match g.kind {
+            GroupKind::Matrix => matrices.push((point.study.clone(), store.load_matrix(g.number)?)),
+            _ => surveys.push((point.study.clone(), g.number, load(store.group_runs(*g)?)?)),
+        }
+    }
+    let mine: Vec<iosurvey::record::RunRecord> = runs.iter().filter(|r| r.campaign_id.is_some()).cloned().collect();
+    let studies = iosurvey::analysis::campaign::studies(&c, &mine, |study| analysed::Grouped {
+        surveys: surveys.iter().filter(|s| s.0 == study).map(|s| (s.1, s.2.clone())).collect(),
+        matrices: matrices.iter().filter(|m| m.0 == study).map(|m| &m.1).collect(),
+    });
+    let all = points(&c, &cli.db, team, scale)?;
+    let missing = unmeasured(&c, &all, &store.campaign_tally(&c.name)?);
+    let only_matrices: Vec<iosurvey::record::MatrixRecord> = matrices.iter().map(|m| m.1.clone()).collect();
+    let mut paper = iosurvey::report::paper::paper(&cli.db.display().to_string(), runs, &only_matrices, None)
+        .map_err(|why| Failure::new(why, "report this as a bug", 1))?;
+    paper.studies = studies;
+    paper.studies.extend(analysed::not_measured(&missing));
+    let mut blocks = paper.blocks();
+    let tables = blocks.iter().filter(|b| matches!(b, Block::Table(..))).count();
+    blocks.push(Block::Heading(2, format!("Appendix: campaign {}", c.name), "campaign-file".into()));
+    blocks.push(Block::Text(format!(
+        "The evaluation as run: the campaign file {} (version {}{}), to repeat it with 'iosurvey campaign run FILE'.",
+        c.path.display(),
+        c.version(),
+        scale.map_or(String::new(), |Scale(n)| format!(", run at --scale 1/{n}"))
+    )));
+    blocks.push(Block::Code(c.text.clone()));
+    let hooks = store.hooks_of(&c.name)?;
+    if !hooks.is_empty() {
+        blocks.push(Block::Table(tables + 1, analysed::hooks_table(&hooks), "Every hook's command, where it ran and how it ended".into()));
+    }
+    let counted = format!("campaign {} ({} studies, {} points not measured)", c.name, c.studies.len(), missing.len());
+    super::commands::write_paper(&cli.db, (output, format), &blocks, &counted)
 }

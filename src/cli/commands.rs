@@ -64,11 +64,19 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
             // matrix.
             Ok(match json {
                 true => to_json(&rows)?,
-                false => render(analysis::list(&rows).and(analysis::matrix::list(&matrices)), *format),
+                false => render(
+                    analysis::list(&rows)
+                        .and(analysis::matrix::list(&matrices))
+                        .and(analysis::campaign::list(&store.campaigns()?)),
+                    *format,
+                ),
             })
         }),
         Command::Show { id, json, format } => lead_prints(team, || show(&cli.db, *id, *json, *format)),
-        Command::Report { output, reference, format, filter } => {
+        Command::Report { output: Some(output), campaign: Some(which), format, .. } => {
+            lead_prints(team, || super::campaign::report(cli, which, (output, *format), team))
+        }
+        Command::Report { output, reference, format, filter, .. } => {
             lead_prints(team, || match (output, reference.as_deref()) {
                 (_, Some("list")) => Ok(render(analysis::reference::systems(), Format::Text)),
                 (Some(output), reference) => html_report(&cli.db, (output, *format), reference, filter),
@@ -275,14 +283,24 @@ fn html_report(
     );
     let paper = report::paper::paper(&db.display().to_string(), chosen, &matrices, beside)
         .map_err(|why| Failure::new(why, "see iosurvey report --reference list", 2))?;
-    let blocks = paper.blocks();
+    write_paper(db, (output, format), &paper.blocks(), &counted)
+}
+
+/// Writes a report's blocks to `output`: one HTML page, or Markdown with its figures in a
+/// folder of their own beside it.
+pub(super) fn write_paper(
+    db: &Path,
+    (output, format): (&Path, Format),
+    blocks: &[report::paper::Block],
+    counted: &str,
+) -> Result<String, Failure> {
     let write = |path: &Path, text: &str| super::output::write(path, text.as_bytes(), db, "-o");
     if format == Format::Md {
         // The figures go in a folder of their own beside the report, named after it, so that a
         // report never scatters files into the directory it was written from.
         let stem = output.file_stem().map_or("report".into(), |s| s.to_string_lossy().into_owned());
         let folder = format!("{stem}_figures");
-        let (text, files) = report::document(&blocks, &folder);
+        let (text, files) = report::document(blocks, &folder);
         let folder = output.with_file_name(&folder);
         super::output::folder(&folder)?;
         // Every file's name is checked before any is written.
@@ -297,7 +315,7 @@ fn html_report(
         let keep: Vec<&str> = files.iter().map(|(name, _)| name.as_str()).collect();
         super::output::remove_stale_figures(&folder, &keep);
     } else {
-        write(output, &report::page(&blocks))?;
+        write(output, &report::page(blocks))?;
     }
     Ok(format!("report of {counted} written to {}\n", iosurvey::escape::visible(&output.display().to_string())))
 }

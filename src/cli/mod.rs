@@ -191,6 +191,10 @@ has no short form (mdtest's tasks are MPI ranks).")]
         /// Set the runs beside a published system's figures (`--reference list` lists them).
         #[arg(long, value_name = "NAME")]
         reference: Option<String>,
+        /// A campaign's report (c2, as `ls` lists it): a section per study with a line per
+        /// target, the points not measured, and the campaign file in an appendix.
+        #[arg(long, value_name = "cN", conflicts_with_all = ["reference", "label", "ids", "target", "since", "until"])]
+        campaign: Option<String>,
         /// html (one self-contained page) or md (Markdown; each figure as SVG and CSV in a
         /// folder NAME_figures beside it).
         #[arg(long, default_value = "html", value_parser = report_format())]

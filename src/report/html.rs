@@ -168,6 +168,9 @@ pub fn page(blocks: &[super::paper::Block]) -> String {
             Block::Text(text) => {
                 let _ = writeln!(s, "<p>{}</p>", escape(text));
             }
+            Block::Code(text) => {
+                let _ = writeln!(s, "<pre>{}</pre>", escape(text));
+            }
             Block::Facts(facts) => {
                 let _ = writeln!(s, "<table class=\"facts\">");
                 for (name, value) in facts {

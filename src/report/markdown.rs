@@ -70,6 +70,12 @@ pub fn document(blocks: &[super::paper::Block], folder: &str) -> (String, Vec<(S
             Block::Text(text) => {
                 let _ = writeln!(s, "{}\n", md_escape(text));
             }
+            Block::Code(text) => {
+                // A fence longer than any run of backticks in the text cannot be closed by it.
+                let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+                let fence = "`".repeat(longest.max(2) + 1);
+                let _ = writeln!(s, "{fence}\n{text}\n{fence}\n");
+            }
             Block::Facts(facts) => {
                 for (name, value) in facts {
                     let _ = writeln!(s, "- **{}**: {}", md_escape(name), md_escape(value));

@@ -26,6 +26,8 @@ pub enum Block {
     Table(usize, Table, String),
     /// Findings, each with the anchor of the figure or section it belongs to.
     Findings(Vec<(Finding, String)>),
+    /// Text kept as written (a campaign file), shown in a fixed-width font.
+    Code(String),
 }
 
 /// What a report is made of before it is laid out.

@@ -11,7 +11,7 @@ use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction, Tr
 use std::path::{Path, PathBuf};
 use thiserror::Error;
 
-mod campaigns;
+pub mod campaigns;
 mod legacy;
 pub mod will;
 
@@ -463,6 +463,8 @@ pub struct RunRow {
     pub survey_id: Option<i64>,
     /// Sweep id.
     pub sweep_id: Option<i64>,
+    /// The campaign version it is a point of.
+    pub campaign_id: Option<i64>,
     /// Start, Unix seconds.
     pub started: i64,
     /// ok or failed.
@@ -785,7 +787,8 @@ impl Store {
                         r.random, r.headline_json, r.provenance, r.system_label,
                         CASE WHEN json_valid(r.spec_json) THEN
                             CASE WHEN json_type(r.spec_json, '$.meta') = 'object' THEN r.spec_json END
-                        END
+                        END,
+                        CASE WHEN g.letter = 'c' THEN g.number END
                  FROM runs r LEFT JOIN groups g ON g.id = r.group_id
                  WHERE g.letter IS NOT 'm' ORDER BY r.id",
             )
@@ -798,6 +801,7 @@ impl Store {
                     id: r.get(0)?,
                     survey_id: r.get(1)?,
                     sweep_id: r.get(2)?,
+                    campaign_id: r.get(14)?,
                     started: r.get(3)?,
                     status: r.get(4)?,
                     label: meta_label(r.get(13)?).unwrap_or(r.get(5)?),
