@@ -653,28 +653,6 @@ fn a_markdown_report_has_its_charts_as_svg_files_beside_it() {
     assert!(help.contains("[possible values: html, md]"), "{help}");
 }
 
-/// Headless Chromium, if installed (.ci/run installs Debian's).
-fn chromium() -> Option<&'static str> {
-    let found =
-        ["chromium", "chromium-browser"].into_iter().find(|c| Command::new(c).arg("--version").output().is_ok());
-    if found.is_none() {
-        skip("chromium is not installed");
-    }
-    found
-}
-
-/// Chromium's log of opening `page` headless, its DOM on stdout.
-fn open_in_chromium(browser: &str, page: &Path, extra: &[&str]) -> (String, String) {
-    let url = format!("file://{}", page.display());
-    let out = Command::new(browser)
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0"])
-        .args(extra)
-        .arg(&url)
-        .output()
-        .unwrap();
-    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
-}
-
 /// Issue 22: two labels swept over clients three times each, set beside a published system,
 /// as a reader opens it: one chart per op with both labels, error bars, the published level;
 /// screenshots under target/report-shots for the eye.

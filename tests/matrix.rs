@@ -394,36 +394,6 @@ fn a_memory_limited_cgroup_makes_a_page_cache_cliff_on_ext4_named_with_its_cause
     );
 }
 
-/// An ext4 file system on a loop device, mounted in a scratch directory; unmounted on drop.
-struct Ext4 {
-    scratch: tempfile::TempDir,
-    mount: std::path::PathBuf,
-}
-
-impl Ext4 {
-    fn make(mib: u64) -> Option<Ext4> {
-        let scratch = tempfile::tempdir_in("/var/tmp").ok()?;
-        let image = scratch.path().join("fs.img");
-        let mount = scratch.path().join("mnt");
-        fs::create_dir(&mount).ok()?;
-        fs::File::create(&image).ok()?.set_len(mib << 20).ok()?;
-        let ok = |c: &mut std::process::Command| c.output().is_ok_and(|o| o.status.success());
-        if !ok(std::process::Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&image)) {
-            return None;
-        }
-        if !ok(std::process::Command::new("mount").args(["-o", "loop"]).arg(&image).arg(&mount)) {
-            return None;
-        }
-        Some(Ext4 { scratch, mount })
-    }
-}
-
-impl Drop for Ext4 {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount").arg(&self.mount).output();
-    }
-}
-
 #[test]
 fn throughput_mode_gives_the_team_and_the_all_busy_rate_and_each_task_apart() {
     let bed = Bed::new();

@@ -123,10 +123,8 @@ pub fn hooks_table(hooks: &[KeptHook]) -> Table {
         if seen.contains(&key) {
             continue;
         }
-        let same: Vec<&KeptHook> = hooks
-            .iter()
-            .filter(|o| o.run.hook == key.0 && o.run.command == key.1 && o.run.node == key.2)
-            .collect();
+        let same: Vec<&KeptHook> =
+            hooks.iter().filter(|o| o.run.hook == key.0 && o.run.command == key.1 && o.run.node == key.2).collect();
         let failed: Vec<&&KeptHook> = same.iter().filter(|o| !o.run.ok()).collect();
         t.rows.push(vec![
             Cell::text(&key.0),

@@ -5,10 +5,10 @@
 //! Each run belongs to exactly one study, so no run is laid out twice.
 
 use super::{mean_of, random, reference, survey, Cell, Chart, Report, Table};
+pub use crate::campaign::Summary;
 use crate::record::{RunRecord, Status};
 use crate::spec::{Access, Op};
 use crate::units::{format_size, format_time, mib_per_s};
-pub use crate::campaign::Summary;
 
 /// One section of a report: its title, the runs it rests on, and what the analysis made of
 /// them.

@@ -305,7 +305,8 @@ fn point_key(
         if let iosurvey::plan::Step::Run { workload, .. } =
             iosurvey::plan::Plan::next(&mut list, iosurvey::plan::Last::Start)
         {
-            return Ok(workload.key());
+            // As the store reads it back (`store::campaigns::RUN_KEY`).
+            return Ok(format!("{} tasks={}", workload.key(), workload.tasks));
         }
     }
     let mut settings = base.to_vec();
@@ -847,7 +848,11 @@ pub(super) fn report<T: Team>(
     blocks.push(Block::Code(c.text.clone()));
     let hooks = store.hooks_of(&c.name)?;
     if !hooks.is_empty() {
-        blocks.push(Block::Table(tables + 1, analysed::hooks_table(&hooks), "Every hook's command, where it ran and how it ended".into()));
+        blocks.push(Block::Table(
+            tables + 1,
+            analysed::hooks_table(&hooks),
+            "Every hook's command, where it ran and how it ended".into(),
+        ));
     }
     let counted = format!("campaign {} ({} studies, {} points not measured)", c.name, c.studies.len(), missing.len());
     super::commands::write_paper(&cli.db, (output, format), &blocks, &counted)

@@ -44,6 +44,10 @@ pub struct KeptHook {
 /// What a campaign's points came to: each point name with how many ended ok and failed.
 pub type Tally = HashMap<PointName, (usize, usize)>;
 
+/// A run's point key: its workload key and its count of tasks (the workload key leaves the
+/// count out, so that runs of a sweep compare as one workload).
+pub const RUN_KEY: &str = "workload_key || ' tasks=' || json_extract(spec_json, '$.tasks')";
+
 /// The campaign groups of `name`, through their rows: `c.id`.
 const VERSIONS: &str = "SELECT id FROM groups WHERE kind = 'campaign' AND json_extract(spec_json, '$.name') = ?1";
 
@@ -51,7 +55,7 @@ impl Store {
     /// Every point of campaign `name`, in any version, with how many ended ok and failed.
     pub fn campaign_tally(&self, name: &str) -> Result<Tally, StoreError> {
         let sql = format!(
-            "SELECT name, system_label, workload_key, status FROM runs WHERE group_id IN ({VERSIONS})
+            "SELECT name, system_label, {RUN_KEY}, status FROM runs WHERE group_id IN ({VERSIONS})
              UNION ALL
              SELECT name, label, key, state FROM groups WHERE parent IN ({VERSIONS})"
         );
@@ -235,16 +239,16 @@ impl Store {
             .map_err(|e| self.wrap(e))
     }
 
-    /// The runs stored whole of workload `key` on the system labelled `label`, newest first.
+    /// The runs stored whole of point key `key` ([`RUN_KEY`]) on the system labelled
+    /// `label`, newest first.
     pub fn runs_of_point(&self, label: &str, key: &str) -> Result<Vec<i64>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT id FROM runs WHERE system_label = ?1 AND workload_key = ?2 AND status = 'ok'
-                 ORDER BY id DESC LIMIT 20",
-            )
-            .map_err(|e| self.wrap(e))?;
-        let rows = stmt.query_map(params![label, key], |r| r.get(0)).map_err(|e| self.wrap(e))?;
+        let (workload, _) = key.rsplit_once(" tasks=").unwrap_or((key, ""));
+        let sql = format!(
+            "SELECT id FROM runs WHERE system_label = ?1 AND workload_key = ?3 AND {RUN_KEY} = ?2 AND status = 'ok'
+             ORDER BY id DESC LIMIT 20"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.wrap(e))?;
+        let rows = stmt.query_map(params![label, key, workload], |r| r.get(0)).map_err(|e| self.wrap(e))?;
         rows.collect::<Result<_, _>>().map_err(|e| self.wrap(e))
     }
 }

@@ -407,3 +407,55 @@ pub fn assert_store_intact(db: &str) {
     let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
     assert_eq!(check, "ok", "{db}");
 }
+
+/// An ext4 file system on a loop device, mounted in a scratch directory; unmounted on drop.
+pub struct Ext4 {
+    pub scratch: tempfile::TempDir,
+    pub mount: std::path::PathBuf,
+}
+
+impl Ext4 {
+    pub fn make(mib: u64) -> Option<Ext4> {
+        let scratch = tempfile::tempdir_in("/var/tmp").ok()?;
+        let image = scratch.path().join("fs.img");
+        let mount = scratch.path().join("mnt");
+        fs::create_dir(&mount).ok()?;
+        fs::File::create(&image).ok()?.set_len(mib << 20).ok()?;
+        let ok = |c: &mut std::process::Command| c.output().is_ok_and(|o| o.status.success());
+        if !ok(std::process::Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&image)) {
+            return None;
+        }
+        if !ok(std::process::Command::new("mount").args(["-o", "loop"]).arg(&image).arg(&mount)) {
+            return None;
+        }
+        Some(Ext4 { scratch, mount })
+    }
+}
+
+impl Drop for Ext4 {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.mount).output();
+    }
+}
+
+/// Headless Chromium, if installed (.ci/run installs Debian's).
+pub fn chromium() -> Option<&'static str> {
+    let found =
+        ["chromium", "chromium-browser"].into_iter().find(|c| Command::new(c).arg("--version").output().is_ok());
+    if found.is_none() {
+        skip("chromium is not installed");
+    }
+    found
+}
+
+/// Chromium's log of opening `page` headless, its DOM on stdout.
+pub fn open_in_chromium(browser: &str, page: &Path, extra: &[&str]) -> (String, String) {
+    let url = format!("file://{}", page.display());
+    let out = Command::new(browser)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0"])
+        .args(extra)
+        .arg(&url)
+        .output()
+        .unwrap();
+    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}

@@ -1,0 +1,360 @@
+//! Campaigns end to end: the file's faults said in one line with file, line and key; the
+//! planned points stored exactly once each, resumed after an interrupt; hooks in order with
+//! their facts; the report with a section per study; the file's owner checked as root.
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+
+/// A campaign file in a bed's scratch directory, mode 0644 (as root, a file others may
+/// change is refused).
+fn file(bed: &Bed, text: &str) -> String {
+    let path = bed.tmp.path().join("c.toml");
+    fs::write(&path, text).unwrap();
+    set_mode(&path, 0o644);
+    path.display().to_string()
+}
+
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn campaign(bed: &Bed, args: &[&str]) -> Out {
+    let mut all = vec!["campaign"];
+    all.extend(args);
+    all.extend(["--db", bed.db.as_str()]);
+    iosurvey(&all)
+}
+
+/// The store's runs filed in campaigns: (study, label, workload key, status).
+fn campaign_runs(db: &str) -> Vec<(String, String, String, String)> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare(
+            "SELECT r.name, r.system_label, r.workload_key || ' tasks=' || json_extract(r.spec_json, '$.tasks'), r.status
+             FROM runs r JOIN groups g ON g.id = r.group_id
+             WHERE g.kind = 'campaign' ORDER BY r.id",
+        )
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))).unwrap().map(Result::unwrap).collect()
+}
+
+/// A campaign of one study (its keys after `[[study]]`) on the bed's directory, labelled a.
+fn one_study(bed: &Bed, study: &str) -> String {
+    file(bed, &format!("{HEAD}{}[[study]]\n{study}", target("a", &bed.dir)))
+}
+
+const HEAD: &str = "[campaign]\nname = \"t\"\nrepetitions = 2\n";
+
+fn target(label: &str, dir: &Path) -> String {
+    format!("[[target]]\nlabel = \"{label}\"\ndir = \"{}\"\ndescription = \"{label} under test\"\n", dir.display())
+}
+
+#[test]
+fn a_malformed_campaign_file_is_said_with_its_line_and_key_and_nothing_is_stored() {
+    let bed = Bed::new();
+    let t = target("a", &bed.dir);
+    let study = "[[study]]\nname = \"s\"\nkind = \"run\"\n";
+    let cases: Vec<(String, Vec<&str>)> = vec![
+        (format!("{HEAD}[[target]\nlabel = \"a\"\n"), vec!["c.toml:4:", "not TOML"]),
+        (
+            format!("[campaign]\nname = \"t\"\nrepetitons = 2\n{t}{study}"),
+            vec!["c.toml:3:", "unknown key 'repetitons'", "did you mean 'repetitions'?"],
+        ),
+        (
+            format!("{HEAD}{t}{study}tranfer = \"1m\"\n"),
+            vec!["c.toml:11:", "study 's' (run): unknown key 'tranfer'", "did you mean 'transfer'?"],
+        ),
+        (
+            format!("[campaign]\nname = \"t\"\nrepetitions = \"two\"\n{t}{study}"),
+            vec!["c.toml:3:", "repetitions is a whole number"],
+        ),
+        (format!("{HEAD}{t}{study}transfer = \"1q\"\n"), vec!["c.toml:11:", "study 's' (run)", "1q"]),
+        (
+            format!("{HEAD}[[target]]\nlabel = \"a\"\ndir = \"/nonexistent/iosurvey\"\n{study}"),
+            vec!["c.toml:6:", "dir /nonexistent/iosurvey is not a directory"],
+        ),
+        (format!("{HEAD}{t}{study}{study}"), vec!["c.toml:11:", "[[study]] name 's' is given twice"]),
+        (
+            format!("{HEAD}{t}{study}targets = [\"b\"]\n"),
+            vec!["c.toml:11:", "names target 'b', which no [[target]] has"],
+        ),
+        (format!("{HEAD}{t}{study}dir = \"/tmp\"\n"), vec!["c.toml:11:", "'dir' is set by the campaign"]),
+        (format!("{HEAD}{t}[[study]]\nname = \"s\"\nkind = \"fio\"\n"), vec!["c.toml:10:", "kind 'fio' is not one of"]),
+    ];
+    for (text, needles) in cases {
+        let path = file(&bed, &text);
+        for command in ["plan", "run"] {
+            let out = campaign(&bed, &[command, &path]);
+            assert_one_line_error(&out, 2, &needles);
+            assert!(!Path::new(&bed.db).exists(), "{command} made a store for:\n{text}");
+        }
+    }
+}
+
+#[test]
+fn plan_prints_every_point_and_hook_in_order_and_runs_nothing() {
+    let bed = Bed::new();
+    let other = bed.tmp.path().join("b");
+    fs::create_dir(&other).unwrap();
+    let text = format!(
+        "{HEAD}{}{}[[study]]\nname = \"seq\"\nkind = \"run\"\ntransfer = \"64k\"\ntotal = \"1m\"\nclients = \"1,2\"\n\
+         [hooks]\nbefore-run = \"touch {}/hooked\"\n",
+        target("a", &bed.dir),
+        target("b", &other),
+        bed.tmp.path().display()
+    );
+    let path = file(&bed, &text);
+    let out = campaign(&bed, &["plan", &path]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines: Vec<&str> = out.stdout.lines().filter(|l| l.contains(". seq (run) on ")).collect();
+    // Interleaved: the targets alternate at each client count and repetition.
+    let order: Vec<&str> = lines.iter().map(|l| if l.contains(" on a,") { "a" } else { "b" }).collect();
+    assert_eq!(order, ["a", "b", "a", "b", "a", "b", "a", "b"], "{}", out.stdout);
+    assert!(out.stdout.contains("hook before-run (on the lead; a failure fails the point): touch "), "{}", out.stdout);
+    assert!(out.stdout.contains("--dir") && out.stdout.contains("--label a --tasks 2"), "{}", out.stdout);
+    assert!(out.stdout.contains("total: 8 points, 8 to run, 0 stored already, 0 refused"), "{}", out.stdout);
+    assert!(!bed.tmp.path().join("hooked").exists(), "plan ran a hook");
+    assert!(!Path::new(&bed.db).exists());
+    // --only keeps its subset; a name the file lacks is refused.
+    let only = campaign(&bed, &["plan", &path, "--only", "target=b"]);
+    assert!(only.stdout.contains("total: 4 points"), "{}", only.stdout);
+    assert_one_line_error(&campaign(&bed, &["plan", &path, "--only", "study=nope"]), 2, &["no such study"]);
+}
+
+/// Issue 23's campaign: two targets (a tmpfs and an ext4 loop mount), a sweep, a metadata
+/// study and a small matrix, 2 repetitions: exactly the planned runs are stored and linked,
+/// and the report has a section per study with both targets on its charts.
+#[test]
+fn a_campaign_over_tmpfs_and_ext4_stores_its_points_once_and_reports_each_study() {
+    let Some(tmpfs) = Tmpfs::mount("size=256m") else { return };
+    let Some(ext4) = Ext4::make(256) else {
+        skip("no ext4 file system could be made on a loop device");
+        return;
+    };
+    let bed = &tmpfs.bed;
+    // A directory of its own: the file system's root holds lost+found.
+    let on_ext4 = ext4.mount.join("eval");
+    fs::create_dir(&on_ext4).unwrap();
+    let text = format!(
+        "{HEAD}{}{}\
+         [[study]]\nname = \"seq\"\nkind = \"run\"\nop = \"write,read\"\ntransfer = \"64k\"\ntotal = \"4m\"\nclients = \"1,2\"\n\
+         [[study]]\nname = \"md\"\nkind = \"meta\"\nitems = 20\nclients = \"1,2\"\n\
+         [[study]]\nname = \"mx\"\nkind = \"matrix\"\nkinds = [\"write\", \"read\"]\nfull = true\n\
+         min-file = \"256k\"\nmax-file = \"512k\"\nmin-record = \"64k\"\nmax-record = \"128k\"\n",
+        target("tmpfs", &bed.dir),
+        target("ext4", &on_ext4)
+    );
+    let path = file(bed, &text);
+    let out = campaign(bed, &["run", &path]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("20 points to run") && out.stderr.contains("20 points ok, 0 failed"), "{}", out.stderr);
+    let runs = campaign_runs(&bed.db);
+    // seq and md: 2 targets x 2 client counts x 2 repetitions each, every one ok.
+    assert_eq!(runs.len(), 16, "{runs:?}");
+    for study in ["seq", "md"] {
+        for label in ["tmpfs", "ext4"] {
+            let of: Vec<_> = runs.iter().filter(|r| r.0 == study && r.1 == label).collect();
+            let mut keys: Vec<&String> = of.iter().map(|r| &r.2).collect();
+            keys.sort();
+            keys.dedup();
+            assert_eq!((of.len(), keys.len()), (4, 2), "{study} on {label}: two keys (1 and 2 clients) twice each");
+            assert!(of.iter().all(|r| r.3 == "ok"));
+        }
+    }
+    let ls = iosurvey(&["ls", "--db", &bed.db]).stdout;
+    assert!(ls.contains("campaigns:") && ls.contains(" c1  t "), "{ls}");
+    let conn = rusqlite::Connection::open(&bed.db).unwrap();
+    let matrices: i64 = conn
+        .query_row("SELECT count(*) FROM groups WHERE kind = 'matrix' AND name = 'mx' AND state = 'ok'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(matrices, 4, "the matrix once per target and repetition");
+    // Running it again stores nothing more.
+    let again = campaign(bed, &["run", &path]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert!(again.stderr.contains("0 points to run, 20 stored already"), "{}", again.stderr);
+    assert_eq!(campaign_runs(&bed.db).len(), 16);
+    let status = campaign(bed, &["status", "c1"]);
+    assert!(status.stdout.contains("20 of 20 points stored whole; 0 to run"), "{}", status.stdout);
+    // The report: a section per study, both targets on the sweep's charts, the file appended.
+    let page = bed.tmp.path().join("eval.html");
+    let out = iosurvey(&["report", "--campaign", "c1", "-o", page.to_str().unwrap(), "--db", &bed.db]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let html = fs::read_to_string(&page).unwrap();
+    for heading in [
+        "seq: run over clients, one line per target",
+        "md: meta over clients",
+        "mx: matrix of each target",
+        "Appendix: campaign t",
+    ] {
+        assert!(html.contains(heading), "{heading} missing");
+    }
+    let write = html.find("write MiB/s against clients").expect("the sweep's write chart");
+    let figure = &html[html[..write].rfind("<figure ").unwrap()..];
+    let figure = &figure[..figure.find("</figure>").unwrap()];
+    for label in ["tmpfs", "ext4"] {
+        assert!(figure.contains(&format!(">\n{label}")), "{label} in the legend");
+    }
+    assert!(html.contains("file-create IOPS against clients"), "the metadata study charts its phases");
+    assert!(
+        html.contains("name = &quot;mx&quot;") || html.contains("name = \"mx\""),
+        "the campaign file in the appendix"
+    );
+    let Some(browser) = chromium() else { return };
+    let (dom, log) = open_in_chromium(browser, &page, &["--dump-dom"]);
+    assert!(dom.matches("<figure ").count() >= 4, "{log}");
+}
+
+#[test]
+fn an_interrupted_campaign_resumes_and_stores_every_point_once() {
+    let bed = Bed::new();
+    // Each run writes and reads 16 transfers of 20 ms per task: about 0.7 s a point.
+    let path = one_study(
+        &bed,
+        "name = \"slow\"\nkind = \"run\"\nengine = \"delay:20ms\"\ntransfer = \"64k\"\nblock = \"1m\"\nclients = \"1,2\"\n",
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .args(["campaign", "run", &path, "--db", &bed.db])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("the first point to be stored", 60, || {
+        Path::new(&bed.db).exists() && campaign_runs(&bed.db).iter().any(|r| r.3 == "ok")
+    });
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = outcome(child.wait_with_output().unwrap());
+    assert_one_line_error(&out_without_progress(&out), 130, &["campaign c1 interrupted", "run the same command again"]);
+    let before = campaign_runs(&bed.db);
+    assert!(before.iter().any(|r| r.3 == "failed"), "the point in progress is stored as failed: {before:?}");
+    assert!(before.iter().filter(|r| r.3 == "ok").count() < 4, "{before:?}");
+    let out = campaign(&bed, &["run", &path]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let after = campaign_runs(&bed.db);
+    let ok: Vec<_> = after.iter().filter(|r| r.3 == "ok").collect();
+    assert_eq!(ok.len(), 4, "2 client counts x 2 repetitions: {after:?}");
+    let mut keys: Vec<&String> = ok.iter().map(|r| &r.2).collect();
+    keys.sort();
+    assert!(keys[0] == keys[1] && keys[2] == keys[3] && keys[1] != keys[2], "each key exactly twice: {keys:?}");
+    // Nothing ran twice: the runs stored before the interrupt are all still there, and only
+    // the missing ones were added.
+    assert_eq!(after.len(), before.len() + (4 - before.iter().filter(|r| r.3 == "ok").count()));
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+}
+
+/// The campaign's own lines ("iosurvey: [1/4] ...") left out, to see its closing line alone.
+fn out_without_progress(out: &Out) -> Out {
+    let stderr: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("iosurvey: error: ")).collect();
+    Out { code: out.code, stdout: out.stdout.clone(), stderr: stderr.join("\n") + "\n" }
+}
+
+#[test]
+fn hooks_run_in_order_with_the_points_facts_and_a_failing_one_fails_only_its_point() {
+    let bed = Bed::new();
+    let log = bed.tmp.path().join("hooks.log");
+    let text = format!(
+        "[campaign]\nname = \"h\"\n{}[[study]]\nname = \"seq\"\nkind = \"run\"\nengine = \"null\"\ntransfer = \"64k\"\nblock = \"256k\"\nclients = \"1,2,3\"\n\
+         [hooks]\n\
+         before-study = \"echo study $IOSURVEY_STUDY >> {log}\"\n\
+         before-run = \"echo before $IOSURVEY_TARGET $IOSURVEY_CLIENTS $IOSURVEY_REPETITION >> {log}; echo said-on-stdout; test $IOSURVEY_CLIENTS != 2\"\n\
+         after-run = {{ command = \"echo after $IOSURVEY_CLIENTS $IOSURVEY_STATUS >> {log}\", on = \"every-node\" }}\n",
+        target("a", &bed.dir),
+        log = log.display()
+    );
+    let path = file(&bed, &text);
+    let out = campaign(&bed, &["run", &path]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("point failed: seq (run) on a, 2 clients, repetition 1 of 1: hook before-run on"),
+        "{}",
+        out.stderr
+    );
+    let lines = fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        lines, "study seq\nbefore a 1 1\nafter 1 ok\nbefore a 2 1\nafter 2 failed\nbefore a 3 1\nafter 3 ok\n",
+        "hooks in the order of the points, with their facts"
+    );
+    let runs = campaign_runs(&bed.db);
+    assert_eq!(runs.len(), 2, "the point whose hook failed did not run: {runs:?}");
+    let status = campaign(&bed, &["status", &path]);
+    assert!(status.stdout.contains("2 of 3 points stored whole; 1 to run"), "{}", status.stdout);
+    assert!(
+        status.stdout.contains("hook before-run of seq on") && status.stdout.contains("exit status 1: said-on-stdout"),
+        "{}",
+        status.stdout
+    );
+    let conn = rusqlite::Connection::open(&bed.db).unwrap();
+    let kept: i64 =
+        conn.query_row("SELECT count(*) FROM hooks WHERE output LIKE '%said-on-stdout%'", [], |r| r.get(0)).unwrap();
+    assert_eq!(kept, 3, "each before-run's output is kept");
+    // ignore: the same failure no longer fails its point.
+    let ignoring = text.replace("before-run = \"", "before-run = { on-failure = \"ignore\", command = \"");
+    let ignoring = ignoring.replace("test $IOSURVEY_CLIENTS != 2\"\n", "test $IOSURVEY_CLIENTS != 2\" }\n");
+    let path = file(&bed, &ignoring);
+    let out = campaign(&bed, &["run", &path]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("1 points to run, 2 stored already"),
+        "a changed file keeps the points whose key did not change: {}",
+        out.stderr
+    );
+}
+
+#[test]
+fn as_root_a_campaign_file_others_may_change_is_refused() {
+    if !is_root() {
+        skip("the owner check applies to root");
+        return;
+    }
+    let bed = Bed::new();
+    let path = one_study(&bed, "name = \"s\"\nkind = \"run\"\n");
+    set_mode(Path::new(&path), 0o666);
+    assert_one_line_error(
+        &campaign(&bed, &["run", &path]),
+        2,
+        &["can be changed by a user other than root", "chmod go-w"],
+    );
+    set_mode(Path::new(&path), 0o644);
+    set_mode(bed.tmp.path(), 0o777);
+    assert_one_line_error(
+        &campaign(&bed, &["plan", &path]),
+        2,
+        &["its directory", "can be changed by a user other than root"],
+    );
+    set_mode(bed.tmp.path(), 0o700);
+    assert!(!Path::new(&bed.db).exists());
+    let link = bed.tmp.path().join("link.toml");
+    std::os::unix::fs::symlink(&path, &link).unwrap();
+    assert_one_line_error(&campaign(&bed, &["plan", link.to_str().unwrap()]), 2, &["is not a regular file"]);
+}
+
+#[test]
+fn a_scaled_campaign_divides_its_sizes_and_caps_clients_at_the_launch() {
+    let bed = Bed::new();
+    let path = one_study(
+        &bed,
+        "name = \"big\"\nkind = \"run\"\nengine = \"null\"\ntransfer = \"1m\"\ntotal = \"64g\"\nclients = \"1..64:x2\"\n",
+    );
+    let out = campaign(&bed, &["run", &path, "--scale", "1/4096"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let shown: Vec<Value> = serde_json::from_str(&iosurvey(&["ls", "--json", "--db", &bed.db]).stdout).unwrap();
+    let most = shown.iter().map(|r| r["label"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    assert!(!shown.is_empty());
+    for id in shown.iter().map(|r| r["id"].as_i64().unwrap()) {
+        let run = bed.show(id);
+        let tasks = run["workload"]["tasks"].as_u64().unwrap() as usize;
+        assert!(tasks <= cores, "{most:?}");
+        // 64 GiB / 4096 = 16 MiB in all, over the tasks.
+        assert_eq!(run["phases"][0]["figures"]["bytes"].as_u64().unwrap(), 16 << 20, "{}", run["workload"]);
+    }
+    assert_one_line_error(&campaign(&bed, &["plan", &path, "--scale", "4096"]), 2, &["'4096' is not a scale"]);
+}
