@@ -209,6 +209,39 @@ fn a_stop_signal_to_a_helper_rank_ends_the_job_with_the_leads_one_line() {
     assert_store_intact(&bed.db);
 }
 
+#[test]
+fn a_campaign_under_mpirun_sweeps_within_the_launch_and_runs_hooks_once_per_node() {
+    let Some(bed) = mpi_bed() else { return };
+    let log = bed.tmp.path().join("hooks.log");
+    let file = bed.tmp.path().join("c.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[campaign]\nname = \"m\"\n[[target]]\nlabel = \"a\"\ndir = \"{}\"\n\
+             [[study]]\nname = \"seq\"\nkind = \"run\"\nengine = \"null\"\ntransfer = \"64k\"\nblock = \"256k\"\nclients = \"1,2,4,8\"\n\
+             [hooks]\nbefore-run = {{ command = \"echo $(hostname) $IOSURVEY_CLIENTS >> {}\", on = \"every-node\" }}\n",
+            bed.dir.display(),
+            log.display()
+        ),
+    )
+    .unwrap();
+    let launcher: Vec<&str> = bed.launcher.iter().map(String::as_str).collect();
+    let out = launch(&launcher, &["campaign", "run", file.to_str().unwrap(), "--db", &bed.db]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // 4 ranks of one task: 1, 2 and 4 clients run in this launch; 8 needs a larger one.
+    assert!(out.stderr.contains("3 points to run, 0 stored already, 1 refused"), "{}", out.stderr);
+    let runs = bed.runs();
+    let tasks: Vec<u64> =
+        runs.iter().map(|r| bed.show(r["id"].as_i64().unwrap())["workload"]["tasks"].as_u64().unwrap()).collect();
+    assert_eq!(tasks, [1, 2, 4]);
+    // The ranks share one node here: the hook ran once per point, not once per rank.
+    let host = iosurvey::env::hostname();
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), format!("{host} 1\n{host} 2\n{host} 4\n"));
+    let plan = launch(&launcher, &["campaign", "plan", file.to_str().unwrap(), "--db", &bed.db]);
+    assert!(plan.stdout.contains("refused: needs a launch of 8 tasks (this one has 4)"), "{}", plan.stdout);
+    assert!(bed.entries().is_empty());
+}
+
 /// Starts a write on `bed` that runs until stopped, once every rank has made its file, and
 /// the process id of rank `rank`.
 fn long_write_and_rank(bed: &Bed, rank: u32) -> (std::process::Child, u32) {

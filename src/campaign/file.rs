@@ -483,7 +483,7 @@ impl Reader<'_> {
             other => Err(self.at(
                 Some(v.line),
                 format!("{what} is a whole number from {least} to {most}, not {}", other.as_arg()),
-                &format!("give {what} = {least} or more"),
+                &format!("give {what} from {least} to {most}"),
             )),
         }
     }

@@ -10,6 +10,7 @@ pub mod hooks;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 pub use file::{parse, FileError, Value};
 
@@ -224,10 +225,11 @@ pub struct Point {
     pub clients: Option<usize>,
     /// Which repetition (0 the first).
     pub repetition: u32,
-    /// What it measures, as stored (the workload key of a run, or the study's settings).
-    pub key: String,
+    /// What it measures, as stored (the workload key of a run, or the study's settings);
+    /// shared by the point's repetitions, as its command line is.
+    pub key: Arc<str>,
     /// The command line that runs it, as the command would be typed after `iosurvey`.
-    pub argv: Vec<String>,
+    pub argv: Arc<[String]>,
     /// Why it cannot run (a rule refuses it, or it needs a larger launch), said in the plan.
     pub refusal: Option<String>,
     /// What the plan flags about it (a data rule broken but allowed).
@@ -240,7 +242,7 @@ pub type Identity = (String, String, String);
 impl Point {
     /// Its identity in `c`.
     pub fn identity(&self, c: &Campaign) -> Identity {
-        (c.studies[self.study].name.clone(), c.targets[self.target].label.clone(), self.key.clone())
+        (c.studies[self.study].name.clone(), c.targets[self.target].label.clone(), self.key.to_string())
     }
 }
 
@@ -291,8 +293,8 @@ mod tests {
             target,
             clients: Some(clients),
             repetition,
-            key: format!("k{clients}"),
-            argv: Vec::new(),
+            key: format!("k{clients}").into(),
+            argv: Arc::new([]),
             refusal: None,
             flag: None,
         }

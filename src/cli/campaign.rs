@@ -247,7 +247,9 @@ fn points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> R
                 let mut argv = argv.clone();
                 let mut refusal = None;
                 if let Some(n) = clients {
-                    let threads = given_tasks.unwrap_or_else(|| n.div_ceil(team.processes()));
+                    // A client is a process of a launch (a node, as the papers count them), or a
+                    // thread of the one process there is.
+                    let threads = given_tasks.unwrap_or(if team.processes() > 1 { 1 } else { n });
                     if given_tasks.is_none() {
                         argv.extend(["--tasks".into(), threads.to_string()]);
                     }
@@ -262,7 +264,8 @@ fn points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> R
                 if let Some(Scale(by)) = scale {
                     scaled(&mut cli, by);
                 }
-                let key = point_key(&cli, s.kind, &base, scale, clients)?;
+                let key: std::sync::Arc<str> = point_key(&cli, s.kind, &base, scale, clients)?.into();
+                let argv: std::sync::Arc<[String]> = argv.into();
                 let (refusal, flag) = match refusal {
                     Some(r) => (Some(r), None),
                     None => data_rule(c, &cli, team, scale),
