@@ -116,7 +116,12 @@ fn plan_prints_every_point_and_hook_in_order_and_runs_nothing() {
     // Interleaved: the targets alternate at each client count and repetition.
     let order: Vec<&str> = lines.iter().map(|l| if l.contains(" on a,") { "a" } else { "b" }).collect();
     assert_eq!(order, ["a", "b", "a", "b", "a", "b", "a", "b"], "{}", out.stdout);
-    assert!(out.stdout.contains("hook before-run (on the lead; a failure fails the point): touch "), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("hook before-run (on the lead; a failure fails the point, which then does not run): touch "),
+        "{}",
+        out.stdout
+    );
     assert!(out.stdout.contains("--dir") && out.stdout.contains("--label a --tasks 2"), "{}", out.stdout);
     assert!(out.stdout.contains("total: 8 points, 8 to run, 0 stored already, 0 refused"), "{}", out.stdout);
     assert!(!bed.tmp.path().join("hooked").exists(), "plan ran a hook");
@@ -179,7 +184,7 @@ fn a_campaign_over_tmpfs_and_ext4_stores_its_points_once_and_reports_each_study(
     // Running it again stores nothing more.
     let again = campaign(bed, &["run", &path]);
     assert_eq!(again.code, 0, "{}", again.stderr);
-    assert!(again.stderr.contains("0 points to run, 20 stored already"), "{}", again.stderr);
+    assert!(again.stderr.contains("nothing to run (20 points stored already, 0 refused)"), "{}", again.stderr);
     assert_eq!(campaign_runs(&bed.db).len(), 16);
     let status = campaign(bed, &["status", "c1"]);
     assert!(status.stdout.contains("20 of 20 points stored whole; 0 to run"), "{}", status.stdout);
@@ -309,6 +314,38 @@ fn hooks_run_in_order_with_the_points_facts_and_a_failing_one_fails_only_its_poi
 }
 
 #[test]
+fn a_failing_after_run_hook_stores_its_run_as_failed_and_a_second_run_measures_it_again() {
+    let bed = Bed::new();
+    let flag = bed.tmp.path().join("fail");
+    fs::write(&flag, "").unwrap();
+    let text = format!(
+        "[campaign]\nname = \"f\"\n{}[[study]]\nname = \"seq\"\nkind = \"run\"\nengine = \"null\"\ntransfer = \"64k\"\nblock = \"256k\"\nclients = \"1,2\"\n\
+         [hooks]\nafter-run = \"test $IOSURVEY_CLIENTS != 1 || ! test -e {}\"\n",
+        target("a", &bed.dir),
+        flag.display()
+    );
+    let path = file(&bed, &text);
+    let out = campaign(&bed, &["run", &path]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let runs = campaign_runs(&bed.db);
+    let states: Vec<&str> = runs.iter().map(|r| r.3.as_str()).collect();
+    assert_eq!(states, ["failed", "ok"], "the 1-client run is not whole: {runs:?}");
+    let one = bed.show(1);
+    assert_eq!(one["status"], "failed");
+    assert!(one["error"].as_str().unwrap().contains("hook after-run on"), "{}", one["error"]);
+    fs::remove_file(&flag).unwrap();
+    let out = campaign(&bed, &["run", &path]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("1 points to run, 1 stored already"), "{}", out.stderr);
+    assert_eq!(campaign_runs(&bed.db).iter().filter(|r| r.3 == "ok").count(), 2);
+    // Nothing left: running it again begins no new version of the campaign.
+    let out = campaign(&bed, &["run", &path]);
+    assert!(out.stderr.contains("nothing to run (2 points stored already, 0 refused)"), "{}", out.stderr);
+    let versions = iosurvey(&["ls", "--db", &bed.db]).stdout;
+    assert_eq!(versions.matches(" f  ").count(), 1, "{versions}");
+}
+
+#[test]
 fn as_root_a_campaign_file_others_may_change_is_refused() {
     if !is_root() {
         skip("the owner check applies to root");
@@ -357,4 +394,48 @@ fn a_scaled_campaign_divides_its_sizes_and_caps_clients_at_the_launch() {
         assert_eq!(run["phases"][0]["figures"]["bytes"].as_u64().unwrap(), 16 << 20, "{}", run["workload"]);
     }
     assert_one_line_error(&campaign(&bed, &["plan", &path, "--scale", "4096"]), 2, &["'4096' is not a scale"]);
+}
+
+/// Issue 23's seed campaigns (examples/campaigns): each runs scaled down on this machine, its
+/// target directories moved into scratch space, and its report has a section per study.
+#[test]
+fn every_seed_campaign_runs_scaled_and_its_report_has_the_papers_studies() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/campaigns");
+    let mut files: Vec<_> = fs::read_dir(&examples).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    assert!(files.len() >= 4, "{files:?}");
+    for example in files {
+        let bed = Bed::new();
+        let text = fs::read_to_string(&example).unwrap();
+        // Every target's directory, moved under the bed.
+        let mut moved = String::new();
+        for line in text.lines() {
+            match line.strip_prefix("dir = \"") {
+                Some(dir) => {
+                    let here = bed.tmp.path().join("targets").join(dir.trim_end_matches('"').trim_start_matches('/'));
+                    fs::create_dir_all(&here).unwrap();
+                    moved += &format!("dir = \"{}\"\n", here.display());
+                }
+                None => moved += &format!("{line}\n"),
+            }
+        }
+        let path = file(&bed, &moved);
+        let name = example.file_name().unwrap().to_string_lossy().into_owned();
+        let out = campaign(&bed, &["run", &path, "--scale", "1/4096", "-q"]);
+        assert_eq!(out.code, 0, "{name}: {}", out.stderr);
+        let page = bed.tmp.path().join("eval.html");
+        let out = iosurvey(&["report", "--campaign", "c1", "-o", page.to_str().unwrap(), "--db", &bed.db]);
+        assert_eq!(out.code, 0, "{name}: {}", out.stderr);
+        let html = fs::read_to_string(&page).unwrap();
+        let studies: Vec<&str> = moved
+            .split("[[study]]")
+            .skip(1)
+            .filter_map(|s| s.lines().find_map(|l| l.strip_prefix("name = \"")).map(|n| n.trim_end_matches('"')))
+            .collect();
+        assert!(!studies.is_empty(), "{name}");
+        for study in studies {
+            assert!(html.contains(&format!(". {study}: ")), "{name}: no section for study {study}");
+        }
+        assert!(!html.contains("No point of this study is stored whole yet"), "{name}: a study measured nothing");
+    }
 }

@@ -230,6 +230,10 @@ pub struct Point {
     pub key: Arc<str>,
     /// The command line that runs it, as the command would be typed after `iosurvey`.
     pub argv: Arc<[String]>,
+    /// What it measures, in words, after any scale (the workload's label, or the sizes).
+    pub what: Arc<str>,
+    /// The bytes its files hold at most at once, where it writes data.
+    pub bytes: Option<u64>,
     /// Why it cannot run (a rule refuses it, or it needs a larger launch), said in the plan.
     pub refusal: Option<String>,
     /// What the plan flags about it (a data rule broken but allowed).
@@ -295,6 +299,8 @@ mod tests {
             repetition,
             key: format!("k{clients}").into(),
             argv: Arc::new([]),
+            what: "".into(),
+            bytes: None,
             refusal: None,
             flag: None,
         }

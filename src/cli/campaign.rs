@@ -101,19 +101,36 @@ fn read(path: &Path) -> Result<Campaign, Failure> {
     campaign::parse(path, &text).map_err(|e| Failure::new(&e, &e.hint, 2))
 }
 
-/// The flags of `kind`'s command (the ids clap knows them by, `-` for `_`).
-fn flags_of(kind: Kind) -> Vec<String> {
+/// How each setting of `kind`'s command is typed, by its name in a campaign file: `--long`,
+/// or `-C` for a flag that has only a letter (mdtest's -C, -T, -E, -r).
+fn flags_of(kind: Kind) -> Vec<(String, String)> {
     super::parser()
         .find_subcommand(kind.name())
-        .map(|c| c.get_arguments().map(|a| a.get_id().as_str().replace('_', "-")).collect())
+        .map(|c| {
+            c.get_arguments()
+                .filter_map(|a| {
+                    let typed = match (a.get_long(), a.get_short()) {
+                        (Some(long), _) => format!("--{long}"),
+                        (None, Some(short)) => format!("-{short}"),
+                        (None, None) => return None,
+                    };
+                    Some((a.get_id().as_str().replace('_', "-"), typed))
+                })
+                .collect()
+        })
         .unwrap_or_default()
 }
 
-/// A study's settings as its command's flags: true as the flag alone, false left out, a list
-/// joined by commas. `clients` is the campaign's to sweep and is left out.
+/// A study's settings as its command's flags, in the file's order: true as the flag alone,
+/// false left out, a list joined by commas. `clients` is the campaign's to sweep and is left
+/// out. A `[cache]` rule is added where the command takes it and the study does not set it.
 fn study_args(c: &Campaign, s: &campaign::Study) -> Result<Vec<String>, Failure> {
+    let flags = flags_of(s.kind);
+    let typed = |key: &str| flags.iter().find(|(k, _)| k == key).map_or(format!("--{key}"), |(_, t)| t.clone());
+    let mut settings: Vec<&campaign::Setting> = s.settings.iter().collect();
+    settings.sort_by_key(|set| set.line);
     let mut args = Vec::new();
-    for set in &s.settings {
+    for set in settings {
         if let Some((_, from)) = SET_BY_CAMPAIGN.iter().find(|(k, _)| *k == set.key) {
             return Err(at_line(
                 c,
@@ -126,19 +143,20 @@ fn study_args(c: &Campaign, s: &campaign::Study) -> Result<Vec<String>, Failure>
             continue;
         }
         match &set.value {
-            campaign::Value::Bool(true) => args.push(format!("--{}", set.key)),
+            campaign::Value::Bool(true) => args.push(typed(&set.key)),
             campaign::Value::Bool(false) => {}
             v => {
-                args.push(format!("--{}", set.key));
+                args.push(typed(&set.key));
                 args.push(v.as_arg());
             }
         }
     }
-    let flags = flags_of(s.kind);
     let cache = &c.cache;
     for (on, flag) in [(cache.drop_caches, "drop-caches"), (cache.direct, "direct"), (cache.reorder, "reorder")] {
-        if on && flags.iter().any(|f| f == flag) && !args.contains(&format!("--{flag}")) {
-            args.push(format!("--{flag}"));
+        let takes = flags.iter().any(|(k, _)| k == flag);
+        let set_by_study = s.settings.iter().any(|x| x.key == flag);
+        if on && takes && !set_by_study {
+            args.push(typed(flag));
         }
     }
     Ok(args)
@@ -185,29 +203,42 @@ fn parse_point(c: &Campaign, s: &campaign::Study, db: &Path, argv: &[String]) ->
     })
 }
 
-/// Divides the amounts of data of a parsed command by `by` (transfers and records kept, each
-/// amount at least one of them).
-fn scaled(cli: &mut Cli, by: u64) {
+/// Divides the amounts of data of a parsed command by `by`, each still whole transfers for
+/// its `clients` (or its tasks), and caps its threads at this machine's cores.
+fn scaled(cli: &mut Cli, by: u64, clients: Option<usize>) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let down = |v: u64, least: u64| (v / by).max(least);
     match &mut cli.command {
         Command::Run(a) => {
+            a.team.tasks = a.team.tasks.min(cores);
+            let n = clients.unwrap_or(a.team.tasks).max(1) as u64;
             if let iosurvey::spec::Shape::Data(d) = &mut a.workload.shape {
                 d.block = down(d.block, d.transfer) / d.transfer * d.transfer;
+                // The total splits into whole transfers over the point's tasks and segments.
+                let step = d.transfer.saturating_mul(d.segments.max(1)).saturating_mul(n);
+                a.total = a.total.map(|t| down(t, step) / step * step);
             }
-            let transfer = a.workload.data().map_or(1, |d| d.transfer);
-            a.total = a.total.map(|t| down(t, transfer));
         }
         Command::Meta(a) => {
+            a.team.tasks = a.team.tasks.min(cores);
             a.meta.items = down(a.meta.items, 1);
             a.items_per_dir = a.items_per_dir.map(|n| down(n, 1));
         }
-        Command::Survey(a) => a.size = down(a.size, 1 << 20),
+        Command::Survey(a) => {
+            let tasks = a.tasks.get_or_insert(cores);
+            *tasks = (*tasks).min(cores);
+            a.size = down(a.size, (*tasks as u64) << 20);
+        }
         Command::Matrix(a) => {
+            a.tasks = a.tasks.min(cores);
             a.max_file = down(a.max_file, a.min_record);
             a.min_file = a.min_file.min(a.max_file);
             a.max_record = a.max_record.min(a.max_file);
         }
-        Command::Io500(a) => a.quick = true,
+        Command::Io500(a) => {
+            a.tasks = a.tasks.min(cores);
+            a.quick = true;
+        }
         _ => {}
     }
 }
@@ -230,7 +261,7 @@ fn points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> R
             if s.kind.swept() { counts.into_iter().map(Some).collect() } else { vec![None] };
         if let (Some(_), true) = (scale, s.kind.swept()) {
             // Scaled down: the launch's cores are the most clients.
-            let most = team.processes() * given_tasks.unwrap_or(cores);
+            let most = team.processes() * given_tasks.unwrap_or(cores).min(cores);
             counts = counts.into_iter().map(|n| n.map(|n| n.min(most))).collect();
             counts.dedup();
         }
@@ -262,13 +293,21 @@ fn points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> R
                 }
                 let mut cli = parse_point(c, s, db, &argv)?;
                 if let Some(Scale(by)) = scale {
-                    scaled(&mut cli, by);
+                    scaled(&mut cli, by, clients);
                 }
-                let key: std::sync::Arc<str> = point_key(&cli, s.kind, &base, scale, clients)?.into();
+                let measured = point_workload(&cli, clients).map_err(|f| in_study(c, s, clients, f))?;
+                let key: std::sync::Arc<str> = match &measured {
+                    // As the store reads it back (`store::campaigns::RUN_KEY`).
+                    Some(w) => format!("{} tasks={}", w.key(), w.tasks).into(),
+                    None => group_key(s, &base, scale).into(),
+                };
+                let what: std::sync::Arc<str> = measured.as_ref().map_or_else(|| sizes_of(&cli), |w| w.label()).into();
+                let bytes = bytes_of(&cli, measured.as_ref());
                 let argv: std::sync::Arc<[String]> = argv.into();
-                let (refusal, flag) = match refusal {
-                    Some(r) => (Some(r), None),
-                    None => data_rule(c, &cli, team, scale),
+                let (refusal, flag) = match (refusal, &measured) {
+                    (Some(r), _) => (Some(r), None),
+                    (None, Some(w)) => data_rule(c, w, team, scale),
+                    (None, None) => (None, None),
                 };
                 for repetition in 0..c.repetitions {
                     all.push(Point {
@@ -278,6 +317,8 @@ fn points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> R
                         repetition,
                         key: key.clone(),
                         argv: argv.clone(),
+                        what: what.clone(),
+                        bytes,
                         refusal: refusal.clone(),
                         flag: flag.clone(),
                     });
@@ -288,45 +329,86 @@ fn points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> R
     Ok(campaign::ordered(all, c.order))
 }
 
-/// What a point measures, as the store knows it: a run's workload key, or for a study run
-/// whole its command's settings.
-fn point_key(
-    cli: &Cli,
-    kind: Kind,
-    base: &[String],
-    scale: Option<Scale>,
-    clients: Option<usize>,
-) -> Result<String, Failure> {
-    let run = match &cli.command {
-        Command::Run(a) => Some((a.workload.clone(), a.total)),
-        Command::Meta(a) => Some((super::commands::meta_run(a)?.workload, None)),
-        _ => None,
+/// The workload a run or metadata point runs: the study's, at the point's count of tasks.
+fn point_workload(cli: &Cli, clients: Option<usize>) -> Result<Option<iosurvey::spec::Workload>, Failure> {
+    let (w, total) = match &cli.command {
+        Command::Run(a) => (a.workload.clone(), a.total),
+        Command::Meta(a) => (super::commands::meta_run(a)?.workload, None),
+        _ => return Ok(None),
     };
-    if let Some((w, total)) = run {
-        let tasks = clients.unwrap_or(w.tasks);
-        let mut list = iosurvey::plan::List::sweep(&w, &[tasks], total)?;
-        if let iosurvey::plan::Step::Run { workload, .. } =
-            iosurvey::plan::Plan::next(&mut list, iosurvey::plan::Last::Start)
-        {
-            // As the store reads it back (`store::campaigns::RUN_KEY`).
-            return Ok(format!("{} tasks={}", workload.key(), workload.tasks));
-        }
-    }
-    let mut settings = base.to_vec();
-    settings.sort();
-    let scaled = scale.map_or(String::new(), |Scale(n)| format!(" scale=1/{n}"));
-    Ok(format!("{} {}{scaled}", kind.name(), settings.join(" ")))
+    let tasks = clients.unwrap_or(w.tasks);
+    let mut list = iosurvey::plan::List::sweep(&w, &[tasks], total)?;
+    Ok(match iosurvey::plan::Plan::next(&mut list, iosurvey::plan::Last::Start) {
+        iosurvey::plan::Step::Run { workload, .. } => Some(*workload),
+        _ => None,
+    })
 }
 
-/// The `[cache]` data rule for a data run: its data per node against the node's memory (at
-/// the campaign's scale). A refusal, or with `data-rule = "flag"` a flag.
-fn data_rule<T: Team>(c: &Campaign, cli: &Cli, team: &T, scale: Option<Scale>) -> (Option<String>, Option<String>) {
+/// A refusal of a point's settings, said with its study, its line and its client count.
+fn in_study(c: &Campaign, s: &campaign::Study, clients: Option<usize>, f: Failure) -> Failure {
+    let line = f.line.unwrap_or_default();
+    let (what, hint) = line.rsplit_once(" (hint: ").map_or((line.as_str(), "see docs/campaigns.md)"), |(w, h)| (w, h));
+    let at = clients.map_or(String::new(), |n| format!(" at {n} clients"));
+    at_line(c, s.line, format!("study '{}'{at}: {what}", s.name), hint.trim_end_matches(')'))
+}
+
+/// What a study run whole measures, as the store knows it: its kind and settings, each
+/// setting with its value, in name order; and the scale.
+fn group_key(s: &campaign::Study, base: &[String], scale: Option<Scale>) -> String {
+    // Pairs, not words: two studies that swap values between flags are not one.
+    let mut pairs: Vec<String> = Vec::new();
+    for arg in base {
+        match (arg.starts_with('-'), pairs.last_mut()) {
+            (false, Some(last)) => *last = format!("{last}={arg}"),
+            _ => pairs.push(arg.clone()),
+        }
+    }
+    pairs.sort();
+    let scaled = scale.map_or(String::new(), |Scale(n)| format!(" scale=1/{n}"));
+    format!("{} {}{scaled}", s.kind.name(), pairs.join(" "))
+}
+
+/// The sizes a whole-study point runs with, after any scale, in words.
+fn sizes_of(cli: &Cli) -> String {
+    match &cli.command {
+        Command::Survey(a) => format!("survey of {} per sequential phase", format_size(a.size)),
+        Command::Matrix(a) => format!(
+            "matrix of files {} to {}, records {} to {}",
+            format_size(a.min_file),
+            format_size(a.max_file),
+            format_size(a.min_record),
+            format_size(a.max_record)
+        ),
+        Command::Io500(a) => format!("io500{}", if a.quick { " --quick" } else { "" }),
+        _ => String::new(),
+    }
+}
+
+/// The bytes a point's files hold at most at once, for the space estimate.
+fn bytes_of(cli: &Cli, measured: Option<&iosurvey::spec::Workload>) -> Option<u64> {
+    match (&cli.command, measured) {
+        (_, Some(w)) => w.data().map(|_| w.bytes_per_phase()),
+        (Command::Survey(a), _) => Some(a.size),
+        (Command::Matrix(a), _) => Some(a.max_file.saturating_mul(a.tasks as u64)),
+        _ => None,
+    }
+}
+
+/// The `[cache]` data rule for a data point: its data per node (over the nodes its tasks
+/// are placed on, round-robin) against the node's memory (at the campaign's scale). A
+/// refusal, or with `data-rule = "flag"` a flag.
+fn data_rule<T: Team>(
+    c: &Campaign,
+    w: &iosurvey::spec::Workload,
+    team: &T,
+    scale: Option<Scale>,
+) -> (Option<String>, Option<String>) {
     let Some(times) = c.cache.data_times_ram else { return (None, None) };
-    let Command::Run(a) = &cli.command else { return (None, None) };
-    let w = &a.workload;
-    let per_task = a.total.map_or_else(|| w.bytes_per_phase() / w.tasks.max(1) as u64, |t| t / w.tasks.max(1) as u64);
+    if w.data().is_none() {
+        return (None, None);
+    }
     let nodes = team.process_nodes().into_iter().collect::<std::collections::BTreeSet<_>>().len().max(1);
-    let per_node = per_task.saturating_mul(w.tasks as u64) / nodes as u64;
+    let per_node = w.bytes_per_phase() / nodes.min(w.tasks.max(1)) as u64;
     let ram = iosurvey::env::ram_bytes() / scale.map_or(1, |Scale(n)| n);
     let need = (ram as f64 * times) as u64;
     if per_node >= need {
@@ -421,13 +503,15 @@ pub(super) fn plan<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fa
     };
     let mut out = String::new();
     out += &format!(
-        "campaign {} (version {}), {} targets, {} studies, {} repetitions, order {:?}\n",
+        "campaign {} (version {}), {} targets, {} studies, {} repetitions summarized by their {:?}, order {:?}{}\n",
         c.name,
         c.version(),
         c.targets.len(),
         c.studies.len(),
         c.repetitions,
-        c.order
+        c.summary,
+        c.order,
+        asked.scale.map_or(String::new(), |Scale(n)| format!(", every amount of data divided by {n}"))
     );
     let hooks = c.hooks.all();
     for (name, h) in &hooks {
@@ -435,7 +519,11 @@ pub(super) fn plan<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fa
             iosurvey::campaign::HookPlace::Lead => "on the lead",
             iosurvey::campaign::HookPlace::EveryNode => "on every node",
         };
-        let failing = if h.ignore_failure { "a failure is ignored" } else { "a failure fails the point" };
+        let failing = match (h.ignore_failure, name.starts_with("after")) {
+            (true, _) => "a failure is kept and ignored",
+            (false, false) => "a failure fails the point, which then does not run",
+            (false, true) => "a failure fails the point, its run stored as failed",
+        };
         out += &format!("hook {name} ({place}; {failing}): {}\n", iosurvey::escape::visible(&h.command));
     }
     let (mut total_secs, mut unknown, mut refused, mut skipped) = (0.0, 0usize, 0usize, 0usize);
@@ -462,25 +550,29 @@ pub(super) fn plan<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fa
                 }
             }
         };
-        if let Some(bytes) = bytes_of(&cli.db, &c, p) {
+        if let Some(bytes) = p.bytes {
             per_study[p.study].2 = per_study[p.study].2.max(bytes);
         }
         let flag = p.flag.as_ref().map_or(String::new(), |f| format!(" [flagged: {f}]"));
         out += &format!(
-            "{:>4}. {}: {state}{flag}\n      iosurvey {}\n",
+            "{:>4}. {}: {state}{flag}\n      iosurvey {}\n      measures: {}\n",
             k + 1,
             said(&c, p),
-            iosurvey::escape::visible(&p.argv.join(" "))
+            iosurvey::escape::visible(&p.argv.join(" ")),
+            p.what
         );
     }
     for (s, (secs, unknown, bytes)) in c.studies.iter().zip(&per_study) {
-        let more = if *unknown > 0 { format!(" + {unknown} points without an estimate") } else { String::new() };
-        out += &format!(
-            "study {}: about {}{more}; writes up to {} per point at once\n",
-            s.name,
-            format_duration(*secs),
-            format_size(*bytes)
-        );
+        let time = match (*secs > 0.0, *unknown) {
+            (_, 0) => format!("about {}", format_duration(*secs)),
+            (false, n) => format!("no estimate for its {n} points"),
+            (true, n) => format!("about {} + {n} points without an estimate", format_duration(*secs)),
+        };
+        let space = match bytes {
+            0 => String::new(),
+            b => format!("; its largest point holds {} of files at once", format_size(*b)),
+        };
+        out += &format!("study {}: {time}{space}\n", s.name);
     }
     let todo = all.len() - skipped - refused;
     out += &format!(
@@ -498,17 +590,6 @@ pub(super) fn plan<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fa
     Ok(())
 }
 
-/// The bytes a data point writes at most at once (its files), for the space estimate.
-fn bytes_of(db: &Path, c: &Campaign, p: &Point) -> Option<u64> {
-    let cli = parse_point(c, &c.studies[p.study], db, &p.argv).ok()?;
-    match &cli.command {
-        Command::Run(a) => Some(a.total.unwrap_or_else(|| a.workload.bytes_per_phase())),
-        Command::Survey(a) => Some(a.size),
-        Command::Matrix(a) => Some(a.max_file.saturating_mul(a.tasks as u64)),
-        _ => None,
-    }
-}
-
 fn tally_done(store: &Store, name: &str) -> Result<Done, Failure> {
     Ok(store.campaign_tally(name)?.into_iter().map(|(p, (ok, _))| ((p.study, p.target, p.key), ok)).collect())
 }
@@ -516,8 +597,17 @@ fn tally_done(store: &Store, name: &str) -> Result<Done, Failure> {
 /// What the lead decides before a campaign runs, and every process follows.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Start {
-    campaign: GroupId,
+    /// The version the points are filed in; none when there is nothing to run.
+    campaign: Option<GroupId>,
     /// Indices into the planned points of those to run now.
+    todo: Vec<usize>,
+    skipped: usize,
+    refused: usize,
+}
+
+/// A campaign running: its version and its points.
+struct Running {
+    campaign: GroupId,
     todo: Vec<usize>,
     skipped: usize,
     refused: usize,
@@ -537,25 +627,35 @@ pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fai
         let refused = all.iter().filter(|p| p.refusal.is_some() && !campaign::is_done(&c, p, &done)).count();
         let spec = serde_json::json!({ "name": c.name, "version": c.version(), "file": c.path.display().to_string(), "text": c.text, "scale": asked.scale.map(|s| s.0) });
         let campaign = match store.campaign_version(&c.name, &c.version())? {
-            Some(g) => g,
-            None => store.begin_group(&iosurvey::store::GroupStart {
+            // Nothing to run: no version is begun or reopened.
+            _ if todo.is_empty() => None,
+            Some(g) => Some(g),
+            None => Some(store.begin_group(&iosurvey::store::GroupStart {
                 kind: GroupKind::Campaign,
                 parent: None,
                 started: iosurvey::units::now_unix(),
                 command_line: super::opening::command_line(),
                 spec: spec.to_string(),
                 point: None,
-            })?,
+            })?),
         };
         Ok(Start { campaign, todo, skipped, refused })
     })?;
-    let start: Start = share_value(team, start.as_ref());
+    let shared: Start = share_value(team, start.as_ref());
     let lead = team.process() == 0;
     let say = |line: String| {
         if lead && !cli.quiet {
             say!("iosurvey: {line}");
         }
     };
+    let Some(campaign) = shared.campaign else {
+        say(format!(
+            "campaign {}: nothing to run ({} points stored already, {} refused)",
+            c.name, shared.skipped, shared.refused
+        ));
+        return Ok(());
+    };
+    let start = Running { campaign, todo: shared.todo, skipped: shared.skipped, refused: shared.refused };
     say(format!(
         "campaign {} ({}): {} points to run, {} stored already, {} refused",
         c.name,
@@ -606,21 +706,11 @@ pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fai
         let first_of_study = !todo[..k].iter().any(|q| q.study == p.study);
         let last_of_study = !todo[k + 1..].iter().any(|q| q.study == p.study);
         let mut kept: Vec<HookRun> = Vec::new();
-        let mut hook_failed = None;
-        for (hook_name, hook) in [
+        let before = [
             ("before-study", c.hooks.before_study.as_ref().filter(|_| first_of_study)),
             ("before-run", c.hooks.before_run.as_ref()),
-        ] {
-            let Some(hook) = hook else { continue };
-            let runs = run_hook(team, hook_name, hook, &env);
-            if !hook.ignore_failure {
-                hook_failed = hook_failed.or(runs
-                    .iter()
-                    .find(|r| !r.ok())
-                    .map(|r| format!("hook {hook_name} on {} ended with {}", r.node, r.ending())));
-            }
-            kept.extend(runs);
-        }
+        ];
+        let hook_failed = hooks_at(team, &before, &env, &mut kept);
         let hook_failed: Option<String> = share_value(team, lead.then_some(&hook_failed));
         let outcome = match hook_failed {
             Some(why) => Err(Failure::new(why, "see the hook's output in 'iosurvey campaign status'", 1)),
@@ -632,17 +722,25 @@ pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fai
         let status = if outcome.is_ok() { "ok" } else { "failed" };
         let mut env = env;
         env.push(("IOSURVEY_STATUS".into(), status.into()));
-        for (hook_name, hook) in [
+        let after = [
             ("after-run", c.hooks.after_run.as_ref()),
             ("after-study", c.hooks.after_study.as_ref().filter(|_| last_of_study)),
-        ] {
-            let Some(hook) = hook else { continue };
-            kept.extend(run_hook(team, hook_name, hook, &env));
-        }
+        ];
+        let after_failed = hooks_at(team, &after, &env, &mut kept);
+        let after_failed: Option<String> = share_value(team, lead.then_some(&after_failed));
         if lead && !kept.is_empty() {
             let store = Store::open(&cli.db)?;
             store.save_hooks(start.campaign, Some((&name, p.repetition)), &s.name, &kept)?;
         }
+        // A point whose after-hook failed is not whole: its run is stored as failed, so that
+        // running the campaign again measures it again.
+        let outcome = match (outcome, after_failed) {
+            (Ok(()), Some(why)) => {
+                super::opening::on_lead(team, || Ok(Store::open(&cli.db)?.fail_point(start.campaign, &name, &why)?))?;
+                Err(Failure::new(why, "see the hook's output in 'iosurvey campaign status'", 1))
+            }
+            (outcome, _) => outcome,
+        };
         match outcome {
             Ok(()) => ok += 1,
             Err(f) if f.code == 130 || super::CANCEL.is_cancelled() => {
@@ -683,6 +781,29 @@ pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fai
     }
 }
 
+/// Runs the hooks given, keeps how each ran in `kept`, and says the first failure of one
+/// whose failure is not ignored (on the lead).
+fn hooks_at<T: Team>(
+    team: &T,
+    hooks: &[(&str, Option<&campaign::Hook>)],
+    env: &[(String, String)],
+    kept: &mut Vec<HookRun>,
+) -> Option<String> {
+    let mut failed = None;
+    for (name, hook) in hooks {
+        let Some(hook) = hook else { continue };
+        let runs = run_hook(team, name, hook, env);
+        if !hook.ignore_failure {
+            failed = failed.or(runs
+                .iter()
+                .find(|r| !r.ok())
+                .map(|r| format!("hook {name} on {} ended with {}", r.node, r.ending())));
+        }
+        kept.extend(runs);
+    }
+    failed
+}
+
 /// The facts of a point, for its hooks.
 fn environment(c: &Campaign, p: &Point, campaign: GroupId) -> Vec<(String, String)> {
     let t = &c.targets[p.target];
@@ -705,7 +826,7 @@ fn environment(c: &Campaign, p: &Point, campaign: GroupId) -> Vec<(String, Strin
 fn point_cli(cli: &Cli, c: &Campaign, p: &Point, scale: Option<Scale>) -> Result<Cli, Failure> {
     let mut point = parse_point(c, &c.studies[p.study], &cli.db, &p.argv)?;
     if let Some(Scale(by)) = scale {
-        scaled(&mut point, by);
+        scaled(&mut point, by, p.clients);
     }
     point.quiet = true;
     Ok(point)
@@ -755,7 +876,7 @@ pub(super) fn status<T: Team>(cli: &Cli, which: &str, scale: Option<Scale>, team
     out += &format!("{stored} of {} points stored whole; {to_run} to run\n", all.len());
     let hooks = store.hooks_of(&c.name)?;
     for h in hooks.iter().filter(|h| !h.run.ok()) {
-        let output = h.run.output.lines().last().unwrap_or_default();
+        let output = h.run.output.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default();
         out += &format!(
             "hook {} of {} on {} ended with {}: {}\n",
             h.run.hook,

@@ -224,6 +224,27 @@ impl Store {
 }
 
 impl Store {
+    /// Stores the last run (or group) of `point` in campaign version `campaign` as failed,
+    /// for `why`: a hook after it failed, so the point is not whole.
+    pub fn fail_point(&self, campaign: GroupId, point: &PointName, why: &str) -> Result<(), StoreError> {
+        let row = self.group_row(campaign)?;
+        let run = format!(
+            "UPDATE runs SET status = 'failed', error = ?5,
+                record_json = json_set(record_json, '$.record.status', 'failed', '$.record.error', ?5)
+             WHERE id = (SELECT MAX(id) FROM runs WHERE group_id = ?1 AND name = ?2 AND system_label = ?3
+                AND {RUN_KEY} = ?4)"
+        );
+        self.conn.execute(&run, params![row, point.study, point.target, point.key, why]).map_err(|e| self.wrap(e))?;
+        self.conn
+            .execute(
+                "UPDATE groups SET state = 'failed' WHERE id = (SELECT MAX(id) FROM groups WHERE parent = ?1
+                    AND name = ?2 AND label = ?3 AND key = ?4)",
+                params![row, point.study, point.target, point.key],
+            )
+            .map_err(|e| self.wrap(e))?;
+        Ok(())
+    }
+
     /// The group of campaign `name` at `version`, when one was begun.
     pub fn campaign_version(&self, name: &str, version: &str) -> Result<Option<GroupId>, StoreError> {
         use rusqlite::OptionalExtension;
