@@ -48,7 +48,7 @@ impl HookRun {
 pub fn run(name: &str, command: &str, env: &[(String, String)]) -> HookRun {
     let started = std::time::Instant::now();
     let node = crate::env::hostname();
-    let spawned = pipe().and_then(|(mut reader, writer)| {
+    let spawned = crate::sys::proc::pipe().and_then(|(mut reader, writer)| {
         let child = Command::new("sh")
             .arg("-c")
             .arg(command)
@@ -87,18 +87,6 @@ pub fn run(name: &str, command: &str, env: &[(String, String)]) -> HookRun {
         output,
         secs: started.elapsed().as_secs_f64(),
     }
-}
-
-/// A pipe: its reading end as a file, its writing end to hand to a child.
-fn pipe() -> std::io::Result<(std::fs::File, std::os::fd::OwnedFd)> {
-    use std::os::fd::FromRawFd;
-    let mut fds = [0; 2];
-    // SAFETY: fds is a valid array of two; on success both descriptors are ours alone.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: each descriptor was just made and is owned once.
-    Ok(unsafe { (std::fs::File::from_raw_fd(fds[0]), std::os::fd::OwnedFd::from_raw_fd(fds[1])) })
 }
 
 /// Runs `hook` where it says: on the lead, or on the first process of every node. Every

@@ -77,9 +77,7 @@ fn read(path: &Path) -> Result<Campaign, Failure> {
             "give the campaign file itself, not a link or a directory",
         ));
     }
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
-    if me == 0 {
+    if iosurvey::target::dir::euid() == 0 {
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         for (what, m) in [
             (shown.clone(), Some(meta.clone())),

@@ -1096,6 +1096,15 @@ mod tests {
             let ids = (store.save(&run).unwrap(), store.save(&direct).unwrap());
             // As a v10 store keyed them: one key for both, which left out O_DIRECT.
             store.conn.execute("UPDATE runs SET workload_key = 'filepertask/segmented/sequential'", []).unwrap();
+            // As v10 had it: without what v13 added.
+            store
+                .conn
+                .execute_batch(
+                    "DROP TABLE hooks; DROP INDEX groups_by_parent;
+                     ALTER TABLE groups DROP COLUMN name; ALTER TABLE groups DROP COLUMN label;
+                     ALTER TABLE groups DROP COLUMN key;",
+                )
+                .unwrap();
             store.conn.pragma_update(None, "user_version", 10).unwrap();
             ids
         };
@@ -1165,7 +1174,11 @@ mod tests {
         assert_eq!(rows.len(), 8);
         assert!(rows.iter().all(|r| r.provenance == "measured" && !r.best.is_empty()));
         assert!(rows[1].random && !rows[0].random);
-        assert_eq!(tables(&store), ["groups", "net_runs", "nodes", "runs"], "the rows the records replaced are gone");
+        assert_eq!(
+            tables(&store),
+            ["groups", "hooks", "net_runs", "nodes", "runs"],
+            "the rows the records replaced are gone"
+        );
     }
 
     #[test]
@@ -1252,7 +1265,7 @@ mod tests {
         let rows = store.list().unwrap();
         assert_eq!(rows.len(), before.len() + 1 - matrices.1.len());
         assert!(rows.iter().any(|r| r.sweep_id == Some(1)) && rows.iter().any(|r| r.survey_id == Some(2)));
-        assert_eq!(tables(&store), ["groups", "net_runs", "nodes", "runs"], "one table of groups");
+        assert_eq!(tables(&store), ["groups", "hooks", "net_runs", "nodes", "runs"], "one table of groups");
     }
 
     #[test]

@@ -9,6 +9,18 @@ pub(crate) fn euid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
+/// A pipe: its reading end as a file, its writing end to hand to a child process.
+pub(crate) fn pipe() -> io::Result<(std::fs::File, std::os::fd::OwnedFd)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: fds is a valid array of two; on success both descriptors are ours alone.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: each descriptor was just made and is owned once.
+    Ok(unsafe { (std::fs::File::from_raw_fd(fds[0]), std::os::fd::OwnedFd::from_raw_fd(fds[1])) })
+}
+
 /// The parent process's id.
 pub(crate) fn parent_pid() -> u32 {
     // SAFETY: getppid has no preconditions and cannot fail.
