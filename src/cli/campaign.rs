@@ -573,15 +573,15 @@ pub(super) fn plan<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fa
         out += &format!("study {}: {time}{space}\n", s.name);
     }
     let todo = all.len() - skipped - refused;
+    let time = match (total_secs > 0.0, unknown) {
+        (_, 0) => format!("about {}", format_duration(total_secs)),
+        (false, n) => format!("no estimate for its {n} points to run"),
+        (true, n) => format!("about {} + {n} points without an estimate", format_duration(total_secs)),
+    };
     out += &format!(
-        "total: {} points, {todo} to run, {skipped} stored already, {refused} refused; about {}{}{}\n",
+        "total: {} points, {todo} to run, {skipped} stored already, {refused} refused; {time}{}{}\n",
         all.len(),
-        format_duration(total_secs),
-        if unknown > 0 {
-            format!(" + {unknown} points without an estimate (run them once, or 'campaign run --only', to learn their time)")
-        } else {
-            String::new()
-        },
+        if unknown > 0 { " (a point's first run, e.g. with 'campaign run --only', teaches its time)" } else { "" },
         c.budget_secs.map_or(String::new(), |b| format!("; budget {}", format_duration(b)))
     );
     print!("{out}");
