@@ -827,6 +827,8 @@ fn point_cli(cli: &Cli, c: &Campaign, p: &Point, scale: Option<Scale>) -> Result
         scaled(&mut point, by, p.clients);
     }
     point.quiet = true;
+    // The point's live rate under the campaign's line, on a terminal.
+    point.live = !cli.quiet;
     Ok(point)
 }
 

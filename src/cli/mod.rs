@@ -64,6 +64,10 @@ struct Cli {
     /// The campaign point this command runs, when a campaign runs it.
     #[arg(skip)]
     within: Option<iosurvey::session::Within>,
+    /// Draw the live progress bar though quiet (a campaign's point: the campaign says the
+    /// rest).
+    #[arg(skip)]
+    live: bool,
 }
 
 #[derive(Subcommand)]

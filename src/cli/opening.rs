@@ -27,7 +27,7 @@ pub(super) fn on_lead<T: Team, X>(team: &T, f: impl FnOnce() -> Result<X, Failur
 }
 
 fn watcher(cli: &Cli) -> Option<&'static Watch> {
-    (!cli.quiet && std::io::stderr().is_terminal()).then_some(&progress::watch as &Watch)
+    ((!cli.quiet || cli.live) && std::io::stderr().is_terminal()).then_some(&progress::watch as &Watch)
 }
 
 /// Opens the command's session in `place` and says the target's notes. `check` holds the
