@@ -148,7 +148,10 @@ pub fn parse_date(text: &str) -> Result<i64, String> {
 
 /// A duration for people: "42 s", "3m07s", "2h05m".
 pub fn format_duration(secs: f64) -> String {
-    let s = secs.max(0.0).round() as u64;
+    if secs < 9.95 {
+        return format!("{:.1} s", secs.max(0.0));
+    }
+    let s = secs.round() as u64;
     match s {
         0..60 => format!("{s} s"),
         60..3600 => format!("{}m{:02}s", s / 60, s % 60),
@@ -174,6 +177,16 @@ pub fn format_time(unix: i64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_duration_reads_as_people_say_it() {
+        assert_eq!(format_duration(0.5), "0.5 s");
+        assert_eq!(format_duration(9.0), "9.0 s");
+        assert_eq!(format_duration(42.4), "42 s");
+        assert_eq!(format_duration(187.0), "3m07s");
+        assert_eq!(format_duration(7500.0), "2h05m");
+        assert_eq!(format_duration(-1.0), "0.0 s");
+    }
+
     #[test]
     fn dates_parse_to_their_first_second_and_back() {
         assert_eq!(parse_date("1970-01-01"), Ok(0));

@@ -130,6 +130,8 @@ fn plan_prints_every_point_and_hook_in_order_and_runs_nothing() {
     let only = campaign(&bed, &["plan", &path, "--only", "target=b"]);
     assert!(only.stdout.contains("total: 4 points"), "{}", only.stdout);
     assert_one_line_error(&campaign(&bed, &["plan", &path, "--only", "study=nope"]), 2, &["no such study"]);
+    let both = campaign(&bed, &["plan", &path, "--only", "target=b", "--only", "target=a,study=seq"]);
+    assert!(both.stdout.contains("total: 8 points"), "--only repeated names more: {}", both.stdout);
 }
 
 /// Issue 23's campaign: two targets (a tmpfs and an ext4 loop mount), a sweep, a metadata
@@ -438,4 +440,45 @@ fn every_seed_campaign_runs_scaled_and_its_report_has_the_papers_studies() {
         }
         assert!(!html.contains("No point of this study is stored whole yet"), "{name}: a study measured nothing");
     }
+}
+
+#[test]
+fn plan_calibrate_times_a_small_run_of_each_study_and_leaves_nothing_behind() {
+    let bed = Bed::new();
+    let path = one_study(
+        &bed,
+        "name = \"slow\"\nkind = \"run\"\nengine = \"delay:10ms\"\ntransfer = \"64k\"\ntotal = \"32m\"\nclients = \"1,2\"\n",
+    );
+    let plain = campaign(&bed, &["plan", &path]);
+    assert!(
+        plain.stdout.contains("no estimate (no stored run of this workload on this target; --calibrate measures one)"),
+        "{}",
+        plain.stdout
+    );
+    let out = campaign(&bed, &["plan", &path, "--calibrate"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // 1/64 of 32 MiB at one task: 8 transfers of 10 ms, so the point is about 2 x 64 x 8 x
+    // 10 ms (write and read), 10 s; each point of the study is estimated from it.
+    let estimates: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|l| l.contains("(from a calibration run at 1/64 of the data, scaled up linearly)"))
+        .collect();
+    assert_eq!(estimates.len(), 4, "{}", out.stdout);
+    let secs = |l: &str| -> f64 {
+        let at = l.find("about ").unwrap() + 6;
+        let text = &l[at..l[at..].find(" (").unwrap() + at];
+        match text.strip_suffix(" s") {
+            Some(s) => s.parse().unwrap(),
+            None => text.split('m').next().unwrap().parse::<f64>().unwrap() * 60.0,
+        }
+    };
+    assert!((9.0..=30.0).contains(&secs(estimates[0])), "{}", estimates[0]);
+    assert!(!Path::new(&bed.db).exists(), "a plan stores nothing");
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+    let scratch = fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .any(|e| e.file_name().to_string_lossy().starts_with("iosurvey-calibrate-"));
+    assert!(!scratch, "the calibration store is removed");
 }

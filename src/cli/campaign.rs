@@ -11,6 +11,7 @@ use iosurvey::session::Within;
 use iosurvey::store::{PointName, Store};
 use iosurvey::team::{share_value, Team};
 use iosurvey::units::{format_duration, format_size};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// The settings a campaign gives every point itself, from its targets and its store.
@@ -37,6 +38,17 @@ pub(super) fn scale_arg(text: &str) -> Result<Scale, String> {
 pub(super) struct Only {
     study: Vec<String>,
     target: Vec<String>,
+}
+
+impl Only {
+    /// Every `--only` given, as one: a point is kept when its study is among the studies named
+    /// (or none is) and its target among the targets named (or none is).
+    pub(super) fn merged(all: &[Only]) -> Option<Only> {
+        (!all.is_empty()).then(|| Only {
+            study: all.iter().flat_map(|o| o.study.clone()).collect(),
+            target: all.iter().flat_map(|o| o.target.clone()).collect(),
+        })
+    }
 }
 
 pub(super) fn only_arg(text: &str) -> Result<Only, String> {
@@ -474,27 +486,46 @@ fn point_name(c: &Campaign, p: &Point) -> PointName {
 /// How long a point took before, from the store: the mean of the phases' windows of its
 /// stored runs (the window excludes set-up, so the estimate is low by that much).
 fn past_secs(store: &Store, c: &Campaign, p: &Point) -> Option<f64> {
-    let ids = store.runs_of_point(&c.targets[p.target].label, &p.key).ok()?;
-    let secs: Vec<f64> = ids
-        .iter()
-        .take(5)
-        .filter_map(|&id| store.load(id).ok())
-        .map(|r| r.phases.iter().map(|ph| ph.figures.window_ns as f64 / 1e9).sum())
-        .collect();
+    let label = &c.targets[p.target].label;
+    let windows =
+        |r: iosurvey::record::RunRecord| -> f64 { r.phases.iter().map(|ph| ph.figures.window_ns as f64 / 1e9).sum() };
+    let secs: Vec<f64> = match p.clients {
+        // A run point: its own stored runs.
+        Some(_) => {
+            let ids = store.runs_of_point(label, &p.key).ok()?;
+            ids.iter().take(5).filter_map(|&id| store.load(id).ok()).map(windows).collect()
+        }
+        // A whole study: the runs of each of its stored groups, together.
+        None => {
+            let groups = store.groups_of_point(label, &p.key).ok()?;
+            groups
+                .iter()
+                .take(5)
+                .filter_map(|&g| {
+                    let ids = store.group_runs(g).ok()?;
+                    Some(ids.iter().filter_map(|&id| store.load(id).ok()).map(windows).sum())
+                })
+                .collect()
+        }
+    };
     (!secs.is_empty()).then(|| secs.iter().sum::<f64>() / secs.len() as f64)
 }
 
 /// `campaign plan FILE`: every point in order, its hooks, refusals and estimates.
-pub(super) fn plan<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Failure> {
+pub(super) fn plan<T: Team>(cli: &Cli, asked: &Asked, calibrate: bool, team: &T) -> Result<(), Failure> {
     let c = read(asked.file)?;
     let all = keep(&c, points(&c, &cli.db, team, asked.scale)?, asked.only)?;
+    let store = match (team.process(), cli.db.exists()) {
+        (0, true) => Some(Store::open_existing(&cli.db)?),
+        _ => None,
+    };
+    let calibrated = match calibrate {
+        true => calibrations(cli, &c, &all, store.as_ref(), asked.scale, team)?,
+        false => HashMap::new(),
+    };
     if team.process() != 0 {
         return Ok(());
     }
-    let store = match cli.db.exists() {
-        true => Some(Store::open_existing(&cli.db)?),
-        false => None,
-    };
     let done: Done = match &store {
         Some(s) => tally_done(s, &c.name)?,
         None => Done::new(),
@@ -534,21 +565,25 @@ pub(super) fn plan<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fa
             refused += 1;
             format!("refused: {why}")
         } else {
-            let est = store.as_ref().and_then(|s| past_secs(s, &c, p));
-            match est {
-                Some(secs) => {
+            let past = store.as_ref().and_then(|s| past_secs(s, &c, p)).map(|secs| (secs, "from stored runs".into()));
+            match past.or_else(|| calibrated.get(&(p.study, p.target)).and_then(|cal| cal.estimate(p))) {
+                Some((secs, from)) => {
                     total_secs += secs;
                     per_study[p.study].0 += secs;
-                    format!("about {} (from stored runs)", format_duration(secs))
+                    format!("about {} ({from})", format_duration(secs))
                 }
                 None => {
                     unknown += 1;
                     per_study[p.study].1 += 1;
-                    "no estimate (no stored run of this workload on this target)".into()
+                    match calibrated.get(&(p.study, p.target)) {
+                        Some(Calibration::Failed(why)) => format!("no estimate (its calibration run failed: {why})"),
+                        _ => "no estimate (no stored run of this workload on this target; --calibrate measures one)"
+                            .into(),
+                    }
                 }
             }
         };
-        if let Some(bytes) = p.bytes {
+        if let (Some(bytes), None) = (p.bytes, &p.refusal) {
             per_study[p.study].2 = per_study[p.study].2.max(bytes);
         }
         let flag = p.flag.as_ref().map_or(String::new(), |f| format!(" [flagged: {f}]"));
@@ -586,6 +621,122 @@ pub(super) fn plan<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fa
     );
     print!("{out}");
     Ok(())
+}
+
+/// How much less data a calibration run moves than the point it stands for.
+const CALIBRATE: u64 = 64;
+
+/// What a calibration run of a study on a target found.
+enum Calibration {
+    /// Its wall time, and the bytes of the point it stood for.
+    Ran { secs: f64, bytes: Option<u64> },
+    /// Why it failed.
+    Failed(String),
+}
+
+impl Calibration {
+    /// A point's time from the calibration of its study on its target: the calibration's time
+    /// times the data it left out, in proportion to the point's bytes where both have them.
+    fn estimate(&self, p: &Point) -> Option<(f64, String)> {
+        let Calibration::Ran { secs, bytes } = self else { return None };
+        let share = match (p.bytes, bytes) {
+            (Some(mine), Some(its)) if *its > 0 => mine as f64 / *its as f64,
+            _ => 1.0,
+        };
+        let from = format!("from a calibration run at 1/{CALIBRATE} of the data, scaled up linearly");
+        Some((secs * CALIBRATE as f64 * share, from))
+    }
+}
+
+/// `plan --calibrate`: for each study and target with a point to run that no stored run
+/// estimates, its first such point run once at 1/64 of its data, timed, into a scratch store
+/// that is removed afterwards. Every process takes part; the lead decides which.
+fn calibrations<T: Team>(
+    cli: &Cli,
+    c: &Campaign,
+    all: &[Point],
+    store: Option<&Store>,
+    scale: Option<Scale>,
+    team: &T,
+) -> Result<HashMap<(usize, usize), Calibration>, Failure> {
+    let chosen: Option<Vec<usize>> = store.map(|s| (s, tally_done(s, &c.name))).map(|(s, done)| {
+        let done = done.unwrap_or_default();
+        let mut seen = std::collections::HashSet::new();
+        (0..all.len())
+            .filter(|&k| {
+                let p = &all[k];
+                !campaign::is_done(c, p, &done) && p.refusal.is_none() && past_secs(s, c, p).is_none()
+            })
+            .filter(|&k| seen.insert((all[k].study, all[k].target)))
+            .collect()
+    });
+    // No store yet: every study and target is calibrated.
+    let chosen = match (team.process(), chosen) {
+        (0, None) => {
+            let mut seen = std::collections::HashSet::new();
+            Some(
+                (0..all.len())
+                    .filter(|&k| all[k].refusal.is_none() && seen.insert((all[k].study, all[k].target)))
+                    .collect(),
+            )
+        }
+        (_, chosen) => chosen,
+    };
+    let chosen: Vec<usize> = share_value(team, chosen.as_ref());
+    let scratch =
+        std::env::temp_dir().join(format!("iosurvey-calibrate-{}", share_value(team, Some(&std::process::id()))));
+    let db = scratch.join("calibration.db");
+    let made = super::opening::on_lead(team, || {
+        std::fs::create_dir(&scratch).map_err(|e| {
+            Failure::new(format!("cannot make {}: {e}", scratch.display()), "free /tmp, or leave --calibrate out", 1)
+        })?;
+        let store = Store::open(&db)?;
+        Ok(store.begin_group(&iosurvey::store::GroupStart {
+            kind: GroupKind::Campaign,
+            parent: None,
+            started: iosurvey::units::now_unix(),
+            command_line: super::opening::command_line(),
+            spec: serde_json::json!({ "name": "calibration" }).to_string(),
+            point: None,
+        })?)
+    });
+    let campaign: GroupId = match made {
+        Ok(g) => share_value(team, g.as_ref()),
+        Err(f) => return Err(f),
+    };
+    let by = Scale(scale.map_or(1, |Scale(n)| n).saturating_mul(CALIBRATE));
+    let mut found = HashMap::new();
+    for k in chosen {
+        let p = &all[k];
+        let outcome = point_cli(cli, c, p, Some(by)).and_then(|mut point| {
+            point.db = db.clone();
+            point.live = false;
+            point.within = Some(Within { campaign, point: point_name(c, p) });
+            let began = std::time::Instant::now();
+            command(&point, team)?;
+            let wall = began.elapsed().as_secs_f64();
+            // A run's timed windows, as stored runs are estimated: its set-up, the same
+            // at any size, would be multiplied with the rest. A whole study: its wall time.
+            let windows = match (team.process(), p.clients) {
+                (0, Some(_)) => Store::open_existing(&db)
+                    .and_then(|s| s.campaign_runs("calibration").map(|ids| (s, ids)))
+                    .ok()
+                    .and_then(|(s, ids)| s.load(*ids.last()?).ok())
+                    .map(|r| r.phases.iter().map(|ph| ph.figures.window_ns as f64 / 1e9).sum::<f64>()),
+                _ => None,
+            };
+            Ok(windows.unwrap_or(wall))
+        });
+        let cal = match outcome {
+            Ok(secs) => Calibration::Ran { secs, bytes: p.bytes },
+            Err(f) => Calibration::Failed(f.line.unwrap_or_else(|| format!("exit code {}", f.code))),
+        };
+        found.insert((p.study, p.target), cal);
+    }
+    if team.process() == 0 {
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
+    Ok(found)
 }
 
 fn tally_done(store: &Store, name: &str) -> Result<Done, Failure> {
@@ -942,7 +1093,27 @@ pub(super) fn report<T: Team>(
     let groups = store.campaign_groups(&c.name)?;
     let mut matrices = Vec::new();
     let mut surveys = Vec::new();
-    for (g, point, _) in &groups {
+    // A point the file of cN plans, stored whole: what the report draws (a point of another
+    // version that this file no longer plans, or one that failed, is not).
+    let all = points(&c, &cli.db, team, scale)?;
+    let planned: std::collections::HashSet<PointName> = all.iter().map(|p| point_name(&c, p)).collect();
+    let runs: Vec<iosurvey::record::RunRecord> = runs
+        .into_iter()
+        .filter(|r| {
+            r.campaign_id.is_none() || {
+                let point = PointName {
+                    study: r.name.clone().unwrap_or_default(),
+                    target: r.label.clone().unwrap_or_default(),
+                    key: format!("{} tasks={}", r.workload.key(), r.workload.tasks),
+                };
+                planned.contains(&point)
+            }
+        })
+        .collect();
+    for (g, point, state) in &groups {
+        if state != "ok" || !planned.contains(point) {
+            continue;
+        }
         match g.kind {
             GroupKind::Matrix => matrices.push((point.study.clone(), store.load_matrix(g.number)?)),
             _ => surveys.push((point.study.clone(), g.number, load(store.group_runs(*g)?)?)),
@@ -953,7 +1124,6 @@ pub(super) fn report<T: Team>(
         surveys: surveys.iter().filter(|s| s.0 == study).map(|s| (s.1, s.2.clone())).collect(),
         matrices: matrices.iter().filter(|m| m.0 == study).map(|m| &m.1).collect(),
     });
-    let all = points(&c, &cli.db, team, scale)?;
     let missing = unmeasured(&c, &all, &store.campaign_tally(&c.name)?);
     let only_matrices: Vec<iosurvey::record::MatrixRecord> = matrices.iter().map(|m| m.1.clone()).collect();
     let mut paper = iosurvey::report::paper::paper(&cli.db.display().to_string(), runs, &only_matrices, None)

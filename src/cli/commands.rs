@@ -87,13 +87,19 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
         Command::Net(args) => net(cli, args, team),
         Command::Campaign(c) => {
             use super::campaign as camp;
+            use super::campaign;
             match c {
-                super::CampaignCommand::Plan(a) => {
-                    camp::plan(cli, &camp::Asked { file: &a.file, scale: a.scale, only: a.only.as_ref() }, team)
-                }
-                super::CampaignCommand::Run(a) => {
-                    camp::run(cli, &camp::Asked { file: &a.file, scale: a.scale, only: a.only.as_ref() }, team)
-                }
+                super::CampaignCommand::Plan { file: a, calibrate } => camp::plan(
+                    cli,
+                    &camp::Asked { file: &a.file, scale: a.scale, only: campaign::Only::merged(&a.only).as_ref() },
+                    *calibrate,
+                    team,
+                ),
+                super::CampaignCommand::Run(a) => camp::run(
+                    cli,
+                    &camp::Asked { file: &a.file, scale: a.scale, only: campaign::Only::merged(&a.only).as_ref() },
+                    team,
+                ),
                 super::CampaignCommand::Status { which, scale } => camp::status(cli, which, *scale, team),
             }
         }

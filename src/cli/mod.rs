@@ -224,11 +224,20 @@ has no short form (mdtest's tasks are MPI ranks).")]
 /// What `campaign` does.
 #[derive(Subcommand)]
 enum CampaignCommand {
-    /// Print every point in run order, the hooks, refusals and estimates; runs nothing.
+    /// Print every point in run order, the hooks, refusals and estimates; runs nothing unless
+    /// --calibrate.
     #[command(
-        after_help = "Examples:\n  iosurvey campaign plan eval.toml\n  iosurvey campaign plan examples/campaigns/isilon.toml --scale 1/4096"
+        after_help = "Examples:\n  iosurvey campaign plan eval.toml\n  iosurvey campaign plan eval.toml --calibrate\n  iosurvey campaign plan examples/campaigns/isilon.toml --scale 1/4096"
     )]
-    Plan(CampaignFileArgs),
+    Plan {
+        #[command(flatten)]
+        file: CampaignFileArgs,
+        /// Estimate the points no stored run estimates by running, once per study and target,
+        /// its first point at 1/64 of its data (on the target, into a scratch store removed
+        /// afterwards): this writes to the targets.
+        #[arg(long)]
+        calibrate: bool,
+    },
     /// Run the campaign's points not stored yet (a second run resumes the first).
     #[command(
         after_help = "Examples:\n  iosurvey campaign run eval.toml\n  iosurvey campaign run eval.toml --only study=seq-write,target=f800\n  mpirun -np 16 iosurvey campaign run eval.toml"
@@ -255,9 +264,9 @@ struct CampaignFileArgs {
     /// a paper's campaign on one machine.
     #[arg(long, value_parser = campaign::scale_arg, value_name = "1/N")]
     scale: Option<campaign::Scale>,
-    /// Only these points: study=NAME and target=LABEL, comma-separated, each repeatable.
+    /// Only these points: study=NAME and target=LABEL, comma-separated; repeatable.
     #[arg(long, value_parser = campaign::only_arg, value_name = "study=NAME,target=LABEL")]
-    only: Option<campaign::Only>,
+    only: Vec<campaign::Only>,
 }
 
 /// What `show` shows.

@@ -260,6 +260,22 @@ impl Store {
             .map_err(|e| self.wrap(e))
     }
 
+    /// The groups stored whole that were a campaign's whole-study point `key` on the system
+    /// labelled `label`, newest first.
+    pub fn groups_of_point(&self, label: &str, key: &str) -> Result<Vec<GroupId>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT kind, number FROM groups WHERE label = ?1 AND key = ?2 AND state = 'ok' ORDER BY id DESC LIMIT 20")
+            .map_err(|e| self.wrap(e))?;
+        let rows = stmt
+            .query_map(params![label, key], |r| {
+                let kind: String = r.get(0)?;
+                Ok(GroupId { kind: GroupKind::from_name(&kind).unwrap_or(GroupKind::Survey), number: r.get(1)? })
+            })
+            .map_err(|e| self.wrap(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.wrap(e))
+    }
+
     /// The runs stored whole of point key `key` ([`RUN_KEY`]) on the system labelled
     /// `label`, newest first.
     pub fn runs_of_point(&self, label: &str, key: &str) -> Result<Vec<i64>, StoreError> {
