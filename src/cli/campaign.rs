@@ -520,7 +520,7 @@ pub(super) fn plan<T: Team>(cli: &Cli, asked: &Asked, calibrate: bool, team: &T)
         _ => None,
     };
     let calibrated = match calibrate {
-        true => calibrations(cli, &c, &all, store.as_ref(), asked.scale, team)?,
+        true => calibrations(cli, &c, &all, asked.scale, team)?,
         false => HashMap::new(),
     };
     if team.process() != 0 {
@@ -655,11 +655,14 @@ fn calibrations<T: Team>(
     cli: &Cli,
     c: &Campaign,
     all: &[Point],
-    store: Option<&Store>,
     scale: Option<Scale>,
     team: &T,
 ) -> Result<HashMap<(usize, usize), Calibration>, Failure> {
-    let chosen: Option<Vec<usize>> = store.map(|s| (s, tally_done(s, &c.name))).map(|(s, done)| {
+    let store = match (team.process(), cli.db.exists()) {
+        (0, true) => Some(Store::open_existing(&cli.db)?),
+        _ => None,
+    };
+    let chosen: Option<Vec<usize>> = store.as_ref().map(|s| (s, tally_done(s, &c.name))).map(|(s, done)| {
         let done = done.unwrap_or_default();
         let mut seen = std::collections::HashSet::new();
         (0..all.len())
