@@ -104,6 +104,31 @@ fn three_nodes_on_glusterfs_write_read_verify_reorder_and_measure_the_network() 
     }
     assert!(listing(Path::new(&format!("{MOUNT}/meta"))).is_empty());
 
+    // A campaign over the volume, one rank per node: each point's hook runs once on every
+    // node, which writes its name.
+    let dir = shared_dir("campaign");
+    let log = bed.tmp.path().join("hooks.log");
+    let file = bed.tmp.path().join("c.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[campaign]\nname = \"bed\"\n[[target]]\nlabel = \"gluster\"\ndir = \"{dir}\"\n\
+             [[study]]\nname = \"seq\"\nkind = \"run\"\ntransfer = \"256k\"\nblock = \"4m\"\nclients = \"1,3\"\n\
+             [hooks]\nbefore-run = {{ command = \"echo $(hostname) $IOSURVEY_CLIENTS >> {}\", on = \"every-node\" }}\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    let out = launch(
+        &[&tb, "run", "--np-per-node", "1", "--"],
+        &["campaign", "run", file.to_str().unwrap(), "--db", &bed.db],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut lines: Vec<String> = std::fs::read_to_string(&log).unwrap().lines().map(str::to_string).collect();
+    lines.sort();
+    assert_eq!(lines, ["node1 1", "node1 3", "node2 1", "node2 3", "node3 1", "node3 3"]);
+    assert!(listing(Path::new(&dir)).is_empty());
+
     let net = launch(
         &[&tb, "run", "--np-per-node", "1", "--"],
         &["net", "--size", "128m", "--messages", "256k..4m", "--db", &bed.db],
