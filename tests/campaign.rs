@@ -86,6 +86,24 @@ fn a_malformed_campaign_file_is_said_with_its_line_and_key_and_nothing_is_stored
         ),
         (format!("{HEAD}{t}{study}dir = \"/tmp\"\n"), vec!["c.toml:11:", "'dir' is set by the campaign"]),
         (format!("{HEAD}{t}[[study]]\nname = \"s\"\nkind = \"fio\"\n"), vec!["c.toml:10:", "kind 'fio' is not one of"]),
+        // A key that carries a value, or a value that is a flag: never a second flag.
+        (
+            format!("{HEAD}{t}{study}\"csv=/tmp/x\" = true\n"),
+            vec!["c.toml:11:", "key 'csv=/tmp/x' is not the name of a setting"],
+        ),
+        (format!("{HEAD}{t}{study}fsync = \"--db=/tmp/x.db\"\n"), vec!["c.toml:11:", "'fsync' is true or false"]),
+        (format!("{HEAD}{t}{study}segments = -1\n"), vec!["c.toml:11:", "'segments' cannot begin with '-' (-1)"]),
+        (
+            format!("{HEAD}{t}{study}fsync = true\nfsync_each = true\nfsync-each = false\n"),
+            vec!["c.toml:1", "'fsync-each' is given twice"],
+        ),
+        (
+            format!("[campaign]\nname = \"t\"\nrepetitions = {{ n = 5 }}\n{t}{study}"),
+            vec!["c.toml:3:", "repetitions is a table"],
+        ),
+        (format!("{HEAD}{t}{study}targets = []\n"), vec!["c.toml:11:", "names no target"]),
+        (format!("{HEAD}{t}{study}targets = [\"a\", \"a\"]\n"), vec!["c.toml:11:", "names target 'a' twice"]),
+        (format!("{HEAD}{t}{study}clients = \"2,2,1\"\n"), vec!["c.toml:11:", "clients names 2 twice"]),
     ];
     for (text, needles) in cases {
         let path = file(&bed, &text);
@@ -481,4 +499,27 @@ fn plan_calibrate_times_a_small_run_of_each_study_and_leaves_nothing_behind() {
         .filter_map(|e| e.ok())
         .any(|e| e.file_name().to_string_lossy().starts_with("iosurvey-calibrate-"));
     assert!(!scratch, "the calibration store is removed");
+}
+
+#[test]
+fn a_rehearsal_at_a_scale_never_stands_for_the_full_size_point_and_a_report_needs_no_target() {
+    let bed = Bed::new();
+    let path =
+        one_study(&bed, "name = \"s\"\nkind = \"run\"\nengine = \"null\"\ntransfer = \"64k\"\nblock = \"64k\"\n");
+    // At 1/1 every size is what the file says, yet the rehearsal is a version of its own.
+    let out = campaign(&bed, &["run", &path, "--scale", "1/1"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let plan = campaign(&bed, &["plan", &path]);
+    assert!(plan.stdout.contains("2 to run, 0 stored already"), "{}", plan.stdout);
+    let out = campaign(&bed, &["run", &path]);
+    assert!(out.stderr.contains("(c2): 2 points to run"), "{}", out.stderr);
+    // The store's own copy of the file is what status and report read: the target may be gone.
+    fs::remove_dir(&bed.dir).unwrap();
+    let status = iosurvey(&["show", "c2", "--db", &bed.db]);
+    assert!(status.stdout.contains("2 of 2 points stored whole"), "{}", status.stdout);
+    let page = bed.tmp.path().join("r.html");
+    let out = iosurvey(&["report", "--campaign", "c2", "-o", page.to_str().unwrap(), "--db", &bed.db]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let html = fs::read_to_string(&page).unwrap();
+    assert!(html.contains("(runs 3-4)"), "only c2's own points are drawn");
 }

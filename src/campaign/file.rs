@@ -56,8 +56,18 @@ impl Value {
     }
 }
 
-/// Reads the text of a campaign file.
+/// Reads the text of a campaign file; every target's directory must exist.
 pub fn parse(path: &Path, text: &str) -> Result<Campaign, FileError> {
+    read(path, text, true)
+}
+
+/// Reads the text of a campaign as the store kept it, to report or count what it ran: its
+/// targets need not be mounted here.
+pub fn parse_stored(path: &Path, text: &str) -> Result<Campaign, FileError> {
+    read(path, text, false)
+}
+
+fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
     let line_of = |at: usize| text[..at.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1;
     let err = |line: Option<usize>, what: String, hint: &str| FileError {
         path: path.to_path_buf(),
@@ -118,6 +128,13 @@ pub fn parse(path: &Path, text: &str) -> Result<Campaign, FileError> {
             let ns = crate::units::parse_long_duration(&text).map_err(|why| {
                 r.at(Some(v.line), format!("[campaign] budget: {why}"), "give a duration, e.g. budget = \"8h\"")
             })?;
+            if ns == 0 {
+                return Err(r.at(
+                    Some(v.line),
+                    "[campaign] budget of no time leaves no point time to run",
+                    "give a duration above 0, e.g. budget = \"8h\"",
+                ));
+            }
             Some(ns as f64 / 1e9)
         }
         None => None,
@@ -143,7 +160,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Campaign, FileError> {
             ));
         }
         let dir = PathBuf::from(r.string(t.need("dir", "[[target]]", &r)?, "[[target]] dir")?);
-        if !dir.is_dir() {
+        if mounted && !dir.is_dir() {
             return Err(r.at(
                 t.line("dir"),
                 format!(
@@ -177,7 +194,28 @@ pub fn parse(path: &Path, text: &str) -> Result<Campaign, FileError> {
                 "name" => name = Some(r.string(&value, "[[study]] name")?),
                 "kind" => kind = Some((r.choice(&value, "[[study]] kind", Kind::NAMES)?, value.line)),
                 "targets" => only = Some(value),
-                _ => settings.push(Setting { key: key.replace('_', "-"), value: value.value, line: value.line }),
+                _ => {
+                    let spelled = key.replace('_', "-");
+                    // A flag's name and nothing else: "csv=/x" would be a flag with its value.
+                    if spelled.is_empty()
+                        || !spelled.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '-')
+                        || spelled.starts_with('-')
+                    {
+                        return Err(r.at(
+                            Some(value.line),
+                            format!("[[study]] key '{key}' is not the name of a setting"),
+                            "give a flag's long name, e.g. transfer = \"1m\"",
+                        ));
+                    }
+                    if settings.iter().any(|s: &Setting| s.key == spelled) {
+                        return Err(r.at(
+                            Some(value.line),
+                            format!("[[study]] setting '{spelled}' is given twice"),
+                            "give it once",
+                        ));
+                    }
+                    settings.push(Setting { key: spelled, value: value.value, line: value.line })
+                }
             }
         }
         let name = name.ok_or_else(|| r.at(Some(line), "a [[study]] has no name", "give it name = \"seq-write\""))?;
@@ -217,9 +255,23 @@ pub fn parse(path: &Path, text: &str) -> Result<Campaign, FileError> {
                         ))
                     }
                 };
+                if labels.is_empty() {
+                    return Err(r.at(
+                        Some(v.line),
+                        format!("study '{name}' names no target"),
+                        "name at least one [[target]] label, or leave targets out for all",
+                    ));
+                }
                 let mut picked = Vec::new();
                 for l in labels {
                     match targets.iter().position(|t| t.label == l) {
+                        Some(k) if picked.contains(&k) => {
+                            return Err(r.at(
+                                Some(v.line),
+                                format!("study '{name}' names target '{l}' twice"),
+                                "name each target once",
+                            ))
+                        }
                         Some(k) => picked.push(k),
                         None => {
                             let near = crate::spelling::nearest(&l, targets.iter().map(|t| t.label.as_str()));
@@ -399,8 +451,23 @@ impl Reader<'_> {
             let key = k.get_ref().replace('_', "-");
             self.known(k.get_ref(), (self.line_of)(k.span().start), what, known)?;
             if v.get_ref().is_table() {
+                // Only a hook may be a table; anywhere else a table would be dropped unread.
+                if what != "[hooks]" {
+                    return Err(self.at(
+                        Some((self.line_of)(k.span().start)),
+                        format!("{what} {key} is a table, which it cannot be"),
+                        "give a string, a number or true/false",
+                    ));
+                }
                 out.raw.push((key, v));
             } else {
+                if out.items.iter().any(|(k, _)| *k == key) {
+                    return Err(self.at(
+                        Some((self.line_of)(k.span().start)),
+                        format!("{what} {key} is given twice (as '-' and '_')"),
+                        "give it once",
+                    ));
+                }
                 out.items.push((key.clone(), self.item(v)?));
                 out.raw.push((key, v));
             }

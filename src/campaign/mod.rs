@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use file::{parse, FileError, Value};
+pub use file::{parse, parse_stored, FileError, Value};
 
 /// The kinds of study, named as the commands that run them alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -113,7 +113,7 @@ fn read(path: &Path) -> Result<Campaign, Failure> {
 
 /// How each setting of `kind`'s command is typed, by its name in a campaign file: `--long`,
 /// or `-C` for a flag that has only a letter (mdtest's -C, -T, -E, -r).
-fn flags_of(kind: Kind) -> Vec<(String, String)> {
+fn flags_of(kind: Kind) -> Vec<(String, String, bool)> {
     super::parser()
         .find_subcommand(kind.name())
         .map(|c| {
@@ -124,7 +124,7 @@ fn flags_of(kind: Kind) -> Vec<(String, String)> {
                         (None, Some(short)) => format!("-{short}"),
                         (None, None) => return None,
                     };
-                    Some((a.get_id().as_str().replace('_', "-"), typed))
+                    Some((a.get_id().as_str().replace('_', "-"), typed, a.get_action().takes_values()))
                 })
                 .collect()
         })
@@ -136,7 +136,8 @@ fn flags_of(kind: Kind) -> Vec<(String, String)> {
 /// out. A `[cache]` rule is added where the command takes it and the study does not set it.
 fn study_args(c: &Campaign, s: &campaign::Study) -> Result<Vec<String>, Failure> {
     let flags = flags_of(s.kind);
-    let typed = |key: &str| flags.iter().find(|(k, _)| k == key).map_or(format!("--{key}"), |(_, t)| t.clone());
+    let typed = |key: &str| flags.iter().find(|(k, ..)| k == key).map_or(format!("--{key}"), |(_, t, _)| t.clone());
+    let switch = |key: &str| flags.iter().any(|(k, _, values)| k == key && !values);
     let mut settings: Vec<&campaign::Setting> = s.settings.iter().collect();
     settings.sort_by_key(|set| set.line);
     let mut args = Vec::new();
@@ -152,9 +153,21 @@ fn study_args(c: &Campaign, s: &campaign::Study) -> Result<Vec<String>, Failure>
         if set.key == "clients" && s.kind.swept() {
             continue;
         }
+        let refuse =
+            |what: String, hint: &str| Err(at_line(c, Some(set.line), format!("study '{}': {what}", s.name), hint));
         match &set.value {
             campaign::Value::Bool(true) => args.push(typed(&set.key)),
             campaign::Value::Bool(false) => {}
+            v if switch(&set.key) => {
+                return refuse(format!("'{}' is true or false, not {}", set.key, v.as_arg()), "give true or false");
+            }
+            // A value the command would read as a flag of its own (a negative number too).
+            v if v.as_arg().starts_with('-') => {
+                return refuse(
+                    format!("'{}' cannot begin with '-' ({})", set.key, v.as_arg()),
+                    "give a value of 0 or more that does not begin with '-'",
+                );
+            }
             v => {
                 args.push(typed(&set.key));
                 args.push(v.as_arg());
@@ -163,7 +176,7 @@ fn study_args(c: &Campaign, s: &campaign::Study) -> Result<Vec<String>, Failure>
     }
     let cache = &c.cache;
     for (on, flag) in [(cache.drop_caches, "drop-caches"), (cache.direct, "direct"), (cache.reorder, "reorder")] {
-        let takes = flags.iter().any(|(k, _)| k == flag);
+        let takes = flags.iter().any(|(k, ..)| k == flag);
         let set_by_study = s.settings.iter().any(|x| x.key == flag);
         if on && takes && !set_by_study {
             args.push(typed(flag));
@@ -262,9 +275,25 @@ fn points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> R
         let given_tasks =
             s.settings.iter().find(|x| x.key == "tasks").and_then(|x| x.value.as_arg().parse::<usize>().ok());
         let counts = match s.settings.iter().find(|x| x.key == "clients" && s.kind.swept()) {
-            Some(set) => iosurvey::plan::parse_counts(&set.value.as_arg()).map_err(|e| {
-                at_line(c, Some(set.line), format!("study '{}': clients: {e}", s.name), "give clients = \"1..64:x2\"")
-            })?,
+            Some(set) => {
+                let counts = iosurvey::plan::parse_counts(&set.value.as_arg()).map_err(|e| {
+                    at_line(
+                        c,
+                        Some(set.line),
+                        format!("study '{}': clients: {e}", s.name),
+                        "give clients = \"1..64:x2\"",
+                    )
+                })?;
+                if let Some(twice) = counts.iter().enumerate().find(|(k, n)| counts[..*k].contains(n)).map(|(_, n)| n) {
+                    return Err(at_line(
+                        c,
+                        Some(set.line),
+                        format!("study '{}': clients names {twice} twice", s.name),
+                        "name each client count once; repetitions = N repeats them",
+                    ));
+                }
+                counts
+            }
             None => vec![team.processes() * given_tasks.unwrap_or(1)],
         };
         let mut counts: Vec<Option<usize>> =
@@ -308,7 +337,13 @@ fn points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> R
                 let measured = point_workload(&cli, clients).map_err(|f| in_study(c, s, clients, f))?;
                 let key: std::sync::Arc<str> = match &measured {
                     // As the store reads it back (`store::campaigns::RUN_KEY`).
-                    Some(w) => format!("{} tasks={}", w.key(), w.tasks).into(),
+                    Some(w) => format!(
+                        "{} tasks={}{}",
+                        w.key(),
+                        w.tasks,
+                        iosurvey::store::campaigns::scale_words(scale.map(|Scale(n)| n))
+                    )
+                    .into(),
                     None => group_key(s, &base, scale).into(),
                 };
                 let what: std::sync::Arc<str> = measured.as_ref().map_or_else(|| sizes_of(&cli), |w| w.label()).into();
@@ -374,7 +409,7 @@ fn group_key(s: &campaign::Study, base: &[String], scale: Option<Scale>) -> Stri
         }
     }
     pairs.sort();
-    let scaled = scale.map_or(String::new(), |Scale(n)| format!(" scale=1/{n}"));
+    let scaled = iosurvey::store::campaigns::scale_words(scale.map(|Scale(n)| n));
     format!("{} {}{scaled}", s.kind.name(), pairs.join(" "))
 }
 
@@ -462,6 +497,19 @@ fn keep(c: &Campaign, points: Vec<Point>, only: Option<&Only>) -> Result<Vec<Poi
         .filter(|p| only.study.is_empty() || only.study.contains(&c.studies[p.study].name))
         .filter(|p| only.target.is_empty() || only.target.contains(&c.targets[p.target].label))
         .collect())
+}
+
+/// A command line as a shell reads it back: each word that holds anything but letters,
+/// digits and `_./:=,@+-` in single quotes.
+fn shell_words(argv: &[String]) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_./:=,@+-".contains(c);
+    argv.iter()
+        .map(|a| match !a.is_empty() && a.chars().all(plain) {
+            true => a.clone(),
+            false => format!("'{}'", a.replace('\'', "'\\''")),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A point in words.
@@ -591,7 +639,7 @@ pub(super) fn plan<T: Team>(cli: &Cli, asked: &Asked, calibrate: bool, team: &T)
             "{:>4}. {}: {state}{flag}\n      iosurvey {}\n      measures: {}\n",
             k + 1,
             said(&c, p),
-            iosurvey::escape::visible(&p.argv.join(" ")),
+            iosurvey::escape::visible(&shell_words(&p.argv)),
             p.what
         );
     }
@@ -777,8 +825,10 @@ pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fai
             (0..all.len()).filter(|&k| !campaign::is_done(&c, &all[k], &done) && all[k].refusal.is_none()).collect();
         let skipped = all.iter().filter(|p| campaign::is_done(&c, p, &done)).count();
         let refused = all.iter().filter(|p| p.refusal.is_some() && !campaign::is_done(&c, p, &done)).count();
-        let spec = serde_json::json!({ "name": c.name, "version": c.version(), "file": c.path.display().to_string(), "text": c.text, "scale": asked.scale.map(|s| s.0) });
-        let campaign = match store.campaign_version(&c.name, &c.version())? {
+        // A rehearsal at another scale is another version: its file's text is not all it ran.
+        let version = format!("{}{}", c.version(), asked.scale.map_or(String::new(), |Scale(n)| format!("/1:{n}")));
+        let spec = serde_json::json!({ "name": c.name, "version": version, "file": c.path.display().to_string(), "text": c.text, "scale": asked.scale.map(|s| s.0) });
+        let campaign = match store.campaign_version(&c.name, &version)? {
             // Nothing to run: no version is begun or reopened.
             _ if todo.is_empty() => None,
             Some(g) => Some(g),
@@ -823,10 +873,7 @@ pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fai
     for (k, p) in todo.iter().enumerate() {
         if super::CANCEL.is_cancelled() {
             stopped = Some(Failure::new(
-                format!(
-                    "campaign {} interrupted; the points stored stay, the one in progress is stored as failed",
-                    start.campaign
-                ),
+                format!("campaign {} interrupted between points; the points stored stay", start.campaign),
                 "run the same command again to resume",
                 130,
             ));
@@ -899,7 +946,7 @@ pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fai
                 failed += 1;
                 stopped = Some(Failure::new(
                     format!(
-                        "campaign {} interrupted during {}; the points stored stay, that one is stored as failed",
+                        "campaign {} interrupted during {}; the points stored stay, and that one's run, if it had begun, is stored as failed",
                         start.campaign,
                         said(&c, p)
                     ),
@@ -918,10 +965,13 @@ pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fai
     }
     let whole = stopped.is_none() && failed == 0;
     super::opening::on_lead(team, || Ok(Store::open(&cli.db)?.finish_group(start.campaign, whole, None)?))?;
-    say(format!(
-        "campaign {}: {ok} points ok, {failed} failed, {} stored before, {} refused",
-        start.campaign, start.skipped, start.refused
-    ));
+    // A stop is said by its own line, the last.
+    if stopped.is_none() {
+        say(format!(
+            "campaign {}: {ok} points ok, {failed} failed, {} stored before, {} refused",
+            start.campaign, start.skipped, start.refused
+        ));
+    }
     match stopped {
         Some(f) => Err(f),
         None if failed > 0 => Err(Failure::new(
@@ -944,7 +994,7 @@ fn hooks_at<T: Team>(
     let mut failed = None;
     for (name, hook) in hooks {
         let Some(hook) = hook else { continue };
-        let runs = run_hook(team, name, hook, env);
+        let runs = run_hook(team, name, hook, env, &super::CANCEL);
         if !hook.ignore_failure {
             failed = failed.or(runs
                 .iter()
@@ -1052,7 +1102,7 @@ fn resolve(store: &Store, which: &str) -> Result<(Campaign, Option<Scale>), Fail
             let spec: serde_json::Value = serde_json::from_str(&row.spec).unwrap_or_default();
             let text = spec["text"].as_str().unwrap_or_default();
             let path = PathBuf::from(spec["file"].as_str().unwrap_or(which));
-            let c = campaign::parse(&path, text).map_err(|e| Failure::new(&e, &e.hint, 2))?;
+            let c = campaign::parse_stored(&path, text).map_err(|e| Failure::new(&e, &e.hint, 2))?;
             Ok((c, spec["scale"].as_u64().map(Scale)))
         }
         _ => Ok((read(Path::new(which))?, None)),
@@ -1100,17 +1150,24 @@ pub(super) fn report<T: Team>(
     // version that this file no longer plans, or one that failed, is not).
     let all = points(&c, &cli.db, team, scale)?;
     let planned: std::collections::HashSet<PointName> = all.iter().map(|p| point_name(&c, p)).collect();
+    let scales = store.campaign_scales(&c.name)?;
     let runs: Vec<iosurvey::record::RunRecord> = runs
         .into_iter()
         .filter(|r| {
-            r.campaign_id.is_none() || {
+            r.campaign_id.is_none_or(|n| {
+                let scale = scales.get(&n).copied().flatten();
                 let point = PointName {
                     study: r.name.clone().unwrap_or_default(),
                     target: r.label.clone().unwrap_or_default(),
-                    key: format!("{} tasks={}", r.workload.key(), r.workload.tasks),
+                    key: format!(
+                        "{} tasks={}{}",
+                        r.workload.key(),
+                        r.workload.tasks,
+                        iosurvey::store::campaigns::scale_words(scale)
+                    ),
                 };
                 planned.contains(&point)
-            }
+            })
         })
         .collect();
     for (g, point, state) in &groups {
@@ -1134,6 +1191,23 @@ pub(super) fn report<T: Team>(
     paper.studies = studies;
     paper.studies.extend(analysed::not_measured(&missing));
     let mut blocks = paper.blocks();
+    // The method says how this campaign's repetitions make a point, as its tables do.
+    let summarized = match c.summary {
+        campaign::Summary::Mean => None,
+        campaign::Summary::Best => {
+            Some("the best of the runs at each client count (the file's summary), with no error bars")
+        }
+        campaign::Summary::Median => {
+            Some("the median of the runs at each client count (the file's summary), with no error bars")
+        }
+    };
+    for b in blocks.iter_mut() {
+        if let (Block::Text(t), Some(how)) = (&mut *b, summarized) {
+            if t.starts_with("A figure over clients draws") {
+                *t = format!("A figure over clients draws, per target, {how}; its table beneath gives the same numbers and the runs behind each.");
+            }
+        }
+    }
     let tables = blocks.iter().filter(|b| matches!(b, Block::Table(..))).count();
     blocks.push(Block::Heading(2, format!("Appendix: campaign {}", c.name), "campaign-file".into()));
     blocks.push(Block::Text(format!(

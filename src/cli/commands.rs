@@ -72,6 +72,9 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
                 ),
             })
         }),
+        Command::Show { id: super::Shown::Campaign(n), json: false, .. } => {
+            super::campaign::status(cli, &format!("c{n}"), None, team)
+        }
         Command::Show { id, json, format } => lead_prints(team, || show(&cli.db, *id, *json, *format)),
         Command::Report { output: Some(output), campaign: Some(which), format, .. } => {
             lead_prints(team, || super::campaign::report(cli, which, (output, *format), team))
@@ -158,6 +161,7 @@ fn show(db: &Path, id: super::Shown, json: bool, format: Format) -> Result<Strin
             };
         }
         Shown::Survey(n) => (group_ids(&store, id)?, format!("s{n}")),
+        Shown::Campaign(n) => (group_ids(&store, id)?, format!("c{n}")),
         Shown::Sweep(n) => (group_ids(&store, id)?, format!("w{n}")),
     };
     if ids.is_empty() {
@@ -184,6 +188,7 @@ fn group_ids(store: &Store, id: super::Shown) -> Result<Vec<i64>, Failure> {
         Shown::Survey(n) => group(GroupKind::Survey, n)?,
         Shown::Sweep(n) => group(GroupKind::Sweep, n)?,
         Shown::Matrix(n) => group(GroupKind::Matrix, n)?,
+        Shown::Campaign(n) => group(GroupKind::Campaign, n)?,
     })
 }
 

@@ -209,7 +209,8 @@ has no short form (mdtest's tasks are MPI ranks).")]
     /// Show one stored run in full.
     #[command(after_help = "Examples:\n  iosurvey show 7\n  iosurvey show 7 --json\n  iosurvey show s3 --format md")]
     Show {
-        /// A run id (7), a survey (s3), a sweep (w2) or a matrix (m1), as `iosurvey ls` prints them.
+        /// A run id (7), a survey (s3), a sweep (w2), a matrix (m1) or a campaign (c1, its
+        /// status), as `iosurvey ls` prints them.
         #[arg(value_parser = shown)]
         id: Shown,
         /// Print the whole record as JSON.
@@ -276,6 +277,7 @@ enum Shown {
     Survey(i64),
     Sweep(i64),
     Matrix(i64),
+    Campaign(i64),
 }
 
 fn shown(s: &str) -> Result<Shown, String> {
@@ -283,11 +285,12 @@ fn shown(s: &str) -> Result<Shown, String> {
         Some(b's') => (Shown::Survey, &s[1..]),
         Some(b'w') => (Shown::Sweep, &s[1..]),
         Some(b'm') => (Shown::Matrix, &s[1..]),
+        Some(b'c') => (Shown::Campaign, &s[1..]),
         _ => (Shown::Run, s),
     };
     digits.parse().map(make).map_err(|_| {
         format!(
-            "'{s}' is not a run id (7), a survey (s3), a sweep (w2) or a matrix (m1) (hint: 'iosurvey ls' lists them)"
+            "'{s}' is not a run id (7), a survey (s3), a sweep (w2), a matrix (m1) or a campaign (c1) (hint: 'iosurvey ls' lists them)"
         )
     })
 }

@@ -48,6 +48,17 @@ pub type Tally = HashMap<PointName, (usize, usize)>;
 /// count out, so that runs of a sweep compare as one workload).
 pub const RUN_KEY: &str = "workload_key || ' tasks=' || json_extract(spec_json, '$.tasks')";
 
+/// The words a campaign run at `--scale 1/N` adds to each point's key, so that a rehearsal
+/// never stands for the full-size point.
+pub fn scale_words(scale: Option<u64>) -> String {
+    scale.map_or(String::new(), |n| format!(" scale=1/{n}"))
+}
+
+/// A point key without its scale words: what a run of it stores.
+fn unscaled(key: &str) -> &str {
+    key.rsplit_once(" scale=1/").map_or(key, |(k, _)| k)
+}
+
 /// The campaign groups of `name`, through their rows: `c.id`.
 const VERSIONS: &str = "SELECT id FROM groups WHERE kind = 'campaign' AND json_extract(spec_json, '$.name') = ?1";
 
@@ -55,7 +66,11 @@ impl Store {
     /// Every point of campaign `name`, in any version, with how many ended ok and failed.
     pub fn campaign_tally(&self, name: &str) -> Result<Tally, StoreError> {
         let sql = format!(
-            "SELECT name, system_label, {RUN_KEY}, status FROM runs WHERE group_id IN ({VERSIONS})
+            "SELECT r.name, r.system_label,
+                r.workload_key || ' tasks=' || json_extract(r.spec_json, '$.tasks')
+                    || COALESCE(' scale=1/' || json_extract(c.spec_json, '$.scale'), ''),
+                r.status
+             FROM runs r JOIN groups c ON c.id = r.group_id WHERE r.group_id IN ({VERSIONS})
              UNION ALL
              SELECT name, label, key, state FROM groups WHERE parent IN ({VERSIONS})"
         );
@@ -234,7 +249,9 @@ impl Store {
              WHERE id = (SELECT MAX(id) FROM runs WHERE group_id = ?1 AND name = ?2 AND system_label = ?3
                 AND {RUN_KEY} = ?4)"
         );
-        self.conn.execute(&run, params![row, point.study, point.target, point.key, why]).map_err(|e| self.wrap(e))?;
+        self.conn
+            .execute(&run, params![row, point.study, point.target, unscaled(&point.key), why])
+            .map_err(|e| self.wrap(e))?;
         self.conn
             .execute(
                 "UPDATE groups SET state = 'failed' WHERE id = (SELECT MAX(id) FROM groups WHERE parent = ?1
@@ -243,6 +260,21 @@ impl Store {
             )
             .map_err(|e| self.wrap(e))?;
         Ok(())
+    }
+
+    /// The scale (`--scale 1/N`) each version of campaign `name` was run at, by number.
+    pub fn campaign_scales(&self, name: &str) -> Result<HashMap<i64, Option<u64>>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT number, json_extract(spec_json, '$.scale') FROM groups WHERE kind = 'campaign'
+                    AND json_extract(spec_json, '$.name') = ?1",
+            )
+            .map_err(|e| self.wrap(e))?;
+        let rows = stmt
+            .query_map(params![name], |r| Ok((r.get(0)?, r.get::<_, Option<i64>>(1)?.map(|n| n as u64))))
+            .map_err(|e| self.wrap(e))?;
+        rows.collect::<Result<_, _>>().map_err(|e| self.wrap(e))
     }
 
     /// The group of campaign `name` at `version`, when one was begun.
@@ -279,6 +311,8 @@ impl Store {
     /// The runs stored whole of point key `key` ([`RUN_KEY`]) on the system labelled
     /// `label`, newest first.
     pub fn runs_of_point(&self, label: &str, key: &str) -> Result<Vec<i64>, StoreError> {
+        // Any run of the workload estimates it, whatever campaign (or scale) it was run in.
+        let key = unscaled(key);
         let (workload, _) = key.rsplit_once(" tasks=").unwrap_or((key, ""));
         let sql = format!(
             "SELECT id FROM runs WHERE system_label = ?1 AND workload_key = ?3 AND {RUN_KEY} = ?2 AND status = 'ok'
