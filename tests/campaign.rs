@@ -506,6 +506,20 @@ fn plan_calibrate_times_a_small_run_of_each_study_and_leaves_nothing_behind() {
 }
 
 #[test]
+fn a_target_the_run_refuses_stops_the_campaign_in_one_line_and_stores_nothing() {
+    let bed = Bed::new();
+    fs::write(bed.dir.join("theirs.txt"), "not iosurvey's").unwrap();
+    let path =
+        one_study(&bed, "name = \"s\"\nkind = \"run\"\nengine = \"null\"\ntransfer = \"64k\"\nblock = \"64k\"\n");
+    let out = campaign(&bed, &["run", &path, "-q"]);
+    assert_one_line_error(&out, 2, &["campaign c1 stopped at s (run) on a", "did not create (first: theirs.txt)"]);
+    let ls = iosurvey(&["ls", "--db", &bed.db]).stdout;
+    assert!(!ls.contains("campaigns:"), "no version is kept for nothing: {ls}");
+    assert!(campaign_runs(&bed.db).is_empty());
+    assert_eq!(bed.entries(), ["theirs.txt"]);
+}
+
+#[test]
 fn a_rehearsal_at_a_scale_never_stands_for_the_full_size_point_and_a_report_needs_no_target() {
     let bed = Bed::new();
     let path =

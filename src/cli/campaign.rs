@@ -799,6 +799,8 @@ fn tally_done(store: &Store, name: &str) -> Result<Done, Failure> {
 struct Start {
     /// The version the points are filed in; none when there is nothing to run.
     campaign: Option<GroupId>,
+    /// Whether this command began that version.
+    begun: bool,
     /// Indices into the planned points of those to run now.
     todo: Vec<usize>,
     skipped: usize,
@@ -808,6 +810,7 @@ struct Start {
 /// A campaign running: its version and its points.
 struct Running {
     campaign: GroupId,
+    begun: bool,
     todo: Vec<usize>,
     skipped: usize,
     refused: usize,
@@ -828,7 +831,9 @@ pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fai
         // A rehearsal at another scale is another version: its file's text is not all it ran.
         let version = format!("{}{}", c.version(), asked.scale.map_or(String::new(), |Scale(n)| format!("/1:{n}")));
         let spec = serde_json::json!({ "name": c.name, "version": version, "file": c.path.display().to_string(), "text": c.text, "scale": asked.scale.map(|s| s.0) });
-        let campaign = match store.campaign_version(&c.name, &version)? {
+        let existing = store.campaign_version(&c.name, &version)?;
+        let begun = existing.is_none() && !todo.is_empty();
+        let campaign = match existing {
             // Nothing to run: no version is begun or reopened.
             _ if todo.is_empty() => None,
             Some(g) => Some(g),
@@ -841,7 +846,7 @@ pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fai
                 point: None,
             })?),
         };
-        Ok(Start { campaign, todo, skipped, refused })
+        Ok(Start { campaign, begun, todo, skipped, refused })
     })?;
     let shared: Start = share_value(team, start.as_ref());
     let lead = team.process() == 0;
@@ -857,7 +862,8 @@ pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fai
         ));
         return Ok(());
     };
-    let start = Running { campaign, todo: shared.todo, skipped: shared.skipped, refused: shared.refused };
+    let start =
+        Running { campaign, begun: shared.begun, todo: shared.todo, skipped: shared.skipped, refused: shared.refused };
     say(format!(
         "campaign {} ({}): {} points to run, {} stored already, {} refused",
         c.name,
@@ -955,6 +961,20 @@ pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fai
                 ));
                 break;
             }
+            // A refusal (exit 2: of the target, or of the point's settings before it ran) would
+            // meet the points after it alike: the campaign stops, said in one line.
+            Err(f) if f.code == 2 => {
+                let line = f.line.unwrap_or_default();
+                let (what, hint) = line
+                    .rsplit_once(" (hint: ")
+                    .unwrap_or((line.as_str(), "mend it, then run the same command again)"));
+                stopped = Some(Failure::new(
+                    format!("campaign {} stopped at {}: {what}", start.campaign, said(&c, p)),
+                    hint.trim_end_matches(')'),
+                    2,
+                ));
+                break;
+            }
             Err(f) => {
                 failed += 1;
                 if let Some(line) = &f.line {
@@ -964,7 +984,14 @@ pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fai
         }
     }
     let whole = stopped.is_none() && failed == 0;
-    super::opening::on_lead(team, || Ok(Store::open(&cli.db)?.finish_group(start.campaign, whole, None)?))?;
+    super::opening::on_lead(team, || {
+        let store = Store::open(&cli.db)?;
+        // A version begun by this command that came to hold nothing is not kept.
+        if !(start.begun && ok == 0 && failed == 0 && store.drop_empty_campaign(start.campaign)?) {
+            store.finish_group(start.campaign, whole, None)?;
+        }
+        Ok(())
+    })?;
     // A stop is said by its own line, the last.
     if stopped.is_none() {
         say(format!(

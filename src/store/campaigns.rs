@@ -277,6 +277,26 @@ impl Store {
         rows.collect::<Result<_, _>>().map_err(|e| self.wrap(e))
     }
 
+    /// Removes campaign version `campaign` when it holds no run and no group (its hooks go
+    /// with it); says whether it did.
+    pub fn drop_empty_campaign(&self, campaign: GroupId) -> Result<bool, StoreError> {
+        let row = self.group_row(campaign)?;
+        let empty: bool = self
+            .conn
+            .query_row(
+                "SELECT NOT EXISTS (SELECT 1 FROM runs WHERE group_id = ?1)
+                    AND NOT EXISTS (SELECT 1 FROM groups WHERE parent = ?1)",
+                [row],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.wrap(e))?;
+        if empty {
+            self.conn.execute("DELETE FROM hooks WHERE campaign = ?1", [row]).map_err(|e| self.wrap(e))?;
+            self.conn.execute("DELETE FROM groups WHERE id = ?1", [row]).map_err(|e| self.wrap(e))?;
+        }
+        Ok(empty)
+    }
+
     /// The group of campaign `name` at `version`, when one was begun.
     pub fn campaign_version(&self, name: &str, version: &str) -> Result<Option<GroupId>, StoreError> {
         use rusqlite::OptionalExtension;
