@@ -89,7 +89,7 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
         .ok_or_else(|| err(None, "has no [campaign] table".into(), "begin the file with [campaign] and its name"))?;
     let c = r.table_of(campaign_table, "[campaign]", &["name", "repetitions", "summary", "order", "seed", "budget"])?;
     let name = r.string(c.need("name", "[campaign]", &r)?, "[campaign] name")?;
-    if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
+    if !crate::record::is_label(&name) {
         return Err(r.at(
             c.line("name"),
             "[campaign] name must be 1 to 64 printable characters",
@@ -145,7 +145,7 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
         let line = t.at;
         let t = r.table_of(&t, "[[target]]", &["label", "dir", "description"])?;
         let label = r.string(t.need("label", "[[target]]", &r)?, "[[target]] label")?;
-        if label.is_empty() || label.chars().count() > 64 || label.chars().any(char::is_control) {
+        if !crate::record::is_label(&label) {
             return Err(r.at(
                 t.line("label"),
                 "a target's label is 1 to 64 printable characters",
@@ -219,7 +219,7 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
             }
         }
         let name = name.ok_or_else(|| r.at(Some(line), "a [[study]] has no name", "give it name = \"seq-write\""))?;
-        if name.is_empty() || name.chars().count() > 64 || name.chars().any(char::is_control) {
+        if !crate::record::is_label(&name) {
             return Err(r.at(
                 Some(line),
                 "a study's name is 1 to 64 printable characters",

@@ -336,14 +336,7 @@ fn points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> R
                 }
                 let measured = point_workload(&cli, clients).map_err(|f| in_study(c, s, clients, f))?;
                 let key: std::sync::Arc<str> = match &measured {
-                    // As the store reads it back (`store::campaigns::RUN_KEY`).
-                    Some(w) => format!(
-                        "{} tasks={}{}",
-                        w.key(),
-                        w.tasks,
-                        iosurvey::store::campaigns::scale_words(scale.map(|Scale(n)| n))
-                    )
-                    .into(),
+                    Some(w) => iosurvey::store::campaigns::run_point_key(w, scale.map(|Scale(n)| n)).into(),
                     None => group_key(s, &base, scale).into(),
                 };
                 let what: std::sync::Arc<str> = measured.as_ref().map_or_else(|| sizes_of(&cli), |w| w.label()).into();
@@ -1186,12 +1179,7 @@ pub(super) fn report<T: Team>(
                 let point = PointName {
                     study: r.name.clone().unwrap_or_default(),
                     target: r.label.clone().unwrap_or_default(),
-                    key: format!(
-                        "{} tasks={}{}",
-                        r.workload.key(),
-                        r.workload.tasks,
-                        iosurvey::store::campaigns::scale_words(scale)
-                    ),
+                    key: iosurvey::store::campaigns::run_point_key(&r.workload, scale),
                 };
                 planned.contains(&point)
             })

@@ -529,7 +529,7 @@ struct TargetArgs {
 
 /// A `--label`: a short name of printable characters.
 fn label_arg(text: &str) -> Result<String, String> {
-    if text.is_empty() || text.chars().count() > 64 || text.chars().any(char::is_control) {
+    if !iosurvey::record::is_label(text) {
         return Err("a label is 1 to 64 printable characters".into());
     }
     Ok(text.to_string())

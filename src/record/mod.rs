@@ -120,6 +120,12 @@ pub struct RunRecord {
     pub campaign_id: Option<i64>,
 }
 
+/// Whether `text` may name a system measured, a campaign or a study: 1 to 64 printable
+/// characters (shown in tables and file names, never a control character).
+pub fn is_label(text: &str) -> bool {
+    !text.is_empty() && text.chars().count() <= 64 && !text.chars().any(char::is_control)
+}
+
 /// What a group of runs is; the letter of its name says it to users (s3, w2, m1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -48,6 +48,12 @@ pub type Tally = HashMap<PointName, (usize, usize)>;
 /// count out, so that runs of a sweep compare as one workload).
 pub const RUN_KEY: &str = "workload_key || ' tasks=' || json_extract(spec_json, '$.tasks')";
 
+/// A run point's key as [`RUN_KEY`] reads it back from a stored run of workload `w`, with
+/// the words of the campaign's scale.
+pub fn run_point_key(w: &crate::spec::Workload, scale: Option<u64>) -> String {
+    format!("{} tasks={}{}", w.key(), w.tasks, scale_words(scale))
+}
+
 /// The words a campaign run at `--scale 1/N` adds to each point's key, so that a rehearsal
 /// never stands for the full-size point.
 pub fn scale_words(scale: Option<u64>) -> String {
