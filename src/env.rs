@@ -31,6 +31,9 @@ pub struct Environment {
     pub block_device: Option<String>,
     /// iosurvey version.
     pub tool_version: String,
+    /// The block devices under test, when the target is one or several.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub devices: Vec<crate::target::device::DeviceFacts>,
 }
 
 /// File systems whose data lives in memory: every read is a memory read.
@@ -90,6 +93,23 @@ pub fn collect(target: &Path) -> Environment {
     }
     env
 }
+
+/// The facts of a run on block devices: the host's, and each device's; the target is their
+/// paths, the file system "block device".
+pub fn for_devices(devices: &[crate::target::device::DeviceFacts]) -> Environment {
+    let mut env = collect(Path::new("/"));
+    env.target = devices.iter().map(|d| d.path.as_str()).collect::<Vec<_>>().join(",");
+    env.fs_type = BLOCK_DEVICE.into();
+    env.mount_source = String::new();
+    env.mount_point = String::new();
+    env.mount_options = String::new();
+    env.block_device = Some(devices.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(","));
+    env.devices = devices.to_vec();
+    env
+}
+
+/// The file system type a run on block devices records.
+pub const BLOCK_DEVICE: &str = "block device";
 
 /// This machine's host name (uname's node name).
 pub fn hostname() -> String {

@@ -10,7 +10,8 @@ use crate::record::{GroupId, GroupKind, RunFacts, RunRecord, Status};
 use crate::spec::meta::check_order;
 use crate::spec::{Access, Before, Hint, Meta, Op, Setting, Shape, SpecError, Workload};
 use crate::store::{will, Store, StoreError};
-use crate::target::dir::Dir;
+use crate::target::device::DeviceTarget;
+use crate::target::site::Site;
 use crate::target::{cache, data_files, Target, TargetError};
 use crate::team::{share_value, Team};
 use crate::units::now_unix;
@@ -108,10 +109,41 @@ pub type Watch = dyn Fn(Arc<Progress>) -> Box<dyn FnOnce()>;
 pub struct Lead<'a> {
     /// Where records go.
     pub store: &'a mut Store,
-    /// The target directory, its manifest and clean-up.
-    pub target: &'a mut Target,
-    /// A metadata run's further base directories (`--dir a@b`), each a target of its own.
-    pub more: &'a mut [Target],
+    /// The targets the run goes to, as the lead took them.
+    pub held: Held<'a>,
+}
+
+/// The targets of a run on the lead, by kind: what the checks before a run look at.
+pub enum Held<'a> {
+    /// Directories: the target, its manifest and clean-up, then a metadata run's further base
+    /// directories (`--dir a@b`) or a target survey's further directories.
+    Dirs(&'a mut [Target]),
+    /// Block devices, with the user's consent to writing them.
+    Devices(&'a mut [DeviceTarget]),
+}
+
+impl Held<'_> {
+    /// Whether the targets keep what runs wrote (`--keep`).
+    fn keeps(&self) -> bool {
+        match self {
+            Held::Dirs(t) => t.first().is_some_and(Target::keeps),
+            Held::Devices(_) => false,
+        }
+    }
+
+    /// The facts of where the run ran.
+    fn environment(&self) -> env::Environment {
+        match self {
+            Held::Dirs(t) => {
+                let mut e = t.first().map(|t| env::collect(t.dir().path())).unwrap_or_default();
+                if t.len() > 1 {
+                    e.target = t.iter().map(|t| t.dir().path().display().to_string()).collect::<Vec<_>>().join("@");
+                }
+                e
+            }
+            Held::Devices(d) => env::for_devices(&d.iter().map(|d| d.device().facts().clone()).collect::<Vec<_>>()),
+        }
+    }
 }
 
 /// How a run is filed.
@@ -144,10 +176,8 @@ pub struct Runner<'a, T: Team> {
     pub team: &'a T,
     /// Tasks (threads) in each process.
     pub threads: usize,
-    /// The target directory, opened by every process at the same path.
-    pub dir: Arc<Dir>,
-    /// A metadata run's further base directories, likewise.
-    pub bases: Vec<Arc<Dir>>,
+    /// The targets, opened by every process at the same paths.
+    pub site: Site,
     /// The lead process's store and target; `None` on the other processes.
     pub lead: Option<Lead<'a>>,
     /// The command line, stored with each run.
@@ -200,6 +230,7 @@ impl<T: Team> Runner<'_, T> {
         let names = w.data().map_or_else(Vec::new, |data| {
             data_files(data.access == Access::Shared, OffsetMap::new(data, w.tasks, w.seed).files())
         });
+        let region = w.data().map_or(0, |data| OffsetMap::new(data, w.tasks, w.seed).file_size());
         let mut warnings = Vec::new();
         let mut refusal = None;
         let per_node = self.per_node();
@@ -222,12 +253,12 @@ impl<T: Team> Runner<'_, T> {
             Verdict::Go { token, drop_caches } => (token, drop_caches),
             Verdict::Refused => return Err(refusal.unwrap_or(RunError::Peer { code: 2 })),
         };
-        if std::iter::once(&self.dir).chain(&self.bases).any(|d| d.path().to_str().is_none()) {
+        if self.site.paths().iter().any(|p| p.to_str().is_none()) {
             warnings.push("a target path is not valid UTF-8: it is stored with replacement characters".into());
         }
-        let files = DataFiles { dir: self.dir.clone(), names, bases: self.bases.clone() };
+        let files = DataFiles { site: self.site.clone(), names, region };
         let facts = RunFacts {
-            env: self.lead.as_ref().map(|lead| env::collect(lead.target.dir().path())).unwrap_or_default(),
+            env: self.lead.as_ref().map(|lead| lead.held.environment()).unwrap_or_default(),
             command_line: self.command_line.clone(),
             started: now_unix(),
             hosts: self.team.hosts(),
@@ -243,18 +274,23 @@ impl<T: Team> Runner<'_, T> {
         });
         let progress = Progress::new(self.threads);
         let stop = self.lead.as_ref().and(self.watch).map(|watch| watch(progress.clone()));
+        let events = (self.lead.is_some() && !w.events.is_empty())
+            .then(|| crate::events::start(&w.events, progress.clone(), self.cancel.clone()));
         let inputs = engine::RunInputs { w, files: &files, token, drop_caches, progress, cancel: self.cancel.clone() };
         let exec = engine::execute(self.team, self.threads, inputs);
         if let Some(stop) = stop {
             stop();
         }
+        let events = events.map(crate::events::Scheduled::finish).unwrap_or_default();
+        warnings.extend(crate::events::warnings(&events));
         // A will the signal path took: it stores the run while the process ends.
         let (will, watch) = will.unzip();
         let storing = will.map(will::Armed::revoke);
         let result = match (self.lead.as_mut(), exec) {
             (Some(_), Some(_)) if matches!(storing, Some(None)) => Some(Err(RunError::Peer { code: 130 })),
             (Some(lead), Some(exec)) => {
-                let record = RunRecord::assemble(w.clone(), exec, facts);
+                let mut record = RunRecord::assemble(w.clone(), exec, facts);
+                record.events = events;
                 warnings.extend(widened_series(&record, w));
                 let filed = file(lead, record, warnings, filing);
                 if let Some(Some(storing)) = storing {
@@ -310,7 +346,7 @@ fn file(lead: &mut Lead, mut record: RunRecord, warnings: Vec<String>, filing: F
     }
     let stale = record.phases.iter().filter_map(|p| p.verify.as_ref()).any(|v| v.stale > 0);
     let hint = match &record.failure_hint {
-        Some(_) if record.interrupted && lead.target.keeps() => {
+        Some(_) if record.interrupted && lead.held.keeps() => {
             Hint::say("the run is stored as failed and its files were kept; run it again")
         }
         Some(h) => h.clone(),
@@ -374,7 +410,7 @@ pub fn check_meta_order(target: &Target, w: &Workload) -> Result<(), RunError> {
     }
 }
 
-/// The lead's checks before a run: engine, memory, then the target; the data files are
+/// The lead's checks before a run: engine, memory, then the targets; the data files are
 /// made (named in the manifest first) only when everything else passed.
 fn preflight(
     lead: &mut Lead,
@@ -383,11 +419,18 @@ fn preflight(
     space_check: bool,
     per_node: usize,
 ) -> Result<(), RunError> {
-    let data = match &w.shape {
-        Shape::Data(data) => data,
-        Shape::Meta(meta) => {
+    let data = match (&w.shape, &mut lead.held) {
+        (Shape::Data(data), _) => data,
+        (Shape::Meta(meta), Held::Dirs(targets)) => {
             precheck(w, per_node, env::memory_available())?;
-            return meta_preflight(lead, w, meta, space_check);
+            return meta_preflight(targets, w, meta, space_check);
+        }
+        (Shape::Meta(_), Held::Devices(_)) => {
+            return Err(SpecError::Invalid {
+                what: "a metadata workload makes files and directories, and the target is a block device".into(),
+                hint: Hint::Use(Setting::Dir, "a directory of the file system to measure".into()),
+            }
+            .into())
         }
     };
     let engine = engine::backends::entry(&data.engine);
@@ -398,8 +441,52 @@ fn preflight(
         // No file is opened, made or read: nothing to check in the target.
         return Ok(());
     }
-    let target = &mut *lead.target;
     let writes = w.ops.iter().any(|o| o.direction() != Op::Read);
+    let file_size = OffsetMap::new(data, w.tasks, w.seed).file_size();
+    match &mut lead.held {
+        Held::Dirs(targets) => {
+            let n = targets.len().max(1);
+            for (k, target) in targets.iter_mut().enumerate() {
+                let mine: Vec<String> = names.iter().skip(k).step_by(n).cloned().collect();
+                dir_preflight(target, w, data, &mine, (writes, space_check, file_size))?;
+            }
+        }
+        Held::Devices(devices) => {
+            if engine.caps.writes_need_read || engine.caps.page_cache_always {
+                return Err(SpecError::Engine {
+                    why: format!(
+                        "the {} engine maps or buffers whole files; a block device is read and written in place",
+                        engine.name
+                    ),
+                    fix: "sync, io_uring or libaio".into(),
+                }
+                .into());
+            }
+            let n = devices.len().max(1);
+            for (k, device) in devices.iter_mut().enumerate() {
+                // Regions go round-robin: this device holds files k, k + n, ...
+                let regions = names.len().saturating_sub(k).div_ceil(n) as u64;
+                device.check_run(data.direct, data.transfer, regions * file_size)?;
+                if writes {
+                    device.check_write()?;
+                } else {
+                    device.probe_read()?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One directory's checks before a data run: writable, holding what a read needs, aligned for
+/// O_DIRECT, room for the files; then the files it will hold are claimed.
+fn dir_preflight(
+    target: &mut Target,
+    w: &Workload,
+    data: &crate::spec::Data,
+    names: &[String],
+    (writes, space_check, file_size): (bool, bool, u64),
+) -> Result<(), RunError> {
     if writes && !target.writable() {
         return Err(TargetError::ReadOnly(target.dir().path().into()).into());
     }
@@ -420,7 +507,7 @@ fn preflight(
     }
     if writes {
         if space_check {
-            target.check_space(names, OffsetMap::new(data, w.tasks, w.seed).file_size())?;
+            target.check_space(names, file_size)?;
         }
         target.claim(names)?;
     }
@@ -429,24 +516,25 @@ fn preflight(
 
 /// The lead's checks of the targets of a metadata run: its phases' order, the bases
 /// writable, their space; then the directory everything goes below is claimed in each.
-fn meta_preflight(lead: &mut Lead, w: &Workload, meta: &Meta, space_check: bool) -> Result<(), RunError> {
-    check_meta_order(lead.target, w)?;
-    for target in std::iter::once(&*lead.target).chain(lead.more.iter()) {
+fn meta_preflight(targets: &mut [Target], w: &Workload, meta: &Meta, space_check: bool) -> Result<(), RunError> {
+    let Some(first) = targets.first() else { return Ok(()) };
+    check_meta_order(first, w)?;
+    for target in targets.iter() {
         if !target.writable() {
             return Err(TargetError::ReadOnly(target.dir().path().into()).into());
         }
     }
     if space_check {
         // Task t works in base t mod bases: the first bases take one task more.
-        let bases = 1 + lead.more.len();
+        let bases = targets.len();
         let tasks_in = |k: usize| ((w.tasks + bases - 1 - k) / bases) as u64;
-        for (k, target) in std::iter::once(&*lead.target).chain(lead.more.iter()).enumerate() {
+        for (k, target) in targets.iter().enumerate() {
             target.check_meta_space(meta, &w.ops, tasks_in(k))?;
         }
     }
     // Everything the run makes goes below one directory in each base, named in its
     // manifest first.
-    for target in std::iter::once(&mut *lead.target).chain(lead.more.iter_mut()) {
+    for target in targets.iter_mut() {
         target.claim_dir(&meta.root)?;
     }
     Ok(())

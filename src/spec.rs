@@ -246,6 +246,46 @@ pub struct Workload {
     /// Width of the time series' intervals, in seconds (at least 0.001).
     #[arg(long = "interval", default_value_t = 1.0, value_name = "SECONDS")]
     pub interval_secs: f64,
+    /// Run COMMAND (sh -c, on the lead) this long into the run's first phase: a fault, a
+    /// failed drive, a throttle; repeatable. Its output and status are stored with the run,
+    /// marked on its time line, and the run's findings give the rate before, during and
+    /// after, and the time to recover.
+    #[arg(long = "event", value_name = "TIME:COMMAND", value_parser = event_arg)]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<Event>,
+}
+
+/// A command run at a time into a run's first phase (`--event 30s:"COMMAND"`). It changes
+/// what is measured, so it is part of the workload's key: a run with a fault never pools with
+/// one without.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    /// Seconds into the first phase.
+    pub at_secs: f64,
+    /// The shell command.
+    pub command: String,
+}
+
+/// Reads `TIME:COMMAND`, TIME a number of seconds with an optional unit (ms, s, m, h).
+pub fn event_arg(s: &str) -> Result<Event, String> {
+    let (time, command) = s
+        .split_once(':')
+        .ok_or_else(|| format!("'{s}' is not TIME:COMMAND (e.g. 30s:\"echo 1 > /sys/block/sdb/device/delete\")"))?;
+    let t = time.trim();
+    let (digits, scale) = [("ms", 1e-3), ("s", 1.0), ("m", 60.0), ("h", 3600.0)]
+        .iter()
+        .find_map(|(unit, scale)| t.strip_suffix(unit).map(|d| (d, *scale)))
+        .unwrap_or((t, 1.0));
+    let at_secs = digits
+        .parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .map(|v| v * scale)
+        .ok_or_else(|| format!("'{time}' is not a time (e.g. 30s, 1.5s, 2m)"))?;
+    if command.trim().is_empty() {
+        return Err(format!("the event at {time} has no command"));
+    }
+    Ok(Event { at_secs, command: command.to_string() })
 }
 
 /// What a workload works on.

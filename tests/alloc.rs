@@ -38,7 +38,11 @@ fn allocations(items: u64) -> u64 {
     std::fs::create_dir(tmp.path().join("iosurvey.meta")).unwrap();
     let meta = Meta { items, write_bytes: 100, read_bytes: 100, ..Meta::default() };
     let w = Workload { ops: ALL_PHASES.to_vec(), verify: true, interval_secs: 60.0, ..Workload::from(meta) };
-    let files = DataFiles { dir: Arc::new(Dir::open(tmp.path()).unwrap()), names: Vec::new(), bases: Vec::new() };
+    let files = DataFiles {
+        site: iosurvey::target::site::Site::Dirs(vec![Arc::new(Dir::open(tmp.path()).unwrap())]),
+        names: Vec::new(),
+        region: 0,
+    };
     let inputs = RunInputs {
         w: &w,
         files: &files,

@@ -98,7 +98,7 @@ fn a_caller_outside_the_cli_runs_a_sweep_plan_and_a_matrix_plan_and_reads_both_g
     // A full matrix in a fresh directory on the same tmpfs.
     let o = opening(&db, Place::Fresh { parent: Some(fs.bed.dir.clone()), kind: "matrix" }, Cancel::new());
     let mut session = Session::open(&team, o).unwrap();
-    let fresh: PathBuf = session.dir().path().to_path_buf();
+    let fresh: PathBuf = session.site().paths()[0].clone();
     assert!(fresh.starts_with(&fs.bed.dir) && fresh.exists());
     let record = matrix_record(&fs.bed.dir);
     let group = session.begin(GroupKind::Matrix, &record).unwrap();

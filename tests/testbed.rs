@@ -129,6 +129,34 @@ fn three_nodes_on_glusterfs_write_read_verify_reorder_and_measure_the_network() 
     assert_eq!(lines, ["node1 1", "node1 3", "node2 1", "node2 3", "node3 1", "node3 3"]);
     assert!(listing(Path::new(&dir)).is_empty());
 
+    // An event runs once, on the lead, whatever the number of nodes.
+    bed.launcher[3] = "1".into();
+    bed.dir = shared_dir("event").into();
+    let events = bed.tmp.path().join("events.log");
+    let event = format!("0s:echo $(hostname) >> {}", events.display());
+    let out = launch(
+        &[&tb, "run", "--np-per-node", "1", "--"],
+        &[
+            "run",
+            "--dir",
+            &shared_dir("event"),
+            "--db",
+            &bed.db,
+            "-q",
+            "--transfer",
+            "256k",
+            "--block",
+            "64m",
+            "--op",
+            "write",
+            "--event",
+            &event,
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(std::fs::read_to_string(&events).unwrap(), "node1\n", "once, on the lead");
+    assert_eq!(bed.last_run()["events"][0]["ran"]["node"], "node1");
+
     let net = launch(
         &[&tb, "run", "--np-per-node", "1", "--"],
         &["net", "--size", "128m", "--messages", "256k..4m", "--db", &bed.db],

@@ -12,6 +12,7 @@ pub mod outliers;
 pub mod reference;
 pub mod scaling;
 pub mod study;
+pub mod timeline;
 
 use crate::measure::Spread;
 use crate::plan::Role;
@@ -134,6 +135,10 @@ pub struct Chart {
     /// published system's (name, value in the chart's unit).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<(String, f64)>,
+    /// Moments on the x axis, each drawn as a vertical dashed line and named in the legend
+    /// (a run's events on its time line).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub marks: Vec<(String, f64)>,
     /// Ids of the runs whose numbers it draws.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub runs: Vec<i64>,
@@ -221,6 +226,22 @@ fn phase_notes(p: &PhaseRecord, units: &str) -> Vec<String> {
         });
     }
     notes
+}
+
+/// The run's events that ran, as marks on its time series: seconds into the phase the first
+/// one fell in (every phase's series starts at 0 on the chart).
+fn event_marks(r: &RunRecord) -> Vec<(String, f64)> {
+    let Some(t) = timeline::of(r) else { return Vec::new() };
+    r.events
+        .iter()
+        .filter_map(|e| {
+            let at = e.started_ns?.checked_sub(t.origin_ns)? as f64 / 1e9;
+            let command = crate::escape::visible(&e.command);
+            let short: String = command.chars().take(40).collect();
+            let ellipsis = if short.len() < command.len() { "..." } else { "" };
+            Some((format!("event at {at:.1} s: {short}{ellipsis}"), at))
+        })
+        .collect()
 }
 
 /// A phase's time series as (seconds into the phase, rate): MiB/s, or items/s for metadata.
@@ -368,8 +389,13 @@ pub fn run(r: &RunRecord) -> Report {
             x: "seconds into the phase".into(),
             y: series_unit(meta).into(),
             series,
+            marks: event_marks(r),
             ..Chart::default()
         });
+    }
+    if let Some((table, findings)) = timeline::tables(r) {
+        report.tables.push(table);
+        report.findings.extend(findings);
     }
     report.charts.extend(charts::run(r, &id));
     if r.hosts.len() > 1 {

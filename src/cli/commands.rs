@@ -463,7 +463,14 @@ pub(super) fn meta_run(a: &MetaArgs) -> Result<RunArgs, Failure> {
         interval_secs: a.interval_secs,
         ..Workload::from(meta)
     };
-    Ok(RunArgs { dir, workload, total: None, team: a.team.clone(), more_dirs: dirs })
+    Ok(RunArgs {
+        dir: Some(dir),
+        device: super::DeviceArgs::default(),
+        workload,
+        total: None,
+        team: a.team.clone(),
+        more_dirs: dirs,
+    })
 }
 
 /// Refuses, before anything runs, a `--json` path that could not or must not be written.
@@ -501,7 +508,17 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
             2,
         ));
     }
-    let mut points = plan::List::sweep(&a.workload, &counts, a.total)?;
+    let (workload, place) = match &a.dir {
+        Some(dir) => (a.workload.clone(), Place::Dir { dir: dir.clone(), more: a.more_dirs.clone() }),
+        None => device_run(team, a)?,
+    };
+    let mut points = match (&place, a.total) {
+        // The whole of the smallest device, times their number, split over each point's tasks.
+        (Place::Devices { .. }, None) => {
+            plan::List::filling(&workload, &counts, device_capacity(team, &a.device.device))?
+        }
+        (_, total) => plan::List::sweep(&workload, &counts, total)?,
+    };
     let workloads: Vec<Workload> = points.workloads().cloned().collect();
     precheck_all(team, a.team.tasks, &workloads)?;
     let sweep = counts.len() > 1;
@@ -509,7 +526,6 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
         Some(path) => check_json_path(path, &cli.db),
         None => Ok(()),
     })?;
-    let place = Place::Dir { dir: a.dir.clone(), more: a.more_dirs.clone() };
     let mut session = super::opening::open(cli, team, (place, &a.team.target), a.team.tasks, workloads)?;
     let group = match sweep {
         true => Some(session.begin(GroupKind::Sweep, &serde_json::json!({ "parameter": "clients" }))?),
@@ -537,6 +553,32 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
         print!("{}", render(analysis::sweep(group.map(|g| g.number), &records), Format::Text));
     }
     played.failure.map_or(Ok(finished?), |e| Err(e.into()))
+}
+
+/// A run on block devices: O_DIRECT unless --buffered, and the devices with the user's consent.
+fn device_run<T: Team>(_team: &T, a: &RunArgs) -> Result<(Workload, Place), Failure> {
+    let mut w = a.workload.clone();
+    if let iosurvey::spec::Shape::Data(d) = &mut w.shape {
+        d.direct = !a.device.buffered;
+    }
+    let consent = iosurvey::target::device::Consent {
+        destroy: a.device.destroy_data.clone(),
+        ignore_signature: a.device.ignore_signature,
+    };
+    Ok((w, Place::Devices { paths: a.device.device.clone(), consent }))
+}
+
+/// The bytes a run on `devices` may use: the smallest one's size times their number, as the
+/// lead finds it (0 when it cannot read one: the device's own check then says why).
+fn device_capacity<T: Team>(team: &T, devices: &[PathBuf]) -> u64 {
+    let mine = (team.process() == 0).then(|| {
+        let sizes: Vec<u64> = devices
+            .iter()
+            .map(|p| iosurvey::target::device::Device::open(p).map_or(0, |d| d.facts().size_bytes))
+            .collect();
+        sizes.iter().copied().min().unwrap_or(0).saturating_mul(sizes.len() as u64)
+    });
+    iosurvey::team::share_value(team, mine.as_ref())
 }
 
 /// What the lead decides before a survey and every process needs.
@@ -576,7 +618,7 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
         direct: lead.target().direct_alignment(&[]).is_ok_and(|align| 4096 % align == 0),
         drop_caches: cache::can_drop(),
     });
-    let target = session.dir().path().to_string_lossy().into_owned();
+    let target = session.site().paths()[0].to_string_lossy().into_owned();
     let group = session.begin(GroupKind::Survey, &serde_json::json!({ "target": target }))?;
     let mut battery = plan::survey_plan(shape(choice.direct, choice.drop_caches), a.repetitions as usize);
     let lead = team.process() == 0;

@@ -30,7 +30,7 @@ pub(super) fn io500<T: Team>(cli: &Cli, a: &Io500Args, team: &T) -> Result<(), F
     // The write phases fill until the stonewall: their size is a bound, not a need.
     let target = super::TargetArgs { no_space_check: true, ..a.target.clone() };
     let mut session = open(cli, team, (place, &target), a.tasks, Vec::new())?;
-    let target = session.dir().path().to_string_lossy().into_owned();
+    let target = session.site().paths()[0].to_string_lossy().into_owned();
     let spec = serde_json::json!({ "target": target, "stonewall": stonewall, "quick": a.quick });
     let group = session.begin(GroupKind::Io500, &spec)?;
     let played = session.play(&mut plan, Some(group), |step| {

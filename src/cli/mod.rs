@@ -298,18 +298,41 @@ fn shown(s: &str) -> Result<Shown, String> {
 #[derive(Args)]
 struct RunArgs {
     /// Directory under test: empty, or holding only iosurvey's files (a missing leaf is made).
-    #[arg(long, value_name = "DIR")]
-    dir: PathBuf,
+    #[arg(long, value_name = "DIR", required_unless_present = "device", conflicts_with = "device")]
+    dir: Option<PathBuf>,
+    #[command(flatten)]
+    device: DeviceArgs,
     #[command(flatten)]
     workload: Workload,
-    /// Aggregate bytes, split evenly over tasks (replaces --block).
-    #[arg(long, value_parser = size_arg, conflicts_with = "block")]
+    /// Aggregate bytes, split evenly over tasks (replaces --block); on a device, the bytes
+    /// used from its start (default: all of it).
+    #[arg(long, visible_alias = "size", value_parser = size_arg, conflicts_with = "block")]
     total: Option<u64>,
     #[command(flatten)]
     team: TeamArgs,
     /// A metadata run's further base directories (`meta --dir a@b`), after `dir`.
     #[arg(skip)]
     more_dirs: Vec<PathBuf>,
+}
+
+/// Block devices as targets (docs/safety.md, "Block devices").
+#[derive(Args, Clone, Default)]
+struct DeviceArgs {
+    /// Block device under test, instead of --dir; repeat or comma-separate for several at
+    /// once (file i of the run on device i mod their number). Task t's region starts at
+    /// t x its size (a shared layout: one region); O_DIRECT unless --buffered; the whole device
+    /// unless --size. Reading needs no further word.
+    #[arg(long, value_name = "DEVICE", value_delimiter = ',', conflicts_with = "block")]
+    device: Vec<PathBuf>,
+    /// Allow writing this device, which destroys every byte on it: name each device written.
+    #[arg(long, value_name = "DEVICE", value_delimiter = ',', requires = "device")]
+    destroy_data: Vec<PathBuf>,
+    /// Write over a file system or partition-table signature found on the device.
+    #[arg(long, requires = "destroy_data")]
+    ignore_signature: bool,
+    /// Go through the page cache of the device instead of O_DIRECT.
+    #[arg(long, requires = "device", conflicts_with = "direct")]
+    buffered: bool,
 }
 
 /// Who runs a workload, where it is filed and what else is written: the same for `run` and

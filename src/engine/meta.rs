@@ -109,6 +109,9 @@ impl PhaseKind for MetaItems<'_> {
     }
 
     fn run<M: Member>(&mut self, m: &M, clock: &TaskClock, trace: &mut PhaseTrace) -> TaskPart {
+        if m.local_index() == 0 {
+            self.ctx.progress.phase_began();
+        }
         let w = self.ctx.w;
         let mut t = TaskTiming { task: m.rank() as u32, node: m.node(), ..TaskTiming::default() };
         let mut tally = VerifyTally::default();

@@ -21,6 +21,7 @@ use crate::measure::MIN_INTERVAL_NS;
 pub use crate::record::execution::{BadTransfer, Execution, PageCache, PhaseOutcome, TaskFailure, VerifyTally};
 use crate::spec::{Data, Meta, Op, Shape, Workload};
 use crate::target::dir::Dir;
+use crate::target::site::Site;
 use crate::team::{all_agree, Member, Team};
 use data::{fill_random, Mismatch};
 pub use error::EngineError;
@@ -66,6 +67,10 @@ pub struct Progress {
     done: Vec<Padded>,
     phase: Mutex<String>,
     phase_bytes: AtomicU64,
+    /// CLOCK_MONOTONIC ns when this process's first phase began (0 before).
+    first_phase: AtomicU64,
+    /// CLOCK_MONOTONIC ns of the team clock's zero on this process.
+    epoch: AtomicU64,
 }
 
 impl Progress {
@@ -75,7 +80,25 @@ impl Progress {
             done: (0..threads).map(|_| Padded::default()).collect(),
             phase: Mutex::new(String::new()),
             phase_bytes: AtomicU64::new(0),
+            first_phase: AtomicU64::new(0),
+            epoch: AtomicU64::new(0),
         })
+    }
+
+    /// Marks the start of a phase's transfers (past its origin): the first one's is kept.
+    fn phase_began(&self) {
+        let _first = self.first_phase.compare_exchange(0, crate::team::clock::monotonic_ns().max(1), Relaxed, Relaxed);
+    }
+
+    /// When the first phase began (CLOCK_MONOTONIC ns), once it has.
+    pub fn first_phase(&self) -> Option<u64> {
+        Some(self.first_phase.load(Relaxed)).filter(|&t| t > 0)
+    }
+
+    /// A CLOCK_MONOTONIC time of this process as a time on the team's clock, the clock of
+    /// the time series (0 before the run's clock is set).
+    pub fn on_team_clock(&self, monotonic: u64) -> u64 {
+        monotonic.saturating_sub(self.epoch.load(Relaxed))
     }
 
     /// (phase label, bytes this process's tasks moved so far in it, bytes the phase moves).
@@ -107,27 +130,28 @@ impl VerifyTally {
 
 /// The data files of a run: names in the target directory, opened through its descriptor.
 pub struct DataFiles {
-    /// The target, held open.
-    pub dir: std::sync::Arc<Dir>,
+    /// The targets, held open (directories) or checked (devices).
+    pub site: Site,
     /// File names, by file index.
     pub names: Vec<String>,
-    /// A metadata run's further base directories (`--dir a@b`), after `dir`.
-    pub bases: Vec<std::sync::Arc<Dir>>,
+    /// Bytes of each file once written: on a device, where the next file's region starts.
+    pub region: u64,
 }
 
 impl DataFiles {
-    /// The base directory of task `task`'s metadata tree: the target and the further bases
-    /// in turn.
+    /// The base directory of task `task`'s metadata tree: the site's directories in turn.
     fn base(&self, task: usize) -> &Dir {
-        match task % (1 + self.bases.len()) {
-            0 => &self.dir,
-            k => &self.bases[k - 1],
-        }
+        self.site.dir(task).expect("a metadata run's site is made of directories (the runner refuses a device)")
+    }
+
+    /// How many bases a metadata run's tasks are spread over.
+    fn bases(&self) -> usize {
+        self.site.len().max(1)
     }
 
     /// The path of file `i`, for messages.
     fn show(&self, i: usize) -> PathBuf {
-        self.dir.show(&self.names[i])
+        self.site.show(&self.names, i)
     }
 }
 
@@ -266,6 +290,10 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
     // Made at the first phase that needs them.
     let (mut io, mut meta_io): (Option<TaskIo>, Option<MetaIo>) = (None, None);
     let clock = TaskClock { offset: m.clock_offset(), epoch: m.min(TaskClock::raw(m.clock_offset())) };
+    if m.local_index() == 0 {
+        // Team time t is CLOCK_MONOTONIC - offset - epoch here.
+        ctx.progress.epoch.store((clock.epoch as i64 + clock.offset).max(0) as u64, Relaxed);
+    }
     let nodes = m.nodes();
     let (sources, reorder_crosses_nodes, page_cache) = match ctx.work {
         Work::Data(data, _) => {
@@ -300,7 +328,7 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
                 Step { iteration, caches_dropped, interval_ns, verified: w.verify && op.direction() == Op::Read };
             let end = match &ctx.work {
                 Work::Meta(meta) => {
-                    let (source, count) = made.part(meta, op, m, 1 + ctx.files.bases.len());
+                    let (source, count) = made.part(meta, op, m, ctx.files.bases());
                     show_phase(ctx, m, op, iteration, count * m.size() as u64);
                     let verified = w.verify && op == Op::FileRead;
                     let io = meta_io.get_or_insert_with(|| MetaIo::new(meta, w.verify));

@@ -15,6 +15,7 @@ use crate::spec::{Data, Op, Pattern};
 use crate::sys::errno::ENOENT;
 use crate::sys::fs::{close, Advice, O_DIRECT, O_RDONLY, O_RDWR, O_WRONLY};
 use crate::sys::mem::IoBufs;
+use crate::target::site::Opening;
 use crate::team::Member;
 use std::fs::File;
 use std::ops::Range;
@@ -113,7 +114,7 @@ pub(super) fn remove_made(ctx: &Context, data: &Data, map: &OffsetMap, task: usi
         return None;
     }
     let index = map.file_of(task);
-    match ctx.files.dir.unlink(&ctx.files.names[index]) {
+    match ctx.files.site.remove(&ctx.files.names, index) {
         Err(e) if e.raw_os_error() != Some(ENOENT) => Some(EngineError::io("unlink", &ctx.files.show(index), None, e)),
         _ => None,
     }
@@ -136,6 +137,9 @@ impl PhaseKind for Transfers<'_> {
     }
 
     fn run<M: Member>(&mut self, m: &M, clock: &TaskClock, trace: &mut PhaseTrace) -> TaskPart {
+        if m.local_index() == 0 {
+            self.ctx.progress.phase_began();
+        }
         let (ctx, data, io, op, source, limit) =
             (self.ctx, self.data, &mut *self.io, self.op.direction(), self.source, self.limit);
         let w = ctx.w;
@@ -148,15 +152,15 @@ impl PhaseKind for Transfers<'_> {
         t.open_start = clock.now();
         let deadline = w.stonewall_secs.map(|s| t.open_start + (s * 1e9) as u64);
         // Engines that touch no storage (null, delay) get no file.
-        let file = match backends::entry(&data.engine).caps.storage && acc.error.is_none() {
+        let (file, base) = match backends::entry(&data.engine).caps.storage && acc.error.is_none() {
             true => match open(ctx.files, file_index, op, data) {
-                Ok(f) => Some(f),
+                Ok((f, base)) => (Some(f), base),
                 Err(e) => {
                     acc.error = Some(EngineError::io("open", path, None, e));
-                    None
+                    (None, 0)
                 }
             },
-            false => None,
+            false => (None, 0),
         };
         let mut attached = false;
         if acc.error.is_none() {
@@ -177,6 +181,7 @@ impl PhaseKind for Transfers<'_> {
             stopped: &|| m.stopped(),
             path,
             file: file.as_ref(),
+            base,
             op,
             source: source as u64,
             visitor: &visitor,
@@ -232,7 +237,7 @@ impl PhaseKind for Transfers<'_> {
     }
 }
 
-fn open(files: &DataFiles, index: usize, op: Op, data: &Data) -> std::io::Result<File> {
+fn open(files: &DataFiles, index: usize, op: Op, data: &Data) -> std::io::Result<(File, u64)> {
     let access = match op {
         // A writable shared mapping needs a descriptor open for reading too.
         Op::Write if backends::entry(&data.engine).caps.writes_need_read => O_RDWR,
@@ -245,21 +250,21 @@ fn open(files: &DataFiles, index: usize, op: Op, data: &Data) -> std::io::Result
     // descriptor, never through a link. Made on the writer's own node, no other node holds
     // stale attributes of an empty file (FUSE clients cache them).
     let flags = access | if data.direct { O_DIRECT } else { 0 };
-    let name = &files.names[index];
-    let file = match op {
-        Op::Write => files.dir.create_or_open_own(name, flags)?,
-        _ => files.dir.open_own(name, flags)?,
+    let how = match op {
+        Op::Write => Opening::Create,
+        _ => Opening::Existing,
     };
+    let (file, base) = files.site.open(&files.names, (index, files.region), flags, how)?;
     // Tell the page cache the access pattern, as fio does by default: deep readahead for
     // sequential reads, none for random ones. Only advice, so its failure is ignored.
     let advice = match data.pattern {
-        _ if data.no_fadvise => return Ok(file),
+        _ if data.no_fadvise => return Ok((file, base)),
         Pattern::Sequential => Advice::Sequential,
         Pattern::Random | Pattern::RandomOverlap => Advice::Random,
         Pattern::Backward | Pattern::Stride(_) | Pattern::Same => Advice::Normal,
     };
     let _advised = crate::sys::fs::fadvise(file.as_raw_fd(), advice);
-    Ok(file)
+    Ok((file, base))
 }
 
 /// One task's view of a phase's transfers.
@@ -271,6 +276,8 @@ struct IoSite<'a> {
     stopped: &'a dyn Fn() -> bool,
     path: &'a Path,
     file: Option<&'a File>,
+    /// Where the file's data starts: 0, or a device region's offset.
+    base: u64,
     op: Op,
     source: u64,
     visitor: &'a Visitor<'a>,
@@ -307,7 +314,9 @@ impl IoSite<'_> {
         loop {
             while !stop && next < to {
                 let Some(slot) = io.free.pop() else { break };
-                let offset = self.visitor.offset(next);
+                // Stamped, submitted and reported at the offset on the target, so a device's
+                // corruption is found where it is.
+                let offset = self.base + self.visitor.offset(next);
                 let dir = self.direction_of(next);
                 let buf = backend.bufs().get_mut(slot).expect("a free slot is not in flight");
                 if dir == Op::Write {

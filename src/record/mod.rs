@@ -118,6 +118,23 @@ pub struct RunRecord {
     /// The campaign (the version of its file) it is a point of, if any; its study is its name.
     #[serde(default)]
     pub campaign_id: Option<i64>,
+    /// The run's events (`--event`): when each ran on the team's clock, and how it ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<EventRun>,
+}
+
+/// An event as it ran: asked for at a time into the run's first phase, started at a time on
+/// the team's clock (the time series' clock), or not reached because the run ended first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventRun {
+    /// Seconds into the first phase it was asked for.
+    pub at_secs: f64,
+    /// When it started, ns on the team clock; none when the run ended before its time.
+    pub started_ns: Option<u64>,
+    /// The command, its status and output; none when it did not run.
+    pub ran: Option<crate::shell::HookRun>,
+    /// The command asked for.
+    pub command: String,
 }
 
 /// Whether `text` may name a system measured, a campaign or a study: 1 to 64 printable
@@ -385,6 +402,7 @@ impl RunRecord {
             provenance: measured(),
             matrix_id: None,
             campaign_id: None,
+            events: Vec::new(),
             label: None,
         }
     }

@@ -175,6 +175,7 @@ pub fn numbers(c: &Chart) -> crate::analysis::Table {
             row.push(bar.map_or(Cell::Empty, |b| Cell::Num { value: b.2, decimals: 1 }));
         }
     }
+    t.notes.extend(c.marks.iter().map(|(name, at)| format!("{name}: at {at:.3} ({})", c.x)));
     // Published levels in columns of their own, beside no client count and no label's column.
     if !c.references.is_empty() {
         let width = t.columns.len();
@@ -196,7 +197,7 @@ pub fn numbers(c: &Chart) -> crate::analysis::Table {
 fn legend(c: &Chart) -> Vec<(String, Option<usize>)> {
     let mut entries: Vec<(String, Option<usize>)> =
         c.series.iter().enumerate().map(|(k, s)| (s.0.clone(), Some(k))).collect();
-    entries.extend(c.references.iter().map(|(name, _)| (name.clone(), None)));
+    entries.extend(c.references.iter().chain(&c.marks).map(|(name, _)| (name.clone(), None)));
     entries
 }
 
@@ -204,7 +205,8 @@ fn plot(c: &Chart) -> Result<String, String> {
     let entries = legend(c);
     let height = PLOT_HEIGHT + LEGEND_ROW * entries.len() as u32 + 12;
     let points = || c.series.iter().flat_map(|(_, p)| p.iter().copied());
-    let xs: Vec<f64> = points().map(|p| p.0).collect();
+    let mut xs: Vec<f64> = points().map(|p| p.0).collect();
+    xs.extend(c.marks.iter().map(|m| m.1));
     let mut ys: Vec<f64> = points().map(|p| p.1).collect();
     ys.extend(c.errors.iter().flatten().flat_map(|e| [e.1, e.2]));
     ys.extend(c.references.iter().map(|r| r.1));
@@ -331,6 +333,13 @@ fn plot(c: &Chart) -> Result<String, String> {
             let (dash, gap) = LEVEL_DASHES[r % LEVEL_DASHES.len()];
             chart
                 .draw_series(DashedLineSeries::new(vec![(x0, y), (x1, y)], dash, gap, BLACK.stroke_width(2)))
+                .map_err(said)?;
+        }
+        for (m, (_, at)) in c.marks.iter().enumerate() {
+            let x = xscale.to(*at);
+            let (dash, gap) = LEVEL_DASHES[(c.references.len() + m) % LEVEL_DASHES.len()];
+            chart
+                .draw_series(DashedLineSeries::new(vec![(x, y0), (x, y1)], dash, gap, BLACK.stroke_width(2)))
                 .map_err(said)?;
         }
         for (row, (name, k)) in entries.iter().enumerate() {

@@ -14,10 +14,12 @@
 use crate::engine::Cancel;
 use crate::plan::{HookError, HookSite, Last, Plan, Step};
 use crate::record::{GroupId, GroupKind, RunRecord};
-use crate::runner::{check_meta_order, Filing, Lead, RunError, Runner, Watch};
+use crate::runner::{check_meta_order, Filing, Held, Lead, RunError, Runner, Watch};
 use crate::spec::{Hint, Workload};
 use crate::store::{GroupStart, PointName, Store};
+use crate::target::device::{Consent, Device, DeviceTarget};
 use crate::target::dir::Dir;
+use crate::target::site::Site;
 use crate::target::{Options, Target};
 use crate::team::{all_agree, share_value, Team};
 use crate::units::now_unix;
@@ -38,6 +40,13 @@ pub enum Place {
         dir: PathBuf,
         /// Further base directories (`--dir a@b`), each a target of its own.
         more: Vec<PathBuf>,
+    },
+    /// Block devices (`--device`), with what the user allowed.
+    Devices {
+        /// The devices, in the order given.
+        paths: Vec<PathBuf>,
+        /// Consent to writing them.
+        consent: Consent,
     },
     /// A fresh directory `iosurvey-KIND-PID` made in `parent` (the current directory when
     /// none) and removed at the end, so a study can be pointed at a non-empty scratch space.
@@ -103,11 +112,14 @@ pub struct Within {
     pub point: PointName,
 }
 
-/// The targets the lead has taken, each in the janitor's care: dropped, they are cleaned up
-/// and released, whatever step of the session (or of its opening) ends.
+/// The targets the lead has taken, each directory in the janitor's care: dropped, they are
+/// cleaned up and released, whatever step of the session (or of its opening) ends. A device
+/// holds nothing of iosurvey's to remove: what was written on it is its data now.
 struct Taken {
     /// The target first, then a metadata run's further bases.
     targets: Vec<Target>,
+    /// Or the devices.
+    devices: Vec<DeviceTarget>,
     leftovers: Leftovers,
 }
 
@@ -135,9 +147,18 @@ impl LeadSide {
         &mut self.store
     }
 
-    /// The target.
+    /// The target directory (a session of a study that runs in a directory has one).
     pub fn target(&mut self) -> &mut Target {
         &mut self.taken.targets[0]
+    }
+
+    /// The lead's targets `range`, by kind.
+    fn held(&mut self, range: std::ops::Range<usize>) -> (&mut Store, Held<'_>) {
+        let held = match self.taken.devices.is_empty() {
+            true => Held::Dirs(&mut self.taken.targets[range]),
+            false => Held::Devices(&mut self.taken.devices[range]),
+        };
+        (&mut self.store, held)
     }
 }
 
@@ -161,8 +182,7 @@ enum Turn {
 pub struct Session<'t, T: Team> {
     team: &'t T,
     threads: usize,
-    dir: Arc<Dir>,
-    bases: Vec<Arc<Dir>>,
+    site: Site,
     lead: Option<LeadSide>,
     command_line: String,
     space_check: bool,
@@ -178,15 +198,17 @@ impl<'t, T: Team> Session<'t, T> {
     /// directory at the path the lead resolved. A refusal leaves no store and no directory.
     pub fn open(team: &'t T, o: Opening<'t>) -> Result<Self, RunError> {
         let mut lead = lead_decides(team, || open_lead(&o))?;
-        let more = match &o.place {
-            Place::Dir { more, .. } => more.len(),
-            Place::Fresh { .. } => 0,
+        let site = match &o.place {
+            Place::Devices { paths, .. } => Site::Devices(devices_everywhere(team, lead.as_ref(), paths.len())?),
+            Place::Dir { more, .. } => {
+                let mut dirs = Vec::with_capacity(1 + more.len());
+                for k in 0..=more.len() {
+                    dirs.push(everywhere(team, lead.as_ref().map(|l| &l.taken.targets[k]))?);
+                }
+                Site::Dirs(dirs)
+            }
+            Place::Fresh { .. } => Site::Dirs(vec![everywhere(team, lead.as_ref().map(|l| &l.taken.targets[0]))?]),
         };
-        let mut dirs = Vec::with_capacity(1 + more);
-        for k in 0..=more {
-            dirs.push(everywhere(team, lead.as_ref().map(|l| &l.taken.targets[k]))?);
-        }
-        let dir = dirs.remove(0);
         if let Some(l) = lead.as_mut() {
             for t in &mut l.taken.targets {
                 l.notes.extend(t.take_notes());
@@ -195,8 +217,7 @@ impl<'t, T: Team> Session<'t, T> {
         Ok(Session {
             team,
             threads: o.threads,
-            dir,
-            bases: dirs,
+            site,
             lead,
             command_line: o.command_line,
             space_check: o.space_check,
@@ -212,9 +233,9 @@ impl<'t, T: Team> Session<'t, T> {
         self.lead.as_mut().map(|l| std::mem::take(&mut l.notes)).unwrap_or_default()
     }
 
-    /// The target's directory.
-    pub fn dir(&self) -> &Arc<Dir> {
-        &self.dir
+    /// Where the session's runs go.
+    pub fn site(&self) -> &Site {
+        &self.site
     }
 
     /// The session without a progress display (a study of many short runs).
@@ -264,6 +285,18 @@ impl<'t, T: Team> Session<'t, T> {
         name: Option<&str>,
         group: Option<GroupId>,
     ) -> Result<Option<RunRecord>, RunError> {
+        let all = 0..self.site.len();
+        self.run_on(w, (name, group), all)
+    }
+
+    /// Runs one workload on the session's targets `range` only (a target survey's one target,
+    /// or its first k) and files it under `name` in `group`.
+    pub fn run_on(
+        &mut self,
+        w: &Workload,
+        (name, group): (Option<&str>, Option<GroupId>),
+        range: std::ops::Range<usize>,
+    ) -> Result<Option<RunRecord>, RunError> {
         // A campaign's point run alone is filed in the campaign, under its study.
         let (name, group) = match (&self.within, group) {
             (Some(w), None) => (Some(w.point.study.as_str()), Some(w.campaign)),
@@ -271,14 +304,13 @@ impl<'t, T: Team> Session<'t, T> {
         };
         let filing = Filing { name, group, label: self.label.as_deref() };
         let lead = self.lead.as_mut().map(|l| {
-            let (target, more) = l.taken.targets.split_first_mut().expect("a session has a target");
-            Lead { store: &mut l.store, target, more }
+            let (store, held) = l.held(range.clone());
+            Lead { store, held }
         });
         let mut runner = Runner {
             team: self.team,
             threads: self.threads,
-            dir: self.dir.clone(),
-            bases: self.bases.clone(),
+            site: self.site.part(range),
             lead,
             command_line: self.command_line.clone(),
             space_check: self.space_check,
@@ -392,7 +424,7 @@ fn lead_decides<T: Team, X>(team: &T, f: impl FnOnce() -> Result<X, RunError>) -
 /// a new store), then the phase order, then the store.
 fn open_lead(o: &Opening) -> Result<LeadSide, RunError> {
     // Whatever refuses from here on, what was taken is cleaned up when `taken` drops.
-    let mut taken = Taken { targets: Vec::new(), leftovers: o.leftovers.clone() };
+    let mut taken = Taken { targets: Vec::new(), devices: Vec::new(), leftovers: o.leftovers.clone() };
     let mut notes = Vec::new();
     match &o.place {
         Place::Dir { dir, more } => {
@@ -403,6 +435,9 @@ fn open_lead(o: &Opening) -> Result<LeadSide, RunError> {
             for w in &o.check {
                 check_meta_order(&taken.targets[0], w)?;
             }
+        }
+        Place::Devices { paths, consent } => {
+            taken.devices = DeviceTarget::open_all(paths, consent)?;
         }
         Place::Fresh { parent, kind } => {
             let parent = match parent {
@@ -429,6 +464,31 @@ fn open_lead(o: &Opening) -> Result<LeadSide, RunError> {
 fn held(target: Target) -> Target {
     crate::janitor::hold(&target);
     target
+}
+
+/// The devices on every process: the lead's, checked, and on the others the same paths,
+/// checked to be block devices there too.
+fn devices_everywhere<T: Team>(team: &T, lead: Option<&LeadSide>, count: usize) -> Result<Vec<Arc<Device>>, RunError> {
+    let paths: Vec<PathBuf> = (0..count)
+        .map(|k| {
+            let mine = lead.map(|l| l.taken.devices[k].device().path().as_os_str().as_bytes().to_vec());
+            PathBuf::from(OsString::from_vec(team.share(mine.unwrap_or_default())))
+        })
+        .collect();
+    let opened: Result<Vec<Arc<Device>>, _> = match lead {
+        Some(l) => Ok(l.taken.devices.iter().map(|d| d.device().clone()).collect()),
+        None => paths.iter().map(|p| Device::open(p).map(Arc::new)).collect(),
+    };
+    if !all_agree(team, opened.is_ok()) {
+        return Err(match opened {
+            Err(e) => RunError::Open {
+                what: format!("cannot take the device on this node: {e}"),
+                hint: Hint::say("give a device every node has at the same path"),
+            },
+            Ok(_) => RunError::Peer { code: 2 },
+        });
+    }
+    opened.map_err(|_| RunError::Peer { code: 2 })
 }
 
 /// A target's directory on every process: the lead's (locked, checked), and on the others the

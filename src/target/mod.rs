@@ -9,9 +9,11 @@
 //! before the file exists, so a crash leaves nothing the next run cannot recognise.
 
 pub mod cache;
+pub mod device;
 pub mod dir;
 pub mod live;
 pub mod manifest;
+pub mod site;
 
 use crate::spec::{Hint, Setting};
 use crate::sys::errno::{
@@ -128,6 +130,46 @@ pub enum TargetError {
         /// The transfer given.
         transfer: u64,
     },
+    /// `--device` names something that is not a block device.
+    #[error("{0} is {1}, not a block device")]
+    NotABlockDevice(PathBuf, &'static str),
+    /// A run would write a device the user did not allow to be destroyed.
+    #[error("the run writes to {0}, which destroys the data on it, and --destroy-data does not name it")]
+    NoConsent(PathBuf),
+    /// `--destroy-data` names another device.
+    #[error("--destroy-data names {named}, which is not the device under test {path}")]
+    DestroyOther {
+        /// The device under test.
+        path: PathBuf,
+        /// The device named.
+        named: PathBuf,
+    },
+    /// The device (or its disk, a partition of it, a holder) is in use.
+    #[error("refusing to write {path}: {why}")]
+    DeviceInUse {
+        /// The device.
+        path: PathBuf,
+        /// How it is used.
+        why: String,
+    },
+    /// The device holds a file system or partition-table signature.
+    #[error("refusing to write {path}: it holds {found}")]
+    Signature {
+        /// The device.
+        path: PathBuf,
+        /// What was found.
+        found: String,
+    },
+    /// The run's regions go past the device's end.
+    #[error("the run needs {need} of {path}, which holds {size}")]
+    DeviceTooSmall {
+        /// The device.
+        path: PathBuf,
+        /// Bytes the run addresses, formatted.
+        need: String,
+        /// The device's size, formatted.
+        size: String,
+    },
 }
 
 impl TargetError {
@@ -167,6 +209,15 @@ impl TargetError {
             )),
             TargetError::DirectRefused(_) => Hint::Drop(Direct).or(Hint::say("use a file system that supports O_DIRECT")),
             TargetError::DirectMisaligned { align, .. } => Hint::MultipleOf(Transfer, align.to_string()),
+            TargetError::NotABlockDevice(..) => Hint::say("give a block device (/dev/sdX, /dev/loopN), or --dir for a directory"),
+            TargetError::NoConsent(path) => Hint::say(format!(
+                "if every byte on it may be lost, add --destroy-data {}; or run --op read",
+                crate::escape::visible(&path.display().to_string())
+            )),
+            TargetError::DestroyOther { .. } => Hint::say("name the device under test itself with --destroy-data"),
+            TargetError::DeviceInUse { .. } => Hint::say("unmount it, stop what holds it (swapoff, mdadm --stop, vgchange -an), or pick another device"),
+            TargetError::Signature { .. } => Hint::say("pick another device, wipe it yourself, or add --ignore-signature if that data may be lost"),
+            TargetError::DeviceTooSmall { .. } => Hint::Lower(vec![Total, Block]),
         }
     }
 

@@ -459,3 +459,47 @@ pub fn open_in_chromium(browser: &str, page: &Path, extra: &[&str]) -> (String, 
         .unwrap();
     (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
+
+/// A loop device over a file in /var/tmp, detached (and its file removed) on drop; its
+/// partitions are scanned (`losetup -P`) so a partition table written to it shows.
+pub struct Loop {
+    pub scratch: tempfile::TempDir,
+    pub dev: String,
+}
+
+impl Loop {
+    /// A loop device of `mib` MiB, zero-filled, or none without root or losetup.
+    pub fn new(mib: u64) -> Option<Loop> {
+        let scratch = tempfile::tempdir_in("/var/tmp").ok()?;
+        let image = scratch.path().join("disk.img");
+        fs::File::create(&image).ok()?.set_len(mib << 20).ok()?;
+        let out = Command::new("losetup").args(["-f", "--show", "-P"]).arg(&image).output().ok()?;
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (out.status.success() && dev.starts_with("/dev/")).then_some(Loop { scratch, dev })
+    }
+
+    /// The device's bytes.
+    pub fn bytes(&self) -> Vec<u8> {
+        fs::read(self.scratch.path().join("disk.img")).unwrap()
+    }
+
+    /// Writes `data` at `offset` of the device, through the device, synced.
+    pub fn write_at(&self, offset: u64, data: &[u8]) {
+        use std::os::unix::fs::FileExt;
+        let f = fs::OpenOptions::new().write(true).open(&self.dev).unwrap();
+        f.write_all_at(data, offset).unwrap();
+        f.sync_all().unwrap();
+    }
+
+    /// The device's major:minor.
+    pub fn dev_number(&self) -> String {
+        let name = self.dev.trim_start_matches("/dev/");
+        fs::read_to_string(format!("/sys/class/block/{name}/dev")).unwrap().trim().to_string()
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.dev).output();
+    }
+}

@@ -1,0 +1,126 @@
+//! A shell command run for a study (a campaign's hook, a run's event): `sh -c` in a process
+//! group of its own, its output's end kept, a stop ending the whole group.
+
+use crate::engine::Cancel;
+use serde::{Deserialize, Serialize};
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+
+/// How much of a hook's output is kept: its end, where a failure says why.
+pub const KEPT_OUTPUT: usize = 64 * 1024;
+
+/// One hook as it ran on one node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookRun {
+    /// before-run, after-run, before-study or after-study.
+    pub hook: String,
+    /// The command.
+    pub command: String,
+    /// The node it ran on.
+    pub node: String,
+    /// Its exit status; none when a signal ended it or it could not start.
+    pub status: Option<i32>,
+    /// The end of what it printed (standard output and error together).
+    pub output: String,
+    /// How long it took.
+    pub secs: f64,
+}
+
+impl HookRun {
+    /// Whether it ended with status 0.
+    pub fn ok(&self) -> bool {
+        self.status == Some(0)
+    }
+
+    /// How it ended, in words.
+    pub fn ending(&self) -> String {
+        match self.status {
+            Some(code) => format!("exit status {code}"),
+            None => "killed by a signal, or could not start".into(),
+        }
+    }
+}
+
+/// How long the output of a hook that has ended is waited for: a process it started in the
+/// background may hold the pipe for ever (a collector), and is not waited for.
+const DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Runs `command` with `sh -c` in a process group of its own, `env` added to the
+/// environment; its output's last [`KEPT_OUTPUT`] bytes are kept. A stop asked for through
+/// `cancel` ends the whole group (SIGTERM): a hook that hangs cannot hold a campaign.
+pub fn run(name: &str, command: &str, env: &[(String, String)], cancel: &Cancel) -> HookRun {
+    use std::os::unix::process::CommandExt;
+    let started = std::time::Instant::now();
+    let node = crate::env::hostname();
+    let kept = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let spawned = crate::sys::proc::pipe().and_then(|(mut reader, writer)| {
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(writer.try_clone()?))
+            .stderr(Stdio::from(writer))
+            .process_group(0)
+            .spawn()?;
+        let (done, drained) = std::sync::mpsc::channel();
+        let sink = kept.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        let mut kept = sink.lock().unwrap_or_else(|p| p.into_inner());
+                        kept.extend_from_slice(&buf[..n]);
+                        if kept.len() > KEPT_OUTPUT {
+                            let extra = kept.len() - KEPT_OUTPUT;
+                            kept.drain(..extra);
+                        }
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            let _ = done.send(());
+        });
+        let mut stopped = false;
+        let status = loop {
+            if let Some(status) = child.try_wait()? {
+                break status;
+            }
+            if cancel.is_cancelled() && !stopped {
+                crate::sys::proc::terminate_group(child.id());
+                stopped = true;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
+        let waited = drained.recv_timeout(DRAIN).is_ok();
+        Ok((status.code(), stopped, waited))
+    });
+    let mut output = String::from_utf8_lossy(&kept.lock().unwrap_or_else(|p| p.into_inner())).into_owned();
+    let status = match spawned {
+        Ok((code, stopped, waited)) => {
+            if stopped {
+                output.push_str("\n[iosurvey: stopped by a signal to the campaign]");
+            }
+            if !waited {
+                output.push_str("\n[iosurvey: a process the hook left running holds its output; not waited for]");
+            }
+            code
+        }
+        Err(e) => {
+            output = format!("could not start sh: {e}");
+            None
+        }
+    };
+    HookRun {
+        hook: name.to_string(),
+        command: command.to_string(),
+        node,
+        status,
+        output,
+        secs: started.elapsed().as_secs_f64(),
+    }
+}

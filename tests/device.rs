@@ -1,0 +1,329 @@
+//! Block devices as targets (docs/safety.md, "Block devices"): what is refused and why, that
+//! reading never writes, and that verification finds a planted corruption where it is. Every
+//! device is a loop device over a file in /var/tmp: no real disk is touched.
+
+mod common;
+use common::*;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+fn loop_dev(mib: u64) -> Option<Loop> {
+    if !is_root() {
+        skip("loop devices need root");
+        return None;
+    }
+    let made = Loop::new(mib);
+    if made.is_none() {
+        skip("losetup could not make a loop device");
+    }
+    made
+}
+
+fn run_on(db: &str, args: &[&str]) -> Out {
+    let mut all = vec!["run", "--db", db, "-q"];
+    all.extend(args);
+    iosurvey(&all)
+}
+
+/// Fills the device with a pattern no signature check takes for a file system.
+fn scribble(l: &Loop) {
+    let mib = l.bytes().len();
+    let data: Vec<u8> = (0..mib).map(|i| (i as u64).wrapping_mul(2654435761).rotate_right(13) as u8).collect();
+    l.write_at(0, &data);
+}
+
+fn hash(bytes: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut h);
+    h.finish()
+}
+
+/// Writes an MBR with two partitions of `mib` MiB each, from 1 MiB on.
+fn partition(l: &Loop, mib: u32) {
+    let mut mbr = vec![0u8; 512];
+    for (k, start) in [(0usize, 2048u32), (1, 2048 + mib * 2048)] {
+        let e = 446 + 16 * k;
+        mbr[e + 4] = 0x83;
+        mbr[e + 8..e + 12].copy_from_slice(&start.to_le_bytes());
+        mbr[e + 12..e + 16].copy_from_slice(&(mib * 2048).to_le_bytes());
+    }
+    mbr[510] = 0x55;
+    mbr[511] = 0xAA;
+    l.write_at(0, &mbr);
+    let ok = Command::new("partx").args(["-a", &l.dev]).status().is_ok_and(|s| s.success())
+        || Command::new("blockdev").args(["--rereadpt", &l.dev]).status().is_ok_and(|s| s.success());
+    assert!(ok, "the kernel did not read the partition table of {}", l.dev);
+    wait_until("the partitions appear", 10, || std::path::Path::new(&format!("{}p2", l.dev)).exists());
+}
+
+fn sh(command: &str) {
+    let st = Command::new("sh").arg("-c").arg(command).status().unwrap();
+    assert!(st.success(), "{command}");
+}
+
+#[test]
+fn each_refusal_is_one_line_with_its_reason_and_nothing_is_written() {
+    let Some(l) = loop_dev(64) else { return };
+    let Some(other) = loop_dev(16) else { return };
+    scribble(&l);
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db").display().to_string();
+    let dev = l.dev.as_str();
+    let before = hash(&l.bytes());
+    let refused = |args: &[&str], needles: &[&str]| {
+        let out = run_on(&db, args);
+        assert_one_line_error(&out, 2, needles);
+        assert_eq!(hash(&l.bytes()), before, "nothing written after {args:?}");
+        assert!(!std::path::Path::new(&db).exists() || Bed { db: db.clone(), ..Bed::new() }.runs().is_empty());
+    };
+    // A write without a word, and with a word naming another device.
+    refused(&["--device", dev, "--op", "write"], &["destroys the data", "--destroy-data"]);
+    refused(&["--device", dev, "--op", "write", "--destroy-data", &other.dev], &["--destroy-data names", &other.dev]);
+    // Not a block device.
+    let file = tmp.path().join("plain");
+    std::fs::write(&file, b"x").unwrap();
+    refused(&["--device", file.to_str().unwrap(), "--op", "read"], &["is a regular file, not a block device"]);
+    refused(&["--device", "/dev/null", "--op", "read"], &["is a character device, not a block device"]);
+    // Opened exclusively by another process, which says when it holds the device.
+    let mut holder = Command::new("python3")
+        .args(["-c", &format!("import os,sys,time; fd=os.open('{dev}', os.O_RDONLY|os.O_EXCL); print('held', flush=True); sys.stdin.read()")])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(holder.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert_eq!(line.trim(), "held");
+    refused(&["--device", dev, "--op", "write", "--destroy-data", dev], &["open exclusively by another process"]);
+    drop(holder.stdin.take());
+    holder.wait().unwrap();
+    // An ext4 signature: refused, then written over when the user says so.
+    sh(&format!("mkfs.ext4 -q -F {dev}"));
+    let before_fs = hash(&l.bytes());
+    let out = run_on(&db, &["--device", dev, "--op", "write", "--destroy-data", dev, "--size", "8m"]);
+    assert_one_line_error(&out, 2, &["holds an ext4 file system", "--ignore-signature"]);
+    assert_eq!(hash(&l.bytes()), before_fs);
+    // Mounted: refused for being mounted (and the kernel holds it too).
+    let mnt = tmp.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    sh(&format!("mount {dev} {}", mnt.display()));
+    let out =
+        run_on(&db, &["--device", dev, "--op", "write", "--destroy-data", dev, "--ignore-signature", "--size", "8m"]);
+    sh(&format!("umount {}", mnt.display()));
+    // (Mounting wrote the file system's own superblock, so no checksum here: the refusal
+    // comes before the device is opened for writing.)
+    assert_one_line_error(&out, 2, &["is mounted at", &mnt.display().to_string()]);
+    let out =
+        run_on(&db, &["--device", dev, "--op", "write", "--destroy-data", dev, "--ignore-signature", "--size", "8m"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_ne!(hash(&l.bytes()), before_fs, "written once the signature may be lost");
+}
+
+#[test]
+fn a_partition_of_a_disk_whose_other_partition_is_mounted_is_not_written() {
+    let Some(l) = loop_dev(64) else { return };
+    partition(&l, 24);
+    let (p1, p2) = (format!("{}p1", l.dev), format!("{}p2", l.dev));
+    sh(&format!("mkfs.ext4 -q -F {p2}"));
+    let tmp = tempfile::tempdir().unwrap();
+    let mnt = tmp.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    sh(&format!("mount {p2} {}", mnt.display()));
+    let db = tmp.path().join("s.db").display().to_string();
+    // The table and the first partition: the mounted file system writes its own.
+    let head = || hash(&l.bytes()[..25 << 20]);
+    let before = head();
+    let p2_name = p2.trim_start_matches("/dev/");
+    for dev in [p1.as_str(), l.dev.as_str()] {
+        let out = run_on(
+            &db,
+            &["--device", dev, "--op", "write", "--destroy-data", dev, "--ignore-signature", "--size", "4m"],
+        );
+        assert_one_line_error(&out, 2, &[&format!("{p2_name}, of the same disk, is mounted")]);
+    }
+    sh(&format!("umount {}", mnt.display()));
+    assert_eq!(head(), before, "nothing written");
+    // Unmounted, the partition may be written; the signature of its neighbour is no concern.
+    let out = run_on(&db, &["--device", &p1, "--op", "write", "--destroy-data", &p1, "--size", "4m"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
+fn a_read_only_run_never_changes_the_device_and_records_its_facts() {
+    let Some(l) = loop_dev(64) else { return };
+    scribble(&l);
+    let before = hash(&l.bytes());
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db").display().to_string();
+    for pattern in ["sequential", "random"] {
+        let out = run_on(
+            &db,
+            &[
+                "--device",
+                &l.dev,
+                "--op",
+                "read",
+                "--tasks",
+                "4",
+                "--pattern",
+                pattern,
+                "-t",
+                "64k",
+                "--iterations",
+                "2",
+            ],
+        );
+        assert_eq!(out.code, 0, "{}", out.stderr);
+    }
+    assert_eq!(hash(&l.bytes()), before, "a read-only run wrote to the device");
+    let bed = Bed { db: db.clone(), ..Bed::new() };
+    let run = bed.last_run();
+    let facts = &run["env"]["devices"][0];
+    assert_eq!(facts["path"], l.dev.as_str());
+    assert_eq!(facts["size_bytes"], 64u64 << 20);
+    assert_eq!(facts["logical_block"], 512);
+    assert_eq!(facts["dev"], l.dev_number().as_str());
+    assert!(facts["sysfs_path"].as_str().unwrap().ends_with(l.dev.trim_start_matches("/dev/")));
+    assert!(facts.get("scheduler").is_some() && facts.get("rotational").is_some() && facts.get("model").is_some());
+    assert_eq!(run["env"]["fs_type"], "block device");
+    assert_eq!(run["workload"]["direct"], true, "O_DIRECT is the default on a device");
+    // The whole device, split over the tasks.
+    assert_eq!(run["workload"]["block"], 16u64 << 20);
+}
+
+#[test]
+fn verification_finds_a_planted_corruption_at_its_offset_on_the_device() {
+    let Some(l) = loop_dev(32) else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db").display().to_string();
+    let dev = l.dev.as_str();
+    let common = ["--device", dev, "--destroy-data", dev, "--tasks", "2", "-t", "64k", "--verify", "--signature", "77"];
+    let mut args = common.to_vec();
+    args.extend(["--op", "write"]);
+    let out = run_on(&db, &args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // Task 1's region starts at 16 MiB: corrupt one byte 3 transfers and 100 bytes into it.
+    let at = (16u64 << 20) + 3 * 65536 + 100;
+    l.write_at(at, &[0x5a ^ l.bytes()[at as usize]]);
+    let mut args = common.to_vec();
+    args.extend(["--op", "read"]);
+    let out = run_on(&db, &args);
+    assert_eq!(out.code, 3, "bad data exits 3: {}", out.stderr);
+    let run = Bed { db: db.clone(), ..Bed::new() }.last_run();
+    let text = run.to_string();
+    let transfer_at = (16u64 << 20) + 3 * 65536;
+    assert!(
+        out.stderr.contains(&at.to_string())
+            || out.stderr.contains(&transfer_at.to_string())
+            || text.contains(&at.to_string()),
+        "the offset {at} (in the transfer at {transfer_at}) is named: {}",
+        out.stderr
+    );
+    let bad: u64 = run["phases"].as_array().unwrap().iter().filter_map(|p| p["verify"]["bad"].as_u64()).sum();
+    assert_eq!(bad, 1, "exactly the corrupted transfer is bad");
+}
+
+/// A cgroup v1 blkio group of its own, removed on drop.
+struct Blkio(std::path::PathBuf);
+
+impl Blkio {
+    fn new(name: &str) -> Option<Blkio> {
+        let root = std::path::Path::new("/sys/fs/cgroup/blkio");
+        if !root.join("blkio.throttle.read_bps_device").exists() {
+            skip(
+                "the test drives the cgroup v1 blkio controller (/sys/fs/cgroup/blkio), which this host does not mount",
+            );
+            return None;
+        }
+        let dir = root.join(format!("iosurvey-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).ok()?;
+        Some(Blkio(dir))
+    }
+
+    /// The command that sets `dev`'s read limit to `bps` (0 lifts it).
+    fn limit(&self, dev: &str, bps: u64) -> String {
+        format!("echo {dev} {bps} > {}/blkio.throttle.read_bps_device", self.0.display())
+    }
+
+    /// `iosurvey` with `args`, started inside the group.
+    fn iosurvey(&self, args: &[&str]) -> Out {
+        let bin = env!("CARGO_BIN_EXE_iosurvey");
+        let quoted: Vec<String> = args.iter().map(|a| format!("'{}'", a.replace('\'', r"'\''"))).collect();
+        let script = format!("echo $$ > {}/cgroup.procs && exec {bin} {}", self.0.display(), quoted.join(" "));
+        outcome(Command::new("sh").arg("-c").arg(script).output().unwrap())
+    }
+}
+
+impl Drop for Blkio {
+    fn drop(&mut self) {
+        // Emptied once its processes have ended; retried while the kernel lets go.
+        for _ in 0..100 {
+            if std::fs::remove_dir(&self.0).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+#[test]
+fn events_throttle_and_lift_and_the_time_line_gives_before_during_after_and_recovery() {
+    let Some(l) = loop_dev(1024) else { return };
+    let Some(cg) = Blkio::new("events") else { return };
+    let dev = l.dev_number();
+    let mib = 1u64 << 20;
+    sh(&cg.limit(&dev, 100 * mib));
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db").display().to_string();
+    let (throttle, lift) = (format!("2s:{}", cg.limit(&dev, 25 * mib)), format!("5s:{}", cg.limit(&dev, 100 * mib)));
+    let failing = "6s:exit 7";
+    let out = cg.iosurvey(&[
+        "run",
+        "--db",
+        &db,
+        "--device",
+        &l.dev,
+        "--op",
+        "read",
+        "--stonewall",
+        "8",
+        "--interval",
+        "0.5",
+        "--event",
+        &throttle,
+        "--event",
+        &lift,
+        "--event",
+        failing,
+        "--event",
+        "60s:true",
+    ]);
+    assert_eq!(out.code, 0, "a failing event does not fail the run: {}", out.stderr);
+    let run = Bed { db: db.clone(), ..Bed::new() }.last_run();
+    let events = run["events"].as_array().unwrap();
+    assert_eq!(events.len(), 4);
+    assert_eq!(events[2]["ran"]["status"], 7, "the failed event is stored with its status");
+    assert!(events[3]["started_ns"].is_null() && events[3]["ran"].is_null(), "an event after the run is not reached");
+    let warnings = run["warnings"].to_string();
+    assert!(warnings.contains("event at 6.0 s (exit 7) failed: exit status 7"), "{warnings}");
+    assert!(warnings.contains("was not reached"), "{warnings}");
+    // The stored time line shows the drop: the series' intervals during the throttle run at
+    // about a quarter of those before it.
+    let p = &run["phases"][0];
+    let rates: Vec<f64> =
+        p["series"]["bytes"].as_array().unwrap().iter().map(|b| b.as_f64().unwrap() / 0.5 / mib as f64).collect();
+    let mean = |r: &[f64]| r.iter().sum::<f64>() / r.len() as f64;
+    let (before, during, after) = (mean(&rates[1..4]), mean(&rates[5..10]), mean(&rates[11..15]));
+    assert!((80.0..=125.0).contains(&before) && (80.0..=125.0).contains(&after), "{rates:?}");
+    assert!(during / before > 0.15 && during / before < 0.35, "{rates:?}");
+    // show's findings say the same, with the recovery 0 to 2 intervals after the lift.
+    let shown = iosurvey(&["show", &run["id"].to_string(), "--db", &db]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    let line = shown.stdout.lines().find(|l| l.contains("during,")).unwrap_or_else(|| panic!("{}", shown.stdout));
+    let share: f64 = line.split("during, ").nth(1).unwrap().split('%').next().unwrap().parse().unwrap();
+    assert!((15.0..=35.0).contains(&share), "{line}");
+    let recovery: f64 =
+        line.split("for 3 intervals ").nth(1).unwrap().split(" s after").next().unwrap().parse().unwrap();
+    assert!((0.0..=1.0).contains(&recovery), "within 2 intervals of 0.5 s: {line}");
+}
