@@ -166,6 +166,7 @@ impl Filing<'_> {
         record.sweep_id = number(&[GroupKind::Sweep]);
         record.matrix_id = number(&[GroupKind::Matrix]);
         record.campaign_id = number(&[GroupKind::Campaign]);
+        record.targets_id = number(&[GroupKind::Targets]);
         record.label = self.label.map(str::to_string);
     }
 }

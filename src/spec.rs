@@ -945,6 +945,14 @@ impl Workload {
         Ok(())
     }
 
+    /// Sets the block so the run moves the most whole transfers of every task and segment
+    /// that `bytes` holds, and at least one each (a device used whole, a target's share).
+    pub fn fill(&mut self, bytes: u64) -> Result<(), SpecError> {
+        let Some(d) = self.data() else { return Ok(()) };
+        let step = (self.tasks.max(1) as u64).saturating_mul(d.segments.max(1)).saturating_mul(d.transfer.max(1));
+        self.set_total((bytes / step * step).max(step))
+    }
+
     /// Checks every rule a run depends on; the engine may assume them.
     pub fn validate(&self) -> Result<(), SpecError> {
         for (what, v) in [

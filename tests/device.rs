@@ -327,3 +327,54 @@ fn events_throttle_and_lift_and_the_time_line_gives_before_during_after_and_reco
         line.split("for 3 intervals ").nth(1).unwrap().split(" s after").next().unwrap().parse().unwrap();
     assert!((0.0..=1.0).contains(&recovery), "within 2 intervals of 0.5 s: {line}");
 }
+
+#[test]
+fn a_target_survey_of_six_devices_names_the_throttled_one_and_scales_over_1_2_4_6() {
+    let mut loops = Vec::new();
+    for _ in 0..6 {
+        let Some(l) = loop_dev(32) else { return };
+        loops.push(l);
+    }
+    let Some(cg) = Blkio::new("targets") else { return };
+    // Five steady targets and a slow one: the page cache alone would spread them widely.
+    for l in &loops {
+        sh(&cg.limit(&l.dev_number(), 64 << 20));
+    }
+    let slow = &loops[3];
+    sh(&cg.limit(&slow.dev_number(), 16 << 20));
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db").display().to_string();
+    let devices: Vec<&str> = loops.iter().map(|l| l.dev.as_str()).collect();
+    let list = devices.join(",");
+    let before: Vec<u64> = loops.iter().map(|l| hash(&l.bytes())).collect();
+    let out =
+        cg.iosurvey(&["targets", "--db", &db, "--device", &list, "--streams", "2", "--repetitions", "2", "-t", "1m"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let after: Vec<u64> = loops.iter().map(|l| hash(&l.bytes())).collect();
+    assert_eq!(before, after, "a read survey (the default on devices) writes nothing");
+    let name = slow.dev.trim_start_matches("/dev/");
+    let line =
+        out.stdout.lines().find(|l| l.contains(&format!("{name}: "))).unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!(line.contains("below the median"), "{line}");
+    let share: f64 = line.split(": ").nth(2).unwrap().split('%').next().unwrap().parse().unwrap();
+    assert!((60.0..=90.0).contains(&share), "16 MiB/s against 64: 75% below: {line}");
+    let apart = out
+        .stdout
+        .lines()
+        .filter(|l| {
+            l.starts_with("t1 read: ") && l.contains("% below the median") || l.contains("% above the median (")
+        })
+        .count();
+    assert_eq!(apart, 1, "only the throttled one stands apart: {}", out.stdout);
+    // The k-at-once table has rows 1, 2, 4, 6, each from 2 runs.
+    let table: Vec<&str> =
+        out.stdout.lines().skip_while(|l| !l.contains("k targets at once")).skip(2).take(4).collect();
+    let ks: Vec<&str> = table.iter().map(|l| l.split_whitespace().next().unwrap()).collect();
+    assert_eq!(ks, ["1", "2", "4", "6"], "{}", out.stdout);
+    // Stored as one group that show lays out again.
+    let shown = iosurvey(&["show", "t1", "--db", &db]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    assert!(shown.stdout.contains(line), "{}", shown.stdout);
+    let runs = Bed { db: db.clone(), ..Bed::new() }.runs();
+    assert_eq!(runs.len(), 6 * 2 + 4 * 2);
+}

@@ -12,6 +12,7 @@ pub mod outliers;
 pub mod reference;
 pub mod scaling;
 pub mod study;
+pub mod targets;
 pub mod timeline;
 
 use crate::measure::Spread;

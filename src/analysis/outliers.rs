@@ -14,18 +14,25 @@ const MAD_SCALE: f64 = 1.4826;
 /// A slow member is also below this share of the median: a material difference.
 pub const MATERIAL: f64 = 0.8;
 
+/// The band a member must leave to stand apart: the median, and a half width of the larger
+/// of three scaled median absolute deviations and `material` of the median; none with fewer
+/// than [`AT_LEAST`] values.
+pub fn band(values: &[f64], material: f64) -> Option<(f64, f64)> {
+    if values.len() < AT_LEAST {
+        return None;
+    }
+    let med = crate::measure::median(values).unwrap_or(0.0);
+    let deviations: Vec<f64> = values.iter().map(|v| (v - med).abs()).collect();
+    let mad = MAD_SCALE * crate::measure::median(&deviations).unwrap_or(0.0);
+    Some((med, (MADS * mad).max(material * med)))
+}
+
 /// The slow outliers among `members` (a name and a rate each), slowest first, with the
 /// median they stand apart from; none with fewer than [`AT_LEAST`] members.
 pub fn slow(members: &[(String, f64)]) -> (Vec<&(String, f64)>, f64) {
-    if members.len() < AT_LEAST {
-        return (Vec::new(), 0.0);
-    }
     let values: Vec<f64> = members.iter().map(|m| m.1).collect();
-    let med = crate::measure::median(&values).unwrap_or(0.0);
-    let deviations: Vec<f64> = members.iter().map(|m| (m.1 - med).abs()).collect();
-    let mad = MAD_SCALE * crate::measure::median(&deviations).unwrap_or(0.0);
-    let mut out: Vec<&(String, f64)> =
-        members.iter().filter(|m| m.1 < med - MADS * mad && m.1 < MATERIAL * med).collect();
+    let Some((med, half)) = band(&values, 1.0 - MATERIAL) else { return (Vec::new(), 0.0) };
+    let mut out: Vec<&(String, f64)> = members.iter().filter(|m| m.1 < med - half).collect();
     out.sort_by(|a, b| a.1.total_cmp(&b.1));
     (out, med)
 }

@@ -194,10 +194,9 @@ fn at_line(c: &Campaign, line: Option<usize>, what: String, hint: &str) -> Failu
 /// setting it came from.
 fn parse_point(c: &Campaign, s: &campaign::Study, db: &Path, argv: &[String]) -> Result<Cli, Failure> {
     use clap::error::ContextKind;
-    use clap::FromArgMatches;
     let full =
         ["iosurvey".to_string(), "--db".into(), db.display().to_string()].into_iter().chain(argv.iter().cloned());
-    let parsed = super::parser().try_get_matches_from(full).and_then(|m| Cli::from_arg_matches(&m));
+    let parsed = super::parser().try_get_matches_from(full).and_then(|m| super::from_matches(&m));
     parsed.map_err(|e| {
         let flag = |kind| match e.get(kind) {
             Some(clap::error::ContextValue::String(s)) => Some(s.clone()),

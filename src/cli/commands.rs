@@ -54,6 +54,7 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
         Command::Io500(args) => super::io500::io500(cli, args, team),
         Command::Matrix(args) => super::matrix::matrix(cli, args, team),
         Command::Survey(args) => survey(cli, args, team),
+        Command::Targets(args) => super::targets::targets(cli, args, team),
         Command::Ls { json, label, format } => lead_prints(team, || {
             let store = Store::open_existing(&cli.db)?;
             let mut rows = store.list()?;
@@ -163,6 +164,7 @@ fn show(db: &Path, id: super::Shown, json: bool, format: Format) -> Result<Strin
         Shown::Survey(n) => (group_ids(&store, id)?, format!("s{n}")),
         Shown::Campaign(n) => (group_ids(&store, id)?, format!("c{n}")),
         Shown::Sweep(n) => (group_ids(&store, id)?, format!("w{n}")),
+        Shown::Targets(n) => (group_ids(&store, id)?, format!("t{n}")),
     };
     if ids.is_empty() {
         return Err(Failure::new(
@@ -175,6 +177,7 @@ fn show(db: &Path, id: super::Shown, json: bool, format: Format) -> Result<Strin
     Ok(match id {
         _ if json => to_json(&records)?,
         Shown::Survey(n) => render(analysis::survey(n, &records), format),
+        Shown::Targets(n) => render(analysis::targets::report(n, &records), format),
         _ => render(analysis::sweep(records[0].sweep_id, &records), format),
     })
 }
@@ -189,6 +192,7 @@ fn group_ids(store: &Store, id: super::Shown) -> Result<Vec<i64>, Failure> {
         Shown::Sweep(n) => group(GroupKind::Sweep, n)?,
         Shown::Matrix(n) => group(GroupKind::Matrix, n)?,
         Shown::Campaign(n) => group(GroupKind::Campaign, n)?,
+        Shown::Targets(n) => group(GroupKind::Targets, n)?,
     })
 }
 
@@ -380,6 +384,33 @@ fn to_json<T: serde::Serialize>(v: &T) -> Result<String, Failure> {
 
 /// Two of `dirs` that are one directory or one inside the other (as resolved now, a missing
 /// leaf by its parent), outer first.
+/// The directories of a `--dir a@b@c` (mdtest's separator), each distinct and holding none
+/// of the others.
+pub(super) fn base_dirs(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
+    let dirs: Vec<PathBuf> =
+        dir.as_os_str().as_bytes().split(|&c| c == b'@').map(|p| PathBuf::from(OsStr::from_bytes(p))).collect();
+    if dirs.iter().any(|d| d.as_os_str().is_empty()) {
+        return Err(Failure::new(
+            format!("--dir {} has an empty directory between its '@'s", dir.display()),
+            "give --dir DIR or DIR@DIR@...",
+            2,
+        ));
+    }
+    if let Some((outer, inner)) = overlapping(&dirs) {
+        let how = if outer == inner { "is given twice".to_string() } else { format!("holds {}", inner.display()) };
+        return Err(Failure::new(
+            format!(
+                "--dir {}: base directory {} {how}, so one base's run would take the other's for its own",
+                dir.display(),
+                outer.display()
+            ),
+            "give base directories that are distinct and hold none of the others",
+            2,
+        ));
+    }
+    Ok(dirs)
+}
+
 fn overlapping(dirs: &[PathBuf]) -> Option<(PathBuf, PathBuf)> {
     let resolved: Vec<PathBuf> =
         dirs.iter().filter_map(|d| d.canonicalize().ok().or_else(|| super::output::absolute(d))).collect();
@@ -429,28 +460,7 @@ pub(super) fn meta_run(a: &MetaArgs) -> Result<RunArgs, Failure> {
         (_, _, true) => ALL_PHASES.into_iter().filter(|o| !o.name().starts_with("file-")).filter(wanted).collect(),
         _ => ALL_PHASES.into_iter().filter(wanted).collect(),
     };
-    // mdtest's separator: a@b@c are three base directories.
-    let mut dirs: Vec<PathBuf> =
-        a.dir.as_os_str().as_bytes().split(|&c| c == b'@').map(|p| PathBuf::from(OsStr::from_bytes(p))).collect();
-    if dirs.iter().any(|d| d.as_os_str().is_empty()) {
-        return Err(Failure::new(
-            format!("--dir {} has an empty directory between its '@'s", a.dir.display()),
-            "give --dir DIR or DIR@DIR@...",
-            2,
-        ));
-    }
-    if let Some((outer, inner)) = overlapping(&dirs) {
-        let how = if outer == inner { "is given twice".to_string() } else { format!("holds {}", inner.display()) };
-        return Err(Failure::new(
-            format!(
-                "--dir {}: base directory {} {how}, so one base's run would take the other's for its own",
-                a.dir.display(),
-                outer.display()
-            ),
-            "give base directories that are distinct and hold none of the others",
-            2,
-        ));
-    }
+    let mut dirs = base_dirs(&a.dir)?;
     let dir = dirs.remove(0);
     let meta = Meta { bases: dirs.clone(), items, ..a.meta.clone() };
     let workload = Workload {
@@ -570,7 +580,7 @@ fn device_run<T: Team>(_team: &T, a: &RunArgs) -> Result<(Workload, Place), Fail
 
 /// The bytes a run on `devices` may use: the smallest one's size times their number, as the
 /// lead finds it (0 when it cannot read one: the device's own check then says why).
-fn device_capacity<T: Team>(team: &T, devices: &[PathBuf]) -> u64 {
+pub(super) fn device_capacity<T: Team>(team: &T, devices: &[PathBuf]) -> u64 {
     let mine = (team.process() == 0).then(|| {
         let sizes: Vec<u64> = devices
             .iter()

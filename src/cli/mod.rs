@@ -30,6 +30,7 @@ mod matrix;
 mod opening;
 mod output;
 mod progress;
+mod targets;
 
 use clap::{Args, Parser, Subcommand};
 use iosurvey::engine::{Cancel, EngineError};
@@ -88,6 +89,16 @@ enum Command {
   iosurvey survey /scratch           in a fresh directory inside /scratch, removed afterwards
   iosurvey survey /scratch --size 8g --tasks 8")]
     Survey(SurveyArgs),
+    /// Survey targets (obdfilter-survey, LUN statistics): the same workload on each target
+    /// alone, then on 1, 2, 4, ..., all at once; the slow target, the spread, the scaling.
+    #[command(after_help = "Examples:
+  iosurvey targets --device /dev/sdb,/dev/sdc,/dev/sdd,/dev/sde           read each LUN, then 1, 2, 4 at once
+  iosurvey targets --device /dev/sdb --device /dev/sdc --op write,read --destroy-data /dev/sdb,/dev/sdc
+  iosurvey targets --dir /lustre/ost0@/lustre/ost1@/lustre/ost2 --size 4g   a directory per OST
+  iosurvey show t1                                                          the tables again
+
+On a device the default is --op read (O_DIRECT); writing needs --destroy-data naming it.")]
+    Targets(Box<TargetsArgs>),
     /// Run a metadata workload (mdtest-style): make, stat, read and remove items in a tree.
     #[command(after_help = "Examples:
   iosurvey meta --dir /scratch/m --items 10000 --tasks 4
@@ -278,6 +289,7 @@ enum Shown {
     Sweep(i64),
     Matrix(i64),
     Campaign(i64),
+    Targets(i64),
 }
 
 fn shown(s: &str) -> Result<Shown, String> {
@@ -286,11 +298,12 @@ fn shown(s: &str) -> Result<Shown, String> {
         Some(b'w') => (Shown::Sweep, &s[1..]),
         Some(b'm') => (Shown::Matrix, &s[1..]),
         Some(b'c') => (Shown::Campaign, &s[1..]),
+        Some(b't') => (Shown::Targets, &s[1..]),
         _ => (Shown::Run, s),
     };
     digits.parse().map(make).map_err(|_| {
         format!(
-            "'{s}' is not a run id (7), a survey (s3), a sweep (w2), a matrix (m1) or a campaign (c1) (hint: 'iosurvey ls' lists them)"
+            "'{s}' is not a run id (7), a survey (s3), a sweep (w2), a matrix (m1), a campaign (c1) or a target survey (t1) (hint: 'iosurvey ls' lists them)"
         )
     })
 }
@@ -313,6 +326,29 @@ struct RunArgs {
     /// A metadata run's further base directories (`meta --dir a@b`), after `dir`.
     #[arg(skip)]
     more_dirs: Vec<PathBuf>,
+}
+
+/// The options of `iosurvey targets`.
+#[derive(Args)]
+struct TargetsArgs {
+    /// Directories, one per target, joined by '@' (one per OST, per mount), instead of --device.
+    #[arg(long, value_name = "DIR@DIR...", required_unless_present = "device", conflicts_with = "device")]
+    dir: Option<PathBuf>,
+    #[command(flatten)]
+    device: DeviceArgs,
+    #[command(flatten)]
+    workload: Workload,
+    /// Parallel streams (tasks) on each target, each its own region or file.
+    #[arg(long, default_value_t = 4, value_parser = tasks_arg)]
+    streams: usize,
+    /// Bytes per target (default: all of the smallest device; 1 GiB per stream in a directory).
+    #[arg(long, value_parser = size_arg)]
+    size: Option<u64>,
+    /// Runs of each target alone, and of each k at once.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    repetitions: u32,
+    #[command(flatten)]
+    target: TargetArgs,
 }
 
 /// Block devices as targets (docs/safety.md, "Block devices").
@@ -777,10 +813,26 @@ fn engine_arg(text: &str) -> Result<iosurvey::spec::EngineName, String> {
     iosurvey::engine::backends::parse(text).map_err(|e| format!("{e} (hint: {})", hints::spell(&e.hint())))
 }
 
+/// The parsed command line, with what depends on whether a flag was typed: on a device the
+/// phases default to a read, the only thing a device allows without a further word.
+fn from_matches(m: &clap::ArgMatches) -> Result<Cli, clap::Error> {
+    use clap::FromArgMatches;
+    let mut cli = Cli::from_arg_matches(m)?;
+    let typed = |sub: &str| {
+        m.subcommand_matches(sub).and_then(|s| s.value_source("ops")) == Some(clap::parser::ValueSource::CommandLine)
+    };
+    let read = vec![iosurvey::spec::Op::Read];
+    match &mut cli.command {
+        Command::Run(a) if a.dir.is_none() && !typed("run") => a.workload.ops = read,
+        Command::Targets(a) if a.dir.is_none() && !typed("targets") => a.workload.ops = read,
+        _ => {}
+    }
+    Ok(cli)
+}
+
 /// Parses the command line, runs it, and returns the process exit code.
 pub fn main() -> i32 {
-    use clap::FromArgMatches;
-    let cli = match parser().try_get_matches().and_then(|m| Cli::from_arg_matches(&m)) {
+    let cli = match parser().try_get_matches().and_then(|m| from_matches(&m)) {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
             let _ = e.print();

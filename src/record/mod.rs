@@ -118,6 +118,9 @@ pub struct RunRecord {
     /// The campaign (the version of its file) it is a point of, if any; its study is its name.
     #[serde(default)]
     pub campaign_id: Option<i64>,
+    /// The target survey (`targets`) it is a run of, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets_id: Option<i64>,
     /// The run's events (`--event`): when each ran on the team's clock, and how it ended.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<EventRun>,
@@ -157,11 +160,19 @@ pub enum GroupKind {
     Matrix,
     /// A campaign of studies, named cN.
     Campaign,
+    /// A target survey (`targets`): each target alone, then k at once, named tN.
+    Targets,
 }
 
 impl GroupKind {
-    const ALL: [GroupKind; 5] =
-        [GroupKind::Survey, GroupKind::Io500, GroupKind::Sweep, GroupKind::Matrix, GroupKind::Campaign];
+    const ALL: [GroupKind; 6] = [
+        GroupKind::Survey,
+        GroupKind::Io500,
+        GroupKind::Sweep,
+        GroupKind::Matrix,
+        GroupKind::Campaign,
+        GroupKind::Targets,
+    ];
 
     /// The letter of its names.
     pub fn letter(self) -> char {
@@ -170,6 +181,7 @@ impl GroupKind {
             GroupKind::Sweep => 'w',
             GroupKind::Matrix => 'm',
             GroupKind::Campaign => 'c',
+            GroupKind::Targets => 't',
         }
     }
 
@@ -208,6 +220,7 @@ impl RunRecord {
             .or(of(GroupKind::Sweep, self.sweep_id))
             .or(of(GroupKind::Matrix, self.matrix_id))
             .or(of(GroupKind::Campaign, self.campaign_id))
+            .or(of(GroupKind::Targets, self.targets_id))
     }
 }
 
@@ -402,6 +415,7 @@ impl RunRecord {
             provenance: measured(),
             matrix_id: None,
             campaign_id: None,
+            targets_id: None,
             events: Vec::new(),
             label: None,
         }

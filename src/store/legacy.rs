@@ -95,6 +95,7 @@ pub(super) fn load(conn: &Connection, id: i64) -> rusqlite::Result<Option<RunRec
         label: None,
         matrix_id: None,
         campaign_id: None,
+        targets_id: None,
         events: Vec::new(),
     }))
 }

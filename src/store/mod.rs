@@ -269,6 +269,32 @@ CREATE TABLE hooks (
 );
 CREATE INDEX hooks_by_campaign ON hooks(campaign);
 "#,
+    // v14: target surveys (`targets`, named tN). SQLite cannot change a CHECK, so the groups
+    // table is rebuilt with the new kind, rows and ids as they were (foreign keys are off
+    // while the steps run, and checked before they commit).
+    r#"
+CREATE TABLE groups_v14 (
+    id INTEGER PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (kind IN ('survey', 'io500', 'sweep', 'matrix', 'campaign', 'targets')),
+    letter TEXT NOT NULL,
+    number INTEGER NOT NULL,
+    parent INTEGER REFERENCES groups(id),
+    command_line TEXT NOT NULL,
+    started INTEGER NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('running', 'ok', 'failed')),
+    spec_json TEXT NOT NULL,
+    name TEXT,
+    label TEXT,
+    key TEXT,
+    UNIQUE (letter, number)
+);
+INSERT INTO groups_v14 (id, kind, letter, number, parent, command_line, started, state, spec_json, name, label, key)
+    SELECT id, kind, letter, number, parent, command_line, started, state, spec_json, name, label, key FROM groups;
+DROP INDEX groups_by_parent;
+DROP TABLE groups;
+ALTER TABLE groups_v14 RENAME TO groups;
+CREATE INDEX groups_by_parent ON groups(parent);
+"#,
 ];
 
 /// The schema version after which runs are stored as whole records (the v4 rows are read

@@ -388,6 +388,11 @@ impl DeviceTarget {
     /// Takes the devices at `paths`: block devices, each that `consent` names among them.
     pub fn open_all(paths: &[PathBuf], consent: &Consent) -> Result<Vec<DeviceTarget>, TargetError> {
         let devices = paths.iter().map(|p| Device::open(p)).collect::<Result<Vec<_>, _>>()?;
+        for (i, d) in devices.iter().enumerate() {
+            if let Some(twice) = devices[..i].iter().find(|e| e.rdev == d.rdev) {
+                return Err(TargetError::DeviceTwice(twice.path.clone(), d.path.clone()));
+            }
+        }
         if let Some(named) = consent.destroy.iter().find(|n| !devices.iter().any(|d| d.same_as(n))) {
             let path = paths.first().cloned().unwrap_or_default();
             return Err(TargetError::DestroyOther { path, named: named.clone() });

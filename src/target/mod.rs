@@ -136,6 +136,9 @@ pub enum TargetError {
     /// A run would write a device the user did not allow to be destroyed.
     #[error("the run writes to {0}, which destroys the data on it, and --destroy-data does not name it")]
     NoConsent(PathBuf),
+    /// Two paths name one device.
+    #[error("{0} and {1} are the same device")]
+    DeviceTwice(PathBuf, PathBuf),
     /// `--destroy-data` names another device.
     #[error("--destroy-data names {named}, which is not the device under test {path}")]
     DestroyOther {
@@ -214,6 +217,7 @@ impl TargetError {
                 "if every byte on it may be lost, add --destroy-data {}; or run --op read",
                 crate::escape::visible(&path.display().to_string())
             )),
+            TargetError::DeviceTwice(..) => Hint::say("give each device once"),
             TargetError::DestroyOther { .. } => Hint::say("name the device under test itself with --destroy-data"),
             TargetError::DeviceInUse { .. } => Hint::say("unmount it, stop what holds it (swapoff, mdadm --stop, vgchange -an), or pick another device"),
             TargetError::Signature { .. } => Hint::say("pick another device, wipe it yourself, or add --ignore-signature if that data may be lost"),
