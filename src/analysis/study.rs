@@ -30,13 +30,15 @@ pub fn studies(runs: &[RunRecord], reference: Option<&str>) -> Vec<Study> {
     #[derive(PartialEq)]
     enum Key {
         Survey(i64),
+        Targets(i64),
         Swept(String),
         Alone(i64),
     }
-    let key = |r: &RunRecord| match (r.survey_id, r.sweep_id) {
-        (Some(s), _) => Key::Survey(s),
-        (None, Some(_)) => Key::Swept(r.workload.key()),
-        (None, None) => Key::Alone(r.id.unwrap_or(0)),
+    let key = |r: &RunRecord| match (r.survey_id, r.targets_id, r.sweep_id) {
+        (Some(s), ..) => Key::Survey(s),
+        (None, Some(t), _) => Key::Targets(t),
+        (None, None, Some(_)) => Key::Swept(r.workload.key()),
+        (None, None, None) => Key::Alone(r.id.unwrap_or(0)),
     };
     let mut order: Vec<(Key, Vec<&RunRecord>)> = Vec::new();
     for r in runs {
@@ -54,6 +56,18 @@ pub fn studies(runs: &[RunRecord], reference: Option<&str>) -> Vec<Study> {
                 Key::Survey(s) => (
                     format!("Survey s{s} of {}", members[0].env.target),
                     survey(s, &members.iter().map(|r| (*r).clone()).collect::<Vec<_>>()),
+                ),
+                Key::Targets(t) => (
+                    format!(
+                        "Target survey t{t}: {} targets",
+                        members
+                            .iter()
+                            .filter_map(|r| r.name.as_deref())
+                            .filter(|n| n.starts_with("alone "))
+                            .collect::<std::collections::BTreeSet<_>>()
+                            .len()
+                    ),
+                    super::targets::report(t, &members.iter().map(|r| (*r).clone()).collect::<Vec<_>>()),
                 ),
                 Key::Swept(_) => (
                     format!("{} over clients", capitalized(&members[0].workload.shape_label())),
