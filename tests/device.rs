@@ -378,3 +378,39 @@ fn a_target_survey_of_six_devices_names_the_throttled_one_and_scales_over_1_2_4_
     let runs = Bed { db: db.clone(), ..Bed::new() }.runs();
     assert_eq!(runs.len(), 6 * 2 + 4 * 2);
 }
+
+#[test]
+fn a_campaign_runs_on_a_device_target_with_its_events_and_refuses_other_kinds_there() {
+    let Some(l) = loop_dev(16) else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("s.db").display().to_string();
+    let log = tmp.path().join("events.log");
+    let file = tmp.path().join("c.toml");
+    let write = |studies: &str| {
+        std::fs::write(
+            &file,
+            format!(
+                "[campaign]\nname = \"lun\"\n[[target]]\nlabel = \"lun0\"\ndevice = \"{}\"\n{studies}\
+                 [[event]]\nstudy = \"read\"\nat = \"0s\"\ncommand = \"echo $IOSURVEY_EVENT_AT >> {}\"\n",
+                l.dev,
+                log.display()
+            ),
+        )
+        .unwrap()
+    };
+    write("[[study]]\nname = \"read\"\nkind = \"run\"\nop = \"read\"\ntransfer = \"64k\"\nclients = \"1,2\"\n");
+    let plan = iosurvey(&["campaign", "plan", file.to_str().unwrap(), "--db", &db]);
+    assert_eq!(plan.code, 0, "{}", plan.stderr);
+    assert!(plan.stdout.contains(&format!("--device {}", l.dev)) && plan.stdout.contains("--event '0s:echo"), "{}", plan.stdout);
+    let before = hash(&l.bytes());
+    let out = iosurvey(&["campaign", "run", file.to_str().unwrap(), "--db", &db]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(hash(&l.bytes()), before, "a read study writes nothing");
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "0\n0\n", "the event ran once in each point's run");
+    let runs = Bed { db: db.clone(), ..Bed::new() }.runs();
+    assert_eq!(runs.len(), 2);
+    // A study of another kind on the device is refused before anything runs.
+    write("[[study]]\nname = \"read\"\nkind = \"run\"\nop = \"read\"\n[[study]]\nname = \"battery\"\nkind = \"survey\"\n");
+    let out = iosurvey(&["campaign", "run", file.to_str().unwrap(), "--db", &db]);
+    assert_one_line_error(&out, 2, &["study 'battery' (kind survey) would run on the block device of target 'lun0'"]);
+}

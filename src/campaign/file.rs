@@ -83,7 +83,7 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
         )
     })?;
     let r = Reader { line_of: &line_of, path };
-    let top = r.table(doc.get_ref(), "the file", &["campaign", "target", "study", "cache", "hooks"])?;
+    let top = r.table(doc.get_ref(), "the file", &["campaign", "target", "study", "cache", "hooks", "event"])?;
     let campaign_table = top
         .get("campaign")
         .ok_or_else(|| err(None, "has no [campaign] table".into(), "begin the file with [campaign] and its name"))?;
@@ -143,7 +143,7 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
     let mut targets: Vec<TargetDef> = Vec::new();
     for t in r.array_of_tables(top.get("target"), "[[target]]")? {
         let line = t.at;
-        let t = r.table_of(&t, "[[target]]", &["label", "dir", "description"])?;
+        let t = r.table_of(&t, "[[target]]", &["label", "dir", "device", "description"])?;
         let label = r.string(t.need("label", "[[target]]", &r)?, "[[target]] label")?;
         if !crate::record::is_label(&label) {
             return Err(r.at(
@@ -158,6 +158,21 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
                 format!("[[target]] label '{label}' is given twice"),
                 "give each target its own label",
             ));
+        }
+        let device = match (t.get("dir"), t.get("device")) {
+            (Some(_), Some(v)) => {
+                return Err(r.at(Some(v.line), format!("[[target]] '{label}' gives both dir and device"), "give one of them"))
+            }
+            (None, Some(v)) => Some(PathBuf::from(r.string(v, "[[target]] device")?)),
+            _ => None,
+        };
+        if let Some(dev) = device {
+            let description = match t.get("description") {
+                Some(v) => r.string(v, "[[target]] description")?,
+                None => String::new(),
+            };
+            targets.push(TargetDef { label, dir: dev, device: true, description, line: Some(line) });
+            continue;
         }
         let dir = PathBuf::from(r.string(t.need("dir", "[[target]]", &r)?, "[[target]] dir")?);
         if mounted && !dir.is_dir() {
@@ -174,7 +189,7 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
             Some(v) => r.string(v, "[[target]] description")?,
             None => String::new(),
         };
-        targets.push(TargetDef { label, dir, description, line: Some(line) });
+        targets.push(TargetDef { label, dir, device: false, description, line: Some(line) });
     }
     if targets.is_empty() {
         return Err(r.at(None, "names no [[target]]", "add a [[target]] with a label and a dir"));
@@ -289,6 +304,13 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
                 picked
             }
         };
+        if let Some(t) = applies.iter().map(|&k| &targets[k]).find(|t| t.device && kind != Kind::Run) {
+            return Err(r.at(
+                Some(line),
+                format!("study '{name}' (kind {}) would run on the block device of target '{}'", kind.name(), t.label),
+                "a device takes run studies only; give this study targets = [...] without it",
+            ));
+        }
         studies.push(Study { name, kind, targets: applies, settings, line: Some(line) });
     }
     if studies.is_empty() {
@@ -333,6 +355,53 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
             }
         }
     }
+    let mut events = Vec::new();
+    for e in r.array_of_tables(top.get("event"), "[[event]]")? {
+        let line = e.at;
+        let t = r.table_of(&e, "[[event]]", &["study", "target", "clients", "at", "command"])?;
+        let study_name = r.string(t.need("study", "[[event]]", &r)?, "[[event]] study")?;
+        let Some(study) = studies.iter().position(|s| s.name == study_name) else {
+            let near = crate::spelling::nearest(&study_name, studies.iter().map(|s| s.name.as_str()));
+            return Err(r.at(
+                t.line("study"),
+                format!("[[event]] names study '{study_name}', which no [[study]] has"),
+                &near.map_or("give the name of a [[study]]".into(), |n| format!("did you mean '{n}'?")),
+            ));
+        };
+        if studies[study].kind != Kind::Run {
+            return Err(r.at(Some(line), format!("[[event]] on study '{study_name}', which is not a run study"), "events run within run studies"));
+        }
+        let target = match t.get("target") {
+            None => None,
+            Some(v) => {
+                let label = r.string(v, "[[event]] target")?;
+                match studies[study].targets.iter().copied().find(|&k| targets[k].label == label) {
+                    Some(k) => Some(k),
+                    None => {
+                        return Err(r.at(
+                            Some(v.line),
+                            format!("[[event]] names target '{label}', which study '{study_name}' does not run on"),
+                            "give the label of one of the study's targets",
+                        ))
+                    }
+                }
+            }
+        };
+        let clients = match t.get("clients") {
+            None => None,
+            Some(v) => match &v.value {
+                Value::Int(n) if *n > 0 => Some(*n as usize),
+                _ => return Err(r.at(Some(v.line), "[[event]] clients is a positive count", "give clients = 4")),
+            },
+        };
+        let at = r.string(t.need("at", "[[event]]", &r)?, "[[event]] at")?;
+        let command = r.string(t.need("command", "[[event]]", &r)?, "[[event]] command")?;
+        let event = format!("{at}:{command}");
+        if let Err(why) = crate::spec::event_arg(&event) {
+            return Err(r.at(t.line("at"), format!("[[event]]: {why}"), "give at = \"30s\" and a command"));
+        }
+        events.push(super::EventDef { study, target, clients, event, line: Some(line) });
+    }
     Ok(Campaign {
         path: path.to_path_buf(),
         text: text.to_string(),
@@ -345,6 +414,7 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
         studies,
         cache,
         hooks,
+        events,
     })
 }
 

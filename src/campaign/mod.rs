@@ -76,8 +76,11 @@ pub enum Order {
 pub struct TargetDef {
     /// Its label, filed with every run (`--label`).
     pub label: String,
-    /// The directory the runs go in (a study of fresh directories makes them inside).
+    /// The directory the runs go in (a study of fresh directories makes them inside), or the
+    /// block device (`device = "/dev/sdb"`: run studies only).
     pub dir: PathBuf,
+    /// Whether `dir` names a block device.
+    pub device: bool,
     /// Free text kept with every run.
     pub description: String,
     /// Where the file names it.
@@ -200,6 +203,24 @@ pub struct Campaign {
     pub cache: CacheRules,
     /// Hooks.
     pub hooks: Hooks,
+    /// Events (`[[event]]`): commands run at a time into the matching points' runs.
+    pub events: Vec<EventDef>,
+}
+
+/// A command run at a time into the runs of one study's points (`[[event]]`), as `run
+/// --event` runs it: those of one target and one client count only, when it names them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventDef {
+    /// The study, by index.
+    pub study: usize,
+    /// The target, by index, or every one of the study.
+    pub target: Option<usize>,
+    /// The client count, or every one.
+    pub clients: Option<usize>,
+    /// `TIME:COMMAND`, as `--event` takes it.
+    pub event: String,
+    /// Where the file names it.
+    pub line: Option<usize>,
 }
 
 impl Campaign {
@@ -349,10 +370,17 @@ mod tests {
             summary: Summary::Mean,
             order: Order::Interleaved,
             budget_secs: None,
-            targets: vec![TargetDef { label: "a".into(), dir: "/".into(), description: String::new(), line: None }],
+            targets: vec![TargetDef {
+                label: "a".into(),
+                dir: "/".into(),
+                device: false,
+                description: String::new(),
+                line: None,
+            }],
             studies: vec![Study { name: "s".into(), kind: Kind::Run, targets: vec![0], settings: vec![], line: None }],
             cache: CacheRules::default(),
             hooks: Hooks::default(),
+            events: Vec::new(),
         };
         let mut done = Done::new();
         done.insert(("s".into(), "a".into(), "k1".into()), 1);

@@ -309,6 +309,8 @@ fn points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> R
             argv.extend(base.iter().cloned());
             match s.kind {
                 Kind::Survey => argv.push(target.dir.display().to_string()),
+                // The file reader let only run studies onto a device.
+                _ if target.device => argv.extend(["--device".to_string(), target.dir.display().to_string()]),
                 _ => argv.extend(["--dir".to_string(), target.dir.display().to_string()]),
             }
             argv.extend(["--label".to_string(), target.label.clone()]);
@@ -327,6 +329,12 @@ fn points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> R
                             Some(format!("needs a launch of {n} tasks (this one has {})", team.processes() * threads));
                     } else if team.processes() > 1 || given_tasks.is_some() {
                         argv.extend(["--clients".into(), n.to_string()]);
+                    }
+                }
+                let clients_of = clients.unwrap_or(team.processes() * given_tasks.unwrap_or(1));
+                for e in c.events.iter().filter(|e| e.study == si) {
+                    if e.target.is_none_or(|k| k == t) && e.clients.is_none_or(|n| n == clients_of) {
+                        argv.extend(["--event".to_string(), e.event.clone()]);
                     }
                 }
                 let mut cli = parse_point(c, s, db, &argv)?;
