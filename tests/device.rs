@@ -401,7 +401,11 @@ fn a_campaign_runs_on_a_device_target_with_its_events_and_refuses_other_kinds_th
     write("[[study]]\nname = \"read\"\nkind = \"run\"\nop = \"read\"\ntransfer = \"64k\"\nclients = \"1,2\"\n");
     let plan = iosurvey(&["campaign", "plan", file.to_str().unwrap(), "--db", &db]);
     assert_eq!(plan.code, 0, "{}", plan.stderr);
-    assert!(plan.stdout.contains(&format!("--device {}", l.dev)) && plan.stdout.contains("--event '0s:echo"), "{}", plan.stdout);
+    assert!(
+        plan.stdout.contains(&format!("--device {}", l.dev)) && plan.stdout.contains("--event '0s:echo"),
+        "{}",
+        plan.stdout
+    );
     let before = hash(&l.bytes());
     let out = iosurvey(&["campaign", "run", file.to_str().unwrap(), "--db", &db]);
     assert_eq!(out.code, 0, "{}", out.stderr);
@@ -410,7 +414,9 @@ fn a_campaign_runs_on_a_device_target_with_its_events_and_refuses_other_kinds_th
     let runs = Bed { db: db.clone(), ..Bed::new() }.runs();
     assert_eq!(runs.len(), 2);
     // A study of another kind on the device is refused before anything runs.
-    write("[[study]]\nname = \"read\"\nkind = \"run\"\nop = \"read\"\n[[study]]\nname = \"battery\"\nkind = \"survey\"\n");
+    write(
+        "[[study]]\nname = \"read\"\nkind = \"run\"\nop = \"read\"\n[[study]]\nname = \"battery\"\nkind = \"survey\"\n",
+    );
     let out = iosurvey(&["campaign", "run", file.to_str().unwrap(), "--db", &db]);
     assert_one_line_error(&out, 2, &["study 'battery' (kind survey) would run on the block device of target 'lun0'"]);
 }

@@ -269,11 +269,12 @@ fn mib(v: Option<f64>) -> Cell {
     Cell::num(v.map(mib_per_s), 1)
 }
 
-fn group(survey: Option<i64>, sweep: Option<i64>, campaign: Option<i64>) -> String {
-    match (survey, sweep, campaign) {
+fn group(r: &crate::store::RunRow) -> String {
+    match (r.survey_id, r.sweep_id, r.campaign_id, r.targets_id) {
         (Some(i), ..) => format!("s{i}"),
-        (_, Some(i), _) => format!("w{i}"),
-        (.., Some(i)) => format!("c{i}"),
+        (_, Some(i), ..) => format!("w{i}"),
+        (_, _, Some(i), _) => format!("c{i}"),
+        (.., Some(i)) => format!("t{i}"),
         _ => "-".into(),
     }
 }
@@ -479,7 +480,7 @@ pub fn list(rows: &[RunRow]) -> Report {
             .collect();
         t.rows.push(vec![
             Cell::Int(r.id as u64),
-            Cell::text(group(r.survey_id, r.sweep_id, r.campaign_id)),
+            Cell::text(group(r)),
             Cell::text(r.system.as_deref().unwrap_or("-")),
             Cell::text(format_time(r.started)),
             Cell::text(&r.host),

@@ -282,7 +282,7 @@ pub fn runs_table(runs: &[RunRecord]) -> Table {
         };
         t.rows.push(vec![
             r.id.map_or(Cell::Empty, |i| Cell::Int(i as u64)),
-            Cell::text(super::group(r.survey_id, r.sweep_id, r.campaign_id)),
+            Cell::text(r.group().map_or("-".to_string(), |g| g.to_string())),
             Cell::text(r.label.clone().unwrap_or_default()),
             Cell::text(r.workload.shape_label()),
             Cell::Int(r.workload.tasks as u64),

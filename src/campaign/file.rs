@@ -161,7 +161,11 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
         }
         let device = match (t.get("dir"), t.get("device")) {
             (Some(_), Some(v)) => {
-                return Err(r.at(Some(v.line), format!("[[target]] '{label}' gives both dir and device"), "give one of them"))
+                return Err(r.at(
+                    Some(v.line),
+                    format!("[[target]] '{label}' gives both dir and device"),
+                    "give one of them",
+                ))
             }
             (None, Some(v)) => Some(PathBuf::from(r.string(v, "[[target]] device")?)),
             _ => None,
@@ -369,7 +373,11 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
             ));
         };
         if studies[study].kind != Kind::Run {
-            return Err(r.at(Some(line), format!("[[event]] on study '{study_name}', which is not a run study"), "events run within run studies"));
+            return Err(r.at(
+                Some(line),
+                format!("[[event]] on study '{study_name}', which is not a run study"),
+                "events run within run studies",
+            ));
         }
         let target = match t.get("target") {
             None => None,

@@ -491,6 +491,9 @@ pub struct RunRow {
     pub sweep_id: Option<i64>,
     /// The campaign version it is a point of.
     pub campaign_id: Option<i64>,
+    /// The target survey it is a run of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets_id: Option<i64>,
     /// Start, Unix seconds.
     pub started: i64,
     /// ok or failed.
@@ -814,7 +817,8 @@ impl Store {
                         CASE WHEN json_valid(r.spec_json) THEN
                             CASE WHEN json_type(r.spec_json, '$.meta') = 'object' THEN r.spec_json END
                         END,
-                        CASE WHEN g.letter = 'c' THEN g.number END
+                        CASE WHEN g.letter = 'c' THEN g.number END,
+                        CASE WHEN g.letter = 't' THEN g.number END
                  FROM runs r LEFT JOIN groups g ON g.id = r.group_id
                  WHERE g.letter IS NOT 'm' ORDER BY r.id",
             )
@@ -828,6 +832,7 @@ impl Store {
                     survey_id: r.get(1)?,
                     sweep_id: r.get(2)?,
                     campaign_id: r.get(14)?,
+                    targets_id: r.get(15)?,
                     started: r.get(3)?,
                     status: r.get(4)?,
                     label: meta_label(r.get(13)?).unwrap_or(r.get(5)?),
