@@ -100,6 +100,9 @@ pub fn warnings(events: &[EventRun]) -> Vec<String> {
             let command = crate::escape::visible(&e.command);
             match &e.ran {
                 None => Some(format!("event at {at} ({command}) was not reached: the run ended first")),
+                Some(r) if r.stopped => {
+                    Some(format!("event at {at} ({command}) was still running when the run ended, and was ended"))
+                }
                 Some(r) if !r.ok() => Some(format!("event at {at} ({command}) failed: {}", r.ending())),
                 Some(_) => None,
             }

@@ -276,9 +276,11 @@ fn finish(lead: u32, duty: Option<Duty>, held: Vec<Result<Opened, String>>) -> (
             Err(unreached) => left.push(unreached.clone()),
         }
     }
-    let (files, removed) = match left.is_empty() {
-        true => ("its files were removed".to_string(), true),
-        false => (format!("some files were left: {}", left.join("; ")), false),
+    let (files, removed) = match (left.is_empty(), held.is_empty()) {
+        // A run on block devices holds no directory: nothing of it is removed.
+        (true, true) => ("it had no files to remove".to_string(), true),
+        (true, false) => ("its files were removed".to_string(), true),
+        (false, _) => (format!("some files were left: {}", left.join("; ")), false),
     };
     let Some(duty) = duty else {
         return (format!("{why}: {files} (hint: run it again)"), if removed { 0 } else { 1 });

@@ -25,6 +25,9 @@ pub struct HookRun {
     pub output: String,
     /// How long it took.
     pub secs: f64,
+    /// Whether iosurvey ended it (a stop signal, or the end of the run it was an event of).
+    #[serde(default)]
+    pub stopped: bool,
 }
 
 impl HookRun {
@@ -41,6 +44,9 @@ impl HookRun {
         }
     }
 }
+
+/// How long a command asked to stop (SIGTERM) has before it is killed (SIGKILL).
+const KILL_AFTER: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How long the output of a hook that has ended is waited for: a process it started in the
 /// background may hold the pipe for ever (a collector), and is not waited for.
@@ -85,25 +91,32 @@ pub fn run(name: &str, command: &str, env: &[(String, String)], cancel: &Cancel)
             }
             let _ = done.send(());
         });
-        let mut stopped = false;
+        let mut stopped: Option<std::time::Instant> = None;
         let status = loop {
             if let Some(status) = child.try_wait()? {
                 break status;
             }
-            if cancel.is_cancelled() && !stopped {
-                crate::sys::proc::terminate_group(child.id());
-                stopped = true;
+            match stopped {
+                None if cancel.is_cancelled() => {
+                    crate::sys::proc::terminate_group(child.id(), false);
+                    stopped = Some(std::time::Instant::now());
+                }
+                // A group that ignores SIGTERM is killed: nothing holds the caller for ever.
+                Some(at) if at.elapsed() > KILL_AFTER => crate::sys::proc::terminate_group(child.id(), true),
+                _ => {}
             }
             std::thread::sleep(std::time::Duration::from_millis(20));
         };
+        let stopped = stopped.is_some();
         let waited = drained.recv_timeout(DRAIN).is_ok();
         Ok((status.code(), stopped, waited))
     });
     let mut output = String::from_utf8_lossy(&kept.lock().unwrap_or_else(|p| p.into_inner())).into_owned();
+    let was_stopped = matches!(spawned, Ok((_, true, _)));
     let status = match spawned {
         Ok((code, stopped, waited)) => {
             if stopped {
-                output.push_str("\n[iosurvey: stopped by a signal to the campaign]");
+                output.push_str("\n[iosurvey: stopped: a stop signal, or the end of the run it was an event of]");
             }
             if !waited {
                 output.push_str("\n[iosurvey: a process the hook left running holds its output; not waited for]");
@@ -122,5 +135,37 @@ pub fn run(name: &str, command: &str, env: &[(String, String)], cancel: &Cancel)
         status,
         output,
         secs: started.elapsed().as_secs_f64(),
+        stopped: was_stopped,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_that_ignores_the_stop_is_killed_and_said_stopped() {
+        let dir = tempfile::tempdir().unwrap();
+        let ready = dir.path().join("ready");
+        let cancel = Cancel::new();
+        let stop = cancel.clone();
+        let marker = ready.clone();
+        // Asked to stop only once the command ignores SIGTERM (it says so through the file).
+        let asker = std::thread::spawn(move || {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            while !marker.exists() && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            stop.cancel();
+        });
+        let started = std::time::Instant::now();
+        let command = format!("trap '' TERM; touch {}; sleep 60", ready.display());
+        let ran = run("event", &command, &[], &cancel);
+        asker.join().unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(45), "killed long before its sleep ends");
+        assert!(ran.stopped && ran.status.is_none(), "{ran:?}");
+        assert!(ran.output.contains("[iosurvey: stopped"), "{}", ran.output);
+        let ok = run("event", "echo hi; exit 3", &[], &Cancel::new());
+        assert_eq!((ok.status, ok.stopped, ok.output.trim()), (Some(3), false, "hi"));
     }
 }

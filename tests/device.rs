@@ -190,6 +190,14 @@ fn a_read_only_run_never_changes_the_device_and_records_its_facts() {
     assert_eq!(run["workload"]["direct"], true, "O_DIRECT is the default on a device");
     // The whole device, split over the tasks.
     assert_eq!(run["workload"]["block"], 16u64 << 20);
+    // Two devices, three tasks: the device given two regions holds both, whole.
+    let Some(second) = loop_dev(64) else { return };
+    let out = run_on(&db, &["--device", &format!("{},{}", l.dev, second.dev), "--tasks", "3"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = bed.last_run();
+    assert_eq!(run["workload"]["block"], 32u64 << 20, "64 MiB for the two regions of the first device");
+    assert_eq!(run["env"]["devices"].as_array().unwrap().len(), 2);
+    assert_eq!(hash(&l.bytes()), before);
 }
 
 #[test]

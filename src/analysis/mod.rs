@@ -229,6 +229,20 @@ fn phase_notes(p: &PhaseRecord, units: &str) -> Vec<String> {
     notes
 }
 
+/// A block device as a heading names it: kernel name, size, model, blocks, rotation, scheduler.
+fn device_said(d: &crate::target::device::DeviceFacts) -> String {
+    let model = if d.model.is_empty() { String::new() } else { format!(" {}", crate::escape::visible(&d.model)) };
+    format!(
+        "block device {}{model}, {}, logical/physical block {}/{} B, {}, scheduler {}",
+        d.name,
+        format_size(d.size_bytes),
+        d.logical_block,
+        d.physical_block,
+        if d.rotational { "rotational" } else { "non-rotational" },
+        if d.scheduler.is_empty() { "-" } else { &d.scheduler }
+    )
+}
+
 /// The run's events that ran, as marks on its time series: seconds into the phase the first
 /// one fell in (every phase's series starts at 0 on the chart).
 fn event_marks(r: &RunRecord) -> Vec<(String, f64)> {
@@ -286,12 +300,18 @@ pub fn run(r: &RunRecord) -> Report {
     let mut report = Report::default();
     let id = r.id.map_or("unsaved".to_string(), |i| i.to_string());
     report.heading.push(format!("run {id}: {}", w.label()));
+    let on = match e.devices.is_empty() {
+        true => format!(
+            "{} on {}{}",
+            e.fs_type,
+            e.mount_source,
+            e.block_device.as_deref().map(|d| format!(" [{d}]")).unwrap_or_default()
+        ),
+        false => e.devices.iter().map(device_said).collect::<Vec<_>>().join("; "),
+    };
     report.heading.push(format!(
-        "target {} ({} on {}{}), host {}, kernel {}, {} CPUs, {} RAM, started {}",
+        "target {} ({on}), host {}, kernel {}, {} CPUs, {} RAM, started {}",
         e.target,
-        e.fs_type,
-        e.mount_source,
-        e.block_device.as_deref().map(|d| format!(" [{d}]")).unwrap_or_default(),
         e.host,
         e.kernel,
         e.cpu_count,

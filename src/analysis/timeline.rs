@@ -61,8 +61,13 @@ fn mean(v: &[f64]) -> Option<(f64, usize)> {
 /// one fell in.
 pub fn of(r: &RunRecord) -> Option<Timeline> {
     // An event whose command failed is said in the run's warnings; it marks no disturbance.
-    let starts: Vec<u64> =
-        r.events.iter().filter(|e| e.ran.as_ref().is_none_or(|ran| ran.ok())).filter_map(|e| e.started_ns).collect();
+    // One still running when the run ended, and ended then, did what it was meant to.
+    let starts: Vec<u64> = r
+        .events
+        .iter()
+        .filter(|e| e.ran.as_ref().is_none_or(|ran| ran.ok() || ran.stopped))
+        .filter_map(|e| e.started_ns)
+        .collect();
     let (&first, &last) = (starts.iter().min()?, starts.iter().max()?);
     let p = r
         .phases

@@ -523,9 +523,12 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
         None => device_run(team, a)?,
     };
     let mut points = match (&place, a.total) {
-        // The whole of the smallest device, times their number, split over each point's tasks.
-        (Place::Devices { .. }, None) => {
-            plan::List::filling(&workload, &counts, device_capacity(team, &a.device.device))?
+        // The devices used whole: as much of the smallest as the device given most files holds.
+        (Place::Devices { paths, .. }, None) => {
+            let smallest = smallest_device(team, paths);
+            plan::List::filling(&workload, &counts, |p| {
+                iosurvey::target::site::whole_devices(p, paths.len(), smallest)
+            })?
         }
         (_, total) => plan::List::sweep(&workload, &counts, total)?,
     };
@@ -578,15 +581,15 @@ fn device_run<T: Team>(_team: &T, a: &RunArgs) -> Result<(Workload, Place), Fail
     Ok((w, Place::Devices { paths: a.device.device.clone(), consent }))
 }
 
-/// The bytes a run on `devices` may use: the smallest one's size times their number, as the
-/// lead finds it (0 when it cannot read one: the device's own check then says why).
-pub(super) fn device_capacity<T: Team>(team: &T, devices: &[PathBuf]) -> u64 {
+/// The size of the smallest of `devices`, as the lead finds it (0 when it cannot read one:
+/// the device's own check then says why).
+pub(super) fn smallest_device<T: Team>(team: &T, devices: &[PathBuf]) -> u64 {
     let mine = (team.process() == 0).then(|| {
-        let sizes: Vec<u64> = devices
+        devices
             .iter()
             .map(|p| iosurvey::target::device::Device::open(p).map_or(0, |d| d.facts().size_bytes))
-            .collect();
-        sizes.iter().copied().min().unwrap_or(0).saturating_mul(sizes.len() as u64)
+            .min()
+            .unwrap_or(0)
     });
     iosurvey::team::share_value(team, mine.as_ref())
 }

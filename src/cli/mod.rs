@@ -355,9 +355,9 @@ struct TargetsArgs {
 #[derive(Args, Clone, Default)]
 struct DeviceArgs {
     /// Block device under test, instead of --dir; repeat or comma-separate for several at
-    /// once (file i of the run on device i mod their number). Task t's region starts at
-    /// t x its size (a shared layout: one region); O_DIRECT unless --buffered; the whole device
-    /// unless --size. Reading needs no further word.
+    /// once. Task t's region (or the one shared region) is on device t mod their number, the
+    /// (t / that number)-th of its size there; O_DIRECT unless --buffered; all of the devices
+    /// unless --size; --op read unless --op. Reading needs no further word.
     #[arg(long, value_name = "DEVICE", value_delimiter = ',', conflicts_with = "block")]
     device: Vec<PathBuf>,
     /// Allow writing this device, which destroys every byte on it: name each device written.

@@ -4,7 +4,7 @@
 //! for k = 1, 2, 4, ..., all; every run filed in one group, tN, that `show tN` lays out
 //! (`analysis::targets`).
 
-use super::commands::{base_dirs, device_capacity};
+use super::commands::{base_dirs, smallest_device};
 use super::opening::{on_lead, open, precheck_all};
 use super::{Cli, Failure, TargetsArgs};
 use iosurvey::analysis::targets::{counts, Role};
@@ -58,7 +58,7 @@ pub(super) fn targets<T: Team>(cli: &Cli, a: &TargetsArgs, team: &T) -> Result<(
     // Bytes per target: --size, or the smallest device whole, or a GiB per stream.
     let per_target = match (&place, a.size) {
         (_, Some(size)) => size,
-        (Place::Devices { paths, .. }, None) => device_capacity(team, paths) / n.max(1) as u64,
+        (Place::Devices { paths, .. }, None) => smallest_device(team, paths),
         _ => STREAM_BYTES * a.streams as u64,
     };
     let alone = sized(&w, a.streams, per_target)?;

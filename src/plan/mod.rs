@@ -113,16 +113,12 @@ impl List {
         Ok(List { steps: points.collect::<Result<_, _>>()? })
     }
 
-    /// A sweep whose every point uses as much of `capacity` bytes as whole transfers over its
-    /// tasks and segments fill (a device used whole).
-    pub fn filling(w: &Workload, counts: &[usize], capacity: u64) -> Result<Self, SpecError> {
+    /// A sweep whose every point moves as many of the bytes `capacity` gives it (devices used
+    /// whole) as whole transfers over its tasks and segments fill.
+    pub fn filling(w: &Workload, counts: &[usize], capacity: impl Fn(&Workload) -> u64) -> Result<Self, SpecError> {
         let points = counts.iter().map(|&tasks| {
             let mut point = Workload { tasks, ..w.clone() };
-            if let Some(data) = point.data() {
-                let step =
-                    (tasks.max(1) as u64).saturating_mul(data.segments.max(1)).saturating_mul(data.transfer.max(1));
-                point.set_total((capacity / step * step).max(step))?;
-            }
+            point.fill(capacity(&point))?;
             point.validate().map(|()| (None, point))
         });
         Ok(List { steps: points.collect::<Result<_, _>>()? })

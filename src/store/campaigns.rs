@@ -169,6 +169,8 @@ impl Store {
                         status: r.get(7)?,
                         output: r.get(8)?,
                         secs: r.get(9)?,
+                        // Said in the output, which the store keeps.
+                        stopped: false,
                     },
                 })
             })

@@ -21,10 +21,12 @@ pub(crate) fn pipe() -> io::Result<(std::fs::File, std::os::fd::OwnedFd)> {
     Ok(unsafe { (std::fs::File::from_raw_fd(fds[0]), std::os::fd::OwnedFd::from_raw_fd(fds[1])) })
 }
 
-/// Sends SIGTERM to the process group `pgid` (a hook's shell and what it started).
-pub(crate) fn terminate_group(pgid: u32) {
+/// Sends SIGTERM to the process group `pgid` (a hook's shell and what it started), or
+/// SIGKILL when `hard`.
+pub(crate) fn terminate_group(pgid: u32, hard: bool) {
+    let signal = if hard { libc::SIGKILL } else { libc::SIGTERM };
     // SAFETY: kill has no memory-safety preconditions; a group that is gone is ESRCH.
-    unsafe { libc::kill(-(pgid as i32), libc::SIGTERM) };
+    unsafe { libc::kill(-(pgid as i32), signal) };
 }
 
 /// The parent process's id.

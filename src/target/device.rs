@@ -6,16 +6,16 @@
 //! is taken and again right before each run that writes; from the first write on the lead
 //! holds the device open exclusively (O_EXCL), so nothing can mount it meanwhile.
 //!
-//! A run's data goes to regions of the device: file i of the run (a task's, or the one shared
-//! file) is the region at i x its size, so each task has its own region or all share one, as
-//! the workload says.
+//! A run's data goes to regions of its devices: file i of the run (a task's, or the one
+//! shared file) goes to device i mod n, at region i / n of its size, so each task has its own
+//! region or all share one, as the workload says ([`super::site`]).
 
 use super::TargetError;
 use crate::sys::errno::EBUSY;
 use crate::sys::fs::{O_DIRECT, O_EXCL, O_RDONLY};
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Seek, SeekFrom};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -138,32 +138,41 @@ impl Device {
     }
 
     /// Why the device may not be written, if it may not: in use, or holding a signature
-    /// (unless `ignore_signature`). `held` says the lead holds it exclusively already.
-    pub fn check_writable(&self, ignore_signature: bool, held: bool) -> Result<Option<File>, TargetError> {
+    /// (unless `ignore_signature`). `held` is the lead's exclusive descriptor, when it holds
+    /// one already; otherwise one is taken and returned. The signature is read through it,
+    /// so it is this device's, whatever the path names by then.
+    pub fn check_writable(&self, ignore_signature: bool, held: Option<&File>) -> Result<Option<File>, TargetError> {
         let refuse = |why: String| TargetError::DeviceInUse { path: self.path.clone(), why };
         if let Some(why) = in_use(&self.facts, &Uses::read()) {
             return Err(refuse(why));
         }
-        let exclusive = match held {
-            true => None,
-            false => Some(OpenOptions::new().read(true).custom_flags(O_EXCL).open(&self.path).map_err(|e| {
-                match e.raw_os_error() {
-                    Some(EBUSY) => refuse(
-                        "it is open exclusively by another process (mounted, or held by md, dm, LVM or a program)"
-                            .into(),
-                    ),
-                    _ => TargetError::io("open (exclusive)", &self.path, e),
+        let taken = match held {
+            Some(_) => None,
+            None => {
+                let f = OpenOptions::new().read(true).custom_flags(O_EXCL).open(&self.path).map_err(|e| {
+                    match e.raw_os_error() {
+                        Some(EBUSY) => refuse(
+                            "it is open exclusively by another process (mounted, or held by md, dm, LVM or a program)"
+                                .into(),
+                        ),
+                        _ => TargetError::io("open (exclusive)", &self.path, e),
+                    }
+                })?;
+                if f.metadata().map_err(|e| TargetError::io("stat", &self.path, e))?.rdev() != self.rdev {
+                    return Err(refuse("its path now names another device than the one checked".into()));
                 }
-            })?),
+                Some(f)
+            }
         };
         if !ignore_signature {
+            let file = held.or(taken.as_ref()).expect("held, or just taken");
             let mut head = vec![0u8; SIGNATURE_BYTES];
-            let n = read_head(&self.path, &mut head).map_err(|e| TargetError::io("read", &self.path, e))?;
+            let n = read_head(file, &mut head).map_err(|e| TargetError::io("read", &self.path, e))?;
             if let Some(found) = signature(&head[..n]) {
                 return Err(TargetError::Signature { path: self.path.clone(), found });
             }
         }
-        Ok(exclusive)
+        Ok(taken)
     }
 
     /// Bytes the device's data path must align to under O_DIRECT.
@@ -175,11 +184,11 @@ impl Device {
     pub const DIRECT_BY_DEFAULT: bool = true;
 }
 
-fn read_head(path: &Path, buf: &mut [u8]) -> io::Result<usize> {
-    let mut f = File::open(path)?;
+fn read_head(file: &File, buf: &mut [u8]) -> io::Result<usize> {
+    use std::os::unix::fs::FileExt;
     let mut n = 0;
     while n < buf.len() {
-        match f.read(&mut buf[n..]) {
+        match file.read_at(&mut buf[n..], n as u64) {
             Ok(0) => break,
             Ok(k) => n += k,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -419,8 +428,7 @@ impl DeviceTarget {
         if !self.destroy {
             return Err(TargetError::NoConsent(self.device.path.clone()));
         }
-        let held = self.exclusive.is_some();
-        if let Some(f) = self.device.check_writable(self.ignore_signature, held)? {
+        if let Some(f) = self.device.check_writable(self.ignore_signature, self.exclusive.as_ref())? {
             self.exclusive = Some(f);
         }
         Ok(())

@@ -221,7 +221,7 @@ impl TargetError {
             TargetError::DestroyOther { .. } => Hint::say("name the device under test itself with --destroy-data"),
             TargetError::DeviceInUse { .. } => Hint::say("unmount it, stop what holds it (swapoff, mdadm --stop, vgchange -an), or pick another device"),
             TargetError::Signature { .. } => Hint::say("pick another device, wipe it yourself, or add --ignore-signature if that data may be lost"),
-            TargetError::DeviceTooSmall { .. } => Hint::Lower(vec![Total, Block]),
+            TargetError::DeviceTooSmall { .. } => Hint::Lower(vec![Total]),
         }
     }
 

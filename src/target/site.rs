@@ -116,3 +116,15 @@ impl Site {
         names.iter().enumerate().filter(|(i, _)| i % n == k).map(|(_, s)| s.clone()).collect()
     }
 }
+
+/// The bytes a run of `w` may move on `devices` devices of at least `smallest` bytes each,
+/// used whole: the device given the most of its files (file i goes to device i mod n) holds
+/// them all.
+pub fn whole_devices(w: &crate::spec::Workload, devices: usize, smallest: u64) -> u64 {
+    let files = match w.data() {
+        Some(d) if d.access == crate::spec::Access::FilePerTask => w.tasks.max(1),
+        _ => 1,
+    } as u64;
+    let most = files.div_ceil(devices.max(1) as u64);
+    smallest / most * files
+}
