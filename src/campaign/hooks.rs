@@ -53,7 +53,7 @@ mod tests {
         cancel.cancel();
         let r = run("before-run", "sleep 600 & sleep 600", &[], &cancel);
         assert!(r.secs < 5.0, "stopped in {} s", r.secs);
-        assert!(!r.ok() && r.output.contains("stopped by a signal"), "{r:?}");
+        assert!(!r.ok() && r.stopped && r.output.contains("[iosurvey: stopped"), "{r:?}");
         // A collector left running in the background: the hook ends when its shell does.
         let r = run("before-study", "sleep 4 & echo started", &[], &Cancel::new());
         assert!(r.ok() && r.output.starts_with("started"), "{r:?}");
