@@ -49,7 +49,7 @@ pub fn start(events: &[Event], progress: Arc<Progress>, stop: Cancel) -> Schedul
             }
         };
         for e in events {
-            let due = begun.map(|t| t + (e.at_secs * 1e9) as u64);
+            let due = begun.map(|t| t.saturating_add((e.at_secs * 1e9) as u64));
             let reached = due.is_some_and(|due| loop {
                 if over() {
                     break false;

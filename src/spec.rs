@@ -266,6 +266,10 @@ pub struct Event {
     pub command: String,
 }
 
+/// The latest an event may be asked for: a week, far past any run, and far from the clock's
+/// overflow.
+pub const MAX_EVENT_SECS: f64 = 7.0 * 86400.0;
+
 /// Reads `TIME:COMMAND`, TIME a number of seconds with an optional unit (ms, s, m, h).
 pub fn event_arg(s: &str) -> Result<Event, String> {
     let (time, command) = s
@@ -282,6 +286,9 @@ pub fn event_arg(s: &str) -> Result<Event, String> {
         .filter(|v| v.is_finite() && *v >= 0.0)
         .map(|v| v * scale)
         .ok_or_else(|| format!("'{time}' is not a time (e.g. 30s, 1.5s, 2m)"))?;
+    if at_secs > MAX_EVENT_SECS {
+        return Err(format!("'{time}' is past a week into the run; give a time within it"));
+    }
     if command.trim().is_empty() {
         return Err(format!("the event at {time} has no command"));
     }

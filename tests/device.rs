@@ -104,6 +104,22 @@ fn each_refusal_is_one_line_with_its_reason_and_nothing_is_written() {
     let out = run_on(&db, &["--device", dev, "--op", "write", "--destroy-data", dev, "--size", "8m"]);
     assert_one_line_error(&out, 2, &["holds an ext4 file system", "--ignore-signature"]);
     assert_eq!(hash(&l.bytes()), before_fs);
+    // A loop device set up over it, at an offset past any signature iosurvey reads.
+    let over = Command::new("losetup").args(["-f", "--show", "-o", "1M", dev]).output().unwrap();
+    let over = String::from_utf8_lossy(&over.stdout).trim().to_string();
+    assert!(over.starts_with("/dev/loop"), "losetup over {dev}");
+    let out =
+        run_on(&db, &["--device", dev, "--op", "write", "--destroy-data", dev, "--ignore-signature", "--size", "8m"]);
+    sh(&format!("losetup -d {over}"));
+    assert_one_line_error(&out, 2, &[&format!("it is the backing device of {}", over.trim_start_matches("/dev/"))]);
+    // A format of libblkid's far longer list than iosurvey's own (minix).
+    if Command::new("mkfs.minix").arg(dev).output().is_ok_and(|o| o.status.success()) {
+        let minix = hash(&l.bytes());
+        let out = run_on(&db, &["--device", dev, "--op", "write", "--destroy-data", dev, "--size", "8m"]);
+        assert_one_line_error(&out, 2, &["holds a minix signature (blkid -p)"]);
+        assert_eq!(hash(&l.bytes()), minix);
+        sh(&format!("mkfs.ext4 -q -F {dev}"));
+    }
     // Mounted: refused for being mounted (and the kernel holds it too).
     let mnt = tmp.path().join("mnt");
     std::fs::create_dir(&mnt).unwrap();
@@ -421,6 +437,15 @@ fn a_campaign_runs_on_a_device_target_with_its_events_and_refuses_other_kinds_th
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "0\n0\n", "the event ran once in each point's run");
     let runs = Bed { db: db.clone(), ..Bed::new() }.runs();
     assert_eq!(runs.len(), 2);
+    // Stored whole: a second run of the campaign has nothing left to run on the device.
+    let again = iosurvey(&["campaign", "run", file.to_str().unwrap(), "--db", &db]);
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(Bed { db: db.clone(), ..Bed::new() }.runs().len(), 2, "{}", again.stdout);
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "0\n0\n");
+    // An event that matches no point is refused, not left to never fire.
+    write("[[study]]\nname = \"read\"\nkind = \"run\"\nop = \"read\"\nclients = \"1,2\"\n[[event]]\nstudy = \"read\"\nclients = 3\nat = \"1s\"\ncommand = \"true\"\n");
+    let out = iosurvey(&["campaign", "plan", file.to_str().unwrap(), "--db", &db]);
+    assert_one_line_error(&out, 2, &["matches no point of study 'read'"]);
     // A study of another kind on the device is refused before anything runs.
     write(
         "[[study]]\nname = \"read\"\nkind = \"run\"\nop = \"read\"\n[[study]]\nname = \"battery\"\nkind = \"survey\"\n",

@@ -106,7 +106,14 @@ pub fn report(number: i64, records: &[RunRecord]) -> Report {
     for op in ops {
         op_section(&mut report, number, records, op);
     }
-    report.footer.extend(records.iter().filter(|r| r.status != crate::record::Status::Ok).map(|r| {
+    let failed: Vec<&RunRecord> = records.iter().filter(|r| r.status != crate::record::Status::Ok).collect();
+    if !failed.is_empty() {
+        report.heading.push(format!(
+            "INCOMPLETE: {} of its runs failed and are left out of every figure (listed at the end)",
+            failed.len()
+        ));
+    }
+    report.footer.extend(failed.iter().map(|r| {
         format!(
             "run {} ({}) failed: {}",
             r.id.unwrap_or(0),
@@ -121,7 +128,8 @@ fn op_section(report: &mut Report, number: i64, records: &[RunRecord], op: Op) {
     let name = op.name();
     let mut members: Vec<Member> = Vec::new();
     let mut together: Vec<(usize, Vec<f64>, Vec<i64>)> = Vec::new();
-    for r in records {
+    // A failed run's figure is of the part it ran: the footer names it, no table counts it.
+    for r in records.iter().filter(|r| r.status == crate::record::Status::Ok) {
         let (Some(role), Some(rate)) = (r.name.as_deref().and_then(Role::of), rate(r, op)) else { continue };
         let id = r.id.unwrap_or(0);
         match role {

@@ -68,12 +68,15 @@ pub fn of(r: &RunRecord) -> Option<Timeline> {
         .filter(|e| e.ran.as_ref().is_none_or(|ran| ran.ok() || ran.stopped))
         .filter_map(|e| e.started_ns)
         .collect();
-    let (&first, &last) = (starts.iter().min()?, starts.iter().max()?);
+    let &first = starts.iter().min()?;
     let p = r
         .phases
         .iter()
         .filter(|p| p.series.interval_ns > 0 && p.series.origin_ns <= first)
         .min_by_key(|p| first - p.series.origin_ns)?;
+    // Only the events within that phase: a later phase's time line starts afresh.
+    let end = p.series.origin_ns + p.series.interval_ns * p.series.bytes.len() as u64;
+    let &last = starts.iter().filter(|&&t| t < end).max()?;
     let width = p.series.interval_ns as f64 / 1e9;
     let at = |t: u64| t.saturating_sub(p.series.origin_ns) as f64 / 1e9;
     let rates = whole_rates(p, r.workload.meta().is_some());
@@ -85,6 +88,10 @@ pub fn of(r: &RunRecord) -> Option<Timeline> {
     let f = (((first_event + slack) / width).floor() as usize).min(rates.len());
     let after_last = (((last_event - slack) / width).ceil().max(0.0) as usize).min(rates.len());
     let before = mean(&rates[..f])?;
+    if f >= rates.len() {
+        // No whole interval after the event: nothing to say of it.
+        return None;
+    }
     let within = |x: f64| (x - before.0).abs() <= BAND * before.0;
     let dropped = (f..rates.len()).find(|&i| !within(rates[i]));
     let recovered = dropped.and_then(|d| {
@@ -240,6 +247,11 @@ mod tests {
         assert_eq!(of(&short).unwrap().recovered_at, None);
         // An event before the first whole interval leaves no rate before it.
         assert_eq!(of(&run(&[100, 100], &[0.5])), None);
+        // One in the last, partial interval leaves no whole interval after it.
+        assert_eq!(of(&run(&[100, 100], &[2.2])), None);
+        // An event past the phase's end counts in none of its intervals.
+        let later = run(&[100, 100, 25, 25, 100, 100, 100], &[2.0, 50.0]);
+        assert_eq!(of(&later).unwrap().recovered_at, Some(4.0));
         // No event that ran: no time line.
         let mut none = run(&[100, 100, 100], &[1.0]);
         none.events[0].started_ns = None;

@@ -269,6 +269,7 @@ fn scaled(cli: &mut Cli, by: u64, clients: Option<usize>) {
 fn points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> Result<Vec<Point>, Failure> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut all = Vec::new();
+    let mut fired = vec![false; c.events.len()];
     for (si, s) in c.studies.iter().enumerate() {
         let base = study_args(c, s)?;
         let given_tasks =
@@ -332,9 +333,10 @@ fn points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> R
                     }
                 }
                 let clients_of = clients.unwrap_or(team.processes() * given_tasks.unwrap_or(1));
-                for e in c.events.iter().filter(|e| e.study == si) {
+                for (k, e) in c.events.iter().enumerate().filter(|(_, e)| e.study == si) {
                     if e.target.is_none_or(|k| k == t) && e.clients.is_none_or(|n| n == clients_of) {
                         argv.extend(["--event".to_string(), e.event.clone()]);
+                        fired[k] = true;
                     }
                 }
                 let mut cli = parse_point(c, s, db, &argv)?;
@@ -371,18 +373,35 @@ fn points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> R
             }
         }
     }
+    if let Some(e) = c.events.iter().zip(&fired).find(|(_, f)| !**f).map(|(e, _)| e) {
+        return Err(at_line(
+            c,
+            e.line,
+            format!(
+                "this [[event]] matches no point of study '{}' (its target or client count)",
+                c.studies[e.study].name
+            ),
+            "give a target and a client count the study runs, or leave them out",
+        ));
+    }
     Ok(campaign::ordered(all, c.order))
 }
 
 /// The workload a run or metadata point runs: the study's, at the point's count of tasks.
 fn point_workload(cli: &Cli, clients: Option<usize>) -> Result<Option<iosurvey::spec::Workload>, Failure> {
-    let (w, total) = match &cli.command {
-        Command::Run(a) => (a.workload.clone(), a.total),
-        Command::Meta(a) => (super::commands::meta_run(a)?.workload, None),
+    let mut list = match &cli.command {
+        // As the run will make it: on a device, the device's own defaults and size.
+        Command::Run(a) => {
+            let tasks = clients.unwrap_or(a.workload.tasks);
+            super::commands::run_points(a, &[tasks], super::commands::smallest_here)?.0
+        }
+        Command::Meta(a) => {
+            let w = super::commands::meta_run(a)?.workload;
+            let tasks = clients.unwrap_or(w.tasks);
+            iosurvey::plan::List::sweep(&w, &[tasks], None)?
+        }
         _ => return Ok(None),
     };
-    let tasks = clients.unwrap_or(w.tasks);
-    let mut list = iosurvey::plan::List::sweep(&w, &[tasks], total)?;
     Ok(match iosurvey::plan::Plan::next(&mut list, iosurvey::plan::Last::Start) {
         iosurvey::plan::Step::Run { workload, .. } => Some(*workload),
         _ => None,

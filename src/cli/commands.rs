@@ -32,6 +32,7 @@ pub fn dispatch<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
         Command::Survey(_) => Cmd::Survey,
         Command::Matrix(_) => Cmd::Matrix,
         Command::Io500(_) => Cmd::Io500,
+        Command::Targets(_) => Cmd::Targets,
         _ => Cmd::Other,
     });
     let result = command(cli, team);
@@ -518,20 +519,7 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
             2,
         ));
     }
-    let (workload, place) = match &a.dir {
-        Some(dir) => (a.workload.clone(), Place::Dir { dir: dir.clone(), more: a.more_dirs.clone() }),
-        None => device_run(team, a)?,
-    };
-    let mut points = match (&place, a.total) {
-        // The devices used whole: as much of the smallest as the device given most files holds.
-        (Place::Devices { paths, .. }, None) => {
-            let smallest = smallest_device(team, paths);
-            plan::List::filling(&workload, &counts, |p| {
-                iosurvey::target::site::whole_devices(p, paths.len(), smallest)
-            })?
-        }
-        (_, total) => plan::List::sweep(&workload, &counts, total)?,
-    };
+    let (mut points, place) = run_points(a, &counts, |paths| smallest_device(team, paths))?;
     let workloads: Vec<Workload> = points.workloads().cloned().collect();
     precheck_all(team, a.team.tasks, &workloads)?;
     let sweep = counts.len() > 1;
@@ -568,29 +556,71 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
     played.failure.map_or(Ok(finished?), |e| Err(e.into()))
 }
 
-/// A run on block devices: O_DIRECT unless --buffered, and the devices with the user's consent.
-fn device_run<T: Team>(_team: &T, a: &RunArgs) -> Result<(Workload, Place), Failure> {
+/// A run command's points and where they go. On block devices: O_DIRECT unless --buffered,
+/// the devices with the user's consent, and used whole (as much of the smallest, `smallest`
+/// of them, as the device given most files holds) unless --size.
+pub(super) fn run_points(
+    a: &RunArgs,
+    counts: &[usize],
+    smallest: impl FnOnce(&[PathBuf]) -> u64,
+) -> Result<(plan::List, Place), Failure> {
+    device_flags_need_a_device(&a.device, a.dir.is_some())?;
+    let Some(first) = a.device.device.first() else {
+        let place = Place::Dir { dir: a.dir.clone().unwrap_or_default(), more: a.more_dirs.clone() };
+        return Ok((plan::List::sweep(&a.workload, counts, a.total)?, place));
+    };
     let mut w = a.workload.clone();
     if let iosurvey::spec::Shape::Data(d) = &mut w.shape {
         d.direct = !a.device.buffered;
+        if d.access == iosurvey::spec::Access::Shared && a.device.device.len() > 1 {
+            return Err(Failure::new(
+                format!("--access shared puts the run's one region on {} alone, of the devices given", first.display()),
+                "give one device, or leave --access out",
+                2,
+            ));
+        }
     }
+    let paths = &a.device.device;
+    let list = match a.total {
+        Some(total) => plan::List::sweep(&w, counts, Some(total))?,
+        None => {
+            let smallest = smallest(paths);
+            plan::List::filling(&w, counts, |p| iosurvey::target::site::whole_devices(p, paths.len(), smallest))?
+        }
+    };
     let consent = iosurvey::target::device::Consent {
         destroy: a.device.destroy_data.clone(),
         ignore_signature: a.device.ignore_signature,
     };
-    Ok((w, Place::Devices { paths: a.device.device.clone(), consent }))
+    Ok((list, Place::Devices { paths: paths.clone(), consent }))
+}
+
+/// Refuses the device flags beside a directory target: they would be taken and do nothing.
+pub(super) fn device_flags_need_a_device(d: &super::DeviceArgs, dir: bool) -> Result<(), Failure> {
+    if dir && (!d.destroy_data.is_empty() || d.ignore_signature || d.buffered) {
+        return Err(Failure::new(
+            "--destroy-data, --ignore-signature and --buffered apply to --device, and the target is a directory",
+            "leave them out, or give --device",
+            2,
+        ));
+    }
+    Ok(())
+}
+
+/// The size of the smallest of `devices` as this process finds it (0 when it cannot read
+/// one: the device's own check then says why).
+pub(super) fn smallest_here(devices: &[PathBuf]) -> u64 {
+    devices
+        .iter()
+        .map(|p| iosurvey::target::device::Device::open(p).map_or(0, |d| d.facts().size_bytes))
+        .min()
+        .unwrap_or(0)
 }
 
 /// The size of the smallest of `devices`, as the lead finds it (0 when it cannot read one:
 /// the device's own check then says why).
 pub(super) fn smallest_device<T: Team>(team: &T, devices: &[PathBuf]) -> u64 {
-    let mine = (team.process() == 0).then(|| {
-        devices
-            .iter()
-            .map(|p| iosurvey::target::device::Device::open(p).map_or(0, |d| d.facts().size_bytes))
-            .min()
-            .unwrap_or(0)
-    });
+    let mine = (team.process() == 0).then(|| smallest_here(devices));
     iosurvey::team::share_value(team, mine.as_ref())
 }
 

@@ -19,6 +19,7 @@ use iosurvey::team::Team;
 const STREAM_BYTES: u64 = 1 << 30;
 
 pub(super) fn targets<T: Team>(cli: &Cli, a: &TargetsArgs, team: &T) -> Result<(), Failure> {
+    super::commands::device_flags_need_a_device(&a.device, a.dir.is_some())?;
     let (place, labels) = match &a.dir {
         Some(dir) => {
             let mut dirs = base_dirs(dir)?;
@@ -28,10 +29,13 @@ pub(super) fn targets<T: Team>(cli: &Cli, a: &TargetsArgs, team: &T) -> Result<(
         }
         None => {
             let paths = &a.device.device;
-            let labels = paths
+            let short: Vec<String> = paths
                 .iter()
                 .map(|p| p.file_name().map_or(p.display().to_string(), |n| n.to_string_lossy().into_owned()))
                 .collect();
+            // A label names one target: the last components, unless two share one.
+            let unique = short.iter().enumerate().all(|(i, l)| !short[..i].contains(l));
+            let labels = if unique { short } else { paths.iter().map(|p| p.display().to_string()).collect() };
             let consent = iosurvey::target::device::Consent {
                 destroy: a.device.destroy_data.clone(),
                 ignore_signature: a.device.ignore_signature,
@@ -41,6 +45,16 @@ pub(super) fn targets<T: Team>(cli: &Cli, a: &TargetsArgs, team: &T) -> Result<(
     };
     let labels: Vec<String> = labels;
     let n = labels.len();
+    if n < 2 {
+        return Err(Failure::new(
+            "a target survey compares targets, and one is given",
+            "give two or more (--device A,B or --dir a@b); for one target, use run",
+            2,
+        ));
+    }
+    if a.size == Some(0) {
+        return Err(Failure::new("--size 0 leaves nothing to move", "give --size above 0, e.g. 4g", 2));
+    }
     let mut w = a.workload.clone();
     w.tasks = a.streams;
     if let Shape::Data(d) = &mut w.shape {
@@ -61,16 +75,22 @@ pub(super) fn targets<T: Team>(cli: &Cli, a: &TargetsArgs, team: &T) -> Result<(
         (Place::Devices { paths, .. }, None) => smallest_device(team, paths),
         _ => STREAM_BYTES * a.streams as u64,
     };
-    let alone = sized(&w, a.streams, per_target)?;
+    // A size given is split exactly, as run's --total is; the devices whole are rounded down.
+    let exact = a.size.is_some();
+    let alone = sized(&w, a.streams, per_target, exact)?;
     let step = alone.data().map_or(per_target, |d| d.block * d.segments * a.streams as u64);
     let together: Vec<(usize, Workload)> = counts(n)
         .into_iter()
-        .map(|k| Ok((k, sized(&w, k * a.streams, k as u64 * step)?)))
+        .map(|k| Ok((k, sized(&w, k * a.streams, k as u64 * step, exact)?)))
         .collect::<Result<_, Failure>>()?;
     let threads = (n * a.streams).div_ceil(team.processes());
     let all: Vec<Workload> = std::iter::once(alone.clone()).chain(together.iter().map(|t| t.1.clone())).collect();
     precheck_all(team, threads, &all)?;
+    let writes = w.ops.iter().any(|o| o.direction() != iosurvey::spec::Op::Read);
     let mut session = open(cli, team, (place, &a.target), threads, Vec::new())?;
+    if writes {
+        session.on_lead(|l| l.check_device_writes())?;
+    }
     let group = session.begin(
         GroupKind::Targets,
         &serde_json::json!({ "targets": labels, "streams": a.streams, "repetitions": a.repetitions, "bytes_per_target": step }),
@@ -119,9 +139,13 @@ pub(super) fn targets<T: Team>(cli: &Cli, a: &TargetsArgs, team: &T) -> Result<(
     failure.map_or(Ok(finished?), |e| Err(e.into()))
 }
 
-/// `w` with `tasks` streams moving about `bytes` in all.
-fn sized(w: &Workload, tasks: usize, bytes: u64) -> Result<Workload, Failure> {
+/// `w` with `tasks` streams moving `bytes` in all (`exact`), or as much of it as whole
+/// transfers fill.
+fn sized(w: &Workload, tasks: usize, bytes: u64, exact: bool) -> Result<Workload, Failure> {
     let mut point = Workload { tasks, ..w.clone() };
-    point.fill(bytes)?;
+    match exact {
+        true => point.set_total(bytes)?,
+        false => point.fill(bytes)?,
+    }
     Ok(point)
 }

@@ -87,7 +87,9 @@ impl EngineError {
             EngineError::EngineUnavailable { .. } => {
                 Hint::Use(Engine, "another one ('iosurvey engines' lists what this machine allows)".into())
             }
-            EngineError::Interrupted => Hint::say("the run is stored as failed and its files removed; run it again"),
+            EngineError::Interrupted => {
+                Hint::say("the run is stored as failed, and any files it made are removed; run it again")
+            }
             EngineError::ShortRead { .. } => Hint::Because(
                 "read what was written, with the sizes and tasks of the run that wrote it".into(),
                 Box::new(Hint::Add(Ops, Some("write".into()))),

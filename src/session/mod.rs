@@ -152,6 +152,15 @@ impl LeadSide {
         &mut self.taken.targets[0]
     }
 
+    /// Before a study that writes its devices: every device's consent and checks at once, so
+    /// that none is written when another would be refused.
+    pub fn check_device_writes(&mut self) -> Result<(), RunError> {
+        for d in &mut self.taken.devices {
+            d.check_write()?;
+        }
+        Ok(())
+    }
+
     /// The lead's targets `range`, by kind.
     fn held(&mut self, range: std::ops::Range<usize>) -> (&mut Store, Held<'_>) {
         let held = match self.taken.devices.is_empty() {

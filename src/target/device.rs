@@ -12,7 +12,7 @@
 
 use super::TargetError;
 use crate::sys::errno::EBUSY;
-use crate::sys::fs::{O_DIRECT, O_EXCL, O_RDONLY};
+use crate::sys::fs::{O_CLOEXEC, O_DIRECT, O_EXCL, O_PATH, O_RDONLY};
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Seek, SeekFrom};
@@ -80,13 +80,22 @@ pub struct Device {
     path: PathBuf,
     rdev: u64,
     facts: DeviceFacts,
+    /// The device node, held (O_PATH) from the check on: every later open goes through it
+    /// (/proc/self/fd/N), never through the path, which may name something else by then.
+    node: File,
 }
 
 impl Device {
     /// The block device at `path` (a link to one, as /dev/disk/by-id holds, is followed: the
     /// device itself is what is checked), with its facts from sysfs.
     pub fn open(path: &Path) -> Result<Device, TargetError> {
-        let meta = fs::metadata(path).map_err(|e| TargetError::io("stat", path, e))?;
+        // O_PATH opens nothing: no driver sees it, whatever the path names.
+        let node = OpenOptions::new()
+            .read(true)
+            .custom_flags(O_PATH | O_CLOEXEC)
+            .open(path)
+            .map_err(|e| TargetError::io("open", path, e))?;
+        let meta = node.metadata().map_err(|e| TargetError::io("stat", path, e))?;
         let ft = meta.file_type();
         if !ft.is_block_device() {
             let what = match () {
@@ -100,11 +109,13 @@ impl Device {
         let rdev = meta.rdev();
         let mut facts = sysfs_facts(rdev);
         facts.path = path.display().to_string();
-        if facts.size_bytes == 0 {
+        let mut device = Device { path: path.into(), rdev, facts, node };
+        if device.facts.size_bytes == 0 {
             // sysfs may be missing (a container): the device's end says its size.
-            facts.size_bytes = File::open(path).and_then(|mut f| f.seek(SeekFrom::End(0))).unwrap_or(0);
+            device.facts.size_bytes =
+                device.open_data(O_RDONLY).and_then(|mut f| f.seek(SeekFrom::End(0))).unwrap_or(0);
         }
-        Ok(Device { path: path.into(), rdev, facts })
+        Ok(device)
     }
 
     /// The path given.
@@ -119,6 +130,7 @@ impl Device {
 
     /// Whether `other` names this very device.
     pub fn same_as(&self, other: &Path) -> bool {
+        // A stat, which opens nothing.
         fs::metadata(other).is_ok_and(|m| m.file_type().is_block_device() && m.rdev() == self.rdev)
     }
 
@@ -130,11 +142,17 @@ impl Device {
             .read(access != crate::sys::fs::O_WRONLY)
             .write(access != O_RDONLY)
             .custom_flags(flags & !3)
-            .open(&self.path)?;
+            .open(self.reopen())?;
         match file.metadata()?.rdev() == self.rdev {
             true => Ok(file),
             false => Err(io::Error::other("the path names another device than the one checked")),
         }
+    }
+
+    /// The held node, by the name that reopens it.
+    fn reopen(&self) -> PathBuf {
+        use std::os::unix::io::AsRawFd;
+        PathBuf::from(format!("/proc/self/fd/{}", self.node.as_raw_fd()))
     }
 
     /// Why the device may not be written, if it may not: in use, or holding a signature
@@ -149,15 +167,15 @@ impl Device {
         let taken = match held {
             Some(_) => None,
             None => {
-                let f = OpenOptions::new().read(true).custom_flags(O_EXCL).open(&self.path).map_err(|e| {
-                    match e.raw_os_error() {
+                let f = OpenOptions::new().read(true).custom_flags(O_EXCL | O_CLOEXEC).open(self.reopen()).map_err(
+                    |e| match e.raw_os_error() {
                         Some(EBUSY) => refuse(
                             "it is open exclusively by another process (mounted, or held by md, dm, LVM or a program)"
                                 .into(),
                         ),
                         _ => TargetError::io("open (exclusive)", &self.path, e),
-                    }
-                })?;
+                    },
+                )?;
                 if f.metadata().map_err(|e| TargetError::io("stat", &self.path, e))?.rdev() != self.rdev {
                     return Err(refuse("its path now names another device than the one checked".into()));
                 }
@@ -168,7 +186,7 @@ impl Device {
             let file = held.or(taken.as_ref()).expect("held, or just taken");
             let mut head = vec![0u8; SIGNATURE_BYTES];
             let n = read_head(file, &mut head).map_err(|e| TargetError::io("read", &self.path, e))?;
-            if let Some(found) = signature(&head[..n]) {
+            if let Some(found) = signature(&head[..n]).or_else(|| blkid_probe(file)) {
                 return Err(TargetError::Signature { path: self.path.clone(), found });
             }
         }
@@ -196,6 +214,32 @@ fn read_head(file: &File, buf: &mut [u8]) -> io::Result<usize> {
         }
     }
     Ok(n)
+}
+
+/// What libblkid's low-level probe (`blkid -p`, util-linux) finds on the device, when it is
+/// installed: it knows far more formats than [`signature`], and looks past the device's
+/// start (md superblocks at its end, ZFS labels). Run on our own descriptor of the device.
+fn blkid_probe(file: &File) -> Option<String> {
+    use std::os::unix::io::AsRawFd;
+    let path = format!("/proc/{}/fd/{}", std::process::id(), file.as_raw_fd());
+    let out = std::process::Command::new("blkid")
+        .args(["-p", "-o", "export", &path])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let value = |key: &str| text.lines().find_map(|l| l.strip_prefix(key)).map(|v| crate::escape::visible(v));
+    match out.status.code() {
+        // Several signatures at once: libblkid will not choose, and neither do we.
+        Some(8) => Some("more than one signature (blkid -p)".into()),
+        // Only what is on the device counts: a partition's PART_ENTRY_* lines describe the
+        // table of its disk, not its contents.
+        Some(0) => value("TYPE=")
+            .map(|t| format!("a {t} signature (blkid -p)"))
+            .or_else(|| value("PTTYPE=").map(|t| format!("a {t} partition table (blkid -p)"))),
+        _ => None,
+    }
 }
 
 /// How much of the device's start the signature check reads: far enough for btrfs's
@@ -306,8 +350,25 @@ fn in_use(facts: &DeviceFacts, uses: &Uses) -> Option<String> {
         if let Some(holder) = holders.first() {
             return Some(whose(&format!("held by {holder} (md, dm or LVM)")));
         }
+        // A loop device over it holds it without showing as a holder or opening it
+        // exclusively, and its file system may lie past the start the signature check reads.
+        if let Some(over) = loops_over(dev) {
+            return Some(whose(&format!("the backing device of {over}")));
+        }
     }
     None
+}
+
+/// The loop device set up over the block device `dev` (major:minor), if any.
+fn loops_over(dev: &str) -> Option<String> {
+    let entries = fs::read_dir("/sys/block").ok()?;
+    entries.filter_map(|e| e.ok()).find_map(|e| {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let backing = fs::read_to_string(e.path().join("loop/backing_file")).ok()?;
+        let backing = backing.trim_end_matches('\n').trim_end_matches(" (deleted)");
+        let m = fs::metadata(backing).ok()?;
+        (m.file_type().is_block_device() && format_dev(m.rdev()) == dev).then_some(name)
+    })
 }
 
 fn format_dev(rdev: u64) -> String {
