@@ -72,16 +72,7 @@ pub fn is_network_fs(fs_type: &str) -> bool {
 /// Reads the facts for a target directory; unknown facts are left empty, never guessed.
 pub fn collect(target: &Path) -> Environment {
     let target = fs::canonicalize(target).unwrap_or_else(|_| target.to_path_buf());
-    let mut env = Environment {
-        host: hostname(),
-        kernel: crate::sys::proc::uname().map(|u| u.release).unwrap_or_default(),
-        cpu_model: cpu_model(),
-        cpu_count: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-        ram_bytes: ram_bytes(),
-        target: target.display().to_string(),
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        ..Environment::default()
-    };
+    let mut env = host(target.display().to_string());
     if let Some(m) =
         fs::read_to_string("/proc/self/mountinfo").ok().and_then(|t| mount_of(&t, &target.to_string_lossy()))
     {
@@ -97,15 +88,25 @@ pub fn collect(target: &Path) -> Environment {
 /// The facts of a run on block devices: the host's, and each device's; the target is their
 /// paths, the file system "block device".
 pub fn for_devices(devices: &[crate::target::device::DeviceFacts]) -> Environment {
-    let mut env = collect(Path::new("/"));
-    env.target = devices.iter().map(|d| d.path.as_str()).collect::<Vec<_>>().join(",");
+    let mut env = host(devices.iter().map(|d| d.path.as_str()).collect::<Vec<_>>().join(","));
     env.fs_type = BLOCK_DEVICE.into();
-    env.mount_source = String::new();
-    env.mount_point = String::new();
-    env.mount_options = String::new();
     env.block_device = Some(devices.iter().map(|d| d.name.as_str()).collect::<Vec<_>>().join(","));
     env.devices = devices.to_vec();
     env
+}
+
+/// The host's facts, and `target` as the target; no mount yet.
+fn host(target: String) -> Environment {
+    Environment {
+        host: hostname(),
+        kernel: crate::sys::proc::uname().map(|u| u.release).unwrap_or_default(),
+        cpu_model: cpu_model(),
+        cpu_count: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        ram_bytes: ram_bytes(),
+        target,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        ..Environment::default()
+    }
 }
 
 /// The file system type a run on block devices records.

@@ -11,7 +11,7 @@ use crate::spec::meta::check_order;
 use crate::spec::{Access, Before, Hint, Meta, Op, Setting, Shape, SpecError, Workload};
 use crate::store::{will, Store, StoreError};
 use crate::target::device::DeviceTarget;
-use crate::target::site::Site;
+use crate::target::site::{on_target, Site};
 use crate::target::{cache, data_files, Target, TargetError};
 use crate::team::{share_value, Team};
 use crate::units::now_unix;
@@ -446,9 +446,9 @@ fn preflight(
     let file_size = OffsetMap::new(data, w.tasks, w.seed).file_size();
     match &mut lead.held {
         Held::Dirs(targets) => {
-            let n = targets.len().max(1);
+            let n = targets.len();
             for (k, target) in targets.iter_mut().enumerate() {
-                let mine: Vec<String> = names.iter().skip(k).step_by(n).cloned().collect();
+                let mine = on_target(names, n, k);
                 dir_preflight(target, w, data, &mine, (writes, space_check, file_size))?;
             }
         }
@@ -463,10 +463,9 @@ fn preflight(
                 }
                 .into());
             }
-            let n = devices.len().max(1);
+            let n = devices.len();
             for (k, device) in devices.iter_mut().enumerate() {
-                // Regions go round-robin: this device holds files k, k + n, ...
-                let regions = names.len().saturating_sub(k).div_ceil(n) as u64;
+                let regions = on_target(names, n, k).len() as u64;
                 device.check_run(data.direct, data.transfer, regions * file_size)?;
                 if writes {
                     device.check_write()?;

@@ -261,7 +261,7 @@ impl Blkio {
             return None;
         }
         let dir = root.join(format!("iosurvey-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).ok()?;
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("cannot make the blkio group {}: {e}", dir.display()));
         Some(Blkio(dir))
     }
 

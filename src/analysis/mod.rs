@@ -245,8 +245,7 @@ fn device_said(d: &crate::target::device::DeviceFacts) -> String {
 
 /// The run's events that ran, as marks on its time series: seconds into the phase the first
 /// one fell in (every phase's series starts at 0 on the chart).
-fn event_marks(r: &RunRecord) -> Vec<(String, f64)> {
-    let Some(t) = timeline::of(r) else { return Vec::new() };
+fn event_marks(r: &RunRecord, t: &timeline::Timeline) -> Vec<(String, f64)> {
     r.events
         .iter()
         .filter_map(|e| {
@@ -399,6 +398,8 @@ pub fn run(r: &RunRecord) -> Report {
         }
         report.tables.push(lat);
     }
+    // Read once: the chart marks the events, the table and findings split the run at them.
+    let line = timeline::of(r);
     let series: Vec<(String, Vec<(f64, f64)>)> = r
         .phases
         .iter()
@@ -411,11 +412,11 @@ pub fn run(r: &RunRecord) -> Report {
             x: "seconds into the phase".into(),
             y: series_unit(meta).into(),
             series,
-            marks: event_marks(r),
+            marks: line.as_ref().map_or_else(Vec::new, |t| event_marks(r, t)),
             ..Chart::default()
         });
     }
-    if let Some((table, findings)) = timeline::tables(r) {
+    if let Some((table, findings)) = line.as_ref().map(|t| timeline::tables(r, t)) {
         report.tables.push(table);
         report.findings.extend(findings);
     }

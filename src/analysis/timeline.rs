@@ -114,8 +114,7 @@ pub fn of(r: &RunRecord) -> Option<Timeline> {
 }
 
 /// The time line as a table and its findings, for `show` and the report.
-pub fn tables(r: &RunRecord) -> Option<(Table, Vec<Finding>)> {
-    let t = of(r)?;
+pub fn tables(r: &RunRecord, t: &Timeline) -> (Table, Vec<Finding>) {
     let unit = if r.workload.meta().is_some() { "items/s" } else { "MiB/s" };
     let runs: Vec<i64> = r.id.into_iter().collect();
     let mut table = Table::new(
@@ -179,7 +178,7 @@ pub fn tables(r: &RunRecord) -> Option<(Table, Vec<Finding>)> {
             });
         }
     }
-    Some((table, findings))
+    (table, findings)
 }
 
 #[cfg(test)]
@@ -222,7 +221,7 @@ mod tests {
         let late = run(&[100, 100, 25, 25, 25, 60, 100, 100, 100, 100], &[2.0, 5.5]);
         assert_eq!(of(&late).unwrap().recovered_at, Some(6.0));
         assert_eq!(of(&late).unwrap().recovery_secs(), Some(0.5));
-        let (_, findings) = tables(&r).unwrap();
+        let (_, findings) = tables(&r, &of(&r).unwrap());
         assert!(
             findings[0].text.contains("fell to 25.0 MiB/s (3 intervals) during, 25% of before"),
             "{}",
@@ -236,12 +235,12 @@ mod tests {
         let t = of(&r).unwrap();
         assert_eq!(t.recovered_at, None);
         assert_eq!(t.during, Some(((40.0 * 3.0 + 95.0) / 4.0, 4)));
-        assert!(tables(&r).unwrap().1[0].text.ends_with("not recovered within the run"));
+        assert!(tables(&r, &of(&r).unwrap()).1[0].text.ends_with("not recovered within the run"));
         // A rate that never leaves the band: no during, no after.
         let flat = run(&[100, 100, 95, 105, 100], &[2.0]);
         let t = of(&flat).unwrap();
         assert_eq!((t.during, t.after), (None, None));
-        assert!(tables(&flat).unwrap().1[0].text.contains("stayed within 10%"));
+        assert!(tables(&flat, &of(&flat).unwrap()).1[0].text.contains("stayed within 10%"));
         // Two intervals back within the band are not yet three.
         let short = run(&[100, 100, 10, 100, 100], &[2.0]);
         assert_eq!(of(&short).unwrap().recovered_at, None);

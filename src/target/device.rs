@@ -197,9 +197,6 @@ impl Device {
     pub fn alignment(&self) -> u64 {
         self.facts.logical_block.max(512)
     }
-
-    /// Whether reads are direct by default: always, on a device (docs/methodology.md).
-    pub const DIRECT_BY_DEFAULT: bool = true;
 }
 
 fn read_head(file: &File, buf: &mut [u8]) -> io::Result<usize> {

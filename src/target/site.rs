@@ -109,12 +109,11 @@ impl Site {
             Site::Devices(_) => Ok(()),
         }
     }
+}
 
-    /// Which of `names` go to target `k`.
-    pub fn names_of(&self, names: &[String], k: usize) -> Vec<String> {
-        let n = self.len().max(1);
-        names.iter().enumerate().filter(|(i, _)| i % n == k).map(|(_, s)| s.clone()).collect()
-    }
+/// Which of a run's files `names` go to target `k` of `targets`: files k, k + n, ...
+pub fn on_target(names: &[String], targets: usize, k: usize) -> Vec<String> {
+    names.iter().skip(k).step_by(targets.max(1)).cloned().collect()
 }
 
 /// The bytes a run of `w` may move on `devices` devices of at least `smallest` bytes each,
