@@ -507,6 +507,38 @@ fn write_json(path: &Path, records: &[RunRecord], sweep: bool, db: &Path) -> Res
 }
 
 fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
+    let played = play_run(cli, a, team)?;
+    let (records, sweep, group) = (&played.records, played.group.is_some(), played.group);
+    let to_stdout = a.team.json.as_deref().is_some_and(super::output::is_stdout);
+    if let (Some(path), false) = (&a.team.json, records.is_empty()) {
+        write_json(path, records, sweep, &cli.db)?;
+    }
+    for r in records.iter().filter(|_| !to_stdout) {
+        if cli.within.is_some() {
+            // A campaign says its own progress.
+        } else if cli.quiet {
+            println!("run {}", r.id.unwrap_or_default());
+        } else if !sweep {
+            print!("{}", render(analysis::run(r), Format::Text));
+        }
+    }
+    if sweep && !cli.quiet && !to_stdout && !records.is_empty() {
+        print!("{}", render(analysis::sweep(group.map(|g| g.number), records), Format::Text));
+    }
+    played.outcome
+}
+
+/// What a run command played: its records (those stored, in order), its sweep group if it
+/// swept, and how it ended (the first failure, or the store's word on the sweep's end).
+pub(super) struct PlayedRun {
+    pub records: Vec<RunRecord>,
+    pub group: Option<GroupId>,
+    pub outcome: Result<(), Failure>,
+}
+
+/// Plays a run command's points (one run, or a sweep) and prints nothing: `run` prints its
+/// tables, a front end its tool's layout.
+pub(super) fn play_run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<PlayedRun, Failure> {
     let team_size = team.processes() * a.team.tasks;
     let counts = match &a.team.clients {
         Some(list) => plan::parse_counts(list).map_err(|e| Failure { line: Some(e), code: 2 })?,
@@ -536,24 +568,8 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
     // A store that cannot take the sweep's end is said after what ran.
     let finished = group.map_or(Ok(()), |g| session.finish(g, played.failure.is_none(), None));
     drop(session);
-    let records = played.records;
-    let to_stdout = a.team.json.as_deref().is_some_and(super::output::is_stdout);
-    if let (Some(path), false) = (&a.team.json, records.is_empty()) {
-        write_json(path, &records, sweep, &cli.db)?;
-    }
-    for r in records.iter().filter(|_| !to_stdout) {
-        if cli.within.is_some() {
-            // A campaign says its own progress.
-        } else if cli.quiet {
-            println!("run {}", r.id.unwrap_or_default());
-        } else if !sweep {
-            print!("{}", render(analysis::run(r), Format::Text));
-        }
-    }
-    if sweep && !cli.quiet && !to_stdout && !records.is_empty() {
-        print!("{}", render(analysis::sweep(group.map(|g| g.number), &records), Format::Text));
-    }
-    played.failure.map_or(Ok(finished?), |e| Err(e.into()))
+    let outcome = played.failure.map_or(finished.map_err(Failure::from), |e| Err(e.into()));
+    Ok(PlayedRun { records: played.records, group, outcome })
 }
 
 /// A run command's points and where they go. On block devices: O_DIRECT unless --buffered,

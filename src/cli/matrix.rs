@@ -38,6 +38,24 @@ fn kinds(a: &MatrixArgs) -> Result<(Vec<Kind>, Vec<String>), Failure> {
 }
 
 pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(), Failure> {
+    let (m, outcome) = play_matrix(cli, a, team)?;
+    if team.process() == 0 && !cli.quiet {
+        print!(
+            "{}",
+            iosurvey::report::exporter(iosurvey::report::Format::Text).render(&iosurvey::analysis::matrix::matrix(&m))
+        );
+    }
+    outcome
+}
+
+/// Plays a matrix and stores it, writing its CSV when asked, and prints nothing: `matrix`
+/// prints its tables, `iozone` its report. Gives the matrix (on the lead; the other processes'
+/// copy holds no cells) and how it ended.
+pub(super) fn play_matrix<T: Team>(
+    cli: &Cli,
+    a: &MatrixArgs,
+    team: &T,
+) -> Result<(MatrixRecord, Result<(), Failure>), Failure> {
     let (kinds, mut notes) = kinds(a)?;
     if let Some(path) = &a.csv {
         // Refused before anything runs, not after the matrix.
@@ -136,24 +154,19 @@ pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(),
     let finished = session.finish(group, m.status == Status::Ok, spec);
     drop(session);
     if team.process() != 0 {
-        return played.failure.map_or(Ok(finished?), |e| Err(e.into()));
-    }
-    if !cli.quiet {
-        print!(
-            "{}",
-            iosurvey::report::exporter(iosurvey::report::Format::Text).render(&iosurvey::analysis::matrix::matrix(&m))
-        );
+        return Ok((m, played.failure.map_or(finished.map_err(Failure::from), |e| Err(e.into()))));
     }
     if let Some(path) = &a.csv {
         super::output::write(path, iosurvey::analysis::matrix::csv(&m).as_bytes(), &cli.db, "--csv")?;
     }
-    match played.failure {
+    let outcome = match played.failure {
         _ if interrupted => {
             Err(Failure::new(format!("matrix {group} interrupted; stored as failed"), "run it again", 130))
         }
         Some(e) => Err(e.into()),
-        None => Ok(finished?),
-    }
+        None => finished.map_err(Failure::from),
+    };
+    Ok((m, outcome))
 }
 
 /// Checks every pass of every cell before the matrix makes anything: a pass a cell cannot

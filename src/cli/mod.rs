@@ -24,6 +24,7 @@ macro_rules! say_error {
 
 mod campaign;
 mod commands;
+mod compat;
 mod hints;
 mod io500;
 mod matrix;
@@ -832,6 +833,9 @@ fn from_matches(m: &clap::ArgMatches) -> Result<Cli, clap::Error> {
 
 /// Parses the command line, runs it, and returns the process exit code.
 pub fn main() -> i32 {
+    if let Some((tool, args)) = compat::invoked(&std::env::args_os().collect::<Vec<_>>()) {
+        return compat::main(tool, args);
+    }
     let cli = match parser().try_get_matches().and_then(|m| from_matches(&m)) {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
@@ -851,6 +855,27 @@ pub fn main() -> i32 {
     if matches!(cli.command, Command::Janitor) {
         return iosurvey::janitor::serve(std::io::stdin().lock());
     }
+    execute(|team| commands::dispatch(&cli, team))
+}
+
+/// Runs a command's work with the team, its signals caught, and gives the exit code: the
+/// work's failure said in one line with what clean-up left.
+#[cfg(feature = "mpi")]
+fn execute(work: impl FnOnce(&iosurvey::team::mpi::MpiTeam) -> Result<(), Failure>) -> i32 {
+    prepare();
+    finish(with_team(work))
+}
+
+/// Runs a command's work with the team, its signals caught, and gives the exit code: the
+/// work's failure said in one line with what clean-up left.
+#[cfg(not(feature = "mpi"))]
+fn execute(work: impl FnOnce(&iosurvey::team::local::LocalTeam) -> Result<(), Failure>) -> i32 {
+    prepare();
+    finish(with_team(work))
+}
+
+/// Signals taken by their thread, and a broken team ends the process with one line.
+fn prepare() {
     catch_interrupts();
     iosurvey::team::on_broken(|why| {
         if !LEAD.load(std::sync::atomic::Ordering::Relaxed) {
@@ -858,7 +883,10 @@ pub fn main() -> i32 {
         }
         stop_now(why)
     });
-    let result = with_team(|team| commands::dispatch(&cli, team));
+}
+
+/// The exit code of a command's result, its line said.
+fn finish(result: Result<(), Failure>) -> i32 {
     // From here on, the signal thread's stop-at-once path cannot start: one ending, one line.
     let _ending = ENDING.lock();
     match result {
