@@ -517,8 +517,9 @@ fn push_test(s: &State, own: &Own, out: &mut Native<Settings>) -> Result<(), Com
         put("--clients", n.to_string());
     }
     let switches = [
-        (s.fsync, "--fsync"),
-        (s.fsync_each, "--fsync-each"),
+        // IOR's fsync happens in a write phase's close; a read-only test has none.
+        (s.fsync && write, "--fsync"),
+        (s.fsync_each && write, "--fsync-each"),
         (s.direct, "--direct"),
         (s.reorder && read, "--reorder"),
         (s.check_write || s.check_read, "--verify"),

@@ -176,6 +176,8 @@ pub fn parse(
             "w" => switches.push("--keep"),
             "I" => switches.push("--direct"),
             "O" => s.ops = true,
+            // IOzone's -v says its version; here it says the native command as well.
+            "v" => {}
             "R" => s.excel = true,
             "+n" => s.no_retests = true,
             "+k" => constant_total = true,
