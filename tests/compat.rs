@@ -391,3 +391,37 @@ fn a_link_named_after_the_tool_is_the_tool() {
     assert_eq!(help.code, 0);
     assert!(help.stdout.contains("-O stoneWallingWearOut=1"));
 }
+
+#[test]
+fn export_writes_a_row_per_phase_with_every_figure_and_iors_json_of_runs() {
+    let bed = Bed::new();
+    let dir = bed.dir.display().to_string();
+    assert_eq!(tool(&bed, &format!("ior -i 2 -w -r -t 1m -b 2m -F -o {dir}/t --tasks 2"), None).code, 0);
+    assert_eq!(bed.meta("-n 20 --force").code, 0);
+    let out = iosurvey(&["export", "--format", "csv", "--db", &bed.db]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let lines = common::csv_records(&out.stdout);
+    let header = &lines[0];
+    let runs = [bed.show(1), bed.show(2)];
+    let phases: usize = runs.iter().map(|r| r["phases"].as_array().unwrap().len()).sum();
+    assert_eq!(lines.len(), 1 + phases, "{}", out.stdout);
+    assert!(lines.iter().all(|l| l.len() == header.len()), "{}", out.stdout);
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
+    for name in
+        ["workload.transfer", "workload.iterations", "workload.meta.items", "latency_p99_us", "bandwidth_bytes_per_s"]
+    {
+        col(name);
+    }
+    let first = &lines[1];
+    let bw: f64 = first[col("bandwidth_bytes_per_s")].parse().unwrap();
+    assert_eq!(bw, runs[0]["phases"][0]["figures"]["bandwidth"].as_f64().unwrap());
+    assert_eq!(first[col("workload.transfer")], "1048576");
+    // IOR's JSON of the data run; a metadata run is refused.
+    let out = iosurvey(&["export", "1", "--format", "ior-json", "--db", &bed.db]);
+    let doc: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(doc["tests"][0]["Results"].as_array().unwrap().len(), 4);
+    assert_eq!(doc["summary"][0]["bwMaxMIB"].as_f64().map(|v| v > 0.0), Some(true));
+    assert_one_line_error(&iosurvey(&["export", "2", "--format", "ior-json", "--db", &bed.db]), 2, &["metadata"]);
+    // -o is guarded as every output is: never the store.
+    assert_one_line_error(&iosurvey(&["export", "--format", "csv", "-o", &bed.db, "--db", &bed.db]), 2, &["-o"]);
+}

@@ -43,27 +43,9 @@ fn ok(args: &[&str]) -> String {
     out.stdout
 }
 
-/// The fields of a CSV text (RFC 4180: quotes, doubled quotes, line breaks inside quotes),
-/// the `# title` comment lines left out.
+/// The fields of a CSV text, every record's in turn.
 fn csv_fields(csv: &str) -> Vec<String> {
-    let (mut records, mut record, mut field, mut quoted) = (Vec::new(), Vec::new(), String::new(), false);
-    let mut chars = csv.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (quoted, c) {
-            (true, '"') if chars.peek() == Some(&'"') => {
-                chars.next();
-                field.push('"');
-            }
-            (_, '"') => quoted = !quoted,
-            (false, ',') => record.push(std::mem::take(&mut field)),
-            (false, '\n') => {
-                record.push(std::mem::take(&mut field));
-                records.push(std::mem::take(&mut record));
-            }
-            (_, c) => field.push(c),
-        }
-    }
-    records.into_iter().filter(|r: &Vec<String>| !r[0].starts_with('#')).flatten().collect()
+    common::csv_records(csv).into_iter().flatten().collect()
 }
 
 /// Whether a spreadsheet would evaluate the field: it starts like a formula and is not a

@@ -89,6 +89,9 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
             })
         }
         Command::Compare { sides, format } => lead_prints(team, || compare(&cli.db, sides, *format)),
+        Command::Export { ids, format, output } => {
+            lead_prints(team, || export(&cli.db, ids, *format, output.as_deref()))
+        }
         Command::Net(args) => net(cli, args, team),
         Command::Campaign(c) => {
             use super::campaign as camp;
@@ -334,6 +337,44 @@ pub(super) fn write_paper(
         write(output, &report::page(blocks))?;
     }
     Ok(format!("report of {counted} written to {}\n", iosurvey::escape::visible(&output.display().to_string())))
+}
+
+/// `export`: the runs named (every one when none is), as CSV or IOR's JSON, printed or
+/// written to `output`.
+fn export(db: &Path, names: &[String], format: super::ExportFormat, output: Option<&Path>) -> Result<String, Failure> {
+    if let Some(path) = output {
+        super::output::check(path, db, "-o")?;
+    }
+    let store = Store::open_existing(db)?;
+    let mut runs: Vec<RunRecord> = Vec::new();
+    for name in names {
+        runs.extend(side(&store, name)?);
+    }
+    if names.is_empty() {
+        runs = store.list()?.into_iter().map(|r| store.load(r.id)).collect::<Result<_, _>>()?;
+    }
+    runs.sort_by_key(|r| r.id);
+    runs.dedup_by_key(|r| r.id);
+    let text = match format {
+        super::ExportFormat::Csv => report::export::phases_csv(&runs),
+        super::ExportFormat::IorJson => {
+            if let Some(r) = runs.iter().find(|r| r.workload.data().is_none()) {
+                return Err(Failure::new(
+                    format!("run {} is a metadata run: IOR's JSON holds data runs", r.id.unwrap_or_default()),
+                    "name data runs, or use --format csv",
+                    2,
+                ));
+            }
+            iosurvey::compat::layout::ior::of_runs(&runs)
+        }
+    };
+    match output {
+        Some(path) => {
+            super::output::write(path, text.as_bytes(), db, "-o")?;
+            Ok(String::new())
+        }
+        None => Ok(text),
+    }
 }
 
 fn compare(db: &Path, names: &[String], format: Format) -> Result<String, Failure> {

@@ -218,6 +218,24 @@ has no short form (mdtest's tasks are MPI ranks).")]
         #[command(flatten)]
         filter: ReportFilter,
     },
+    /// Export runs for other programs: a row per phase as CSV (every figure and every field
+    /// of the workload; docs/methodology.md lists the columns), or IOR's JSON (a test per run)
+    /// for dashboards that read IOR.
+    #[command(
+        after_help = "Examples:\n  iosurvey export --format csv > runs.csv\n  iosurvey export s3 lustre-a --format csv -o runs.csv\n  iosurvey export 12 --format ior-json"
+    )]
+    Export {
+        /// Runs (12), surveys (s3), sweeps (w2) or labels, as compare takes them; none: every
+        /// run.
+        #[arg(value_name = "ID")]
+        ids: Vec<String>,
+        /// csv (a row per phase) or ior-json (IOR's -O summaryFormat=JSON document).
+        #[arg(long, value_enum)]
+        format: ExportFormat,
+        /// Write to FILE instead of standard output.
+        #[arg(long, short = 'o', value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
     /// Show one stored run in full.
     #[command(after_help = "Examples:\n  iosurvey show 7\n  iosurvey show 7 --json\n  iosurvey show s3 --format md")]
     Show {
@@ -232,6 +250,15 @@ has no short form (mdtest's tasks are MPI ranks).")]
         #[arg(long, value_enum, default_value = "text")]
         format: iosurvey::report::Format,
     },
+}
+
+/// How `export` writes runs.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ExportFormat {
+    /// A row per phase.
+    Csv,
+    /// IOR's JSON document, a test per run.
+    IorJson,
 }
 
 /// What `campaign` does.

@@ -179,7 +179,7 @@ pub fn parse(
     let mut out = Native {
         commands: Vec::new(),
         notes: Vec::new(),
-        settings: Settings { command_line: args.join(" "), ..Settings::default() },
+        settings: Settings { command_line: format!("ior {}", args.join(" ")), ..Settings::default() },
     };
     let mut script_text = None;
     for flag in &typed {

@@ -5,6 +5,7 @@
 //! renderer computes a figure. Every text each lays out goes through [`crate::escape`] (or
 //! the HTML escaping) for the format it lands in.
 
+pub mod export;
 pub mod figures;
 mod html;
 mod markdown;

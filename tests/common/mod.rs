@@ -503,3 +503,26 @@ impl Drop for Loop {
         let _ = Command::new("losetup").arg("-d").arg(&self.dev).output();
     }
 }
+
+/// The records of a CSV text (RFC 4180: quotes, doubled quotes, line breaks inside quotes),
+/// the `# title` comment lines left out.
+pub fn csv_records(csv: &str) -> Vec<Vec<String>> {
+    let (mut records, mut record, mut field, mut quoted) = (Vec::new(), Vec::new(), String::new(), false);
+    let mut chars = csv.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '"') if chars.peek() == Some(&'"') => {
+                chars.next();
+                field.push('"');
+            }
+            (_, '"') => quoted = !quoted,
+            (false, ',') => record.push(std::mem::take(&mut field)),
+            (false, '\n') => {
+                record.push(std::mem::take(&mut field));
+                records.push(std::mem::take(&mut record));
+            }
+            (_, c) => field.push(c),
+        }
+    }
+    records.into_iter().filter(|r: &Vec<String>| !r[0].starts_with('#')).collect()
+}

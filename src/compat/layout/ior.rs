@@ -104,7 +104,7 @@ pub fn text(s: &Settings, runs: &[(&Test, &RunRecord)]) -> String {
     let began = runs.first().map_or(0, |(_, r)| r.started);
     let _ = writeln!(out, "IOR-{}+iosurvey: MPI Coordinated Test of Parallel I/O", env!("CARGO_PKG_VERSION"));
     let _ = writeln!(out, "Began               : {}", ctime(began));
-    let _ = writeln!(out, "Command line        : ior {}", s.command_line);
+    let _ = writeln!(out, "Command line        : {}", s.command_line);
     let _ = writeln!(out, "Machine             : Linux {}", runs.first().map_or("", |(_, r)| r.env.host.as_str()));
     for (id, (test, r)) in runs.iter().enumerate() {
         let d = data_of(r);
@@ -299,7 +299,7 @@ pub fn json(s: &Settings, runs: &[(&Test, &RunRecord)]) -> String {
     let began = runs.first().map_or(0, |(_, r)| r.started);
     let _ = writeln!(out, "  \"Version\": {},", js(&format!("iosurvey {}", env!("CARGO_PKG_VERSION"))));
     let _ = writeln!(out, "  \"Began\": {},", js(&ctime(began)));
-    let _ = writeln!(out, "  \"Command line\": {},", js(&format!("ior {}", s.command_line)));
+    let _ = writeln!(out, "  \"Command line\": {},", js(&s.command_line));
     let _ = writeln!(
         out,
         "  \"Machine\": {},",
@@ -372,4 +372,24 @@ pub fn render(s: &Settings, runs: &[(&Test, &RunRecord)]) -> String {
         Summary::Json => json(s, runs),
         Summary::Csv => csv(runs),
     }
+}
+
+/// Stored runs as IOR's JSON, a test each: for dashboards that read IOR (`iosurvey export
+/// --format ior-json`). Each test's file name is the run's target.
+pub fn of_runs(runs: &[RunRecord]) -> String {
+    let tests: Vec<Test> = runs
+        .iter()
+        .map(|r| Test {
+            test_file: r.env.target.clone(),
+            ref_num: r.id.unwrap_or_default(),
+            verbose: 0,
+            file_per_proc: data_of(r).access == Access::FilePerTask,
+            keep: false,
+            delay_secs: 0,
+        })
+        .collect();
+    let command_line = runs.first().map_or(String::new(), |r| r.command_line.clone());
+    let settings = Settings { tests: Vec::new(), summary: Summary::Json, summary_file: None, command_line };
+    let pairs: Vec<(&Test, &RunRecord)> = tests.iter().zip(runs).collect();
+    json(&settings, &pairs)
 }
