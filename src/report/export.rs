@@ -137,8 +137,7 @@ mod tests {
 
     #[test]
     fn a_workloads_fields_become_columns_by_name() {
-        let mut w = crate::spec::Workload::default();
-        w.iterations = 2;
+        let w = crate::spec::Workload { iterations: 2, ..Default::default() };
         let fields = {
             let mut out = Vec::new();
             flatten("workload", &serde_json::to_value(&w).unwrap(), &mut out);
