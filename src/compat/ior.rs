@@ -485,7 +485,7 @@ fn push_test(s: &State, own: &Own, out: &mut Native<Settings>) -> Result<(), Com
             "give a block that is a multiple of the transfer size, as IOR requires",
         ));
     }
-    let (write, read) = match (s.write || s.check_write, s.read || s.check_read) {
+    let (write, read) = match (s.write || s.check_write, s.read || s.check_read || s.check_write) {
         (false, false) => (true, true),
         other => other,
     };

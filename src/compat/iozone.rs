@@ -95,8 +95,12 @@ fn kib_size(flag: &Typed) -> Result<u64, CompatError> {
         Some(c) if c.is_ascii_digit() => format!("{text}k"),
         _ => text.to_string(),
     };
-    crate::units::parse_size(&with_unit)
-        .map_err(|e| refuse(format!("{}: {e}", flag.shown()), "give KiB, or a number with k, m or g, e.g. 4k or 32g"))
+    crate::units::parse_size(&with_unit).map_err(|e| {
+        refuse(
+            format!("{}: not a size: {}", flag.shown(), e.why),
+            "give KiB, or a number with k, m or g, e.g. 4k or 32g",
+        )
+    })
 }
 
 /// iosurvey's kinds for IOzone's test number, and what it notes about it.

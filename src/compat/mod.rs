@@ -84,7 +84,7 @@ impl Own {
             "label" => Some(&mut self.label),
             _ => return None,
         };
-        let Some(text) = value() else { return Some(Err(format!("--{name} needs a value"))) };
+        let Some(text) = value().filter(|v| !v.is_empty()) else { return Some(Err(format!("--{name} needs a value"))) };
         match slot {
             Some(slot) => *slot = Some(text),
             None => match text.parse::<usize>() {
@@ -168,7 +168,8 @@ pub(crate) fn read(
                 return Err(refuse(format!("has no option --{name}"), &help));
             };
             let value = match (flag.value, inline) {
-                (true, Some(v)) => Some(v),
+                (true, Some(v)) if !v.is_empty() => Some(v),
+                (true, Some(_)) => return Err(refuse(format!("--{name} needs a value"), "give a value after it")),
                 (true, None) => Some(
                     words
                         .next()
@@ -207,6 +208,9 @@ pub(crate) fn read(
                         .ok_or_else(|| refuse(format!("-{name} needs a value"), "give a value after it"))?,
                     inline => inline.trim_start_matches('=').to_string(),
                 };
+                if value.is_empty() {
+                    return Err(refuse(format!("-{name} needs a value"), "give a value after it"));
+                }
                 out.push(Typed { name: flag.name, value: Some(value) });
                 break;
             }
@@ -222,7 +226,7 @@ pub(crate) fn size(tool: &'static str, flag: &Typed) -> Result<u64, CompatError>
     let text = flag.value.as_deref().unwrap_or("");
     crate::units::parse_size(text).map_err(|e| CompatError {
         tool,
-        what: format!("{}: {e}", flag.shown()),
+        what: format!("{}: not a size: {}", flag.shown(), e.why),
         hint: "give a number with an optional k, m, g or t, e.g. 1m".into(),
     })
 }
@@ -321,6 +325,9 @@ mod tests {
         assert!(names("-b").unwrap_err().what.contains("needs a value"));
         assert!(names("--nope").unwrap_err().what.contains("--nope"));
         assert!(names("--posix.odirect=1").unwrap_err().what.contains("takes no value"));
+        // Found by fuzzing: an empty value after '=' was taken, and became an empty file name.
+        assert!(names("-b=").unwrap_err().what.contains("needs a value"));
+        assert!(names("-+m=").unwrap_err().what.contains("needs a value"));
     }
 
     #[test]
@@ -333,6 +340,8 @@ mod tests {
             Own { tasks: Some(4), engine: Some("null".into()), db: Some("x.db".into()), label: Some("lab".into()) }
         );
         assert!(read("t", &words("--tasks 0"), TABLE, &mut Own::default()).is_err());
+        // Found by fuzzing: an empty store path was taken.
+        assert!(read("t", &words("--db="), TABLE, &mut Own::default()).is_err());
     }
 
     #[test]
