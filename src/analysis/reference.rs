@@ -279,12 +279,14 @@ fn row(p: &Published, (published, unit): (f64, &str), label: &str, of: &[&RunRec
             .map(|r| {
                 let (w, data) = (&r.workload, r.workload.data().cloned().unwrap_or_default());
                 format!(
-                    "run {}: {} tasks, {} transfers, {} per task, {}",
+                    "run {}: {} tasks, {} transfers, {} per task, {}{}",
                     r.id.unwrap_or(0),
                     w.tasks,
                     crate::units::format_size(data.transfer),
                     crate::units::format_size(data.block * data.segments),
-                    r.env.fs_type
+                    r.env.fs_type,
+                    crate::record::imported_from(&r.provenance)
+                        .map_or(String::new(), |t| format!(", imported from {t}"))
                 )
             })
             .collect();

@@ -90,6 +90,7 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
         }
         Command::Compare { sides, format } => lead_prints(team, || compare(&cli.db, sides, *format)),
         Command::Net(args) => net(cli, args, team),
+        Command::Import(args) => lead_prints(team, || super::import::import(&cli.db, args)),
         Command::Campaign(c) => {
             use super::campaign as camp;
             use super::campaign;
@@ -360,6 +361,21 @@ fn compare(db: &Path, names: &[String], format: Format) -> Result<String, Failur
         }
     }
     let runs = names.iter().map(|n| side(&store, n)).collect::<Result<Vec<_>, _>>()?;
+    // A side of imported runs says so wherever its name is shown.
+    let names: Vec<String> = names
+        .iter()
+        .zip(&runs)
+        .map(|(name, runs)| {
+            let mut tools: Vec<&str> =
+                runs.iter().filter_map(|r| iosurvey::record::imported_from(&r.provenance)).collect();
+            tools.sort_unstable();
+            tools.dedup();
+            match tools.is_empty() {
+                true => name.clone(),
+                false => format!("{name} (imported:{})", tools.join(", ")),
+            }
+        })
+        .collect();
     let sides: Vec<analysis::Side> =
         names.iter().zip(&runs).map(|(name, runs)| analysis::Side { name, runs }).collect();
     let recommended = analysis::recommend(&sides);
