@@ -337,9 +337,40 @@ mod tests {
 
     const HEAD: &str = "\tVersion $Revision: 3.508 $\n\tCommand line used: iozone -a\n\tOutput is in kBytes/sec\n";
 
+    /// An automatic-mode table as IOzone lays it out: every column right-aligned in 10
+    /// characters, a column's first word above its second.
+    fn table(columns: &[(&str, &str)], rows: &[&[u64]]) -> String {
+        let mut top = format!("{:24}", "");
+        let mut names = format!("{:>16}{:>8}", "kB", "reclen");
+        for (above, name) in columns {
+            top.push_str(&format!("{above:>10}"));
+            names.push_str(&format!("{name:>10}"));
+        }
+        let mut text = format!("{HEAD}{top}\n{names}\n");
+        for row in rows {
+            let cells: Vec<String> = row
+                .iter()
+                .enumerate()
+                .map(|(i, v)| format!("{v:>w$}", w = if i < 2 { [16, 8][i] } else { 10 }))
+                .collect();
+            text.push_str(&cells.concat());
+            text.push('\n');
+        }
+        text + "\niozone test complete.\n"
+    }
+
     #[test]
     fn the_auto_table_becomes_a_matrix_of_bytes_per_second() {
-        let text = format!("{HEAD}                            random    random\n              kB  reclen    write    rewrite      read    reread      read     write   frewrite\n              64       4      100      200      300      400      500      600      700\n\niozone test complete.\n");
+        let columns = [
+            ("", "write"),
+            ("", "rewrite"),
+            ("", "read"),
+            ("", "reread"),
+            ("random", "read"),
+            ("random", "write"),
+            ("", "frewrite"),
+        ];
+        let text = table(&columns, &[&[64, 4, 100, 200, 300, 400, 500, 600, 700]]);
         let m = parse(&text).unwrap().matrix.unwrap();
         assert_eq!(
             m.kinds,
@@ -353,7 +384,8 @@ mod tests {
 
     #[test]
     fn operations_per_second_count_whole_records() {
-        let text = format!("{HEAD}\tOPS Mode. Output is in operations per second.\n              kB  reclen    write\n              64       4      10\n\niozone test complete.\n");
+        let text = table(&[("", "write")], &[&[64, 4, 10]])
+            .replace("Output is in kBytes/sec", "OPS Mode. Output is in operations per second.");
         let m = parse(&text).unwrap().matrix.unwrap();
         assert_eq!(m.cells[0].rate(), Some(10.0 * 4096.0));
     }

@@ -151,7 +151,9 @@ pub fn detect(name: &str, text: &str) -> Option<Tool> {
     if head.contains("\"fio version\"") {
         return Some(Tool::Fio);
     }
-    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+    // A JSON object, or a list of them (elbencho's); not IO500's "[RESULT]".
+    let list = trimmed.strip_prefix('[').is_some_and(|rest| rest.trim_start().starts_with(['{', ']']));
+    if trimmed.starts_with('{') || list {
         return if head.contains("\"connecting_to\"") || head.contains("\"iperf") {
             Some(Tool::Iperf3)
         } else if head.contains("\"MiB/s [last]\"") || head.contains("\"IOPS [last]\"") {
