@@ -790,8 +790,11 @@ pub const BRIEF_PHASE_SECS: f64 = 1.0;
 /// briefly (under [`BRIEF_PHASE_SECS`]), each with what to do.
 pub fn survey(survey_id: i64, runs: &[RunRecord]) -> Report {
     let target = runs.first().map(|r| format!("{} ({})", r.env.target, r.env.fs_type)).unwrap_or_default();
+    // An imported IO500 list says where it came from in its title.
+    let from =
+        runs.first().and_then(|r| imported_from(&r.provenance)).map_or(String::new(), |t| format!(", imported:{t}"));
     let mut t = Table::new(
-        format!("survey {survey_id} of {target}"),
+        format!("survey {survey_id} of {target}{from}"),
         &["workload", "runs", "write", "± write", "cv write %", "read", "± read", "cv read %", "unit", "notes"],
     );
     let mut unstable = Vec::new();

@@ -3,7 +3,7 @@
 
 use super::Failure;
 use iosurvey::import::{self, ImportError, Imported, Tool};
-use iosurvey::store::imports::{ImportFile, Outcome};
+use iosurvey::store::imports::{Became, ImportFile, Outcome};
 use iosurvey::store::Store;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -63,14 +63,35 @@ pub(super) fn import(db: &Path, a: &ImportArgs) -> Result<String, Failure> {
     for (r, outcome) in read.iter().zip(outcomes) {
         let name = iosurvey::escape::visible(&r.name);
         out.push_str(&match outcome {
-            Outcome::Stored(became) => format!("imported {} file {name} as {became}\n", r.parsed.source),
+            Outcome::Stored(became) => format!("imported {} file {name} as {}\n", r.parsed.source, said(&became)),
             Outcome::Before { file, became } => format!(
-                "{name} was imported before (as {}, {became}): nothing stored again\n",
-                iosurvey::escape::visible(&file)
+                "{name} was imported before (as {}, {}): nothing stored again\n",
+                iosurvey::escape::visible(&file),
+                said(&became)
             ),
         });
     }
     Ok(out)
+}
+
+/// What a file became, in one line: "IO500 list s1, runs 5-15".
+fn said(b: &Became) -> String {
+    let spans = iosurvey::analysis::study::spans;
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let mut parts = Vec::new();
+    if let Some(s) = b.list {
+        parts.push(format!("IO500 list s{s}"));
+    }
+    if !b.runs.is_empty() {
+        parts.push(format!("run{} {}", plural(b.runs.len()), spans(&b.runs)));
+    }
+    if let Some(m) = b.matrix {
+        parts.push(format!("matrix m{m}"));
+    }
+    if !b.net.is_empty() {
+        parts.push(format!("network figure{} {}", plural(b.net.len()), spans(&b.net)));
+    }
+    parts.join(", ")
 }
 
 /// The failure of a file that is not what it should be: its line and what was expected.

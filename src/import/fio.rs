@@ -125,15 +125,20 @@ fn latency(doc: &Json, side: &Value, nth: usize) -> Result<Latency, Bad> {
     }
     let ns = |k: &str| doc.number(clat, k, nth).map(|v| (v * scale).round() as u64);
     let (min, max, mean) = (ns("min")?, ns("max")?, doc.number(clat, "mean", nth)? * scale);
+    if min > max {
+        return Err(Bad::at(doc.line_of("max", nth), format!("a latency maximum of at least the minimum ({min} ns)")));
+    }
     if let Some(bins) = clat.get("bins").and_then(Value::as_object) {
         let mut counts = vec![0u64; BUCKETS];
+        let mut total: u64 = 0;
         for (at, count) in bins {
-            let value = text::number(at, doc.line_of("bins", nth), "a latency in ns as a bin's name")?;
-            let c = count.as_u64().ok_or_else(|| {
-                Bad::at(doc.line_of("bins", nth), format!("a count for the bin {}", text::shorten(at)))
-            })?;
-            let slot = &mut counts[bucket((value * scale).round() as u64)];
-            *slot = slot.saturating_add(c);
+            let line = doc.line_of("bins", nth);
+            let value = text::number(at, line, "a latency in ns as a bin's name")?;
+            let c =
+                count.as_u64().ok_or_else(|| Bad::at(line, format!("a count for the bin {}", text::shorten(at))))?;
+            // The histogram sums its counts: their total must fit, as fio's N does.
+            total = total.checked_add(c).ok_or_else(|| Bad::at(line, "bin counts that add up to fio's N"))?;
+            counts[bucket((value * scale).round() as u64)] += c;
         }
         let sum = (mean * n as f64).round() as u64;
         let mut summary = Histogram::from_parts(counts, sum, min, max).summary();
@@ -186,12 +191,23 @@ mod tests {
         let text = format!("note: a job line\n{}", job(side));
         assert_eq!(parse(&text).unwrap().runs.len(), 1);
         assert_eq!(detect_fio(&text), Some(crate::import::Tool::Fio));
-        let bad = format!("note\n{{\n\"fio version\": 3\n,");
-        assert_eq!(parse(&bad).unwrap_err().line, 4);
+        let bad = "note\n{\n\"fio version\": 3\n,";
+        assert_eq!(parse(bad).unwrap_err().line, 4);
     }
 
     fn detect_fio(text: &str) -> Option<crate::import::Tool> {
         crate::import::detect("f.json", text)
+    }
+
+    #[test]
+    fn latencies_that_cannot_be_are_refused() {
+        let side =
+            |clat: &str| format!("{{\"io_bytes\": 1, \"bw\": 1, \"iops\": 1, \"runtime\": 1, \"clat_ns\": {clat}}}");
+        let upside_down = side("{\"N\": 1, \"min\": 9, \"max\": 1, \"mean\": 5}");
+        assert!(parse(&job(&upside_down)).unwrap_err().expected.contains("maximum"));
+        let huge =
+            side("{\"N\": 1, \"min\": 1, \"max\": 9, \"mean\": 5, \"bins\": {\"1\": 18446744073709551615, \"2\": 1}}");
+        assert!(parse(&job(&huge)).unwrap_err().expected.contains("add up"));
     }
 
     #[test]

@@ -90,7 +90,7 @@ pub fn parse(input: &str) -> Result<Imported, Bad> {
     let words = text::words(&command);
     let flag = |f: &str| words.iter().any(|w| w == f);
     let value = |f: &str| text::option_value(&words, f).and_then(|v| text::size(&v));
-    let per_task = if tasks > 0 { items / tasks } else { items };
+    let per_task = items.checked_div(tasks).unwrap_or(items);
     let meta = Meta {
         items: value("-n").unwrap_or(per_task),
         // mdtest's -u gives each task its own directory, iosurvey's default.

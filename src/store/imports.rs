@@ -39,40 +39,6 @@ pub struct Became {
     pub net: Vec<i64>,
 }
 
-impl std::fmt::Display for Became {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut parts = Vec::new();
-        if let Some(s) = self.list {
-            parts.push(format!("IO500 list s{s}"));
-        }
-        if !self.runs.is_empty() {
-            parts.push(format!("run{} {}", if self.runs.len() == 1 { "" } else { "s" }, ranges(&self.runs)));
-        }
-        if let Some(m) = self.matrix {
-            parts.push(format!("matrix m{m}"));
-        }
-        if !self.net.is_empty() {
-            parts.push(format!("network figure{} {}", if self.net.len() == 1 { "" } else { "s" }, ranges(&self.net)));
-        }
-        f.write_str(&parts.join(", "))
-    }
-}
-
-/// Ids as ranges: "5-8, 11".
-fn ranges(ids: &[i64]) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < ids.len() {
-        let mut j = i;
-        while j + 1 < ids.len() && ids[j + 1] == ids[j] + 1 {
-            j += 1;
-        }
-        out.push(if j > i { format!("{}-{}", ids[i], ids[j]) } else { ids[i].to_string() });
-        i = j + 1;
-    }
-    out.join(", ")
-}
-
 /// What storing a file did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
@@ -163,13 +129,6 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ids_are_said_as_ranges() {
-        assert_eq!(ranges(&[5, 6, 7, 8, 11, 13, 14]), "5-8, 11, 13-14");
-        let b = Became { runs: vec![3], matrix: Some(2), ..Became::default() };
-        assert_eq!(b.to_string(), "run 3, matrix m2");
-    }
 
     #[test]
     fn a_file_is_stored_once_and_a_failure_stores_nothing() {
