@@ -348,6 +348,17 @@ mod tests {
     }
 
     #[test]
+    fn an_imported_run_beside_a_published_system_says_so() {
+        let mut imported = run(1, 2, 100.0);
+        imported.provenance = "imported:ior 4.1.0".into();
+        let table = &beside("isilon-f800", &[imported]).unwrap().tables[0];
+        let write = table.rows.iter().find(|r| r[0].to_string() == "sequential write").unwrap();
+        assert!(write
+            .iter()
+            .any(|c| c.to_string().contains("run 1: 2 tasks") && c.to_string().contains("imported from ior 4.1.0")));
+    }
+
+    #[test]
     fn a_source_is_cited_and_each_side_is_taken_by_the_same_statistic() {
         let all = catalog();
         assert!(all.iter().all(|p| !p.title.is_empty() && !p.organisation.is_empty() && !p.year.is_empty()));

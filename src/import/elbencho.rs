@@ -26,12 +26,11 @@ pub fn parse(input: &str) -> Result<Imported, Bad> {
     let source = format!("elbencho {version}");
     let mut runs = Vec::new();
     let mut start = 0;
+    let command_of = |r: &BTreeMap<String, String>| r.get("command").cloned().unwrap_or_default();
     while start < rows.len() {
-        let command = rows[start].1.get("command").cloned().unwrap_or_default();
-        let end = rows[start..]
-            .iter()
-            .position(|(_, r)| r.get("command") != Some(&command))
-            .map_or(rows.len(), |k| start + k);
+        // A row without a command is one with an empty command: it never ends its own group.
+        let command = command_of(&rows[start].1);
+        let end = rows[start..].iter().position(|(_, r)| command_of(r) != command).map_or(rows.len(), |k| start + k);
         if let Some(run) = run_of(&rows[start..end], &command)? {
             runs.push(run);
         }
@@ -64,10 +63,11 @@ fn csv_rows(input: &str) -> Result<Vec<Row>, Bad> {
 fn json_rows(input: &str) -> Result<Vec<Row>, Bad> {
     let doc = Json::parse(input, "elbencho's JSON")?;
     let Some(list) = doc.value.as_array() else { return Err(Bad::at(1, "a JSON list of elbencho's rows")) };
+    let lines = doc.lines_of("operation");
     list.iter()
         .enumerate()
         .map(|(i, row)| {
-            let line = doc.line_of("operation", i);
+            let line = lines.get(i).or(lines.last()).copied().unwrap_or(1);
             let obj = row.as_object().ok_or_else(|| Bad::at(line, "an object per elbencho row"))?;
             Ok((line, obj.iter().map(|(k, v)| (k.clone(), text::param_text(v))).collect()))
         })
@@ -159,6 +159,19 @@ mod tests {
         assert_eq!(r.phases[1].figures.bandwidth, Some(64.0 * MIB));
         assert_eq!(r.phases[0].figures.first_finish_rate, Some(30.0 * MIB));
         assert_eq!(r.started, text::civil_seconds(2026, 1, 2, (3, 4, 5)).unwrap());
+    }
+
+    #[test]
+    fn rows_without_a_command_are_one_run() {
+        // Found by the import_elbencho fuzz target (fuzz/regressions/import_elbencho): a first
+        // row without the command column ended its own group before it began, and an empty
+        // group was read.
+        let row = |date: &str| format!("{{\"ISO date\": \"{date}\", \"label\": \"x\"}}");
+        let text = format!("[{}, {}]", row("2026-11-24T23:20:02"), row("2026-11-24T23:20:03"));
+        let bad = parse(&text).unwrap_err();
+        assert!(bad.expected.contains("WRITE or READ"), "{}", bad.expected);
+        let found = include_str!("../../fuzz/regressions/import_elbencho/panic-row-without-command");
+        assert!(parse(found).is_ok_and(|g| !g.runs.is_empty()), "the rows with a command are a run");
     }
 
     #[test]

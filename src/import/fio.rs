@@ -131,8 +131,8 @@ fn latency(doc: &Json, side: &Value, nth: usize) -> Result<Latency, Bad> {
     if let Some(bins) = clat.get("bins").and_then(Value::as_object) {
         let mut counts = vec![0u64; BUCKETS];
         let mut total: u64 = 0;
+        let line = doc.line_of("bins", nth);
         for (at, count) in bins {
-            let line = doc.line_of("bins", nth);
             let value = text::number(at, line, "a latency in ns as a bin's name")?;
             let c =
                 count.as_u64().ok_or_else(|| Bad::at(line, format!("a count for the bin {}", text::shorten(at))))?;

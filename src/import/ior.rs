@@ -213,6 +213,7 @@ fn parse_json(input: &str) -> Result<Imported, Bad> {
     };
     let mut runs = Vec::new();
     let mut result = 0;
+    let test_lines = doc.lines_of("TestID");
     for (t, test) in tests.iter().enumerate() {
         let mut params = BTreeMap::new();
         for section in ["Parameters", "Options"] {
@@ -239,7 +240,7 @@ fn parse_json(input: &str) -> Result<Imported, Bad> {
             parsed.push((op, bw, iops, secs));
         }
         let path = test.get("Path").and_then(Value::as_str).unwrap_or_default().to_string();
-        let line = doc.line_of("TestID", t);
+        let line = test_lines.get(t).or(test_lines.last()).copied().unwrap_or(1);
         runs.push(run_of(&head, Test { params, rows: parsed, path, line })?);
     }
     if v.get("Finished").is_none() {

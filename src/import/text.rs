@@ -143,6 +143,21 @@ impl<'a> Json<'a> {
         place.map_or(1, |i| self.text.as_bytes()[..i].iter().filter(|&&b| b == b'\n').count() + 1)
     }
 
+    /// The line of every place the text names `key`, in order, found in one pass.
+    pub fn lines_of(&self, key: &str) -> Vec<usize> {
+        let quoted = format!("\"{key}\"");
+        let (mut line, mut seen) = (1, 0);
+        let bytes = self.text.as_bytes();
+        self.text
+            .match_indices(&quoted)
+            .map(|(i, _)| {
+                line += bytes[seen..i].iter().filter(|&&b| b == b'\n').count();
+                seen = i;
+                line
+            })
+            .collect()
+    }
+
     /// `obj[key]` as a number (a number or a numeric string, as elbencho writes them); `nth`
     /// says which place naming the key is meant, for the line of an error.
     pub fn number(&self, obj: &Value, key: &str, nth: usize) -> Result<f64, Bad> {
@@ -258,6 +273,7 @@ mod tests {
         assert_eq!(bad.line, 3);
         assert!(bad.expected.contains("a number for \"b\""), "{}", bad.expected);
         assert_eq!(doc.number(&doc.value, "zz", 0).unwrap_err().line, 1);
+        assert_eq!(Json::parse("[{\"a\": 1},\n\n{\"a\": 2}]", "x").unwrap().lines_of("a"), [1, 3]);
         let cut = Json::parse("{\n \"a\": [1,\n", "IOR's JSON").err().unwrap();
         assert!(cut.expected.contains("ends early"), "{}", cut.expected);
     }
