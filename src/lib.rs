@@ -12,6 +12,7 @@ pub mod engine;
 pub mod env;
 pub mod escape;
 pub mod events;
+pub mod import;
 pub mod io500;
 pub mod janitor;
 pub mod measure;

@@ -64,6 +64,8 @@ fn matrix_record(db_dir: &Path) -> MatrixRecord {
         skipped: 0,
         spine: None,
         notes: Vec::new(),
+        provenance: None,
+        tool_params: Default::default(),
     }
 }
 

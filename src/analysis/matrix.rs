@@ -132,6 +132,13 @@ pub fn matrix(m: &MatrixRecord) -> Report {
         format_time(m.started)
     ));
     report.heading.push(format!("timing: {}", timing_words(m)));
+    if let Some(tool) = m.provenance.as_deref().and_then(crate::record::imported_from) {
+        let file = m.tool_params.get("import.file").map_or(String::new(), |f| format!(" file {f}"));
+        report.heading.push(format!(
+            "imported from {tool}{file}: the figures {tool} reported, one per cell, not measured by iosurvey; command: {}",
+            m.command_line
+        ));
+    }
     if let Some(engine) = &m.shape.stand_in {
         report.heading.push(format!(
             "every pass ran on the stand-in engine {engine}, which touches no storage: these are not the target's figures"
@@ -316,7 +323,7 @@ pub fn list(ms: &[MatrixRecord]) -> Report {
             findings(m).into_iter().find(|f| f.kind == Kind::Read).and_then(|f| f.peak).map(|p| mib_per_s(p.0));
         t.rows.push(vec![
             Cell::text(m.id.map_or(String::new(), |i| format!("m{i}"))),
-            Cell::text(m.label.as_deref().unwrap_or("-")),
+            Cell::text(super::labelled(m.label.as_deref(), m.provenance.as_deref().unwrap_or(crate::record::MEASURED))),
             Cell::text(format_time(m.started)),
             Cell::text(&m.env.host),
             Cell::text(m.status.name()),
@@ -525,6 +532,8 @@ mod tests {
             skipped: 0,
             spine: None,
             notes: Vec::new(),
+            provenance: None,
+            tool_params: Default::default(),
         }
     }
 

@@ -18,7 +18,7 @@ pub mod timeline;
 use crate::measure::Spread;
 use crate::plan::Role;
 use crate::record::net::NetResult;
-use crate::record::{PhaseRecord, RunRecord, Status};
+use crate::record::{imported_from, PhaseRecord, RunRecord, Status};
 use crate::spec::{Op, Workload};
 use crate::store::RunRow;
 use crate::units::{format_size, format_time, gb_per_s, mib_per_s, secs};
@@ -321,6 +321,20 @@ pub fn run(r: &RunRecord) -> Report {
     if !options.is_empty() {
         report.heading.push(format!("options: {}", options.join(", ")));
     }
+    if let Some(tool) = imported_from(&r.provenance) {
+        let file = r.tool_params.get("import.file").map_or(String::new(), |f| format!(" file {f}"));
+        report.heading.push(format!(
+            "imported from {tool}{file}: the figures {tool} reported, not measured by iosurvey; command: {}",
+            r.command_line
+        ));
+        let mut params = Table::new("the tool's own parameters", &["parameter", "value"]);
+        for (k, v) in r.tool_params.iter().filter(|(k, _)| k.as_str() != "import.file") {
+            params.rows.push(vec![Cell::text(k), Cell::text(v)]);
+        }
+        if !params.rows.is_empty() {
+            report.tables.push(params);
+        }
+    }
     let meta = w.meta().is_some();
     if meta {
         report.tables.extend(meta::phases(r));
@@ -479,6 +493,19 @@ fn spread_row(op: Op, s: &Spread) -> Vec<Cell> {
     vec![Cell::text(op.name()), m(s.min), m(s.mean), m(s.max), s.stddev.map_or(Cell::Empty, m)]
 }
 
+/// What a list says of imported runs.
+pub const IMPORTED_NOTE: &str =
+    "imported: the figures another tool reported, read from its output, not measured by iosurvey ('iosurvey show ID' names the file)";
+
+/// A run's label cell: its `--label`, marked when another tool measured it.
+pub fn labelled(label: Option<&str>, provenance: &str) -> String {
+    match (label, imported_from(provenance)) {
+        (Some(l), Some(tool)) => format!("{l} (imported:{tool})"),
+        (None, Some(tool)) => format!("imported:{tool}"),
+        (l, None) => l.unwrap_or("-").to_string(),
+    }
+}
+
 /// `iosurvey ls`: a row per stored run; the group (`s3` a survey, `w2` a sweep) is what `show`
 /// takes too. Sequential runs show their best MiB/s per op, random ones their best IOPS; `*`
 /// marks a figure that may be the page cache's.
@@ -502,7 +529,7 @@ pub fn list(rows: &[RunRow]) -> Report {
         t.rows.push(vec![
             Cell::Int(r.id as u64),
             Cell::text(group(r)),
-            Cell::text(r.system.as_deref().unwrap_or("-")),
+            Cell::text(labelled(r.system.as_deref(), &r.provenance)),
             Cell::text(format_time(r.started)),
             Cell::text(&r.host),
             Cell::text(&r.status),
@@ -513,6 +540,9 @@ pub fn list(rows: &[RunRow]) -> Report {
         ]);
     }
     t.notes.push("best: each op's highest figure over its run's iterations (IOR's Max)".into());
+    if rows.iter().any(|r| imported_from(&r.provenance).is_some()) {
+        t.notes.push(IMPORTED_NOTE.into());
+    }
     if cached {
         t.notes.push("* possibly the page cache's figure, not the storage's ('iosurvey show ID' says why)".into());
     }
@@ -760,8 +790,11 @@ pub const BRIEF_PHASE_SECS: f64 = 1.0;
 /// briefly (under [`BRIEF_PHASE_SECS`]), each with what to do.
 pub fn survey(survey_id: i64, runs: &[RunRecord]) -> Report {
     let target = runs.first().map(|r| format!("{} ({})", r.env.target, r.env.fs_type)).unwrap_or_default();
+    // An imported IO500 list says where it came from in its title.
+    let from =
+        runs.first().and_then(|r| imported_from(&r.provenance)).map_or(String::new(), |t| format!(", imported:{t}"));
     let mut t = Table::new(
-        format!("survey {survey_id} of {target}"),
+        format!("survey {survey_id} of {target}{from}"),
         &["workload", "runs", "write", "± write", "cv write %", "read", "± read", "cv read %", "unit", "notes"],
     );
     let mut unstable = Vec::new();
@@ -1382,8 +1415,13 @@ pub fn net(results: &[NetResult]) -> Report {
         } else {
             n.pattern.name()
         };
+        let mode = crate::spec::variant_name(&n.mode);
+        let mode = match n.provenance.as_deref().and_then(imported_from) {
+            Some(tool) => format!("{mode} (imported:{tool})"),
+            None => mode,
+        };
         t.rows.push(vec![
-            Cell::text(crate::spec::variant_name(&n.mode)),
+            Cell::text(mode),
             Cell::text(pattern),
             Cell::num(Some(n.streams as f64), 0),
             Cell::text(hosts(&n.senders)),

@@ -279,12 +279,14 @@ fn row(p: &Published, (published, unit): (f64, &str), label: &str, of: &[&RunRec
             .map(|r| {
                 let (w, data) = (&r.workload, r.workload.data().cloned().unwrap_or_default());
                 format!(
-                    "run {}: {} tasks, {} transfers, {} per task, {}",
+                    "run {}: {} tasks, {} transfers, {} per task, {}{}",
                     r.id.unwrap_or(0),
                     w.tasks,
                     crate::units::format_size(data.transfer),
                     crate::units::format_size(data.block * data.segments),
-                    r.env.fs_type
+                    r.env.fs_type,
+                    crate::record::imported_from(&r.provenance)
+                        .map_or(String::new(), |t| format!(", imported from {t}"))
                 )
             })
             .collect();
@@ -343,6 +345,17 @@ mod tests {
             p.figures.bandwidth = Some(mib * 1048576.0);
         }
         r
+    }
+
+    #[test]
+    fn an_imported_run_beside_a_published_system_says_so() {
+        let mut imported = run(1, 2, 100.0);
+        imported.provenance = "imported:ior 4.1.0".into();
+        let table = &beside("isilon-f800", &[imported]).unwrap().tables[0];
+        let write = table.rows.iter().find(|r| r[0].to_string() == "sequential write").unwrap();
+        assert!(write
+            .iter()
+            .any(|c| c.to_string().contains("run 1: 2 tasks") && c.to_string().contains("imported from ior 4.1.0")));
     }
 
     #[test]

@@ -303,11 +303,19 @@ pub fn runs_table(runs: &[RunRecord]) -> Table {
 pub fn settings_table(runs: &[RunRecord]) -> Table {
     let mut t = Table::new("Settings of every run", &["run", "command", "settings changed from the defaults"]);
     for r in runs {
+        // An imported run's command is the other tool's, said as such.
+        let command = match crate::record::imported_from(&r.provenance) {
+            Some(tool) => format!("imported from {tool}: {}", r.command_line),
+            None => r.command_line.clone(),
+        };
         t.rows.push(vec![
             r.id.map_or(Cell::Empty, |i| Cell::Int(i as u64)),
-            Cell::text(r.command_line.clone()),
+            Cell::text(command),
             Cell::text(r.workload.changed().join(" ")),
         ]);
+    }
+    if runs.iter().any(|r| crate::record::imported_from(&r.provenance).is_some()) {
+        t.notes.push(super::IMPORTED_NOTE.into());
     }
     t
 }

@@ -93,6 +93,7 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
             lead_prints(team, || export(&cli.db, ids, *format, output.as_deref()))
         }
         Command::Net(args) => net(cli, args, team),
+        Command::Import(args) => lead_prints(team, || super::import::import(&cli.db, args)),
         Command::Campaign(c) => {
             use super::campaign as camp;
             use super::campaign;
@@ -401,6 +402,21 @@ fn compare(db: &Path, names: &[String], format: Format) -> Result<String, Failur
         }
     }
     let runs = names.iter().map(|n| side(&store, n)).collect::<Result<Vec<_>, _>>()?;
+    // A side of imported runs says so wherever its name is shown.
+    let names: Vec<String> = names
+        .iter()
+        .zip(&runs)
+        .map(|(name, runs)| {
+            let mut tools: Vec<&str> =
+                runs.iter().filter_map(|r| iosurvey::record::imported_from(&r.provenance)).collect();
+            tools.sort_unstable();
+            tools.dedup();
+            match tools.is_empty() {
+                true => name.clone(),
+                false => format!("{name} (imported:{})", tools.join(", ")),
+            }
+        })
+        .collect();
     let sides: Vec<analysis::Side> =
         names.iter().zip(&runs).map(|(name, runs)| analysis::Side { name, runs }).collect();
     let recommended = analysis::recommend(&sides);

@@ -135,6 +135,8 @@ pub(super) fn play_matrix<T: Team>(
         skipped: 0,
         spine: None,
         notes: std::mem::take(&mut notes),
+        provenance: None,
+        tool_params: Default::default(),
     };
     // Stored at once as failed, so that one killed midway is never taken for whole.
     let unfinished = MatrixRecord { status: Status::Failed, error: Some("did not finish".into()), ..record.clone() };

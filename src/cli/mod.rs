@@ -26,6 +26,7 @@ mod campaign;
 mod commands;
 mod compat;
 mod hints;
+mod import;
 mod io500;
 mod matrix;
 mod opening;
@@ -132,6 +133,19 @@ has no short form (mdtest's tasks are MPI ranks).")]
   iosurvey matrix --dir /scratch --direct --kinds write,read,random-read --csv cells.csv
   iosurvey show m1")]
     Matrix(Box<MatrixArgs>),
+    /// Import other tools' results into the store: IOR (text, JSON), mdtest, IOzone (-a, -R,
+    /// -t), fio JSON (json+ latency bins kept), elbencho CSV/JSON, iperf3 JSON, an IO500 result
+    /// directory. Each is marked as imported wherever it is shown; a file imported before is
+    /// not stored again.
+    #[command(after_help = "Examples:
+  iosurvey import ior.out mdtest.out --label lustre-a     the tool of each file read from it
+  iosurvey import fio.json --tool fio
+  iosurvey import io500/results/2026.11.20-09.14.03       an IO500 result directory
+  iosurvey import iozone-a.out && iosurvey show m1         IOzone's -a table as a matrix
+
+Every file is read before any is stored, and stored in one transaction: a file that cannot be
+read (its line and what was expected are said) stores nothing of the command.")]
+    Import(import::ImportArgs),
     /// Measure the network ceiling between nodes (MPI point to point) and store it.
     #[command(after_help = "Examples:
   mpirun -np 6 --map-by node iosurvey net

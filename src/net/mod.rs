@@ -186,6 +186,7 @@ mod tests {
             peak_in_flight: 0,
             one_node: false,
             zerocopy: None,
+            provenance: None,
         };
         assert_eq!(r.line(), "tcp N-to-1 streams=4 node2,node3 -> node1: 2000.0 MiB/s (2.10 GB/s)");
         assert_eq!(r.spread(), Some((1.0, 3.0)));

@@ -95,6 +95,7 @@ pub fn measure<T: Team>(team: &T, pattern: Pattern, both_ways: bool, plan: &Plan
         peak_in_flight: peak,
         one_node,
         zerocopy: None,
+        provenance: None,
     })
 }
 

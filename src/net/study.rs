@@ -212,6 +212,7 @@ pub fn client<T: Team>(a: &Asked, to: &str, team: &T) -> Result<NetResult, NetEr
         peak_in_flight: 0,
         one_node: false,
         zerocopy,
+        provenance: None,
     })
 }
 

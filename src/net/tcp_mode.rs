@@ -89,6 +89,7 @@ pub fn measure<T: Team>(team: &T, pattern: Pattern, both_ways: bool, plan: &Plan
         peak_in_flight: 0,
         one_node,
         zerocopy,
+        provenance: None,
     })
 }
 

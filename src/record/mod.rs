@@ -11,6 +11,7 @@ use crate::measure::{aggregate, spread, PhaseFigures, Series, Spread, TaskTiming
 use crate::spec::{Op, Workload};
 use execution::{Execution, Fault, PageCache, PhaseOutcome};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// Whether a run completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -124,6 +125,11 @@ pub struct RunRecord {
     /// The run's events (`--event`): when each ran on the team's clock, and how it ended.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events: Vec<EventRun>,
+    /// An imported run's settings that iosurvey's workload has no place for, by the tool's
+    /// own names (`ior.ordering inter file`), and where it came from (`import.file`): kept so
+    /// that nothing the file said is dropped silently. Empty for a measured run.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tool_params: BTreeMap<String, String>,
 }
 
 /// An event as it ran: asked for at a time into the run's first phase, started at a time on
@@ -226,6 +232,14 @@ impl RunRecord {
 
 /// The provenance of what iosurvey measured itself.
 pub const MEASURED: &str = "measured";
+
+/// The prefix of an imported run's provenance (`imported:ior 4.1.0`).
+pub const IMPORTED: &str = "imported:";
+
+/// The tool and version an imported provenance names (`ior 4.1.0`); none for a measured one.
+pub fn imported_from(provenance: &str) -> Option<&str> {
+    provenance.strip_prefix(IMPORTED)
+}
 
 fn measured() -> String {
     MEASURED.to_string()
@@ -418,6 +432,7 @@ impl RunRecord {
             targets_id: None,
             events: Vec::new(),
             label: None,
+            tool_params: BTreeMap::new(),
         }
     }
 
@@ -722,4 +737,11 @@ pub struct MatrixRecord {
     pub spine: Option<u64>,
     /// Things the reader should know (passes refused, budget reached).
     pub notes: Vec<String>,
+    /// Where the figures come from, when not measured by iosurvey: `imported:iozone 3.508`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<String>,
+    /// An imported matrix's figures and settings iosurvey's matrix has no place for, by the
+    /// tool's own names.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tool_params: BTreeMap<String, String>,
 }

@@ -92,6 +92,9 @@ pub struct NetResult {
     /// TCP with `--zerocopy`: what the kernel said of the sends (over every repetition).
     #[serde(default)]
     pub zerocopy: Option<ZeroCopy>,
+    /// Where the figure comes from when iosurvey did not measure it: `imported:iperf3 3.12`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<String>,
 }
 
 fn one() -> usize {

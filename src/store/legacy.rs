@@ -97,6 +97,7 @@ pub(super) fn load(conn: &Connection, id: i64) -> rusqlite::Result<Option<RunRec
         campaign_id: None,
         targets_id: None,
         events: Vec::new(),
+        tool_params: Default::default(),
     }))
 }
 

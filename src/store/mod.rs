@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 pub mod campaigns;
+pub mod imports;
 mod legacy;
 pub mod will;
 
@@ -294,6 +295,18 @@ DROP INDEX groups_by_parent;
 DROP TABLE groups;
 ALTER TABLE groups_v14 RENAME TO groups;
 CREATE INDEX groups_by_parent ON groups(parent);
+"#,
+    // v15: other tools' files imported (`import`), each once: known by a digest of its bytes,
+    // with what it became (runs, a matrix, an IO500 list, network figures).
+    r#"
+CREATE TABLE imports (
+    id INTEGER PRIMARY KEY,
+    digest TEXT NOT NULL UNIQUE,
+    file TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    imported INTEGER NOT NULL,
+    stored TEXT NOT NULL
+);
 "#,
 ];
 
@@ -1131,7 +1144,7 @@ mod tests {
             store
                 .conn
                 .execute_batch(
-                    "DROP TABLE hooks; DROP INDEX groups_by_parent;
+                    "DROP TABLE imports; DROP TABLE hooks; DROP INDEX groups_by_parent;
                      ALTER TABLE groups DROP COLUMN name; ALTER TABLE groups DROP COLUMN label;
                      ALTER TABLE groups DROP COLUMN key;",
                 )
@@ -1207,7 +1220,7 @@ mod tests {
         assert!(rows[1].random && !rows[0].random);
         assert_eq!(
             tables(&store),
-            ["groups", "hooks", "net_runs", "nodes", "runs"],
+            ["groups", "hooks", "imports", "net_runs", "nodes", "runs"],
             "the rows the records replaced are gone"
         );
     }
@@ -1296,7 +1309,7 @@ mod tests {
         let rows = store.list().unwrap();
         assert_eq!(rows.len(), before.len() + 1 - matrices.1.len());
         assert!(rows.iter().any(|r| r.sweep_id == Some(1)) && rows.iter().any(|r| r.survey_id == Some(2)));
-        assert_eq!(tables(&store), ["groups", "hooks", "net_runs", "nodes", "runs"], "one table of groups");
+        assert_eq!(tables(&store), ["groups", "hooks", "imports", "net_runs", "nodes", "runs"], "one table of groups");
     }
 
     #[test]

@@ -1,0 +1,5 @@
+//! The elbencho importer: see import_common.rs.
+#![no_main]
+#[path = "import_common.rs"]
+mod common;
+libfuzzer_sys::fuzz_target!(|data: &[u8]| common::check(iosurvey::import::Tool::Elbencho, data));

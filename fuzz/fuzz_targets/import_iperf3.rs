@@ -1,0 +1,5 @@
+//! The iperf3 importer: see import_common.rs.
+#![no_main]
+#[path = "import_common.rs"]
+mod common;
+libfuzzer_sys::fuzz_target!(|data: &[u8]| common::check(iosurvey::import::Tool::Iperf3, data));

@@ -1,0 +1,207 @@
+//! `iosurvey import`: other tools' outputs read whole, every file before any is stored, then
+//! stored in one transaction (`Store::import`). It only reads the files named.
+
+use super::Failure;
+use iosurvey::import::{self, ImportError, Imported, Tool};
+use iosurvey::store::imports::{Became, ImportFile, Outcome};
+use iosurvey::store::Store;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub(super) struct ImportArgs {
+    /// The files: a tool's output, or an IO500 result directory.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// The name of the system the files measured, as `run --label` gives one.
+    #[arg(long, value_name = "NAME")]
+    label: Option<String>,
+    /// The tool that made every file (by default read from each file).
+    #[arg(long, value_enum)]
+    tool: Option<Tool>,
+}
+
+/// The largest file read: far above any tool's summary, far below what memory holds.
+const MAX_BYTES: u64 = 256 << 20;
+
+/// The files of an IO500 result directory, by the name IO500 gives each.
+const IO500_SUMMARY: &str = "result_summary.txt";
+
+/// One file read and parsed.
+struct Read {
+    name: String,
+    tool: Tool,
+    digest: u64,
+    parsed: Imported,
+}
+
+pub(super) fn import(db: &Path, a: &ImportArgs) -> Result<String, Failure> {
+    if let Some(label) = &a.label {
+        if !iosurvey::record::is_label(label) {
+            return Err(Failure::new(
+                format!("--label '{label}' is not a name"),
+                "give 1 to 64 printable characters",
+                2,
+            ));
+        }
+    }
+    let read = a.files.iter().map(|f| read_one(f, db, a)).collect::<Result<Vec<_>, _>>()?;
+    let mut store = Store::open(db)?;
+    let command_line = super::opening::command_line();
+    let files: Vec<ImportFile> = read
+        .iter()
+        .map(|r| ImportFile {
+            file: &r.name,
+            digest: r.digest,
+            tool: r.tool.name(),
+            parsed: &r.parsed,
+            command_line: &command_line,
+        })
+        .collect();
+    let outcomes = store.import(&files, iosurvey::units::now_unix())?;
+    let mut out = String::new();
+    for (r, outcome) in read.iter().zip(outcomes) {
+        let name = iosurvey::escape::visible(&r.name);
+        out.push_str(&match outcome {
+            Outcome::Stored(became) => format!("imported {} file {name} as {}\n", r.parsed.source, said(&became)),
+            Outcome::Before { file, became } => format!(
+                "{name} was imported before (as {}, {}): nothing stored again\n",
+                iosurvey::escape::visible(&file),
+                said(&became)
+            ),
+        });
+    }
+    Ok(out)
+}
+
+/// What a file became, in one line: "IO500 list s1, runs 5-15".
+fn said(b: &Became) -> String {
+    let spans = iosurvey::analysis::study::spans;
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let mut parts = Vec::new();
+    if let Some(s) = b.list {
+        parts.push(format!("IO500 list s{s}"));
+    }
+    if !b.runs.is_empty() {
+        parts.push(format!("run{} {}", plural(b.runs.len()), spans(&b.runs)));
+    }
+    if let Some(m) = b.matrix {
+        parts.push(format!("matrix m{m}"));
+    }
+    if !b.net.is_empty() {
+        parts.push(format!("network figure{} {}", plural(b.net.len()), spans(&b.net)));
+    }
+    parts.join(", ")
+}
+
+/// The failure of a file that is not what it should be: its line and what was expected.
+fn bad(e: ImportError) -> Failure {
+    Failure::new(
+        e,
+        "give the tool's whole output as it wrote it (--tool if it is not recognised); nothing was stored",
+        2,
+    )
+}
+
+fn read_one(path: &Path, db: &Path, a: &ImportArgs) -> Result<Read, Failure> {
+    let name = path.display().to_string();
+    let refuse = |why: &str, hint: &str| Failure::new(format!("cannot import {name}: {why}"), hint, 2);
+    let meta =
+        std::fs::metadata(path).map_err(|e| refuse(&e.to_string(), "name a file that exists and you may read"))?;
+    if std::fs::metadata(db).is_ok_and(|s| (s.dev(), s.ino()) == (meta.dev(), meta.ino())) {
+        return Err(refuse("it is the result store (--db)", "name a tool's output, not the store"));
+    }
+    if meta.is_dir() {
+        return read_io500(path, &name, a);
+    }
+    if !meta.is_file() {
+        return Err(refuse("not a regular file or a directory", "name a tool's output file"));
+    }
+    let (text, bytes) = read_text(path, &name)?;
+    let tool = match a.tool.or_else(|| import::detect(&name, &text)) {
+        Some(t) => t,
+        None => return Err(bad(ImportError {
+            file: name,
+            line: 1,
+            expected:
+                "the output of ior, mdtest, iozone, fio, elbencho, iperf3 or io500, which this file does not look like"
+                    .into(),
+        })),
+    };
+    let parsed = import::parse(tool, &text).map_err(|b| bad(ImportError::of(&name, b)))?;
+    let parsed = parsed.named(&name, a.label.as_deref());
+    Ok(Read { digest: import::digest(&bytes), name, tool, parsed })
+}
+
+/// A file's bytes and its text, refused when too large or not UTF-8 (at the line where it
+/// stops being text).
+fn read_text(path: &Path, name: &str) -> Result<(String, Vec<u8>), Failure> {
+    let refuse = |why: String| Failure::new(format!("cannot import {name}: {why}"), "name a tool's output file", 2);
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    if size > MAX_BYTES {
+        return Err(refuse(format!("{size} bytes, more than any tool's output iosurvey reads ({MAX_BYTES})")));
+    }
+    let bytes = std::fs::read(path).map_err(|e| refuse(e.to_string()))?;
+    match String::from_utf8(bytes.clone()) {
+        Ok(text) => Ok((text, bytes)),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let line = bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+            Err(bad(ImportError {
+                file: name.to_string(),
+                line,
+                expected: "text (UTF-8), found bytes that are not".into(),
+            }))
+        }
+    }
+}
+
+/// An IO500 result directory: its result_summary.txt, its configuration (the first *.ini in
+/// name order) and result.txt.
+fn read_io500(dir: &Path, name: &str, a: &ImportArgs) -> Result<Read, Failure> {
+    if a.tool.is_some_and(|t| t != Tool::Io500) {
+        return Err(Failure::new(
+            format!(
+                "cannot import {name}: a directory is an IO500 result directory, not {} output",
+                a.tool.map_or("", |t| t.name())
+            ),
+            "name the tool's output file, or leave --tool out",
+            2,
+        ));
+    }
+    let summary = dir.join(IO500_SUMMARY);
+    if !summary.is_file() {
+        return Err(Failure::new(
+            format!("cannot import {name}: a directory, but not an IO500 result directory (it has no {IO500_SUMMARY})"),
+            "name an IO500 result directory or a tool's output file",
+            2,
+        ));
+    }
+    let mut inis: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "ini"))
+                .collect()
+        })
+        .unwrap_or_default();
+    inis.sort();
+    let optional = |p: Option<&PathBuf>| -> Result<Option<(String, Vec<u8>)>, Failure> {
+        p.filter(|p| p.is_file()).map(|p| read_text(p, &p.display().to_string())).transpose()
+    };
+    let config = optional(inis.first())?;
+    let result = optional(Some(&dir.join("result.txt")))?;
+    let summary_name = summary.display().to_string();
+    let (text, bytes) = read_text(&summary, &summary_name)?;
+    let parsed =
+        import::io500::parse(&text, config.as_ref().map(|c| c.0.as_str()), result.as_ref().map(|r| r.0.as_str()))
+            .map_err(|b| bad(ImportError::of(&summary_name, b)))?
+            .named(name, a.label.as_deref());
+    // The directory's digest is its files', in one order, each ended by a byte no text has.
+    let mut all = bytes;
+    for part in [config, result].into_iter().flatten() {
+        all.push(0);
+        all.extend(part.1);
+    }
+    Ok(Read { name: name.to_string(), tool: Tool::Io500, digest: import::digest(&all), parsed })
+}
