@@ -1,5 +1,6 @@
 //! What every importer's target checks: any bytes as text, given to the tool's parser, never
-//! panic; what a parser accepts is marked as imported and has no figure below zero or NaN.
+//! panic; what a parser accepts is marked as imported, labels without overflow and has no
+//! figure below zero or NaN.
 
 use iosurvey::import::{parse, Tool};
 
@@ -8,6 +9,8 @@ pub fn check(tool: Tool, data: &[u8]) {
     let Ok(got) = parse(tool, text) else { return };
     for r in &got.runs {
         assert!(r.provenance.starts_with("imported:"), "{}", r.provenance);
+        // What every list shows of it: its sizes must not overflow.
+        let _ = (r.workload.label(), r.workload.key(), r.workload.bytes_per_phase());
         for p in &r.phases {
             for v in [p.figures.bandwidth, p.figures.iops].into_iter().flatten() {
                 assert!(v.is_finite() && v >= 0.0, "{v}");

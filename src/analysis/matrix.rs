@@ -442,7 +442,14 @@ pub fn tolerances() -> String {
 
 /// Two matrices' findings side by side, and their agreement.
 pub fn compare(a: &MatrixRecord, b: &MatrixRecord) -> Report {
-    let name = |m: &MatrixRecord| m.id.map_or("?".into(), |i| format!("m{i}"));
+    // An imported matrix says so beside its name.
+    let name = |m: &MatrixRecord| {
+        let id = m.id.map_or("?".into(), |i| format!("m{i}"));
+        match m.provenance.as_deref().and_then(crate::record::imported_from) {
+            Some(tool) => format!("{id} imported:{tool}"),
+            None => id,
+        }
+    };
     let (agree, total, lines) = agreement(a, b);
     let mut report = Report::default();
     report.heading.push(format!(

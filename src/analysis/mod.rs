@@ -308,15 +308,20 @@ pub fn run(r: &RunRecord) -> Report {
         ),
         false => e.devices.iter().map(device_said).collect::<Vec<_>>().join("; "),
     };
-    report.heading.push(format!(
-        "target {} ({on}), host {}, kernel {}, {} CPUs, {} RAM, started {}",
-        e.target,
-        e.host,
-        e.kernel,
-        e.cpu_count,
-        format_size(e.ram_bytes),
-        format_time(r.started)
-    ));
+    let imported = imported_from(&r.provenance).is_some();
+    report.heading.push(match imported {
+        // Another tool's file says no more of the machine than these.
+        true => format!("target {}, host {}, started {}", e.target, e.host, format_time(r.started)),
+        false => format!(
+            "target {} ({on}), host {}, kernel {}, {} CPUs, {} RAM, started {}",
+            e.target,
+            e.host,
+            e.kernel,
+            e.cpu_count,
+            format_size(e.ram_bytes),
+            format_time(r.started)
+        ),
+    });
     let options = w.changed();
     if !options.is_empty() {
         report.heading.push(format!("options: {}", options.join(", ")));

@@ -119,13 +119,21 @@ fn run_of(rows: &[Row], command: &str) -> Result<Option<crate::record::RunRecord
     let whole = |key: &str| get(first, *first_line, key).map(|v| v as u64);
     let (threads, hosts, files) = (whole("threads")?.max(1), whole("hosts")?.max(1), whole("files")?);
     let (file_size, block) = (whole("file size")?, whole("block size")?);
+    let per_task = file_size.checked_mul(files.max(1));
+    if per_task
+        .and_then(|b| b.checked_mul(threads))
+        .and_then(|b| b.checked_mul(hosts))
+        .is_none_or(|b| b > i64::MAX as u64)
+    {
+        return Err(Bad::at(*first_line, "elbencho's file size x files x threads x hosts within 2^63 bytes"));
+    }
     let shared = first.get("path type").is_some_and(|t| t != "dir");
     let data = Data {
         access: if shared { Access::Shared } else { Access::FilePerTask },
         pattern: if first.get("random").is_some_and(|r| r == "1") { Pattern::Random } else { Pattern::Sequential },
         transfer: block,
         // Each thread's files one after the other, as one block of all its bytes.
-        block: file_size.saturating_mul(files.max(1)),
+        block: per_task.unwrap_or(0),
         direct: first.get("direct IO").is_some_and(|d| d == "1"),
         iodepth: whole("IO depth").unwrap_or(1).clamp(1, u32::MAX as u64) as u32,
         ..Data::default()

@@ -61,6 +61,10 @@ fn run_of(head: &Head, test: Test) -> Result<crate::record::RunRecord, Bad> {
         Some("single-shared-file" | "0") | None => true,
         Some(other) => return Err(Bad::at(test.line, format!("IOR's access, found '{}'", text::shorten(other)))),
     };
+    // As a measured workload is held to: every byte of a phase has an offset below 2^63.
+    if block.checked_mul(segments).and_then(|b| b.checked_mul(tasks)).is_none_or(|b| b > i64::MAX as u64) {
+        return Err(Bad::at(test.line, "IOR's block size x segments x tasks within 2^63 bytes"));
+    }
     let random =
         p.get("ordering in a file").is_some_and(|o| o == "random") || p.get("randomOffset").is_some_and(|o| o == "1");
     let iterations = whole(&["repetitions"]).unwrap_or(1).clamp(1, u32::MAX as u64) as u32;
@@ -283,6 +287,13 @@ mod tests {
         let bad = parse(&word).unwrap_err();
         assert_eq!(bad.line, 19);
         assert!(bad.expected.contains("bandwidth") && bad.expected.contains("'fast'"), "{}", bad.expected);
+    }
+
+    #[test]
+    fn sizes_past_what_a_file_can_hold_are_refused() {
+        let huge = HEAD.replace("segments            : 2", "segments            : 18446744073709551615");
+        let text = format!("{huge}write     1      1        0.01        4096       1024       0.1        0.2        0.1        0.32       0\n\nSummary of all tests:\n");
+        assert!(parse(&text).unwrap_err().expected.contains("2^63"));
     }
 
     #[test]

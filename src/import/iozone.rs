@@ -298,7 +298,8 @@ fn throughput(head: &Head, lines: &[&str]) -> Result<crate::record::RunRecord, B
             };
             let rec = record.unwrap_or(0);
             let bytes = file.unwrap_or(0).saturating_mul(1024).saturating_mul(tasks.unwrap_or(1));
-            let mut f = figures(bytes, bytes / (rec * 1024).max(1), 0.0, Some(rate(head, children, rec)), None);
+            let calls = bytes / rec.saturating_mul(1024).max(1);
+            let mut f = figures(bytes, calls, 0.0, Some(rate(head, children, rec)), None);
             f.task_min = per[0].map(|v| rate(head, v, rec));
             f.task_max = per[1].map(|v| rate(head, v, rec));
             ops.push(op);
@@ -388,6 +389,17 @@ mod tests {
             .replace("Output is in kBytes/sec", "OPS Mode. Output is in operations per second.");
         let m = parse(&text).unwrap().matrix.unwrap();
         assert_eq!(m.cells[0].rate(), Some(10.0 * 4096.0));
+    }
+
+    #[test]
+    fn a_record_size_past_u64_in_bytes_does_not_overflow() {
+        // Found by the import_iozone fuzz target (fuzz/regressions/import_iozone): a record
+        // of more than 2^54 kB overflowed when counted in bytes.
+        let text = format!("{HEAD}\tThroughput test with 2 processes\n\tEach process writes a 256 kByte file in 18446744073709551615 kByte records\n\n\tChildren see throughput for  2 initial writers \t= 100.00 kB/sec\n\niozone test complete.\n");
+        let r = &parse(&text).unwrap().runs[0];
+        assert_eq!((r.phases[0].figures.ops, r.phases[0].figures.bandwidth), (0, Some(102_400.0)));
+        let found = include_bytes!("../../fuzz/regressions/import_iozone/panic-mul-overflow-record");
+        let _ = parse(&String::from_utf8_lossy(found));
     }
 
     #[test]
