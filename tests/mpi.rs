@@ -442,3 +442,52 @@ fn a_matrix_over_mpi_ranks_measures_every_cell_with_every_rank_in_throughput_mod
     assert!(show(&[]).contains("throughput of 4 tasks"));
     assert!(bed.entries().is_empty(), "{:?}", bed.entries());
 }
+
+#[test]
+fn the_front_ends_under_mpirun_take_a_task_per_rank_and_print_once() {
+    let Some(bed) = mpi_bed() else { return };
+    let dir = bed.dir.display().to_string();
+    let launcher: Vec<&str> = bed.launcher.iter().map(String::as_str).collect();
+    // IOR's tasks are the ranks: 4, one output from the lead.
+    let out = launch(
+        &launcher,
+        &["ior", "-w", "-r", "-F", "-t", "1m", "-b", "2m", "-o", &format!("{dir}/t"), "--db", &bed.db],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.matches("Summary of all tests:").count(), 1, "{}", out.stdout);
+    assert_eq!(bed.last_run()["workload"]["tasks"], 4);
+    // IOzone's -t 4 over 4 ranks is a thread each, placed as the one-host client list says.
+    let list = bed.tmp.path().join("threadlist");
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_string();
+    std::fs::write(&list, format!("{host} {dir} iozone\n").repeat(4)).unwrap();
+    let list = list.display().to_string();
+    let out = launch(
+        &launcher,
+        &[
+            "iozone",
+            "-i",
+            "0",
+            "-r",
+            "4k",
+            "-s",
+            "64k",
+            "-t",
+            "4",
+            "-+m",
+            &list,
+            "-f",
+            &format!("{dir}/f"),
+            "--db",
+            &bed.db,
+        ],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.matches("Children see throughput for  4 initial writers").count(), 1, "{}", out.stdout);
+    // -t that does not share evenly over the ranks is refused before any rank runs.
+    let out = launch(
+        &launcher,
+        &["iozone", "-i", "0", "-r", "4k", "-s", "64k", "-t", "6", "-f", &format!("{dir}/f"), "--db", &bed.db],
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("-t 6 does not share evenly over the launch's 4 ranks"), "{}", out.stderr);
+}

@@ -2,10 +2,11 @@
 //! phase), "Max Write/Read", the "Summary of all tests" table, and its JSON and CSV forms.
 //!
 //! IOR's times are its timers reduced over tasks: a span is the latest end of a stage minus the
-//! earliest start (open: first open start to last open end; wr/rd: first transfer to last;
-//! close: first close start, which is the transfer end here, to last close end, fsync inside;
-//! total: first open to last close). Bandwidth is bytes over total; IOPS is transfers over the
-//! wr/rd span; latency is the smallest over tasks of a task's wr/rd time per transfer.
+//! earliest start (open: first open start to last open end; wr/rd: first transfer to the last
+//! transfer's end or, with -e, the fsync's end, which IOR times inside wr/rd; close: from there
+//! to the last close end; total: first open to last close). Bandwidth is bytes over total; IOPS
+//! is transfers over the wr/rd span; latency is the smallest over tasks of a task's wr/rd time
+//! per transfer.
 
 use super::{ctime, spread};
 use crate::compat::ior::{Settings, Summary, Test};
@@ -50,16 +51,17 @@ pub fn row(p: &PhaseRecord) -> Option<Row> {
     let (open, wrrd, close) = match t.is_empty() {
         // Imported figures: the window alone is known.
         true => (0.0, total, 0.0),
+        // IOR's -e fsync is inside its wr/rd timer, so that span ends at the sync.
         false => (
             span(|t| t.open_start, |t| t.xfer_start),
-            span(|t| t.xfer_start, |t| t.xfer_end),
-            span(|t| t.xfer_end, |t| t.close_end),
+            span(|t| t.xfer_start, |t| t.sync_end),
+            span(|t| t.sync_end, |t| t.close_end),
         ),
     };
     let latency = t
         .iter()
         .filter(|t| t.ops > 0)
-        .map(|t| secs(t.xfer_end.saturating_sub(t.xfer_start)) / t.ops as f64)
+        .map(|t| secs(t.sync_end.saturating_sub(t.xfer_start)) / t.ops as f64)
         .fold(f64::INFINITY, f64::min);
     Some(Row {
         access,
