@@ -131,23 +131,23 @@ pub(super) fn main(tool: Tool, args: Vec<String>) -> i32 {
         return 0;
     }
     let verbose = args.iter().any(|a| a.starts_with("-v") && a[1..].chars().all(|c| c == 'v'));
-    let front: Result<Box<dyn FnOnce() -> i32>, Failure> = match tool {
-        Tool::Ior => ior::parse(&args, &mut |p| small_file(p))
-            .map_err(refused)
-            .and_then(parsed)
-            .map(|f| Box::new(move || super::execute(|team| play_ior(&f, verbose, team))) as Box<dyn FnOnce() -> i32>),
-        Tool::Mdtest => mdtest::parse(&args).map_err(refused).and_then(parsed).map(|f| {
-            Box::new(move || super::execute(|team| play_mdtest(&f, verbose, team))) as Box<dyn FnOnce() -> i32>
-        }),
+    // A line refused before the team starts ends here, said once.
+    let refused_here = |f: Failure| super::finish(Err(f));
+    match tool {
+        Tool::Ior => match ior::parse(&args, &mut |p| small_file(p)).map_err(refused).and_then(parsed) {
+            Ok(f) => super::execute(|team| play_ior(&f, verbose, team)),
+            Err(e) => refused_here(e),
+        },
+        Tool::Mdtest => match mdtest::parse(&args).map_err(refused).and_then(parsed) {
+            Ok(f) => super::execute(|team| play_mdtest(&f, verbose, team)),
+            Err(e) => refused_here(e),
+        },
         Tool::Iozone => {
-            iozone::parse(&args, &mut |p| small_file(p)).map_err(refused).and_then(per_rank).and_then(parsed).map(|f| {
-                Box::new(move || super::execute(|team| play_iozone(&f, verbose, team))) as Box<dyn FnOnce() -> i32>
-            })
+            match iozone::parse(&args, &mut |p| small_file(p)).map_err(refused).and_then(per_rank).and_then(parsed) {
+                Ok(f) => super::execute(|team| play_iozone(&f, verbose, team)),
+                Err(e) => refused_here(e),
+            }
         }
-    };
-    match front {
-        Ok(run) => run(),
-        Err(f) => super::finish(Err(f)),
     }
 }
 

@@ -164,7 +164,7 @@ impl Default for State {
 }
 
 fn refuse(what: String, hint: &str) -> CompatError {
-    CompatError { tool: TOOL, what, hint: hint.to_string() }
+    CompatError::new(TOOL, what, hint)
 }
 
 /// Reads an IOR command line (without the program name) into the `iosurvey run` commands it
@@ -545,7 +545,7 @@ mod tests {
     use super::*;
 
     fn native(line: &str) -> Result<Native<Settings>, CompatError> {
-        let words: Vec<String> = line.split_whitespace().map(String::from).collect();
+        let words = crate::compat::words(line);
         parse(&words, &mut |_| Err("no scripts here".into()))
     }
 

@@ -85,7 +85,7 @@ pub struct Settings {
 }
 
 fn refuse(what: String, hint: &str) -> CompatError {
-    CompatError { tool: TOOL, what, hint: hint.to_string() }
+    CompatError::new(TOOL, what, hint)
 }
 
 /// An IOzone size: KiB without a unit, else k, m, g as powers of two.
@@ -289,7 +289,7 @@ mod tests {
     use super::*;
 
     fn native(line: &str) -> Result<Native<Settings>, CompatError> {
-        let words: Vec<String> = line.split_whitespace().map(String::from).collect();
+        let words = crate::compat::words(line);
         parse(&words, &mut |_| Ok("node1 /w /iozone\nnode2 /w /iozone\nnode1 /w /iozone\nnode2 /w /iozone\n".into()))
     }
 

@@ -60,7 +60,7 @@ pub struct Settings {
 }
 
 fn refuse(what: String, hint: &str) -> CompatError {
-    CompatError { tool: TOOL, what, hint: hint.to_string() }
+    CompatError::new(TOOL, what, hint)
 }
 
 /// Reads an mdtest command line (without the program name) into the `iosurvey meta` command.
@@ -151,7 +151,7 @@ mod tests {
     use super::*;
 
     fn command(line: &str) -> Result<String, CompatError> {
-        let words: Vec<String> = line.split_whitespace().map(String::from).collect();
+        let words = crate::compat::words(line);
         parse(&words).map(|n| n.commands[0].join(" "))
     }
 
@@ -178,7 +178,7 @@ mod tests {
 
     #[test]
     fn y_is_noted_and_p_kept_for_the_output() {
-        let words: Vec<String> = "-n 5 -y -P".split_whitespace().map(String::from).collect();
+        let words = crate::compat::words("-n 5 -y -P");
         let n = parse(&words).unwrap();
         assert!(n.settings.times);
         assert!(n.notes.iter().any(|x| x.starts_with("-y")));

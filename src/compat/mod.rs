@@ -60,6 +60,19 @@ pub struct CompatError {
     pub hint: String,
 }
 
+impl CompatError {
+    /// A refusal of `tool`'s line: what is wrong, and what to type instead.
+    pub(crate) fn new(tool: &'static str, what: String, hint: &str) -> CompatError {
+        CompatError { tool, what, hint: hint.to_string() }
+    }
+}
+
+/// A command line split at blanks, as the tests type them.
+#[cfg(test)]
+pub(crate) fn words(line: &str) -> Vec<String> {
+    line.split_whitespace().map(String::from).collect()
+}
+
 /// iosurvey's own options, taken by every front end beside the tool's: a tool launched by MPI
 /// has ranks for tasks, and on one machine without MPI threads stand in for them.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -147,7 +160,7 @@ pub(crate) fn read(
     table: &[Flag],
     own: &mut Own,
 ) -> Result<Vec<Typed>, CompatError> {
-    let refuse = |what: String, hint: &str| CompatError { tool, what, hint: hint.to_string() };
+    let refuse = |what: String, hint: &str| CompatError::new(tool, what, hint);
     let help = format!("see 'iosurvey {tool} --help' for the options iosurvey takes");
     let mut out = Vec::new();
     let mut words = args.iter().peekable();
@@ -293,10 +306,6 @@ mod tests {
         Flag { name: "+m", value: true },
         Flag { name: "posix.odirect", value: false },
     ];
-
-    fn words(line: &str) -> Vec<String> {
-        line.split_whitespace().map(String::from).collect()
-    }
 
     fn names(line: &str) -> Result<Vec<(String, Option<String>)>, CompatError> {
         let mut own = Own::default();

@@ -8,7 +8,7 @@
 //! is transfers over the wr/rd span; latency is the smallest over tasks of a task's wr/rd time
 //! per transfer.
 
-use super::{ctime, spread};
+use super::{ctime, finished, spread};
 use crate::compat::ior::{Settings, Summary, Test};
 use crate::record::{PhaseRecord, RunRecord};
 use crate::spec::{Access, Data, Op};
@@ -213,13 +213,8 @@ pub fn text(s: &Settings, runs: &[(&Test, &RunRecord)]) -> String {
             );
         }
     }
-    let _ = writeln!(out, "Finished            : {}", ctime(runs.last().map_or(0, |(_, r)| r.started + run_secs(r))));
+    let _ = writeln!(out, "Finished            : {}", ctime(runs.last().map_or(0, |(_, r)| finished(r))));
     out
-}
-
-/// Whole seconds from the run's start to its last phase's end.
-fn run_secs(r: &RunRecord) -> i64 {
-    (r.phases.iter().map(|p| p.figures.window_ns).sum::<u64>() / 1_000_000_000) as i64
 }
 
 /// One op's line of IOR's summary: bandwidth (MiB/s) and operations (per second) as max, min,
@@ -323,7 +318,7 @@ pub fn json(s: &Settings, runs: &[(&Test, &RunRecord)]) -> String {
         }
     }
     out.push_str(&lines.join(",\n"));
-    let end = runs.last().map_or(0, |(_, r)| r.started + run_secs(r));
+    let end = runs.last().map_or(0, |(_, r)| finished(r));
     let _ = write!(out, "\n  ],\n  \"Finished\": {}\n}}\n", js(&ctime(end)));
     out
 }

@@ -2,7 +2,7 @@
 //! SUMMARY table of each phase's rate over the iterations (max, min, mean and the sample
 //! standard deviation, 0 for one iteration, as mdtest prints them), and with -P the times.
 
-use super::{ctime, spread};
+use super::{ctime, finished, spread};
 use crate::compat::mdtest::Settings;
 use crate::record::RunRecord;
 use crate::spec::Op;
@@ -68,10 +68,6 @@ pub fn text(s: &Settings, r: &RunRecord) -> String {
     if let Some(e) = &r.error {
         let _ = writeln!(out, "ERROR: {e}");
     }
-    let _ = writeln!(
-        out,
-        "-- finished at {} --",
-        ctime(r.started + (r.phases.iter().map(|p| p.figures.window_ns).sum::<u64>() / 1_000_000_000) as i64)
-    );
+    let _ = writeln!(out, "-- finished at {} --", ctime(finished(r)));
     out
 }

@@ -19,6 +19,12 @@ pub fn ctime(unix: i64) -> String {
     format!("{weekday} {month} {:>2} {} {}", field(8, 10), text.get(11..19).unwrap_or(""), field(0, 4))
 }
 
+/// When a run ended, Unix seconds: its start and its phases' windows (what the layouts print
+/// as "Finished").
+pub fn finished(r: &crate::record::RunRecord) -> i64 {
+    r.started + (r.phases.iter().map(|p| p.figures.window_ns).sum::<u64>() / 1_000_000_000) as i64
+}
+
 /// Max, min, mean and standard deviation of `values` (population: over the values given, as
 /// IOR's summary takes it; `sample` divides by n - 1, as mdtest's does).
 pub fn spread(values: &[f64], sample: bool) -> (f64, f64, f64, f64) {
