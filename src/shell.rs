@@ -139,6 +139,20 @@ pub fn run(name: &str, command: &str, env: &[(String, String)], cancel: &Cancel)
     }
 }
 
+/// Words as one line a shell reads back into the same words: each as it is where it holds
+/// nothing a shell would read otherwise, else in single quotes.
+pub fn words(argv: &[String]) -> String {
+    let plain =
+        |w: &String| !w.is_empty() && w.bytes().all(|c| c.is_ascii_alphanumeric() || b"-_./=:,@+%".contains(&c));
+    argv.iter()
+        .map(|w| match plain(w) {
+            true => w.clone(),
+            false => format!("'{}'", w.replace('\'', r"'\''")),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -542,3 +542,99 @@ fn a_rehearsal_at_a_scale_never_stands_for_the_full_size_point_and_a_report_need
     let html = fs::read_to_string(&page).unwrap();
     assert!(html.contains("(runs 3-4)"), "only c2's own points are drawn");
 }
+
+const BATCH: &str = "[batch]\npartition = \"storage\"\naccount = \"\"\nlauncher = \"srun\"\nmodules = [\"openmpi\"]\n";
+
+#[test]
+fn emit_writes_a_job_per_node_count_still_to_run_and_a_job_runs_only_its_share() {
+    let bed = Bed::new();
+    let study =
+        "name = \"seq\"\nkind = \"run\"\nop = \"write\"\ntransfer = \"64k\"\nblock = \"256k\"\nclients = \"1,2,3\"\n";
+    let jobs = bed.tmp.path().join("jobs");
+    let jobs_s = jobs.display().to_string();
+
+    // Without [batch]: one line, nothing written.
+    let path = one_study(&bed, study);
+    let out = campaign(&bed, &["emit", &path, "--slurm", &jobs_s]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("has no [batch] table") && out.stderr.lines().count() == 1, "{}", out.stderr);
+    // A [batch] without what only the site can say is refused where it is read.
+    let path = file(&bed, &format!("{HEAD}{}[[study]]\n{study}[batch]\nlauncher = \"srun\"\n", target("a", &bed.dir)));
+    let out = campaign(&bed, &["emit", &path, "--slurm", &jobs_s]);
+    assert!(out.stderr.contains("[batch] has no partition, which only the site can choose"), "{}", out.stderr);
+    // No stored run estimates a point, and no point-time: no job can get a true limit.
+    let path = file(&bed, &format!("{HEAD}{}[[study]]\n{study}{BATCH}", target("a", &bed.dir)));
+    let out = campaign(&bed, &["emit", &path, "--slurm", &jobs_s]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("6 points to run have no estimate"), "{}", out.stderr);
+    assert!(!jobs.exists(), "nothing is written when a job cannot be limited");
+
+    // A job's share: the points that take its nodes, on a launch of that many nodes only.
+    let out = campaign(&bed, &["run", &path, "--only", "nodes=1"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let runs = campaign_runs(&bed.db);
+    assert_eq!(runs.len(), 2, "the 1-client point, twice: {runs:?}");
+    assert!(runs.iter().all(|r| r.2.ends_with("tasks=1") && r.3 == "ok"), "{runs:?}");
+    let out = campaign(&bed, &["run", &path, "--only", "nodes=2"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("but this launch has 1 processes on 1 nodes"), "{}", out.stderr);
+    assert_eq!(campaign_runs(&bed.db).len(), 2, "a refused launch runs nothing");
+
+    // Jobs for what is still to run: 2 and 3 nodes; the stored 1-node point needs none.
+    let path = file(&bed, &format!("{HEAD}{}[[study]]\n{study}{BATCH}point-time = \"2m\"\n", target("a", &bed.dir)));
+    let out = campaign(&bed, &["emit", &path, "--slurm", &jobs_s]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut names: Vec<String> =
+        fs::read_dir(&jobs).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names, ["merge.sbatch", "nodes-2.sbatch", "nodes-3.sbatch", "submit"]);
+    assert!(
+        out.stdout.contains("nodes-2.sbatch: 2 points on 2 nodes x 1 tasks, estimated 4m00s, limit 11m00s"),
+        "{}",
+        out.stdout
+    );
+    let three = fs::read_to_string(jobs.join("nodes-3.sbatch")).unwrap();
+    let db = fs::canonicalize(&bed.db).unwrap();
+    for line in [
+        "#SBATCH -N 3".to_string(),
+        "#SBATCH --exclusive".into(),
+        "#SBATCH --ntasks-per-node=1".into(),
+        "#SBATCH -t 00:11:00".into(),
+        "#SBATCH -p storage".into(),
+        "module load openmpi".into(),
+        format!("store={}/store.job\"${{SLURM_JOB_ID}}\".db", db.parent().unwrap().display()),
+        format!(
+            "srun {} campaign run {} --only nodes=3 --db \"$store\"",
+            env!("CARGO_BIN_EXE_iosurvey"),
+            fs::canonicalize(&path).unwrap().display()
+        ),
+    ] {
+        assert!(three.lines().any(|l| l == line), "no line {line:?} in:\n{three}");
+    }
+    assert!(!three.contains("#SBATCH -A"), "an empty account is left out:\n{three}");
+    let merge = fs::read_to_string(jobs.join("merge.sbatch")).unwrap();
+    assert!(merge.contains(&format!("--into {}", db.display())), "{merge}");
+    let submit = fs::read_to_string(jobs.join("submit")).unwrap();
+    assert!(submit.contains("--dependency=afterany:"), "{submit}");
+    let syntax = Command::new("bash").arg("-n").arg(jobs.join("submit")).status().unwrap();
+    assert!(syntax.success(), "submit is a shell script bash reads");
+
+    // Again: the scripts are emit's own and are written anew; a file of the user's is not.
+    assert_eq!(campaign(&bed, &["emit", &path, "--slurm", &jobs_s]).code, 0);
+    fs::write(jobs.join("submit"), "my own\n").unwrap();
+    let out = campaign(&bed, &["emit", &path, "--slurm", &jobs_s]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("a file campaign emit did not write has that name"), "{}", out.stderr);
+    assert_eq!(fs::read_to_string(jobs.join("submit")).unwrap(), "my own\n");
+
+    // LSF and PBS in their own words.
+    let lsf = bed.tmp.path().join("lsf");
+    assert_eq!(campaign(&bed, &["emit", &path, "--lsf", &lsf.display().to_string()]).code, 0);
+    let two = fs::read_to_string(lsf.join("nodes-2.lsf")).unwrap();
+    for line in ["#BSUB -n 2", "#BSUB -x", "#BSUB -W 0:11", "#BSUB -q storage"] {
+        assert!(two.lines().any(|l| l == line), "no line {line:?} in:\n{two}");
+    }
+    let pbs = bed.tmp.path().join("pbs");
+    assert_eq!(campaign(&bed, &["emit", &path, "--pbs", &pbs.display().to_string()]).code, 0);
+    assert!(fs::read_to_string(pbs.join("nodes-3.pbs")).unwrap().contains("#PBS -l select=3:mpiprocs=1"));
+}

@@ -3,7 +3,7 @@
 //! there is. A study's own settings are kept as written, with their lines: the command line's
 //! declarations check them (the CLI turns them into that command's flags).
 
-use super::{Campaign, Hook, HookPlace, Hooks, Kind, Order, Setting, Study, Summary, TargetDef};
+use super::{Batch, Campaign, Hook, HookPlace, Hooks, Kind, Order, Setting, Study, Summary, TargetDef};
 use std::path::{Path, PathBuf};
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
@@ -83,7 +83,8 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
         )
     })?;
     let r = Reader { line_of: &line_of, path };
-    let top = r.table(doc.get_ref(), "the file", &["campaign", "target", "study", "cache", "hooks", "event"])?;
+    let top =
+        r.table(doc.get_ref(), "the file", &["campaign", "target", "study", "cache", "hooks", "event", "batch"])?;
     let campaign_table = top
         .get("campaign")
         .ok_or_else(|| err(None, "has no [campaign] table".into(), "begin the file with [campaign] and its name"))?;
@@ -359,6 +360,7 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
             }
         }
     }
+    let batch = top.get("batch").map(|b| r.batch(b)).transpose()?;
     let mut events = Vec::new();
     for e in r.array_of_tables(top.get("event"), "[[event]]")? {
         let line = e.at;
@@ -423,6 +425,7 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
         cache,
         hooks,
         events,
+        batch,
     })
 }
 
@@ -643,6 +646,97 @@ impl Reader<'_> {
             None => format!("give one of {}", names.join(", ")),
         };
         Err(self.at(Some(v.line), format!("{what} '{text}' is not one of {}", names.join(", ")), &hint))
+    }
+
+    /// The `[batch]` table: what a site's batch system needs and only the site can say
+    /// (partition, account, launcher, modules) must be given, even as "" or [] for none, so
+    /// that no script guesses it; the rest has a stated default.
+    fn batch(&self, e: &Element) -> Result<Batch, FileError> {
+        let what = "[batch]";
+        let t = self.table_of(e, what, Batch::KEYS)?;
+        let text = |key: &str| -> Result<String, FileError> {
+            let v = t.get(key).ok_or_else(|| {
+                self.at(
+                    Some(e.at),
+                    format!("{what} has no {key}, which only the site can choose"),
+                    &format!("give {key} = \"...\" (\"\" for the site's default)"),
+                )
+            })?;
+            self.string(v, &format!("{what} {key}"))
+        };
+        let lines = |key: &str, needed: bool| -> Result<Vec<String>, FileError> {
+            match t.get(key) {
+                Some(Item { value: Value::List(items), line }) => items
+                    .iter()
+                    .map(|v| self.string(&Item { value: v.clone(), line: *line }, &format!("{what} {key}")))
+                    .collect(),
+                Some(v) => Ok(vec![self.string(v, &format!("{what} {key}"))?]),
+                None if needed => Err(self.at(
+                    Some(e.at),
+                    format!("{what} has no {key}, which only the site can choose"),
+                    &format!("give {key} = [\"...\"] ([] for none)"),
+                )),
+                None => Ok(Vec::new()),
+            }
+        };
+        let launcher = text("launcher")?;
+        if launcher.trim().is_empty() {
+            return Err(self.at(
+                t.line("launcher"),
+                format!("{what} launcher is empty: the jobs need a command that starts their ranks"),
+                "give launcher = \"srun\" (or \"mpirun\", with its options)",
+            ));
+        }
+        let tasks_per_node = match t.get("tasks-per-node") {
+            Some(v) => self.count(v, &format!("{what} tasks-per-node"), 1, 4096)? as usize,
+            None => 1,
+        };
+        let nodes = match t.get("nodes") {
+            Some(v) => Some(self.count(v, &format!("{what} nodes"), 1, 100_000)? as usize),
+            None => None,
+        };
+        let margin = match t.get("margin") {
+            Some(Item { value: Value::Float(x), .. }) if (1.0..=100.0).contains(x) => *x,
+            Some(Item { value: Value::Int(n), .. }) if (1..=100).contains(n) => *n as f64,
+            Some(v) => {
+                return Err(self.at(
+                    Some(v.line),
+                    format!("{what} margin is a factor from 1 to 100, not {}", v.value.as_arg()),
+                    "give margin = 1.5 (the estimate times 1.5)",
+                ))
+            }
+            None => 1.5,
+        };
+        let point_secs = match t.get("point-time") {
+            Some(v) => {
+                let text = self.string(v, &format!("{what} point-time"))?;
+                let ns = crate::units::parse_long_duration(&text).ok().filter(|&ns| ns > 0).ok_or_else(|| {
+                    self.at(
+                        Some(v.line),
+                        format!("{what} point-time '{text}' is not a duration above 0"),
+                        "give point-time = \"10m\"",
+                    )
+                })?;
+                Some(ns as f64 / 1e9)
+            }
+            None => None,
+        };
+        let iosurvey = match t.get("iosurvey") {
+            Some(v) => Some(self.string(v, &format!("{what} iosurvey"))?),
+            None => None,
+        };
+        Ok(Batch {
+            partition: text("partition")?,
+            account: text("account")?,
+            launcher,
+            modules: lines("modules", true)?,
+            setup: lines("setup", false)?,
+            tasks_per_node,
+            nodes,
+            margin,
+            point_secs,
+            iosurvey,
+        })
     }
 
     /// A hook: a command (run on the lead, its failure failing the point), or a table of

@@ -5,6 +5,7 @@
 //! measures (study, target, workload key), so running the file again skips the points the
 //! store holds whole, in this version of the file or an earlier one.
 
+pub mod batch;
 pub mod file;
 pub mod hooks;
 
@@ -12,6 +13,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub use batch::Batch;
 pub use file::{parse, parse_stored, FileError, Value};
 
 /// The kinds of study, named as the commands that run them alone.
@@ -205,6 +207,8 @@ pub struct Campaign {
     pub hooks: Hooks,
     /// Events (`[[event]]`): commands run at a time into the matching points' runs.
     pub events: Vec<EventDef>,
+    /// How a batch system runs it (`[batch]`), for `campaign emit`.
+    pub batch: Option<Batch>,
 }
 
 /// A command run at a time into the runs of one study's points (`[[event]]`), as `run
@@ -381,6 +385,7 @@ mod tests {
             cache: CacheRules::default(),
             hooks: Hooks::default(),
             events: Vec::new(),
+            batch: None,
         };
         let mut done = Done::new();
         done.insert(("s".into(), "a".into(), "k1".into()), 1);

@@ -4,6 +4,7 @@
 
 use super::commands::command;
 use super::{Cli, Command, Failure};
+use iosurvey::campaign::batch::{Emit, Job, System};
 use iosurvey::campaign::hooks::{run_hook, HookRun};
 use iosurvey::campaign::{self, Campaign, Done, Kind, Point};
 use iosurvey::record::{GroupId, GroupKind};
@@ -33,11 +34,12 @@ pub(super) fn scale_arg(text: &str) -> Result<Scale, String> {
     n.map(Scale).ok_or_else(|| format!("'{text}' is not a scale (hint: give 1/N, e.g. --scale 1/4096)"))
 }
 
-/// `--only study=NAME,target=LABEL`: a subset of the points.
+/// `--only study=NAME,target=LABEL,nodes=N`: a subset of the points.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct Only {
     study: Vec<String>,
     target: Vec<String>,
+    nodes: Vec<usize>,
 }
 
 impl Only {
@@ -47,6 +49,7 @@ impl Only {
         (!all.is_empty()).then(|| Only {
             study: all.iter().flat_map(|o| o.study.clone()).collect(),
             target: all.iter().flat_map(|o| o.target.clone()).collect(),
+            nodes: all.iter().flat_map(|o| o.nodes.clone()).collect(),
         })
     }
 }
@@ -57,10 +60,11 @@ pub(super) fn only_arg(text: &str) -> Result<Only, String> {
         match part.split_once('=') {
             Some(("study", v)) if !v.is_empty() => only.study.push(v.to_string()),
             Some(("target", v)) if !v.is_empty() => only.target.push(v.to_string()),
+            Some(("nodes", v)) if v.parse::<usize>().is_ok_and(|n| n >= 1) => only.nodes.push(v.parse().unwrap_or(1)),
             _ => {
                 return Err(format!(
-                    "'{part}' is not study=NAME or target=LABEL (hint: give --only study=seq-write,target=f800)"
-                ))
+                "'{part}' is not study=NAME, target=LABEL or nodes=N (hint: give --only study=seq-write,target=f800)"
+            ))
             }
         }
     }
@@ -490,8 +494,9 @@ fn data_rule<T: Team>(
     }
 }
 
-/// The points `--only` keeps.
-fn keep(c: &Campaign, points: Vec<Point>, only: Option<&Only>) -> Result<Vec<Point>, Failure> {
+/// The points `--only` keeps. `launch`, when the points are to run here: its nodes and
+/// processes, which `--only nodes=N` must match.
+fn keep(c: &Campaign, points: Vec<Point>, only: Option<&Only>, launch: Option<Launch>) -> Result<Vec<Point>, Failure> {
     let Some(only) = only else { return Ok(points) };
     for name in &only.study {
         if !c.studies.iter().any(|s| &s.name == name) {
@@ -511,24 +516,72 @@ fn keep(c: &Campaign, points: Vec<Point>, only: Option<&Only>) -> Result<Vec<Poi
             ));
         }
     }
+    let nodes = match only.nodes.is_empty() {
+        true => vec![0; points.len()],
+        false => nodes_of(c, &points, launch)?,
+    };
     Ok(points
         .into_iter()
-        .filter(|p| only.study.is_empty() || only.study.contains(&c.studies[p.study].name))
-        .filter(|p| only.target.is_empty() || only.target.contains(&c.targets[p.target].label))
+        .zip(nodes)
+        .filter(|(p, _)| only.study.is_empty() || only.study.contains(&c.studies[p.study].name))
+        .filter(|(p, _)| only.target.is_empty() || only.target.contains(&c.targets[p.target].label))
+        .filter(|(_, n)| only.nodes.is_empty() || only.nodes.contains(n))
+        .map(|(p, _)| p)
         .collect())
 }
 
-/// A command line as a shell reads it back: each word that holds anything but letters,
-/// digits and `_./:=,@+-` in single quotes.
-fn shell_words(argv: &[String]) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "_./:=,@+-".contains(c);
-    argv.iter()
-        .map(|a| match !a.is_empty() && a.chars().all(plain) {
-            true => a.clone(),
-            false => format!("'{}'", a.replace('\'', "'\\''")),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+/// A launch: its nodes and its processes.
+#[derive(Debug, Clone, Copy)]
+struct Launch {
+    nodes: usize,
+    processes: usize,
+}
+
+impl Launch {
+    fn of<T: Team>(team: &T) -> Launch {
+        let nodes = team.process_nodes().into_iter().collect::<std::collections::BTreeSet<_>>().len().max(1);
+        Launch { nodes, processes: team.processes() }
+    }
+}
+
+/// The nodes each point takes in a batch job, as `campaign emit` splits the campaign: its
+/// clients over `[batch] tasks-per-node` (without `[batch]`, the launch's processes per node),
+/// a whole-launch study `[batch] nodes` or the most any point takes.
+fn nodes_of(c: &Campaign, points: &[Point], launch: Option<Launch>) -> Result<Vec<usize>, Failure> {
+    let (per_node, whole) = match (&c.batch, launch) {
+        (Some(b), _) => (b.tasks_per_node, b.nodes),
+        (None, Some(l)) => (l.processes / l.nodes, None),
+        (None, None) => {
+            return Err(Failure::new(
+                "--only nodes=N needs the campaign's [batch] table: its tasks-per-node says how points take nodes",
+                "add [batch] to the file (docs/campaigns.md, \"Batch jobs\")",
+                2,
+            ))
+        }
+    };
+    let clients: Vec<Option<usize>> = points.iter().map(|p| p.clients).collect();
+    Ok(iosurvey::campaign::batch::nodes_taken(&clients, per_node, whole))
+}
+
+/// Refuses a launch that is not the batch job `--only nodes=N` was written for: the points of
+/// an N-node job must run on N nodes with `tasks-per-node` each, or their runs would not be
+/// what the campaign counts them as.
+fn launch_fits(c: &Campaign, only: Option<&Only>, launch: Launch) -> Result<(), Failure> {
+    let Some(only) = only.filter(|o| !o.nodes.is_empty()) else { return Ok(()) };
+    let per_node = c.batch.as_ref().map_or(launch.processes / launch.nodes, |b| b.tasks_per_node);
+    match only.nodes.iter().any(|&n| n == launch.nodes && launch.processes == n * per_node) {
+        true => Ok(()),
+        false => Err(Failure::new(
+            format!(
+                "--only nodes={} runs on that many nodes with {per_node} processes each, but this launch has {} processes on {} nodes",
+                only.nodes.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(","),
+                launch.processes,
+                launch.nodes
+            ),
+            "launch it as the batch job campaign emit wrote (sbatch -N N --ntasks-per-node ...)",
+            2,
+        )),
+    }
 }
 
 /// A point in words.
@@ -581,7 +634,7 @@ fn past_secs(store: &Store, c: &Campaign, p: &Point) -> Option<f64> {
 /// `campaign plan FILE`: every point in order, its hooks, refusals and estimates.
 pub(super) fn plan<T: Team>(cli: &Cli, asked: &Asked, calibrate: bool, team: &T) -> Result<(), Failure> {
     let c = read(asked.file)?;
-    let all = keep(&c, points(&c, &cli.db, team, asked.scale)?, asked.only)?;
+    let all = keep(&c, points(&c, &cli.db, team, asked.scale)?, asked.only, None)?;
     let store = match (team.process(), cli.db.exists()) {
         (0, true) => Some(Store::open_existing(&cli.db)?),
         _ => None,
@@ -658,7 +711,7 @@ pub(super) fn plan<T: Team>(cli: &Cli, asked: &Asked, calibrate: bool, team: &T)
             "{:>4}. {}: {state}{flag}\n      iosurvey {}\n      measures: {}\n",
             k + 1,
             said(&c, p),
-            iosurvey::escape::visible(&shell_words(&p.argv)),
+            iosurvey::escape::visible(&iosurvey::shell::words(&p.argv)),
             p.what
         );
     }
@@ -838,7 +891,9 @@ struct Running {
 /// `campaign run FILE`.
 pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Failure> {
     let c = read(asked.file)?;
-    let all = keep(&c, points(&c, &cli.db, team, asked.scale)?, asked.only)?;
+    let launch = Launch::of(team);
+    launch_fits(&c, asked.only, launch)?;
+    let all = keep(&c, points(&c, &cli.db, team, asked.scale)?, asked.only, Some(launch))?;
     super::RUNNING.store(true, std::sync::atomic::Ordering::Relaxed);
     let start = super::opening::on_lead(team, || {
         let store = Store::open(&cli.db)?;
@@ -1268,4 +1323,147 @@ pub(super) fn report<T: Team>(
     }
     let counted = format!("campaign {} ({} studies, {} points not measured)", c.name, c.studies.len(), missing.len());
     super::commands::write_paper(&cli.db, (output, format), &blocks, &counted)
+}
+
+/// `campaign emit FILE --slurm DIR` (or `--lsf`, `--pbs`): the campaign as batch jobs, a job
+/// per node count its points still to run take, each limited to its points' estimate (from
+/// the store, else `[batch] point-time`) times the margin. Writes nothing when a point has no
+/// estimate: a job without a true limit is either killed early or holds nodes idle.
+pub(super) fn emit<T: Team>(cli: &Cli, file: &Path, system: System, dir: &Path, team: &T) -> Result<(), Failure> {
+    let c = read(file)?;
+    let Some(batch) = &c.batch else {
+        return Err(Failure::new(
+            format!(
+                "{} has no [batch] table: the jobs need the site's partition, account, launcher and modules",
+                iosurvey::escape::visible(&file.display().to_string())
+            ),
+            "add [batch] to the file (docs/campaigns.md, \"Batch jobs\")",
+            2,
+        ));
+    };
+    let all = points(&c, &cli.db, team, None)?;
+    if team.process() != 0 {
+        return Ok(());
+    }
+    let store = match cli.db.exists() {
+        true => Some(Store::open_existing(&cli.db)?),
+        false => None,
+    };
+    let done = match &store {
+        Some(s) => tally_done(s, &c.name)?,
+        None => Done::new(),
+    };
+    let nodes = nodes_of(&c, &all, None)?;
+    let mut jobs: std::collections::BTreeMap<usize, Job> = std::collections::BTreeMap::new();
+    let mut unknown = 0;
+    // A point refused here may run in its job (a launch of other nodes): the job decides.
+    for (p, n) in all.iter().zip(nodes).filter(|(p, _)| !campaign::is_done(&c, p, &done)) {
+        let job = jobs.entry(n).or_insert(Job { nodes: n, points: 0, secs: 0.0 });
+        job.points += 1;
+        match store.as_ref().and_then(|s| past_secs(s, &c, p)).or(batch.point_secs) {
+            Some(secs) => job.secs += secs,
+            None => unknown += 1,
+        }
+    }
+    let db = iosurvey::escape::visible(&cli.db.display().to_string()).to_string();
+    if jobs.is_empty() {
+        println!("campaign {}: every point is stored in {db}; no job to write", c.name);
+        return Ok(());
+    }
+    if unknown > 0 {
+        return Err(Failure::new(
+            format!("{unknown} points to run have no estimate (no stored run of them in {db}), so no job's time limit can be set"),
+            "give [batch] point-time = \"30m\" (a point's time when no stored run says it), or run a point once with campaign run --only",
+            2,
+        ));
+    }
+    let what = match system {
+        System::Slurm => "--slurm",
+        System::Lsf => "--lsf",
+        System::Pbs => "--pbs",
+    };
+    super::output::folder(dir, "the batch jobs", &format!("give {what} a directory of its own"))?;
+    let absolute = |p: &Path| {
+        super::output::absolute(p).ok_or_else(|| {
+            Failure::new(format!("cannot find where {} is", p.display()), "give a path in an existing directory", 2)
+        })
+    };
+    let (file, store_path, dir) = (
+        absolute(file)?,
+        absolute(&cli.db)?,
+        dir.canonicalize().map_err(|e| {
+            Failure::new(format!("cannot read {}: {e}", dir.display()), format!("give {what} a directory"), 2)
+        })?,
+    );
+    let workdir = std::env::current_dir().map_err(|e| {
+        Failure::new(format!("cannot read the current directory: {e}"), "run from a directory that exists", 2)
+    })?;
+    let binary = match &batch.iosurvey {
+        Some(b) => b.clone(),
+        None => std::env::current_exe()
+            .map_err(|e| {
+                Failure::new(
+                    format!("cannot find this iosurvey: {e}"),
+                    "give [batch] iosurvey = \"/path/to/iosurvey\"",
+                    2,
+                )
+            })?
+            .display()
+            .to_string(),
+    };
+    let jobs: Vec<Job> = jobs.into_values().collect();
+    let scripts = iosurvey::campaign::batch::scripts(
+        &Emit {
+            system,
+            batch,
+            name: &c.name,
+            file: &file,
+            store: &store_path,
+            binary: &binary,
+            workdir: &workdir,
+            dir: &dir,
+        },
+        &jobs,
+    );
+    // Every name is checked before any is written: a file there that emit did not write is
+    // the user's, and is left alone.
+    for s in &scripts {
+        let path = dir.join(&s.name);
+        super::output::check(&path, &cli.db, what)?;
+        if std::fs::read_to_string(&path).is_ok_and(|t| !t.contains(iosurvey::campaign::batch::MARK)) {
+            return Err(Failure::new(
+                format!(
+                    "refusing to write the batch job {}: a file campaign emit did not write has that name",
+                    path.display()
+                ),
+                format!("give {what} a directory of its own"),
+                2,
+            ));
+        }
+    }
+    for s in &scripts {
+        super::output::write(&dir.join(&s.name), s.text.as_bytes(), &cli.db, what)?;
+    }
+    let mut out = format!("campaign {} (version {}): {} jobs in {}\n", c.name, c.version(), jobs.len(), dir.display());
+    for (j, s) in jobs.iter().zip(&scripts) {
+        let limit = iosurvey::campaign::batch::limit_secs(j.secs, batch.margin);
+        out += &format!(
+            "  {}: {} points on {} nodes x {} tasks, estimated {}, limit {}\n",
+            s.name,
+            j.points,
+            j.nodes,
+            batch.tasks_per_node,
+            format_duration(j.secs),
+            format_duration(limit as f64)
+        );
+    }
+    out += &format!(
+        "  {}: merges the jobs' stores into {} once all have ended\nthe jobs run {binary}{}\nsubmit: bash {}/submit\n",
+        scripts[jobs.len()].name,
+        store_path.display(),
+        if batch.iosurvey.is_none() { " (this one; [batch] iosurvey names another)" } else { "" },
+        dir.display()
+    );
+    print!("{out}");
+    Ok(())
 }

@@ -110,6 +110,17 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
                     team,
                 ),
                 super::CampaignCommand::Status { which, scale } => camp::status(cli, which, *scale, team),
+                super::CampaignCommand::Emit { file, slurm, lsf, pbs } => {
+                    use iosurvey::campaign::batch::System;
+                    let (system, dir) = match (slurm, lsf, pbs) {
+                        (Some(d), _, _) => (System::Slurm, d),
+                        (_, Some(d), _) => (System::Lsf, d),
+                        (_, _, Some(d)) => (System::Pbs, d),
+                        // clap requires one of them.
+                        _ => unreachable!("campaign emit without a batch system"),
+                    };
+                    camp::emit(cli, file, system, dir, team)
+                }
             }
         }
         Command::Overhead => lead_prints(team, || Ok(iosurvey::measure::overhead::report())),
@@ -306,6 +317,10 @@ fn html_report(
     write_paper(db, (output, format), &paper.blocks(), &counted)
 }
 
+/// What the Markdown report's folder holds, and how to free its name, for refusals.
+const FIGURES: &str = "the report's figures";
+const FIGURES_HINT: &str = "give -o a file name whose NAME_figures is free or a folder of its own";
+
 /// Writes a report's blocks to `output`: one HTML page, or Markdown with its figures in a
 /// folder of their own beside it.
 pub(super) fn write_paper(
@@ -322,13 +337,13 @@ pub(super) fn write_paper(
         let folder = format!("{stem}_figures");
         let (text, files) = report::document(blocks, &folder);
         let folder = output.with_file_name(&folder);
-        super::output::folder(&folder)?;
+        super::output::folder(&folder, FIGURES, FIGURES_HINT)?;
         // Every file's name is checked before any is written.
         for (name, _) in &files {
             super::output::check(&folder.join(name), db, "-o")?;
         }
         for (name, contents) in &files {
-            super::output::folder(&folder)?;
+            super::output::folder(&folder, FIGURES, FIGURES_HINT)?;
             write(&folder.join(name), contents)?;
         }
         write(output, &text)?;

@@ -297,6 +297,27 @@ enum CampaignCommand {
         after_help = "Examples:\n  iosurvey campaign run eval.toml\n  iosurvey campaign run eval.toml --only study=seq-write,target=f800\n  mpirun -np 16 iosurvey campaign run eval.toml"
     )]
     Run(CampaignFileArgs),
+    /// Write batch jobs that run the campaign on a cluster: one per node count its points
+    /// take (each into a store of its own, beside --db), and a last one that waits for them
+    /// and merges their stores into --db; `bash DIR/submit` submits them all.
+    #[command(
+        after_help = "Examples:\n  iosurvey campaign emit eval.toml --slurm jobs --db /lustre/eval/eval.db\n  bash jobs/submit\n  iosurvey campaign emit eval.toml --lsf jobs\n\nThe file's [batch] table gives partition, account, launcher and modules (docs/campaigns.md)."
+    )]
+    #[command(group = clap::ArgGroup::new("system").required(true))]
+    Emit {
+        /// The campaign file (TOML), with a [batch] table.
+        #[arg(value_name = "FILE")]
+        file: PathBuf,
+        /// Slurm jobs (sbatch), written into DIR.
+        #[arg(long, value_name = "DIR", group = "system")]
+        slurm: Option<PathBuf>,
+        /// LSF jobs (bsub), written into DIR.
+        #[arg(long, value_name = "DIR", group = "system")]
+        lsf: Option<PathBuf>,
+        /// PBS jobs (qsub), written into DIR.
+        #[arg(long, value_name = "DIR", group = "system")]
+        pbs: Option<PathBuf>,
+    },
     /// Per study and target: points stored whole, failed, still to run; failed hooks.
     #[command(after_help = "Examples:\n  iosurvey campaign status eval.toml\n  iosurvey campaign status c2")]
     Status {
@@ -318,7 +339,8 @@ struct CampaignFileArgs {
     /// a paper's campaign on one machine.
     #[arg(long, value_parser = campaign::scale_arg, value_name = "1/N")]
     scale: Option<campaign::Scale>,
-    /// Only these points: study=NAME and target=LABEL, comma-separated; repeatable.
+    /// Only these points: study=NAME, target=LABEL and nodes=N (the points a batch job of N
+    /// nodes runs), comma-separated; repeatable.
     #[arg(long, value_parser = campaign::only_arg, value_name = "study=NAME,target=LABEL")]
     only: Vec<campaign::Only>,
 }

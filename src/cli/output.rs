@@ -46,6 +46,7 @@ pub(super) fn absolute(path: &Path) -> Option<PathBuf> {
 fn noun(what: &str) -> &'static str {
     match what {
         "-o" => "the report",
+        "--slurm" | "--lsf" | "--pbs" => "the batch job",
         "--json" => "the JSON record",
         "--csv" => "the CSV",
         _ => "the output",
@@ -72,17 +73,11 @@ pub(super) fn check(path: &Path, store: &Path, what: &str) -> Result<(), Failure
 }
 
 /// Makes sure `path` is a directory of its own for an output's files (the Markdown report's
-/// figures): made when missing, refused when it is a link (a file written into it would land
+/// figures, a campaign's batch jobs): made when missing, refused when it is a link (a file written into it would land
 /// wherever the link points) or anything but a directory. Checked again before each file; each
 /// file in it goes through [`check`] and [`write`], which keep the store safe.
-pub(super) fn folder(path: &Path) -> Result<(), Failure> {
-    let refuse = |why: &str| {
-        Failure::new(
-            format!("refusing to write the report's figures into {}: {why}", path.display()),
-            "give -o a file name whose NAME_figures is free or a folder of its own",
-            2,
-        )
-    };
+pub(super) fn folder(path: &Path, what: &str, hint: &str) -> Result<(), Failure> {
+    let refuse = |why: &str| Failure::new(format!("refusing to write {what} into {}: {why}", path.display()), hint, 2);
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => {
             Err(refuse("it is a symbolic link, and iosurvey never writes an output through a link"))
@@ -90,7 +85,7 @@ pub(super) fn folder(path: &Path) -> Result<(), Failure> {
         Ok(meta) if !meta.is_dir() => Err(refuse("it is not a directory")),
         Ok(_) => Ok(()),
         Err(_) => std::fs::create_dir(path)
-            .map_err(|e| Failure::new(format!("cannot make {}: {e}", path.display()), "pick a writable -o path", 2)),
+            .map_err(|e| Failure::new(format!("cannot make {}: {e}", path.display()), "pick a writable place", 2)),
     }
 }
 

@@ -284,14 +284,7 @@ pub(crate) fn note(notes: &mut Vec<String>, note: String) {
 
 /// A native command line as one line a user can type.
 pub fn shell_line(words: &[String]) -> String {
-    let quoted = |w: &String| {
-        if !w.is_empty() && w.bytes().all(|c| c.is_ascii_alphanumeric() || b"-_./=:,@+%".contains(&c)) {
-            w.clone()
-        } else {
-            format!("'{}'", w.replace('\'', r"'\''"))
-        }
-    };
-    std::iter::once("iosurvey".to_string()).chain(words.iter().map(quoted)).collect::<Vec<_>>().join(" ")
+    format!("iosurvey {}", crate::shell::words(words))
 }
 
 #[cfg(test)]
