@@ -1,6 +1,7 @@
 //! Three client nodes (network namespaces) on a GlusterFS volume, through Open MPI: the test
-//! bed of testbed/testbed. Needs root, /dev/fuse, GlusterFS and Open MPI; skips otherwise
-//! (`common::skip`). One test, because the test bed is one per machine.
+//! bed of testbed/testbed. Needs root, /dev/fuse, GlusterFS and Open MPI (and Slurm and munge
+//! for the Slurm test); skips otherwise (`common::skip`). The test bed is one per machine, so
+//! the tests take turns (`one_bed_at_a_time`).
 #![cfg(feature = "mpi")]
 
 mod common;
@@ -9,6 +10,8 @@ use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 fn testbed() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testbed/testbed")
@@ -25,6 +28,17 @@ impl Drop for Up {
 
 const MOUNT: &str = "/mnt/iosurvey-gluster";
 
+/// Held for the whole of a test that brings the bed up; a test that panicked only poisons it.
+fn one_bed_at_a_time() -> MutexGuard<'static, ()> {
+    static BED: Mutex<()> = Mutex::new(());
+    BED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// `testbed exec NODE -- ARGS...`, as from a login shell on that node.
+fn on(node: &str, args: &[&str]) -> Out {
+    outcome(Command::new(testbed()).args(["exec", node, "--"]).args(args).output().unwrap())
+}
+
 /// A fresh directory on the shared volume, made from node1.
 fn shared_dir(name: &str) -> String {
     let dir = format!("{MOUNT}/{name}");
@@ -35,6 +49,7 @@ fn shared_dir(name: &str) -> String {
 
 #[test]
 fn three_nodes_on_glusterfs_write_read_verify_reorder_and_measure_the_network() {
+    let _bed = one_bed_at_a_time();
     let _ = Command::new(testbed()).arg("down").output();
     let up = Command::new(testbed()).args(["up", "--nodes", "3"]).output().unwrap();
     if up.status.code() == Some(77) {
@@ -187,4 +202,86 @@ fn three_nodes_on_glusterfs_write_read_verify_reorder_and_measure_the_network() 
     let id = sweep.last().unwrap()["id"].to_string();
     let show = iosurvey(&["show", &id, "--db", &bed.db]);
     assert!(show.stdout.contains("network ceiling"), "shown next to the storage figures: {}", show.stdout);
+}
+
+/// A job's state and exit code, from the controller's memory: the bed keeps no accounting
+/// (no sacct), and a finished job stays known for MinJobAge.
+fn job_state(id: &str) -> (String, String) {
+    let out = on("node1", &["scontrol", "-o", "show", "job", id]);
+    let field = |k: &str| out.stdout.split_whitespace().find_map(|w| w.strip_prefix(k)).unwrap_or("").to_string();
+    (field("JobState="), field("ExitCode="))
+}
+
+fn wait_for_jobs(ids: &[&str], deadline: Duration) -> Vec<(String, String)> {
+    let end = Instant::now() + deadline;
+    loop {
+        let states: Vec<(String, String)> = ids.iter().map(|id| job_state(id)).collect();
+        let active = ["", "PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "REQUEUED", "RESIZING", "SUSPENDED"];
+        if states.iter().all(|(s, _)| !active.contains(&s.as_str())) {
+            return states;
+        }
+        assert!(Instant::now() < end, "jobs {ids:?} not done after {deadline:?}: {states:?}");
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+#[test]
+fn slurm_jobs_on_two_nodes_under_srun_and_mpirun_and_a_job_that_depends_on_both() {
+    let _bed = one_bed_at_a_time();
+    let _ = Command::new(testbed()).arg("down").output();
+    let up = Command::new(testbed()).args(["up", "--nodes", "2", "--slurm"]).output().unwrap();
+    if up.status.code() == Some(77) {
+        skip(&String::from_utf8_lossy(&up.stderr));
+        return;
+    }
+    assert!(up.status.success(), "testbed up --slurm: {}", String::from_utf8_lossy(&up.stderr));
+    let _down = Up;
+    let dir = shared_dir("slurm");
+    let bin = env!("CARGO_BIN_EXE_iosurvey");
+
+    // Both ways into an allocation: srun starts the ranks itself (the bed's MpiDefault is
+    // pmix, the one interface Debian's Open MPI and Slurm share), mpirun starts its daemons
+    // through srun. The job's store and data are on the shared volume, as on a cluster.
+    let mut ids = Vec::new();
+    for launcher in ["srun", "mpirun"] {
+        let script = format!(
+            "#!/bin/sh\n#SBATCH -N 2 --ntasks-per-node=1 --exclusive -t 5 -p bed -o {dir}/%j.out\n\
+             export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1\n\
+             mkdir {dir}/$SLURM_JOB_ID\n\
+             exec {launcher} {bin} run --dir {dir}/$SLURM_JOB_ID --engine null --tasks 1 \
+             --transfer 1m --block 8m --db {dir}/job$SLURM_JOB_ID.db -q\n"
+        );
+        let path = format!("{dir}/{launcher}.sh");
+        assert_eq!(on("node1", &["sh", "-c", "printf %s \"$1\" > \"$2\"", "sh", &script, &path]).code, 0);
+        let sub = on("node1", &["sbatch", "--parsable", "-D", &dir, &path]);
+        assert_eq!(sub.code, 0, "sbatch: {}", sub.stderr);
+        ids.push(sub.stdout.trim().to_string());
+    }
+    let after = format!("afterany:{}:{}", ids[0], ids[1]);
+    let wrap = format!("ls {dir} | grep '^job.*db$' > {dir}/after.txt");
+    let sub =
+        on("node1", &["sbatch", "--parsable", "-D", &dir, "-o", "/dev/null", "--dependency", &after, "--wrap", &wrap]);
+    assert_eq!(sub.code, 0, "sbatch: {}", sub.stderr);
+    let dependent = sub.stdout.trim().to_string();
+
+    let all = [ids[0].as_str(), ids[1].as_str(), dependent.as_str()];
+    let states = wait_for_jobs(&all, Duration::from_secs(120));
+    for (id, (state, exit)) in all.iter().zip(&states) {
+        let log = on("node1", &["sh", "-c", &format!("cat {dir}/{id}.out 2>/dev/null")]).stdout;
+        assert_eq!((state.as_str(), exit.as_str()), ("COMPLETED", "0:0"), "job {id}: {log}");
+    }
+    for (launcher, id) in ["srun", "mpirun"].iter().zip(&ids) {
+        let show = on("node1", &[bin, "show", "1", "--db", &format!("{dir}/job{id}.db"), "--json"]);
+        assert_eq!(show.code, 0, "{launcher}: {}", show.stderr);
+        let run: Value = serde_json::from_str(&show.stdout).unwrap();
+        assert_eq!(run["status"], "ok");
+        assert_eq!(run["hosts"], serde_json::json!(["node1", "node2"]), "{launcher}: one rank on each node");
+    }
+    // The dependent job started only once both had ended: it saw both stores.
+    let mut seen: Vec<String> =
+        on("node1", &["cat", &format!("{dir}/after.txt")]).stdout.lines().map(String::from).collect();
+    seen.sort();
+    let mut want: Vec<String> = ids.iter().map(|id| format!("job{id}.db")).collect();
+    want.sort();
+    assert_eq!(seen, want);
 }
