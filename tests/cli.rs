@@ -942,3 +942,85 @@ fn a_report_of_a_store_of_the_previous_main_leaves_out_empty_tables_and_keeps_th
     // And the study's table marks the rows it rests on.
     assert!(text.lines().any(|l| l.starts_with("| alpha") && l.contains("write and read possibly cached")), "{text}");
 }
+
+#[test]
+fn version_says_the_commit_and_the_optional_parts() {
+    let out = iosurvey(&["--version"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let first = out.stdout.lines().next().unwrap_or_default();
+    assert!(first.starts_with(&format!("iosurvey {} (commit ", env!("CARGO_PKG_VERSION"))), "{}", out.stdout);
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    match head {
+        Some(commit) => assert!(first.contains(&format!("(commit {commit})")), "{first} is not HEAD {commit}"),
+        None => assert!(first.contains("(commit unknown)"), "{first}"),
+    }
+    let features = out.stdout.lines().find(|l| l.starts_with("features: ")).unwrap_or_default();
+    for part in ["mpi", "io_uring", "libaio"] {
+        assert!(features.contains(part), "{features}");
+    }
+    assert_eq!(cfg!(feature = "mpi"), !features.contains("mpi (not built"), "{features}");
+    let library = out.stdout.lines().find(|l| l.starts_with("MPI library: ")).unwrap_or_default();
+    assert_eq!(cfg!(feature = "mpi"), !library.starts_with("MPI library: none"), "{library}");
+    assert_eq!(iosurvey(&["-V"]).stdout.trim(), format!("iosurvey {}", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn completions_complete_the_commands_and_man_pages_cover_each() {
+    let bash = iosurvey(&["completions", "bash"]);
+    assert_eq!(bash.code, 0, "{}", bash.stderr);
+    let bed = Bed::new();
+    let script = bed.tmp.path().join("iosurvey.bash");
+    std::fs::write(&script, &bash.stdout).unwrap();
+    // What bash offers after `iosurvey campaign e` and `iosurvey camp`: bash calls the
+    // function with the command, the word under the cursor and the one before it.
+    let offered = |words: &str, cword: usize| {
+        let w: Vec<&str> = words.split(' ').collect();
+        let probe = format!(
+            "source {}; COMP_WORDS=({words}); COMP_CWORD={cword}; COMP_LINE='{words}'; COMP_POINT=${{#COMP_LINE}}; _iosurvey iosurvey {} {}; echo \"${{COMPREPLY[@]}}\"",
+            script.display(),
+            w[cword],
+            w[cword - 1]
+        );
+        let out = Command::new("bash").args(["-c", &probe]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(offered("iosurvey camp", 1), "campaign");
+    assert_eq!(offered("iosurvey campaign e", 2), "emit");
+    assert!(iosurvey(&["completions", "zsh"]).stdout.starts_with("#compdef iosurvey"));
+    assert!(iosurvey(&["completions", "fish"]).stdout.contains("complete -c iosurvey"));
+    let out = iosurvey(&["completions", "tcsh"]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+
+    let man = bed.tmp.path().join("man1");
+    let out = iosurvey(&["manpages", &man.display().to_string(), "--db", &bed.db]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let pages: Vec<String> =
+        std::fs::read_dir(&man).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    // A page per command `iosurvey --help` lists, under the name man is asked for.
+    let help = iosurvey(&["--help"]).stdout;
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() > 10, "{help}");
+    for c in commands {
+        assert!(pages.contains(&format!("iosurvey-{c}.1")), "no page of {c} in {pages:?}");
+    }
+    assert!(!std::path::Path::new(&bed.db).exists(), "writing man pages makes no store");
+    // Never through a link.
+    let link = bed.tmp.path().join("linked");
+    std::os::unix::fs::symlink(&man, &link).unwrap();
+    let out = iosurvey(&["manpages", &link.display().to_string()]);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("symbolic link"), "{}", out.stderr);
+}

@@ -125,7 +125,7 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
         }
         Command::Overhead => lead_prints(team, || Ok(iosurvey::measure::overhead::report())),
         // Served before the team starts (see cli::main).
-        Command::Janitor => Ok(()),
+        Command::Janitor | Command::Completions { .. } | Command::Manpages { .. } => Ok(()),
         Command::Engines { json, all } => lead_prints(team, || {
             let states = iosurvey::engine::backends::states(*all);
             if *json {

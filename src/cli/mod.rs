@@ -31,6 +31,7 @@ mod io500;
 mod matrix;
 mod opening;
 mod output;
+mod package;
 mod progress;
 mod targets;
 
@@ -168,6 +169,23 @@ read (its line and what was expected are said) stores nothing of the command.")]
     /// Cleans up after a run whose process was killed (started by iosurvey itself).
     #[command(hide = true)]
     Janitor,
+    /// Shell completions for bash, zsh or fish, on standard output.
+    #[command(after_help = "Examples:
+  iosurvey completions bash > /etc/bash_completion.d/iosurvey
+  iosurvey completions zsh > \"${fpath[1]}/_iosurvey\"
+  iosurvey completions fish > ~/.config/fish/completions/iosurvey.fish")]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: package::Shell,
+    },
+    /// Write a man page per command (iosurvey.1, iosurvey-run.1, ...) into DIR.
+    #[command(after_help = "Examples:\n  iosurvey manpages /usr/local/share/man/man1 && man iosurvey-run")]
+    Manpages {
+        /// The directory (made when missing).
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
     /// List the I/O engines and whether this machine allows each.
     #[command(after_help = "Examples:\n  iosurvey engines\n  iosurvey engines --json --all")]
     Engines {
@@ -899,6 +917,10 @@ pub fn main() -> i32 {
     if let Some((tool, args)) = compat::invoked(&std::env::args_os().collect::<Vec<_>>()) {
         return compat::main(tool, args);
     }
+    if package::asks_version(&std::env::args_os().collect::<Vec<_>>()) {
+        print!("{}", package::version());
+        return 0;
+    }
     let cli = match parser().try_get_matches().and_then(|m| from_matches(&m)) {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
@@ -915,8 +937,12 @@ pub fn main() -> i32 {
             return 2;
         }
     };
-    if matches!(cli.command, Command::Janitor) {
-        return iosurvey::janitor::serve(std::io::stdin().lock());
+    // Served without a team: nothing here is measured, and an MPI launch is not needed.
+    match &cli.command {
+        Command::Janitor => return iosurvey::janitor::serve(std::io::stdin().lock()),
+        Command::Completions { shell } => return package::completions(*shell),
+        Command::Manpages { dir } => return finish(package::manpages(dir, &cli.db)),
+        _ => {}
     }
     execute(|team| commands::dispatch(&cli, team))
 }

@@ -47,6 +47,7 @@ fn noun(what: &str) -> &'static str {
     match what {
         "-o" => "the report",
         "--slurm" | "--lsf" | "--pbs" => "the batch job",
+        "manpages" => "the man page",
         "--json" => "the JSON record",
         "--csv" => "the CSV",
         _ => "the output",

@@ -136,3 +136,12 @@ impl Team for MpiTeam {
         flow::run(&self.world, flow)
     }
 }
+
+/// The MPI library this process runs against, as it names itself (its first line): MPI
+/// allows asking before the library starts.
+pub fn library() -> String {
+    match mpi::environment::library_version() {
+        Ok(v) => v.lines().next().unwrap_or("unknown").trim().to_string(),
+        Err(_) => "unknown (its name is not UTF-8)".into(),
+    }
+}
