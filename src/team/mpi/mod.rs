@@ -141,7 +141,10 @@ impl Team for MpiTeam {
 /// allows asking before the library starts.
 pub fn library() -> String {
     match mpi::environment::library_version() {
-        Ok(v) => v.lines().next().unwrap_or("unknown").trim().to_string(),
+        // The name may end in a NUL and blanks the library pads it with.
+        Ok(v) => {
+            v.lines().next().unwrap_or("unknown").trim_matches(|c: char| c.is_whitespace() || c == '\0').to_string()
+        }
         Err(_) => "unknown (its name is not UTF-8)".into(),
     }
 }
