@@ -226,10 +226,10 @@ fn wait_for_jobs(ids: &[&str], deadline: Duration) -> Vec<(String, String)> {
 }
 
 #[test]
-fn slurm_jobs_on_two_nodes_under_srun_and_mpirun_and_a_job_that_depends_on_both() {
+fn slurm_runs_jobs_under_srun_and_mpirun_and_a_campaigns_emitted_jobs_each_on_their_nodes_merged_once() {
     let _bed = one_bed_at_a_time();
     let _ = Command::new(testbed()).arg("down").output();
-    let up = Command::new(testbed()).args(["up", "--nodes", "2", "--slurm"]).output().unwrap();
+    let up = Command::new(testbed()).args(["up", "--nodes", "3", "--slurm"]).output().unwrap();
     if up.status.code() == Some(77) {
         skip(&String::from_utf8_lossy(&up.stderr));
         return;
@@ -284,4 +284,73 @@ fn slurm_jobs_on_two_nodes_under_srun_and_mpirun_and_a_job_that_depends_on_both(
     let mut want: Vec<String> = ids.iter().map(|id| format!("job{id}.db")).collect();
     want.sort();
     assert_eq!(seen, want);
+
+    campaign_as_batch_jobs(&dir, bin);
+}
+
+/// A campaign of 1, 2 and 3 clients as `campaign emit` writes it for Slurm: a job per node
+/// count, each into its own store, and a merge job after them; submitted as a user would
+/// (`bash jobs/submit` on the login node), every point stored once, each on its nodes.
+fn campaign_as_batch_jobs(shared: &str, bin: &str) {
+    let dir = format!("{shared}/campaign");
+    let text = format!(
+        "[campaign]\nname = \"bed\"\n[[target]]\nlabel = \"gluster\"\ndir = \"{dir}/target\"\n\
+         [[study]]\nname = \"seq\"\nkind = \"run\"\nengine = \"null\"\nop = \"write,read\"\n\
+         transfer = \"1m\"\nblock = \"8m\"\nclients = \"1,2,3\"\n\
+         [batch]\npartition = \"bed\"\naccount = \"\"\nlauncher = \"srun\"\nmodules = []\npoint-time = \"1m\"\n"
+    );
+    let made =
+        on("node1", &["sh", "-c", "mkdir -p \"$1/target\" && printf %s \"$2\" > \"$1/c.toml\"", "sh", &dir, &text]);
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let in_dir = |cmd: &str| on("node1", &["sh", "-c", &format!("cd {dir} && {cmd}")]);
+    let emit = in_dir(&format!("{bin} campaign emit c.toml --slurm jobs --db eval.db"));
+    assert_eq!(emit.code, 0, "{}", emit.stderr);
+    for n in 1..=3 {
+        assert!(emit.stdout.contains(&format!("nodes-{n}.sbatch: 1 points on {n} nodes x 1 tasks")), "{}", emit.stdout);
+    }
+    let submitted = in_dir("bash jobs/submit");
+    assert_eq!(submitted.code, 0, "{}", submitted.stderr);
+    // "submitted jobs A B C; merge job M"
+    let line = submitted.stdout.lines().last().unwrap_or_default().to_string();
+    let (jobs, merge) = line.strip_prefix("submitted jobs ").and_then(|l| l.split_once("; merge job ")).unwrap();
+    let mut all: Vec<&str> = jobs.split(' ').collect();
+    all.push(merge.trim());
+    assert_eq!(all.len(), 4, "{line}");
+    let states = wait_for_jobs(&all, Duration::from_secs(240));
+    for (id, (state, exit)) in all.iter().zip(&states) {
+        let log = in_dir(&format!("cat jobs/*-{id}.out")).stdout;
+        assert_eq!((state.as_str(), exit.as_str()), ("COMPLETED", "0:0"), "job {id}: {log}");
+    }
+
+    // Merged: every point once, each run on as many nodes as it had clients.
+    let status = in_dir(&format!("{bin} campaign status c.toml --db eval.db"));
+    assert!(status.stdout.contains("3 of 3 points stored whole; 0 to run"), "{}", status.stdout);
+    let mut seen = Vec::new();
+    for id in 1..=3 {
+        let show = in_dir(&format!("{bin} show {id} --db eval.db --json"));
+        assert_eq!(show.code, 0, "run {id}: {}", show.stderr);
+        let run: Value = serde_json::from_str(&show.stdout).unwrap();
+        assert_eq!(run["status"], "ok");
+        let hosts: Vec<&str> = run["hosts"].as_array().unwrap().iter().map(|h| h.as_str().unwrap()).collect();
+        let tasks = run["workload"]["tasks"].as_u64().unwrap() as usize;
+        // Slurm picks which nodes; the runs must be on as many distinct ones as clients.
+        let distinct: std::collections::BTreeSet<&str> = hosts.iter().copied().collect();
+        assert_eq!((hosts.len(), distinct.len()), (tasks, tasks), "a {tasks}-client point on {tasks} nodes: {hosts:?}");
+        assert!(distinct.iter().all(|h| ["node1", "node2", "node3"].contains(h)), "{hosts:?}");
+        seen.push(tasks);
+    }
+    seen.sort();
+    assert_eq!(seen, [1, 2, 3], "each point stored exactly once");
+    assert_eq!(in_dir(&format!("{bin} show 4 --db eval.db --json")).code, 2, "no fourth run");
+    let again = in_dir(&format!("{bin} campaign run c.toml --db eval.db"));
+    assert!(
+        again.stderr.contains("nothing to run (3 points stored already"),
+        "a resume runs nothing: {}",
+        again.stderr
+    );
+    // The jobs' stores stay beside the campaign's, named by their jobs' ids.
+    let listed = in_dir("ls").stdout;
+    for id in &all[..3] {
+        assert!(listed.lines().any(|l| l == format!("eval.job{id}.db")), "{listed}");
+    }
 }
