@@ -14,6 +14,7 @@ use thiserror::Error;
 pub mod campaigns;
 pub mod imports;
 mod legacy;
+pub mod uid;
 pub mod will;
 
 /// Schema steps; entry i takes a store from version i to version i + 1.
@@ -308,7 +309,30 @@ CREATE TABLE imports (
     stored TEXT NOT NULL
 );
 "#,
+    // v16: a unique id (`uid`) for every row that merges on its own (`merge`): runs, groups,
+    // network figures and hooks; what hangs off them (a run's nodes) goes with them, and an
+    // import is known by its digest already. Rows of older stores get random ones here; a
+    // campaign's version gets the one derived from its name and version ([`campaign_uids`]),
+    // so the stores of every job that ran it name it alike.
+    r#"
+ALTER TABLE runs ADD COLUMN uid TEXT;
+ALTER TABLE groups ADD COLUMN uid TEXT;
+ALTER TABLE net_runs ADD COLUMN uid TEXT;
+ALTER TABLE hooks ADD COLUMN uid TEXT;
+UPDATE runs SET uid = lower(hex(randomblob(16)));
+UPDATE groups SET uid = lower(hex(randomblob(16)));
+UPDATE net_runs SET uid = lower(hex(randomblob(16)));
+UPDATE hooks SET uid = lower(hex(randomblob(16)));
+CREATE UNIQUE INDEX runs_by_uid ON runs(uid);
+CREATE UNIQUE INDEX groups_by_uid ON groups(uid);
+CREATE UNIQUE INDEX net_runs_by_uid ON net_runs(uid);
+CREATE UNIQUE INDEX hooks_by_uid ON hooks(uid);
+"#,
 ];
+
+/// The schema version after which rows carry their unique id (`uid`), campaigns' derived
+/// from their name and version ([`campaign_uids`]).
+const UIDS: usize = 16;
 
 /// The schema version after which runs are stored as whole records (the v4 rows are read
 /// back into records by [`legacy`] before they are dropped).
@@ -591,6 +615,9 @@ impl Store {
                 if NEW_KEYS.contains(&(v + 1)) {
                     rekey(&tx).map_err(wrap)?;
                 }
+                if v + 1 == UIDS {
+                    campaign_uids(&tx).map_err(wrap)?;
+                }
             }
             let broken: bool = tx.prepare("PRAGMA foreign_key_check").and_then(|mut s| s.exists([])).map_err(wrap)?;
             if broken {
@@ -643,9 +670,19 @@ impl Store {
         };
         // One statement: the number is taken under SQLite's write lock, so two commands that
         // begin at once get two numbers.
+        let uid = match start.kind {
+            GroupKind::Campaign => campaign_uid_of(&start.spec),
+            _ => None,
+        };
+        let uid = match uid {
+            Some(uid) => uid,
+            None => uid::fresh().map_err(|e| self.wrap(e))?,
+        };
         self.insert(
-            "INSERT INTO groups (kind, letter, number, parent, command_line, started, state, spec_json, name, label, key)
-             SELECT ?1, ?2, COALESCE(MAX(number), 0) + 1, ?3, ?4, ?5, 'running', ?6, ?7, ?8, ?9 FROM groups WHERE letter = ?2",
+            "INSERT INTO groups (kind, letter, number, parent, command_line, started, state, spec_json, name, label, key,
+                uid)
+             SELECT ?1, ?2, COALESCE(MAX(number), 0) + 1, ?3, ?4, ?5, 'running', ?6, ?7, ?8, ?9, ?10
+             FROM groups WHERE letter = ?2",
             params![
                 start.kind.name(),
                 letter,
@@ -655,7 +692,8 @@ impl Store {
                 start.spec,
                 start.point.as_ref().map(|p| &p.study),
                 start.point.as_ref().map(|p| &p.target),
-                start.point.as_ref().map(|p| &p.key)
+                start.point.as_ref().map(|p| &p.key),
+                uid
             ],
         )?;
         let number: i64 = self
@@ -723,7 +761,7 @@ impl Store {
         let json = |v: &Vec<String>| serde_json::to_string(v).unwrap_or_default();
         self.insert(
             "INSERT INTO net_runs (started, command_line, pattern, senders_json, receivers_json, message, bytes,
-                window_ns, bandwidth, record_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                window_ns, bandwidth, record_json, uid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 started,
                 command_line,
@@ -735,6 +773,7 @@ impl Store {
                 n.window_ns as i64,
                 n.bandwidth,
                 serde_json::to_string(n).unwrap_or_default(),
+                uid::fresh().map_err(|e| self.wrap(e))?,
             ],
         )
     }
@@ -976,8 +1015,8 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
     tx.execute(
         "INSERT INTO runs (group_id, name, started, status, error, command_line, label, spec_json,
             warnings_json, host, target, fs_type, tool_version, provenance, workload_key, headline_json,
-            random, record_json, system_label)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+            random, record_json, system_label, uid)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
         params![
             group,
             r.name,
@@ -998,6 +1037,7 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
             index.random,
             json(&stored)?,
             r.label,
+            uid::fresh()?,
         ],
     )?;
     let run_id = tx.last_insert_rowid();
@@ -1045,6 +1085,32 @@ fn rekey(tx: &Transaction) -> rusqlite::Result<()> {
         tx.execute("UPDATE runs SET workload_key = ?1 WHERE id = ?2", params![stored.record.workload.key(), id])?;
     }
     Ok(())
+}
+
+/// Gives every campaign version of an older store the uid its name and version derive
+/// ([`uid::campaign`]); a second version of the same name and version (two commands that
+/// began it at once) keeps its random one.
+fn campaign_uids(tx: &Transaction) -> rusqlite::Result<()> {
+    let rows: Vec<(i64, String)> = tx
+        .prepare("SELECT id, spec_json FROM groups WHERE kind = 'campaign' ORDER BY id")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    for (id, spec) in rows {
+        if let Some(uid) = campaign_uid_of(&spec) {
+            tx.execute(
+                "UPDATE groups SET uid = ?1 WHERE id = ?2 AND NOT EXISTS (SELECT 1 FROM groups WHERE uid = ?1)",
+                params![uid, id],
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The uid of a campaign version from its spec (its name and version), when it has both: a
+/// calibration's scratch campaign has no version and is never merged as one.
+fn campaign_uid_of(spec: &str) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_str(spec).ok()?;
+    Some(uid::campaign(v.get("name")?.as_str()?, v.get("version")?.as_str()?))
 }
 
 /// Refuses a store path that is a symbolic link: root following a link another user planted
@@ -1145,6 +1211,9 @@ mod tests {
                 .conn
                 .execute_batch(
                     "DROP TABLE imports; DROP TABLE hooks; DROP INDEX groups_by_parent;
+                     DROP INDEX runs_by_uid; DROP INDEX groups_by_uid; DROP INDEX net_runs_by_uid;
+                     ALTER TABLE runs DROP COLUMN uid; ALTER TABLE groups DROP COLUMN uid;
+                     ALTER TABLE net_runs DROP COLUMN uid;
                      ALTER TABLE groups DROP COLUMN name; ALTER TABLE groups DROP COLUMN label;
                      ALTER TABLE groups DROP COLUMN key;",
                 )
@@ -1160,6 +1229,76 @@ mod tests {
             assert_eq!(column(id), store.load(id).unwrap().workload.key(), "run {id}");
         }
         assert_ne!(column(buffered), column(direct), "a stale column never pools unlike runs");
+    }
+
+    #[test]
+    fn every_row_that_merges_gets_a_uid_and_a_campaign_the_one_its_name_and_version_derive() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let start = |kind, spec: &str| GroupStart {
+            kind,
+            parent: None,
+            started: 1,
+            command_line: "x".into(),
+            spec: spec.into(),
+            point: None,
+        };
+        let uids = |store: &Store| -> Vec<(String, Option<String>)> {
+            let sql = "SELECT 'run', uid FROM runs UNION ALL SELECT kind, uid FROM groups
+                UNION ALL SELECT 'net', uid FROM net_runs UNION ALL SELECT 'hook', uid FROM hooks";
+            let mut stmt = store.conn.prepare(sql).unwrap();
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+            rows.collect::<Result<_, _>>().unwrap()
+        };
+        let made = {
+            let mut store = Store::open(&path).unwrap();
+            store.save(&sample(None)).unwrap();
+            let c = store.begin_group(&start(GroupKind::Campaign, r#"{"name":"eval","version":"00ff"}"#)).unwrap();
+            store.begin_group(&start(GroupKind::Campaign, r#"{"name":"calibration"}"#)).unwrap();
+            store.begin_group(&start(GroupKind::Sweep, "{}")).unwrap();
+            let hook = crate::campaign::hooks::HookRun {
+                hook: "before-run".into(),
+                command: "true".into(),
+                node: "n".into(),
+                status: Some(0),
+                output: String::new(),
+                secs: 0.0,
+                stopped: false,
+            };
+            store.save_hooks(c, None, "s", &[hook]).unwrap();
+            let net = serde_json::from_value(serde_json::json!({
+                "mode": "tcp", "pattern": "1-to-1", "senders": ["a"], "receivers": ["b"],
+                "message": 1, "bytes": 1, "window_ns": 1, "bandwidth": 1.0,
+            }))
+            .unwrap();
+            store.save_net(1, "x", &net).unwrap();
+            let made = uids(&store);
+            // As v15 had it: no uids.
+            store
+                .conn
+                .execute_batch(
+                    "DROP INDEX runs_by_uid; DROP INDEX groups_by_uid; DROP INDEX net_runs_by_uid; DROP INDEX hooks_by_uid;
+                     ALTER TABLE runs DROP COLUMN uid; ALTER TABLE groups DROP COLUMN uid;
+                     ALTER TABLE net_runs DROP COLUMN uid; ALTER TABLE hooks DROP COLUMN uid;",
+                )
+                .unwrap();
+            store.conn.pragma_update(None, "user_version", 15).unwrap();
+            made
+        };
+        let migrated = uids(&Store::open(&path).unwrap());
+        for rows in [&made, &migrated] {
+            assert_eq!(rows.len(), 6, "{rows:?}");
+            let mut all: Vec<&str> = rows.iter().map(|(_, u)| u.as_deref().expect("a uid")).collect();
+            assert!(all.iter().all(|u| u.len() == 32 && u.bytes().all(|b| b.is_ascii_hexdigit())), "{all:?}");
+            all.sort();
+            all.dedup();
+            assert_eq!(all.len(), 6, "each its own");
+            let campaigns: Vec<&str> =
+                rows.iter().filter(|(k, _)| k == "campaign").map(|(_, u)| u.as_deref().unwrap()).collect();
+            assert_eq!(campaigns[0], uid::campaign("eval", "00ff"), "derived, in a new store and a migrated one");
+            assert_ne!(campaigns[1], uid::campaign("calibration", ""), "no version: random");
+        }
+        assert_ne!(made[0], migrated[0], "the migration makes its own");
     }
 
     #[test]
