@@ -14,6 +14,7 @@ use thiserror::Error;
 pub mod campaigns;
 pub mod imports;
 mod legacy;
+pub mod merge;
 pub mod uid;
 pub mod will;
 
@@ -414,6 +415,39 @@ pub enum StoreError {
     /// `ls` or `show` of a store that does not exist.
     #[error("result store {0} does not exist")]
     Missing(PathBuf),
+    /// A file that is not an iosurvey store, where one was named.
+    #[error("{} is not an iosurvey store: {why}", .path.display())]
+    NotAStore {
+        /// The file.
+        path: PathBuf,
+        /// What it is instead.
+        why: &'static str,
+    },
+    /// A store named as an input of a merge and as its destination.
+    #[error("{} is both an input of the merge and its destination (--into), by name or as the same file", .0.display())]
+    SameStore(PathBuf),
+    /// A row of an input store that cannot be merged; nothing of the merge was stored.
+    #[error("cannot merge {}: {what} (uid {uid}) {why}; nothing was merged", .store.display())]
+    Unmergeable {
+        /// The input store.
+        store: PathBuf,
+        /// The row, as the input names it ("its run 12").
+        what: String,
+        /// Its uid.
+        uid: String,
+        /// Why not.
+        why: String,
+    },
+    /// An input store that could not be copied to be read.
+    #[error("cannot copy {} to read it (into {}): {why}", .path.display(), .to.display())]
+    Copy {
+        /// The input store.
+        path: PathBuf,
+        /// Where the copy was to go.
+        to: PathBuf,
+        /// The system's reason.
+        why: String,
+    },
     /// A finished run the store could not take; its record went to a file instead.
     #[error("{source}; the run's record was written to {} instead", .to.display())]
     Spilled {
@@ -456,6 +490,14 @@ impl StoreError {
                 Box::new(Hint::Use(Setting::Db, "the path of an existing store".into())),
             ),
             StoreError::Spilled { .. } => Hint::say("keep that file; free space or unlock the store and run again"),
+            StoreError::NotAStore { .. } => {
+                Hint::say("name a store iosurvey made (the --db of its commands), or a new file for one")
+            }
+            StoreError::SameStore(_) => Hint::say("give --into a new file, or a store that is not one of the inputs"),
+            StoreError::Unmergeable { .. } => Hint::say(
+                "a store changed after it was merged, or was altered; merge into a new store, or leave that store out",
+            ),
+            StoreError::Copy { .. } => Hint::say("set TMPDIR to a directory with room that you may write to"),
         }
     }
 
@@ -466,7 +508,10 @@ impl StoreError {
             | StoreError::NoMatrix(_)
             | StoreError::NoGroup(_)
             | StoreError::BadPath { .. }
-            | StoreError::Missing(_) => 2,
+            | StoreError::Missing(_)
+            | StoreError::NotAStore { .. }
+            | StoreError::SameStore(_)
+            | StoreError::Unmergeable { .. } => 2,
             _ => 4,
         }
     }
@@ -593,11 +638,7 @@ impl Store {
         let mut conn = Connection::open_with_flags(path, flags).map_err(wrap)?;
         let known = MIGRATIONS.len() as i64;
         let version = |c: &Connection| c.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0));
-        let found = version(&conn).map_err(wrap)?;
-        if found < 0 {
-            // No iosurvey writes one: migrating from it would meet the tables already there.
-            return Err(StoreError::BadVersion { path: path.to_path_buf(), found });
-        }
+        let found = schema_of(&conn, path)?;
         if found < known {
             // A step may rebuild a table another points to (v10): foreign keys are off while
             // the steps run (SQLite ignores the switch inside a transaction), and checked
@@ -633,10 +674,6 @@ impl Store {
             tx.commit().map_err(wrap)?;
         }
         conn.pragma_update(None, "foreign_keys", true).map_err(wrap)?;
-        let found = version(&conn).map_err(wrap)?;
-        if found > known {
-            return Err(StoreError::TooNew { path: path.to_path_buf(), found, known });
-        }
         Ok(Store { conn, path: path.to_path_buf() })
     }
 
@@ -1085,6 +1122,37 @@ fn rekey(tx: &Transaction) -> rusqlite::Result<()> {
         tx.execute("UPDATE runs SET workload_key = ?1 WHERE id = ?2", params![stored.record.workload.key(), id])?;
     }
     Ok(())
+}
+
+/// The schema version of an open database, refused unless iosurvey can read it as a store:
+/// version 0 with no table is a new store, version 0 with tables another program's database
+/// (migrating it would write iosurvey's tables among them).
+fn schema_of(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
+    let known = MIGRATIONS.len() as i64;
+    let found = match conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0)) {
+        Err(rusqlite::Error::SqliteFailure(f, _)) if f.code == rusqlite::ErrorCode::NotADatabase => {
+            return Err(StoreError::NotAStore { path: path.to_path_buf(), why: "not an SQLite database" })
+        }
+        Err(source) => return Err(StoreError::Sqlite { path: path.to_path_buf(), source }),
+        Ok(v) => v,
+    };
+    if found < 0 {
+        // No iosurvey writes one: migrating from it would meet the tables already there.
+        return Err(StoreError::BadVersion { path: path.to_path_buf(), found });
+    }
+    if found > known {
+        return Err(StoreError::TooNew { path: path.to_path_buf(), found, known });
+    }
+    let tables: bool = conn
+        .query_row("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table')", [], |r| r.get(0))
+        .map_err(|source| StoreError::Sqlite { path: path.to_path_buf(), source })?;
+    if found == 0 && tables {
+        return Err(StoreError::NotAStore {
+            path: path.to_path_buf(),
+            why: "an SQLite database of another program (tables, but no iosurvey schema version)",
+        });
+    }
+    Ok(found)
 }
 
 /// Gives every campaign version of an older store the uid its name and version derive
