@@ -63,6 +63,7 @@ impl Store {
                 into: &into,
                 groups: HashMap::new(),
                 numbers: HashMap::new(),
+                highest_number: HashMap::new(),
                 runs: HashMap::new(),
                 net: HashMap::new(),
                 skip: Skip::default(),
@@ -109,13 +110,9 @@ impl Snapshot {
             drop(src);
             let mut store = Store::connect(&copy, OpenFlags::default())?;
             store.path = input.to_path_buf();
-            // A row written without a uid (by a program other than iosurvey) merges as new.
-            for table in ["runs", "groups", "net_runs", "hooks"] {
-                store
-                    .conn
-                    .execute(&format!("UPDATE {table} SET uid = lower(hex(randomblob(16))) WHERE uid IS NULL"), [])
-                    .map_err(wrap)?;
-            }
+            // A row written without a uid (by a program other than iosurvey) gets the one its
+            // content derives, as the migration gives them, so merging it again adds nothing.
+            super::uid::fill(&store.conn).map_err(wrap)?;
             Ok(store)
         });
         match taken {
@@ -281,6 +278,8 @@ struct Merging<'a> {
     groups: HashMap<i64, Placed>,
     /// Input (letter, number) -> number in the destination.
     numbers: HashMap<(String, i64), i64>,
+    /// The input's highest group number of each letter.
+    highest_number: HashMap<String, i64>,
     runs: HashMap<i64, i64>,
     net: HashMap<i64, i64>,
     skip: Skip,
@@ -378,6 +377,7 @@ impl Merging<'_> {
 
     /// The imports left, with the ids and names of what they made as the destination has them.
     fn imports_after(&mut self, imports: Vec<(i64, Vec<Value>)>) -> Result<(), StoreError> {
+        let highest = self.highest("imports")?;
         for (id, mut row) in imports {
             if let Value::Text(t) = &row[4] {
                 if let Ok(b) = serde_json::from_str::<Became>(t) {
@@ -391,11 +391,11 @@ impl Merging<'_> {
                     row[4] = Value::Text(serde_json::to_string(&mapped).unwrap_or_else(|_| t.clone()));
                 }
             }
-            let id = self.free_id("imports", id)?;
+            let id = self.free_id("imports", id, highest)?;
             self.tx
                 .execute(
                     "INSERT INTO imports (id, digest, file, tool, imported, stored) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                    params_from_iter(std::iter::once(id).chain(row)),
+                    params_from_iter(std::iter::once(Value::Integer(id)).chain(row)),
                 )
                 .map_err(|e| self.at_into(e))?;
             self.done.imports += 1;
@@ -403,14 +403,25 @@ impl Merging<'_> {
         Ok(())
     }
 
-    /// `id` when no row of `table` in the destination has it; else none (SQLite picks).
-    fn free_id(&self, table: &str, id: i64) -> Result<Value, StoreError> {
-        let taken: bool = self
+    /// The id a row of `table` takes in the destination: its own when free, else one past
+    /// both the destination's highest and the input's (`highest`), so that it never takes
+    /// the id a later row of the input keeps.
+    fn free_id(&self, table: &str, id: i64, highest: i64) -> Result<i64, StoreError> {
+        let (taken, top): (bool, i64) = self
             .tx
-            .prepare_cached(&format!("SELECT EXISTS (SELECT 1 FROM {table} WHERE id = ?1)"))
-            .and_then(|mut s| s.query_row([id], |r| r.get(0)))
+            .prepare_cached(&format!(
+                "SELECT EXISTS (SELECT 1 FROM {table} WHERE id = ?1), COALESCE((SELECT MAX(id) FROM {table}), 0)"
+            ))
+            .and_then(|mut s| s.query_row([id], |r| Ok((r.get(0)?, r.get(1)?))))
             .map_err(|e| self.at_into(e))?;
-        Ok(if taken { Value::Null } else { Value::Integer(id) })
+        Ok(if taken { top.max(highest) + 1 } else { id })
+    }
+
+    /// The input's highest id in `table`.
+    fn highest(&self, table: &str) -> Result<i64, StoreError> {
+        self.src
+            .query_row(&format!("SELECT COALESCE(MAX(id), 0) FROM {table}"), [], |r| r.get(0))
+            .map_err(|e| self.at_src(e))
     }
 
     fn read_groups(&self) -> Result<Vec<GroupIn>, StoreError> {
@@ -445,6 +456,10 @@ impl Merging<'_> {
     /// Every group placed, parents before their children: found by uid, or added under its
     /// own number when free, else the next of its letter.
     fn place_groups(&mut self, groups: &[GroupIn]) -> Result<(), StoreError> {
+        for g in groups {
+            let top = self.highest_number.entry(g.letter.clone()).or_default();
+            *top = (*top).max(g.number);
+        }
         let mut left: Vec<&GroupIn> =
             groups.iter().filter(|g| !self.skip.groups.contains(&(g.letter.clone(), g.number))).collect();
         while !left.is_empty() {
@@ -527,10 +542,16 @@ impl Merging<'_> {
                         |r| r.get(0),
                     )
                     .map_err(|e| self.at_into(e))?;
+                // Past the input's own numbers too, as ids are (`free_id`).
+                let highest = self.highest_number.get(&g.letter).copied().unwrap_or(0);
                 let number = match taken {
                     true => self
                         .tx
-                        .query_row("SELECT MAX(number) + 1 FROM groups WHERE letter = ?1", [&g.letter], |r| r.get(0))
+                        .query_row(
+                            "SELECT MAX(MAX(number), ?2) + 1 FROM groups WHERE letter = ?1",
+                            params![g.letter, highest],
+                            |r| r.get(0),
+                        )
                         .map_err(|e| self.at_into(e))?,
                     false => g.number,
                 };
@@ -684,11 +705,7 @@ impl Merging<'_> {
 
     /// Every row of `t`, fixed by `fix` (false: left out), then found by uid and compared, or
     /// added under its own id when free.
-    fn rows(
-        &self,
-        t: &Table,
-        fix: &Fix,
-    ) -> Result<Vec<(i64, Fate)>, StoreError> {
+    fn rows(&self, t: &Table, fix: &Fix) -> Result<Vec<(i64, Fate)>, StoreError> {
         let columns = t.columns.join(", ");
         let n = t.columns.len();
         let mut read = self
@@ -699,6 +716,7 @@ impl Merging<'_> {
         let find = format!("SELECT id, {columns} FROM {} WHERE uid = ?1", t.name);
         let marks: Vec<String> = (3..n + 3).map(|i| format!("?{i}")).collect();
         let insert = format!("INSERT INTO {} (id, uid, {columns}) VALUES (?1, ?2, {})", t.name, marks.join(", "));
+        let highest = self.highest(t.name)?;
         let mut fates = Vec::new();
         while let Some(r) = rows.next().map_err(|e| self.at_src(e))? {
             let (id, uid): (i64, String) =
@@ -723,7 +741,7 @@ impl Merging<'_> {
                     None => Fate::There(row),
                 },
                 None => {
-                    let head = [self.free_id(t.name, id)?, Value::Text(uid)];
+                    let head = [Value::Integer(self.free_id(t.name, id, highest)?), Value::Text(uid)];
                     self.tx
                         .prepare_cached(&insert)
                         .and_then(|mut s| s.execute(params_from_iter(head.into_iter().chain(values))))

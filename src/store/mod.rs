@@ -312,18 +312,14 @@ CREATE TABLE imports (
 "#,
     // v16: a unique id (`uid`) for every row that merges on its own (`merge`): runs, groups,
     // network figures and hooks; what hangs off them (a run's nodes) goes with them, and an
-    // import is known by its digest already. Rows of older stores get random ones here; a
-    // campaign's version gets the one derived from its name and version ([`campaign_uids`]),
-    // so the stores of every job that ran it name it alike.
+    // import is known by its digest already. Rows of older stores get the uids their content
+    // derives ([`uid::fill`]): a store merged before it is migrated is migrated in a copy,
+    // every time, and must name its rows alike each time.
     r#"
 ALTER TABLE runs ADD COLUMN uid TEXT;
 ALTER TABLE groups ADD COLUMN uid TEXT;
 ALTER TABLE net_runs ADD COLUMN uid TEXT;
 ALTER TABLE hooks ADD COLUMN uid TEXT;
-UPDATE runs SET uid = lower(hex(randomblob(16)));
-UPDATE groups SET uid = lower(hex(randomblob(16)));
-UPDATE net_runs SET uid = lower(hex(randomblob(16)));
-UPDATE hooks SET uid = lower(hex(randomblob(16)));
 CREATE UNIQUE INDEX runs_by_uid ON runs(uid);
 CREATE UNIQUE INDEX groups_by_uid ON groups(uid);
 CREATE UNIQUE INDEX net_runs_by_uid ON net_runs(uid);
@@ -331,8 +327,8 @@ CREATE UNIQUE INDEX hooks_by_uid ON hooks(uid);
 "#,
 ];
 
-/// The schema version after which rows carry their unique id (`uid`), campaigns' derived
-/// from their name and version ([`campaign_uids`]).
+/// The schema version after which rows carry their unique id (`uid`), derived for the rows
+/// of older stores ([`uid::fill`]).
 const UIDS: usize = 16;
 
 /// The schema version after which runs are stored as whole records (the v4 rows are read
@@ -657,7 +653,7 @@ impl Store {
                     rekey(&tx).map_err(wrap)?;
                 }
                 if v + 1 == UIDS {
-                    campaign_uids(&tx).map_err(wrap)?;
+                    uid::fill(&tx).map_err(wrap)?;
                 }
             }
             let broken: bool = tx.prepare("PRAGMA foreign_key_check").and_then(|mut s| s.exists([])).map_err(wrap)?;
@@ -708,7 +704,7 @@ impl Store {
         // One statement: the number is taken under SQLite's write lock, so two commands that
         // begin at once get two numbers.
         let uid = match start.kind {
-            GroupKind::Campaign => campaign_uid_of(&start.spec),
+            GroupKind::Campaign => uid::of_campaign(&start.spec),
             _ => None,
         };
         let uid = match uid {
@@ -1155,32 +1151,6 @@ fn schema_of(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
     Ok(found)
 }
 
-/// Gives every campaign version of an older store the uid its name and version derive
-/// ([`uid::campaign`]); a second version of the same name and version (two commands that
-/// began it at once) keeps its random one.
-fn campaign_uids(tx: &Transaction) -> rusqlite::Result<()> {
-    let rows: Vec<(i64, String)> = tx
-        .prepare("SELECT id, spec_json FROM groups WHERE kind = 'campaign' ORDER BY id")?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<_, _>>()?;
-    for (id, spec) in rows {
-        if let Some(uid) = campaign_uid_of(&spec) {
-            tx.execute(
-                "UPDATE groups SET uid = ?1 WHERE id = ?2 AND NOT EXISTS (SELECT 1 FROM groups WHERE uid = ?1)",
-                params![uid, id],
-            )?;
-        }
-    }
-    Ok(())
-}
-
-/// The uid of a campaign version from its spec (its name and version), when it has both: a
-/// calibration's scratch campaign has no version and is never merged as one.
-fn campaign_uid_of(spec: &str) -> Option<String> {
-    let v: serde_json::Value = serde_json::from_str(spec).ok()?;
-    Some(uid::campaign(v.get("name")?.as_str()?, v.get("version")?.as_str()?))
-}
-
 /// Refuses a store path that is a symbolic link: root following a link another user planted
 /// would make or change a database wherever it points.
 fn refuse_link(path: &Path) -> Result<(), StoreError> {
@@ -1366,7 +1336,12 @@ mod tests {
             assert_eq!(campaigns[0], uid::campaign("eval", "00ff"), "derived, in a new store and a migrated one");
             assert_ne!(campaigns[1], uid::campaign("calibration", ""), "no version: random");
         }
-        assert_ne!(made[0], migrated[0], "the migration makes its own");
+        assert_eq!(made.len(), migrated.len());
+        assert_ne!(made[0], migrated[0], "the migration derives its own from the row");
+        // Derived from the rows: a copy of the older store, migrated apart, names them alike.
+        let copy = dir.path().join("copy.db");
+        Connection::open(&path).unwrap().execute_batch(&format!("VACUUM INTO '{}'", copy.display())).unwrap();
+        assert_eq!(uids(&Store::open(&copy).unwrap()), migrated);
     }
 
     #[test]
