@@ -789,3 +789,63 @@ fn joined(a: &str, b: &str) -> &'static str {
         _ => "ok",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{GroupId, GroupKind};
+    use crate::store::GroupStart;
+
+    /// A store with `surveys` surveys of one run each, and `loose` runs in none.
+    fn made(path: &Path, surveys: usize, loose: usize) -> Store {
+        let mut store = Store::open(path).unwrap();
+        for _ in 0..surveys {
+            let start = GroupStart {
+                kind: GroupKind::Survey,
+                parent: None,
+                started: 1,
+                command_line: "iosurvey survey".into(),
+                spec: "{}".into(),
+                point: None,
+            };
+            let GroupId { number, .. } = store.begin_group(&start).unwrap();
+            let mut run = crate::record::fixtures::run(None);
+            run.survey_id = Some(number);
+            store.save(&run).unwrap();
+        }
+        for _ in 0..loose {
+            store.save(&crate::record::fixtures::run(None)).unwrap();
+        }
+        store
+    }
+
+    #[test]
+    fn a_taken_id_or_name_goes_past_the_inputs_own_and_a_free_one_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let (into, input) = (dir.path().join("into.db"), dir.path().join("in.db"));
+        let mut dest = made(&into, 1, 1);
+        // s1 (run 1) and s2 (run 2), then runs 3 and 4 in no group.
+        drop(made(&input, 2, 2));
+        let merged = dest.merge(&[input]).unwrap();
+        assert_eq!(merged[0].renamed, [("s1".to_string(), "s3".to_string())], "s2 was free and stays s2");
+        assert_eq!((merged[0].runs, merged[0].groups, merged[0].already), (4, 2, 0));
+        // Runs 1 and 2 were taken: past both stores' highest (4), so run 3 and 4 keep theirs.
+        let placed: Vec<(i64, Option<i64>)> = dest.list().unwrap().iter().map(|r| (r.id, r.survey_id)).collect();
+        assert_eq!(placed, [(1, Some(1)), (2, None), (3, None), (4, None), (5, Some(3)), (6, Some(2))]);
+        for (id, survey) in [(5, 3), (6, 2)] {
+            assert_eq!(dest.load(id).unwrap().survey_id, Some(survey), "the record follows its group's name");
+        }
+    }
+
+    #[test]
+    fn a_campaign_joined_is_failed_if_any_part_failed_else_running_if_any_did_not_finish() {
+        for (a, b, both) in [
+            ("ok", "ok", "ok"),
+            ("ok", "running", "running"),
+            ("running", "failed", "failed"),
+            ("failed", "ok", "failed"),
+        ] {
+            assert_eq!((joined(a, b), joined(b, a)), (both, both), "{a} and {b}");
+        }
+    }
+}
