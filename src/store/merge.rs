@@ -291,7 +291,7 @@ impl Merging<'_> {
         let imports = self.imports_before()?;
         let groups = self.read_groups()?;
         self.place_groups(&groups)?;
-        for (id, fate) in self.rows(&RUNS, &|m, id, _, v| m.fix_run(id, v))? {
+        for (id, fate) in self.rows(&RUNS, &|m, id, uid, v| m.fix_run(id, uid, v))? {
             self.count(&fate, |d| &mut d.runs);
             if let Fate::Added(row) = fate {
                 self.copy_nodes(id, row)?;
@@ -607,7 +607,7 @@ impl Merging<'_> {
             let update = match (placed.added, g.kind.as_str()) {
                 (true, _) => spec != had,
                 (false, "campaign") => false,
-                _ if (state.as_str(), &spec) == (g.state.as_str(), &had) || g.state == "running" => false,
+                _ if (state == g.state && spec == had) || g.state == "running" => false,
                 _ if state == "running" => true,
                 _ => {
                     let column = if state != g.state { "state" } else { "spec" };
@@ -648,21 +648,26 @@ impl Merging<'_> {
     }
 
     /// A run's group as the destination has it, and its record's group number with it.
-    fn fix_run(&self, id: i64, v: &mut [Value]) -> Result<bool, StoreError> {
+    fn fix_run(&self, id: i64, uid: &str, v: &mut [Value]) -> Result<bool, StoreError> {
         if self.skip.runs.contains(&id) {
             return Ok(false);
         }
         let Value::Integer(group) = v[0] else { return Ok(true) };
-        let Some(placed) = self.groups.get(&group) else {
+        let name: Option<(String, i64)> = self
+            .src
+            .prepare_cached("SELECT letter, number FROM groups WHERE id = ?1")
+            .and_then(|mut s| s.query_row([group], |r| Ok((r.get(0)?, r.get(1)?))).optional())
+            .map_err(|e| self.at_src(e))?;
+        let (letter, placed) = match (name, self.groups.get(&group)) {
+            (Some((letter, _)), Some(placed)) => (letter, placed),
             // A run of a group made from a file the destination imported too.
-            return Ok(false);
+            (Some(name), None) if self.skip.groups.contains(&name) => return Ok(false),
+            _ => {
+                let why = "belongs to a group that store does not hold".to_string();
+                return Err(self.refuse(format!("its run {id}"), uid, why));
+            }
         };
         v[0] = Value::Integer(placed.row);
-        let letter: String = self
-            .src
-            .prepare_cached("SELECT letter FROM groups WHERE id = ?1")
-            .and_then(|mut s| s.query_row([group], |r| r.get(0)))
-            .map_err(|e| self.at_src(e))?;
         let field = match letter.as_str() {
             "s" => "survey_id",
             "w" => "sweep_id",
