@@ -94,6 +94,7 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
         }
         Command::Net(args) => net(cli, args, team),
         Command::Import(args) => lead_prints(team, || super::import::import(&cli.db, args)),
+        Command::Merge(args) => lead_prints(team, || super::merge::merge(args)),
         Command::Campaign(c) => {
             use super::campaign as camp;
             use super::campaign;

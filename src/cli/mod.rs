@@ -29,6 +29,7 @@ mod hints;
 mod import;
 mod io500;
 mod matrix;
+mod merge;
 mod opening;
 mod output;
 mod package;
@@ -147,6 +148,18 @@ has no short form (mdtest's tasks are MPI ranks).")]
 Every file is read before any is stored, and stored in one transaction: a file that cannot be
 read (its line and what was expected are said) stores nothing of the command.")]
     Import(import::ImportArgs),
+    /// Merge result stores (each batch job's own --db) into one: runs, groups and all that
+    /// hangs off them, known by their unique ids; names taken there are renumbered.
+    #[command(after_help = "Examples:
+  iosurvey merge job1.db job2.db --into eval.db
+  iosurvey merge jobs/*.db --into eval.db && iosurvey campaign status eval.toml --db eval.db
+
+The inputs are read from copies and never written; an older store is migrated in its copy.
+Every input is merged in one transaction: a row whose unique id is there already with other
+content refuses the whole merge, said in one line. Merging a store again adds only what is new.
+A campaign run in parts by several jobs (campaign run FILE --only ...) becomes one version
+holding all their points.")]
+    Merge(merge::MergeArgs),
     /// Measure the network ceiling between nodes (MPI point to point) and store it.
     #[command(after_help = "Examples:
   mpirun -np 6 --map-by node iosurvey net

@@ -120,8 +120,8 @@ impl Store {
             self.conn
                 .execute(
                     "INSERT INTO hooks (campaign, hook, command, study, target, key, repetition, node, status,
-                        output, secs, started)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                        output, secs, started, uid)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
                     params![
                         row,
                         h.hook,
@@ -134,7 +134,8 @@ impl Store {
                         h.status,
                         h.output,
                         h.secs,
-                        now
+                        now,
+                        super::uid::fresh().map_err(|e| self.wrap(e))?
                     ],
                 )
                 .map_err(|e| self.wrap(e))?;

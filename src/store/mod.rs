@@ -14,6 +14,8 @@ use thiserror::Error;
 pub mod campaigns;
 pub mod imports;
 mod legacy;
+pub mod merge;
+pub mod uid;
 pub mod will;
 
 /// Schema steps; entry i takes a store from version i to version i + 1.
@@ -308,7 +310,26 @@ CREATE TABLE imports (
     stored TEXT NOT NULL
 );
 "#,
+    // v16: a unique id (`uid`) for every row that merges on its own (`merge`): runs, groups,
+    // network figures and hooks; what hangs off them (a run's nodes) goes with them, and an
+    // import is known by its digest already. Rows of older stores get the uids their content
+    // derives ([`uid::fill`]): a store merged before it is migrated is migrated in a copy,
+    // every time, and must name its rows alike each time.
+    r#"
+ALTER TABLE runs ADD COLUMN uid TEXT;
+ALTER TABLE groups ADD COLUMN uid TEXT;
+ALTER TABLE net_runs ADD COLUMN uid TEXT;
+ALTER TABLE hooks ADD COLUMN uid TEXT;
+CREATE UNIQUE INDEX runs_by_uid ON runs(uid);
+CREATE UNIQUE INDEX groups_by_uid ON groups(uid);
+CREATE UNIQUE INDEX net_runs_by_uid ON net_runs(uid);
+CREATE UNIQUE INDEX hooks_by_uid ON hooks(uid);
+"#,
 ];
+
+/// The schema version after which rows carry their unique id (`uid`), derived for the rows
+/// of older stores ([`uid::fill`]).
+const UIDS: usize = 16;
 
 /// The schema version after which runs are stored as whole records (the v4 rows are read
 /// back into records by [`legacy`] before they are dropped).
@@ -390,6 +411,39 @@ pub enum StoreError {
     /// `ls` or `show` of a store that does not exist.
     #[error("result store {0} does not exist")]
     Missing(PathBuf),
+    /// A file that is not an iosurvey store, where one was named.
+    #[error("{} is not an iosurvey store: {why}", .path.display())]
+    NotAStore {
+        /// The file.
+        path: PathBuf,
+        /// What it is instead.
+        why: &'static str,
+    },
+    /// A store named as an input of a merge and as its destination.
+    #[error("{} is both an input of the merge and its destination (--into), by name or as the same file", .0.display())]
+    SameStore(PathBuf),
+    /// A row of an input store that cannot be merged; nothing of the merge was stored.
+    #[error("cannot merge {}: {what} (uid {uid}) {why}; nothing was merged", .store.display())]
+    Unmergeable {
+        /// The input store.
+        store: PathBuf,
+        /// The row, as the input names it ("its run 12").
+        what: String,
+        /// Its uid.
+        uid: String,
+        /// Why not.
+        why: String,
+    },
+    /// An input store that could not be copied to be read.
+    #[error("cannot copy {} to read it (into {}): {why}", .path.display(), .to.display())]
+    Copy {
+        /// The input store.
+        path: PathBuf,
+        /// Where the copy was to go.
+        to: PathBuf,
+        /// The system's reason.
+        why: String,
+    },
     /// A finished run the store could not take; its record went to a file instead.
     #[error("{source}; the run's record was written to {} instead", .to.display())]
     Spilled {
@@ -432,6 +486,14 @@ impl StoreError {
                 Box::new(Hint::Use(Setting::Db, "the path of an existing store".into())),
             ),
             StoreError::Spilled { .. } => Hint::say("keep that file; free space or unlock the store and run again"),
+            StoreError::NotAStore { .. } => {
+                Hint::say("name a store iosurvey made (the --db of its commands), or a new file for one")
+            }
+            StoreError::SameStore(_) => Hint::say("give --into a new file, or a store that is not one of the inputs"),
+            StoreError::Unmergeable { .. } => Hint::say(
+                "a store changed after it was merged, or was altered; merge into a new store, or leave that store out",
+            ),
+            StoreError::Copy { .. } => Hint::say("set TMPDIR to a directory with room that you may write to"),
         }
     }
 
@@ -442,7 +504,10 @@ impl StoreError {
             | StoreError::NoMatrix(_)
             | StoreError::NoGroup(_)
             | StoreError::BadPath { .. }
-            | StoreError::Missing(_) => 2,
+            | StoreError::Missing(_)
+            | StoreError::NotAStore { .. }
+            | StoreError::SameStore(_)
+            | StoreError::Unmergeable { .. } => 2,
             _ => 4,
         }
     }
@@ -569,11 +634,7 @@ impl Store {
         let mut conn = Connection::open_with_flags(path, flags).map_err(wrap)?;
         let known = MIGRATIONS.len() as i64;
         let version = |c: &Connection| c.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0));
-        let found = version(&conn).map_err(wrap)?;
-        if found < 0 {
-            // No iosurvey writes one: migrating from it would meet the tables already there.
-            return Err(StoreError::BadVersion { path: path.to_path_buf(), found });
-        }
+        let found = schema_of(&conn, path)?;
         if found < known {
             // A step may rebuild a table another points to (v10): foreign keys are off while
             // the steps run (SQLite ignores the switch inside a transaction), and checked
@@ -591,6 +652,9 @@ impl Store {
                 if NEW_KEYS.contains(&(v + 1)) {
                     rekey(&tx).map_err(wrap)?;
                 }
+                if v + 1 == UIDS {
+                    uid::fill(&tx).map_err(wrap)?;
+                }
             }
             let broken: bool = tx.prepare("PRAGMA foreign_key_check").and_then(|mut s| s.exists([])).map_err(wrap)?;
             if broken {
@@ -606,10 +670,6 @@ impl Store {
             tx.commit().map_err(wrap)?;
         }
         conn.pragma_update(None, "foreign_keys", true).map_err(wrap)?;
-        let found = version(&conn).map_err(wrap)?;
-        if found > known {
-            return Err(StoreError::TooNew { path: path.to_path_buf(), found, known });
-        }
         Ok(Store { conn, path: path.to_path_buf() })
     }
 
@@ -643,9 +703,19 @@ impl Store {
         };
         // One statement: the number is taken under SQLite's write lock, so two commands that
         // begin at once get two numbers.
+        let uid = match start.kind {
+            GroupKind::Campaign => uid::of_campaign(&start.spec),
+            _ => None,
+        };
+        let uid = match uid {
+            Some(uid) => uid,
+            None => uid::fresh().map_err(|e| self.wrap(e))?,
+        };
         self.insert(
-            "INSERT INTO groups (kind, letter, number, parent, command_line, started, state, spec_json, name, label, key)
-             SELECT ?1, ?2, COALESCE(MAX(number), 0) + 1, ?3, ?4, ?5, 'running', ?6, ?7, ?8, ?9 FROM groups WHERE letter = ?2",
+            "INSERT INTO groups (kind, letter, number, parent, command_line, started, state, spec_json, name, label, key,
+                uid)
+             SELECT ?1, ?2, COALESCE(MAX(number), 0) + 1, ?3, ?4, ?5, 'running', ?6, ?7, ?8, ?9, ?10
+             FROM groups WHERE letter = ?2",
             params![
                 start.kind.name(),
                 letter,
@@ -655,7 +725,8 @@ impl Store {
                 start.spec,
                 start.point.as_ref().map(|p| &p.study),
                 start.point.as_ref().map(|p| &p.target),
-                start.point.as_ref().map(|p| &p.key)
+                start.point.as_ref().map(|p| &p.key),
+                uid
             ],
         )?;
         let number: i64 = self
@@ -723,7 +794,7 @@ impl Store {
         let json = |v: &Vec<String>| serde_json::to_string(v).unwrap_or_default();
         self.insert(
             "INSERT INTO net_runs (started, command_line, pattern, senders_json, receivers_json, message, bytes,
-                window_ns, bandwidth, record_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                window_ns, bandwidth, record_json, uid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             params![
                 started,
                 command_line,
@@ -735,6 +806,7 @@ impl Store {
                 n.window_ns as i64,
                 n.bandwidth,
                 serde_json::to_string(n).unwrap_or_default(),
+                uid::fresh().map_err(|e| self.wrap(e))?,
             ],
         )
     }
@@ -976,8 +1048,8 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
     tx.execute(
         "INSERT INTO runs (group_id, name, started, status, error, command_line, label, spec_json,
             warnings_json, host, target, fs_type, tool_version, provenance, workload_key, headline_json,
-            random, record_json, system_label)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+            random, record_json, system_label, uid)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
         params![
             group,
             r.name,
@@ -998,6 +1070,7 @@ fn write_run(tx: &Transaction, r: &RunRecord) -> rusqlite::Result<i64> {
             index.random,
             json(&stored)?,
             r.label,
+            uid::fresh()?,
         ],
     )?;
     let run_id = tx.last_insert_rowid();
@@ -1045,6 +1118,37 @@ fn rekey(tx: &Transaction) -> rusqlite::Result<()> {
         tx.execute("UPDATE runs SET workload_key = ?1 WHERE id = ?2", params![stored.record.workload.key(), id])?;
     }
     Ok(())
+}
+
+/// The schema version of an open database, refused unless iosurvey can read it as a store:
+/// version 0 with no table is a new store, version 0 with tables another program's database
+/// (migrating it would write iosurvey's tables among them).
+fn schema_of(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
+    let known = MIGRATIONS.len() as i64;
+    let found = match conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0)) {
+        Err(rusqlite::Error::SqliteFailure(f, _)) if f.code == rusqlite::ErrorCode::NotADatabase => {
+            return Err(StoreError::NotAStore { path: path.to_path_buf(), why: "not an SQLite database" })
+        }
+        Err(source) => return Err(StoreError::Sqlite { path: path.to_path_buf(), source }),
+        Ok(v) => v,
+    };
+    if found < 0 {
+        // No iosurvey writes one: migrating from it would meet the tables already there.
+        return Err(StoreError::BadVersion { path: path.to_path_buf(), found });
+    }
+    if found > known {
+        return Err(StoreError::TooNew { path: path.to_path_buf(), found, known });
+    }
+    let tables: bool = conn
+        .query_row("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table')", [], |r| r.get(0))
+        .map_err(|source| StoreError::Sqlite { path: path.to_path_buf(), source })?;
+    if found == 0 && tables {
+        return Err(StoreError::NotAStore {
+            path: path.to_path_buf(),
+            why: "an SQLite database of another program (tables, but no iosurvey schema version)",
+        });
+    }
+    Ok(found)
 }
 
 /// Refuses a store path that is a symbolic link: root following a link another user planted
@@ -1145,6 +1249,9 @@ mod tests {
                 .conn
                 .execute_batch(
                     "DROP TABLE imports; DROP TABLE hooks; DROP INDEX groups_by_parent;
+                     DROP INDEX runs_by_uid; DROP INDEX groups_by_uid; DROP INDEX net_runs_by_uid;
+                     ALTER TABLE runs DROP COLUMN uid; ALTER TABLE groups DROP COLUMN uid;
+                     ALTER TABLE net_runs DROP COLUMN uid;
                      ALTER TABLE groups DROP COLUMN name; ALTER TABLE groups DROP COLUMN label;
                      ALTER TABLE groups DROP COLUMN key;",
                 )
@@ -1160,6 +1267,81 @@ mod tests {
             assert_eq!(column(id), store.load(id).unwrap().workload.key(), "run {id}");
         }
         assert_ne!(column(buffered), column(direct), "a stale column never pools unlike runs");
+    }
+
+    #[test]
+    fn every_row_that_merges_gets_a_uid_and_a_campaign_the_one_its_name_and_version_derive() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        let start = |kind, spec: &str| GroupStart {
+            kind,
+            parent: None,
+            started: 1,
+            command_line: "x".into(),
+            spec: spec.into(),
+            point: None,
+        };
+        let uids = |store: &Store| -> Vec<(String, Option<String>)> {
+            let sql = "SELECT 'run', uid FROM runs UNION ALL SELECT kind, uid FROM groups
+                UNION ALL SELECT 'net', uid FROM net_runs UNION ALL SELECT 'hook', uid FROM hooks";
+            let mut stmt = store.conn.prepare(sql).unwrap();
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+            rows.collect::<Result<_, _>>().unwrap()
+        };
+        let made = {
+            let mut store = Store::open(&path).unwrap();
+            store.save(&sample(None)).unwrap();
+            let c = store.begin_group(&start(GroupKind::Campaign, r#"{"name":"eval","version":"00ff"}"#)).unwrap();
+            store.begin_group(&start(GroupKind::Campaign, r#"{"name":"calibration"}"#)).unwrap();
+            store.begin_group(&start(GroupKind::Sweep, "{}")).unwrap();
+            let hook = crate::campaign::hooks::HookRun {
+                hook: "before-run".into(),
+                command: "true".into(),
+                node: "n".into(),
+                status: Some(0),
+                output: String::new(),
+                secs: 0.0,
+                stopped: false,
+            };
+            store.save_hooks(c, None, "s", &[hook]).unwrap();
+            let net = serde_json::from_value(serde_json::json!({
+                "mode": "tcp", "pattern": "1-to-1", "senders": ["a"], "receivers": ["b"],
+                "message": 1, "bytes": 1, "window_ns": 1, "bandwidth": 1.0,
+            }))
+            .unwrap();
+            store.save_net(1, "x", &net).unwrap();
+            let made = uids(&store);
+            // As v15 had it: no uids.
+            store
+                .conn
+                .execute_batch(
+                    "DROP INDEX runs_by_uid; DROP INDEX groups_by_uid; DROP INDEX net_runs_by_uid; DROP INDEX hooks_by_uid;
+                     ALTER TABLE runs DROP COLUMN uid; ALTER TABLE groups DROP COLUMN uid;
+                     ALTER TABLE net_runs DROP COLUMN uid; ALTER TABLE hooks DROP COLUMN uid;",
+                )
+                .unwrap();
+            store.conn.pragma_update(None, "user_version", 15).unwrap();
+            made
+        };
+        let migrated = uids(&Store::open(&path).unwrap());
+        for rows in [&made, &migrated] {
+            assert_eq!(rows.len(), 6, "{rows:?}");
+            let mut all: Vec<&str> = rows.iter().map(|(_, u)| u.as_deref().expect("a uid")).collect();
+            assert!(all.iter().all(|u| u.len() == 32 && u.bytes().all(|b| b.is_ascii_hexdigit())), "{all:?}");
+            all.sort();
+            all.dedup();
+            assert_eq!(all.len(), 6, "each its own");
+            let campaigns: Vec<&str> =
+                rows.iter().filter(|(k, _)| k == "campaign").map(|(_, u)| u.as_deref().unwrap()).collect();
+            assert_eq!(campaigns[0], uid::campaign("eval", "00ff"), "derived, in a new store and a migrated one");
+            assert_ne!(campaigns[1], uid::campaign("calibration", ""), "no version: random");
+        }
+        assert_eq!(made.len(), migrated.len());
+        assert_ne!(made[0], migrated[0], "the migration derives its own from the row");
+        // Derived from the rows: a copy of the older store, migrated apart, names them alike.
+        let copy = dir.path().join("copy.db");
+        Connection::open(&path).unwrap().execute_batch(&format!("VACUUM INTO '{}'", copy.display())).unwrap();
+        assert_eq!(uids(&Store::open(&copy).unwrap()), migrated);
     }
 
     #[test]
