@@ -137,7 +137,9 @@ mod tests {
         let mut pages = Vec::new();
         assert!(pages_of(built(), "iosurvey", "iosurvey", &mut pages).is_ok());
         let names: Vec<&str> = pages.iter().map(|p| p.0.as_str()).collect();
-        for name in ["iosurvey.1", "iosurvey-run.1", "iosurvey-campaign.1", "iosurvey-campaign-emit.1"] {
+        for name in
+            ["iosurvey.1", "iosurvey-run.1", "iosurvey-campaign.1", "iosurvey-campaign-emit.1", "iosurvey-merge.1"]
+        {
             assert!(names.contains(&name), "no {name} in {names:?}");
         }
         assert!(!names.iter().any(|n| n.contains("janitor") || n.contains("team-timing")), "{names:?}");
