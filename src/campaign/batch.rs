@@ -49,9 +49,10 @@ impl Batch {
     ];
 }
 
-/// The nodes each point takes, from its clients (none for a study of a whole launch): its
-/// clients fill nodes of `per_node` processes each, in rank order as a launcher places them
-/// by default; a whole launch takes `whole`, or else the most any point takes.
+/// The nodes each point takes, from its clients (none for a study of a whole launch): the
+/// fewest nodes of `per_node` processes that hold its clients (which a run takes round-robin
+/// over the launch's nodes, so in a job of that many nodes it runs on all of them); a whole
+/// launch takes `whole`, or else the most any point takes.
 pub fn nodes_taken(clients: &[Option<usize>], per_node: usize, whole: Option<usize>) -> Vec<usize> {
     let of = |c: usize| c.max(1).div_ceil(per_node.max(1));
     let whole = whole.or(clients.iter().flatten().map(|&c| of(c)).max()).unwrap_or(1);
