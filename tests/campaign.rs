@@ -638,3 +638,58 @@ fn emit_writes_a_job_per_node_count_still_to_run_and_a_job_runs_only_its_share()
     assert_eq!(campaign(&bed, &["emit", &path, "--pbs", &pbs.display().to_string()]).code, 0);
     assert!(fs::read_to_string(pbs.join("nodes-3.pbs")).unwrap().contains("#PBS -l select=3:mpiprocs=1"));
 }
+
+#[test]
+fn emit_refuses_what_a_batch_script_cannot_carry_and_never_writes_through_a_link() {
+    let bed = Bed::new();
+    let study = "name = \"seq\"\nkind = \"run\"\ntransfer = \"64k\"\nblock = \"256k\"\nclients = \"1,2\"\n";
+    let with = |batch: &str| file(&bed, &format!("{HEAD}{}[[study]]\n{study}{batch}", target("a", &bed.dir)));
+    let path = with(&format!("{BATCH}point-time = \"1m\"\n"));
+    let tmp = bed.tmp.path();
+    // A line's end in a path would put a command of its own into the scripts.
+    let odd = tmp.join("jobs\ntouch PWNED\n").display().to_string();
+    assert_one_line_error(&campaign(&bed, &["emit", &path, "--slurm", &odd]), 2, &["cannot carry"]);
+    let spaced = tmp.join("my jobs").display().to_string();
+    assert_one_line_error(&campaign(&bed, &["emit", &path, "--slurm", &spaced]), 2, &["without blanks, %"]);
+    let db = tmp.join("x\n.db").display().to_string();
+    let out = iosurvey(&["campaign", "emit", &path, "--slurm", &tmp.join("j").display().to_string(), "--db", &db]);
+    assert_one_line_error(&out, 2, &["--db"]);
+    assert!(!tmp.join("j").exists(), "a refused emit leaves no directory");
+    // "link/" names what the link points to; it is still a link.
+    fs::create_dir(tmp.join("real")).unwrap();
+    std::os::unix::fs::symlink(tmp.join("real"), tmp.join("dlink")).unwrap();
+    let slashed = format!("{}/", tmp.join("dlink").display());
+    assert_one_line_error(&campaign(&bed, &["emit", &path, "--slurm", &slashed]), 2, &["symbolic link"]);
+    assert_eq!(fs::read_dir(tmp.join("real")).unwrap().count(), 0, "nothing written through the link");
+    // A file of the user's, even one that is not text or that quotes the mark, is left alone.
+    let mine = tmp.join("mine");
+    fs::create_dir(&mine).unwrap();
+    for text in [&b"\xff\xfe data"[..], b"notes: Written by iosurvey campaign emit\n"] {
+        fs::write(mine.join("submit"), text).unwrap();
+        let out = campaign(&bed, &["emit", &path, "--slurm", &mine.display().to_string()]);
+        assert_one_line_error(&out, 2, &["a file campaign emit did not write"]);
+        assert_eq!(fs::read(mine.join("submit")).unwrap(), text);
+    }
+    // Site values that a directive would misread, refused where the file says them.
+    for (batch, needle) in [
+        ("[batch]\npartition = \"st orage\"\naccount = \"\"\nlauncher = \"srun\"\nmodules = []\n", "partition 'st orage' holds ' '"),
+        ("[batch]\npartition = \"p\"\naccount = \"\"\nlauncher = \"srun\"\nmodules = []\nsetup = [\"a\\nrm -rf /\"]\n", "setup holds a control character"),
+        ("[batch]\npartition = \"p\"\naccount = \"\"\nlauncher = \"srun\"\nmodules = []\niosurvey = \"\"\n", "iosurvey is empty"),
+        ("[batch]\npartition = \"p\"\naccount = \"\"\nlauncher = \"srun\"\nmodules = []\npoint-time = \"10\"\n", "point-time '10':"),
+    ] {
+        let out = campaign(&bed, &["emit", &with(batch), "--slurm", &tmp.join("k").display().to_string()]);
+        assert_one_line_error(&out, 2, &[needle]);
+    }
+    // A campaign's name a scheduler would misread becomes a plain job name.
+    let named = file(
+        &bed,
+        &format!(
+            "[campaign]\nname = \"my eval/x %u\"\n{}[[study]]\n{study}{BATCH}point-time = \"1m\"\n",
+            target("a", &bed.dir)
+        ),
+    );
+    let out = campaign(&bed, &["emit", &named, "--slurm", &tmp.join("n").display().to_string()]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let one = fs::read_to_string(tmp.join("n/nodes-1.sbatch")).unwrap();
+    assert!(one.lines().any(|l| l == "#SBATCH -J my_eval_x__u-n1"), "{one}");
+}

@@ -336,12 +336,17 @@ fn a_file_imported_into_two_stores_is_kept_once() {
 /// A campaign file in the bed's scratch directory, mode 0644 (as root, a file others may
 /// change is refused): two studies on the bed's directory, with a hook after each run.
 fn campaign_file(bed: &Bed) -> String {
+    campaign_file_after(bed, "true")
+}
+
+/// The campaign of [`campaign_file`] with `hook` after each run.
+fn campaign_file_after(bed: &Bed, hook: &str) -> String {
     let text = format!(
         "[campaign]\nname = \"t\"\nrepetitions = 2\n\
          [[target]]\nlabel = \"a\"\ndir = \"{}\"\ndescription = \"a under test\"\n\
          [[study]]\nname = \"seq\"\nkind = \"run\"\nengine = \"null\"\ntransfer = \"64k\"\nblock = \"1m\"\nclients = \"1,2\"\n\
          [[study]]\nname = \"md\"\nkind = \"meta\"\nitems = 10\n\
-         [hooks]\nafter-run = \"true\"\n",
+         [hooks]\nafter-run = \"{hook}\"\n",
         bed.dir.display()
     );
     let path = bed.tmp.path().join("c.toml");
@@ -398,4 +403,103 @@ fn a_campaign_split_over_two_jobs_merges_into_one_version_that_status_counts_and
     let fresh = store(&bed, "fresh.db");
     assert_one_line_error(&merge(&[&j1, &j2, "--into", &fresh]), 2, &["its group c1", "its campaign file differs"]);
     assert!(!Path::new(&fresh).exists());
+}
+
+#[test]
+fn a_campaign_version_is_failed_while_a_point_has_no_ok_attempt_whatever_the_merge_order() {
+    let bed = Bed::new();
+    let flag = bed.tmp.path().join("fail");
+    let file = campaign_file_after(&bed, &format!("test ! -e {}", flag.display()));
+    let (j1, j2) = (store(&bed, "job1.db"), store(&bed, "job2.db"));
+    let run = |db: &str| iosurvey(&["campaign", "run", &file, "--only", "study=seq", "--db", db]);
+    // Job 1's points fail (a failing after-run hook stores its run as failed); job 2 starts
+    // from job 1's store, as an emitted job merges the campaign's store in first, and runs
+    // them again, this time ok.
+    fs::write(&flag, "").unwrap();
+    run(&j1);
+    fs::remove_file(&flag).unwrap();
+    assert_eq!(merge(&[&j1, "--into", &j2]).code, 0);
+    assert_eq!(run(&j2).code, 0);
+    let state = |db: &str| query::<String>(db, "SELECT state FROM groups WHERE kind = 'campaign'");
+    assert_eq!((state(&j1), state(&j2)), ("failed".to_string(), "ok".to_string()));
+    // A job killed at its time limit never ends its version: it stays running in its store.
+    let killed = store(&bed, "killed.db");
+    fs::copy(&j1, &killed).unwrap();
+    Connection::open(&killed).unwrap().execute_batch("UPDATE groups SET state = 'running'").unwrap();
+    for (k, order) in [[&j1, &j2], [&j2, &j1], [&killed, &j2], [&j2, &killed]].iter().enumerate() {
+        let eval = store(&bed, &format!("eval{k}.db"));
+        for db in order {
+            assert_eq!(merge(&[db, "--into", &eval]).code, 0);
+        }
+        assert_eq!(state(&eval), "ok", "every point has an ok attempt: {order:?}");
+    }
+    let alone = store(&bed, "alone.db");
+    assert_eq!(merge(&[&j1, "--into", &alone]).code, 0);
+    assert_eq!(state(&alone), "failed", "job 1 alone: its points have only failed attempts");
+    let both_killed = store(&bed, "both.db");
+    assert_eq!(merge(&[&killed, "--into", &both_killed]).code, 0);
+    assert_eq!(merge(&[&killed, "--into", &both_killed]).code, 0);
+    assert_eq!(state(&both_killed), "running", "still running while every part is");
+}
+
+#[test]
+fn a_store_a_killed_writer_left_mid_write_is_refused_with_how_to_roll_it_back() {
+    let bed = Bed::new();
+    let (a, eval) = (store(&bed, "a.db"), store(&bed, "eval.db"));
+    on(&bed, &a, "run", "--engine null --transfer 64k --block 1m");
+    let journal = format!("{a}-journal");
+    fs::write(&journal, b"a journal a killed writer left").unwrap();
+    assert_one_line_error(
+        &merge(&[&a, "--into", &eval]),
+        2,
+        &["a.db holds a write its command did not finish", "iosurvey ls --db"],
+    );
+    assert!(!Path::new(&eval).exists(), "nothing made");
+    fs::remove_file(&journal).unwrap();
+    assert_eq!(merge(&[&a, "--into", &eval]).code, 0);
+}
+
+#[test]
+fn a_signal_mid_merge_says_one_line_and_leaves_no_copy_and_no_store_it_made() {
+    let bed = Bed::new();
+    let (big, eval) = (store(&bed, "big.db"), store(&bed, "eval.db"));
+    on(&bed, &big, "run", NULL_RUN);
+    // Many runs (copies of one, each with a uid of its own), so that the copy and the merge
+    // take long enough to be interrupted.
+    Connection::open(&big)
+        .unwrap()
+        .execute_batch(
+            "WITH RECURSIVE n(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM n WHERE k < 20000)
+             INSERT INTO runs (group_id, name, started, status, error, command_line, label, spec_json, warnings_json,
+                 host, target, fs_type, tool_version, record_json, provenance, workload_key, headline_json, random,
+                 system_label, uid)
+             SELECT group_id, name, started + k, status, error, command_line, label, spec_json, warnings_json, host,
+                 target, fs_type, tool_version, record_json, provenance, workload_key, headline_json, random,
+                 system_label, lower(hex(randomblob(16)))
+             FROM runs, n WHERE runs.id = 1",
+        )
+        .unwrap();
+    let scratch = bed.tmp.path().join("tmp");
+    fs::create_dir(&scratch).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .args(["merge", &big, "--into", &eval])
+        .env("TMPDIR", &scratch)
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Ready when its private copy exists: then it is merging.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while fs::read_dir(&scratch).unwrap().next().is_none() {
+        assert!(std::time::Instant::now() < deadline, "the merge made no copy within 20 s");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("stopped by SIGINT: nothing was merged"), "{stderr}");
+    assert!(fs::read_dir(&scratch).unwrap().next().is_none(), "no private copy left");
+    assert!(!Path::new(&eval).exists() && !Path::new(&format!("{eval}-journal")).exists(), "no store left");
 }

@@ -306,7 +306,7 @@ fn campaign_as_batch_jobs(shared: &str, bin: &str) {
     let emit = in_dir(&format!("{bin} campaign emit c.toml --slurm jobs --db eval.db"));
     assert_eq!(emit.code, 0, "{}", emit.stderr);
     for n in 1..=3 {
-        assert!(emit.stdout.contains(&format!("nodes-{n}.sbatch: 1 points on {n} nodes x 1 tasks")), "{}", emit.stdout);
+        assert!(emit.stdout.contains(&format!("nodes-{n}.sbatch: 1 point on {n} node")), "{}", emit.stdout);
     }
     let submitted = in_dir("bash jobs/submit");
     assert_eq!(submitted.code, 0, "{}", submitted.stderr);

@@ -229,6 +229,17 @@ pub fn limit_secs(estimate: f64, margin: f64) -> u64 {
     (secs / 60.0).ceil() as u64 * 60
 }
 
+/// The campaign's name as a job's name and a file name: what a scheduler or a path would read
+/// otherwise (blanks, `/`, Slurm's `%` patterns) becomes `_`.
+fn job_name(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect()
+}
+
+/// Whether `text` is a line of a script `emit` wrote: the mark in a comment of its own.
+pub fn is_emitted(text: &str) -> bool {
+    text.lines().take(4).any(|l| l.starts_with(&format!("# {MARK}")))
+}
+
 /// A word for a shell: as it is when it cannot be read otherwise, else in single quotes.
 fn quoted(w: &str) -> String {
     crate::shell::words(&[w.to_string()])
@@ -264,7 +275,7 @@ pub fn scripts(e: &Emit, jobs: &[Job]) -> Vec<Script> {
     };
     let mut out = Vec::new();
     for j in jobs {
-        let job = format!("{}-n{}", e.name, j.nodes);
+        let job = format!("{}-n{}", job_name(e.name), j.nodes);
         let secs = limit_secs(j.secs, b.margin);
         let about = format!(
             "campaign {}: its {} points on {} nodes, estimated {:.0} s (limit: x{} + {} s set-up)",
@@ -278,14 +289,17 @@ pub fn scripts(e: &Emit, jobs: &[Job]) -> Vec<Script> {
         s.push(format!("{} {bin} campaign run {file} --only nodes={} --db \"$store\"", b.launcher, j.nodes));
         out.push(Script { name: format!("nodes-{}.{}", j.nodes, e.system.ext()), text: s.join("\n") + "\n" });
     }
-    let job = format!("{}-merge", e.name);
+    let job = format!("{}-merge", job_name(e.name));
     let about = format!("campaign {}: merges the jobs' stores (IOSURVEY_JOBS) into {}", e.name, e.store.display());
     let mut s = opening(e.header(&job, 1, 1, MERGE_SECS), &about);
     s.push("stores=()".into());
     s.push("for id in ${IOSURVEY_JOBS:?the jobs whose stores to merge}; do".into());
     s.push(format!("    s={}", job_store(e.store, "id")));
     s.push("    # A job that failed before its first point made no store: its points stay to run.".into());
-    s.push("    if [ -e \"$s\" ]; then stores+=(\"$s\"); else echo \"job $id made no store ($s)\" >&2; fi".into());
+    s.push("    if [ ! -e \"$s\" ]; then echo \"job $id made no store ($s)\" >&2; continue; fi".into());
+    s.push("    # A job killed while writing left a journal: opening its store rolls that write back.".into());
+    s.push(format!("    if [ -s \"$s-journal\" ]; then {bin} ls --db \"$s\" > /dev/null; fi"));
+    s.push("    stores+=(\"$s\")".into());
     s.push("done".into());
     s.push("[ ${#stores[@]} -gt 0 ] || { echo \"no job made a store: nothing to merge\" >&2; exit 1; }".into());
     s.push(format!("{bin} merge \"${{stores[@]}}\" --into {store}"));
@@ -346,6 +360,15 @@ mod tests {
             dir: &dir,
         };
         scripts(&e, &[Job { nodes: 1, points: 3, secs: 600.0 }, Job { nodes: 4, points: 2, secs: 100_000.0 }])
+    }
+
+    #[test]
+    fn a_name_a_scheduler_would_misread_becomes_plain_and_only_emits_own_files_count_as_its() {
+        assert_eq!(job_name("my eval/x %u"), "my_eval_x__u");
+        assert_eq!(job_name("isilon-f800_v2.1"), "isilon-f800_v2.1");
+        let s = emitted(System::Slurm);
+        assert!(s.iter().all(|x| is_emitted(&x.text)), "every script carries the mark");
+        assert!(!is_emitted("my notes\nmention: Written by iosurvey campaign emit\n"));
     }
 
     #[test]

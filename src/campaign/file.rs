@@ -679,7 +679,34 @@ impl Reader<'_> {
                 None => Ok(Vec::new()),
             }
         };
-        let launcher = text("launcher")?;
+        // Each value lands in a script: a directive takes one word, and no value may hold a
+        // line's end (a line of its own would be a command, and end the directives).
+        let word = |key: &str, v: String| -> Result<String, FileError> {
+            match v.chars().find(|c| !(c.is_ascii_alphanumeric() || "_.,:+@/-".contains(*c))) {
+                Some(c) => Err(self.at(
+                    t.line(key),
+                    format!(
+                        "{what} {key} '{}' holds {c:?}, which a batch directive cannot take",
+                        crate::escape::visible(&v)
+                    ),
+                    "give the name as the batch system knows it: letters, digits and _.,:+@/-",
+                )),
+                None => Ok(v),
+            }
+        };
+        let line = |key: &str, v: String| -> Result<String, FileError> {
+            match v.chars().any(char::is_control) {
+                true => Err(self.at(
+                    t.line(key),
+                    format!(
+                        "{what} {key} holds a control character (a line's end), which would split the script's line"
+                    ),
+                    &format!("give {key} as one line"),
+                )),
+                false => Ok(v),
+            }
+        };
+        let launcher = line("launcher", text("launcher")?)?;
         if launcher.trim().is_empty() {
             return Err(self.at(
                 t.line("launcher"),
@@ -710,27 +737,34 @@ impl Reader<'_> {
         let point_secs = match t.get("point-time") {
             Some(v) => {
                 let text = self.string(v, &format!("{what} point-time"))?;
-                let ns = crate::units::parse_long_duration(&text).ok().filter(|&ns| ns > 0).ok_or_else(|| {
-                    self.at(
-                        Some(v.line),
-                        format!("{what} point-time '{text}' is not a duration above 0"),
-                        "give point-time = \"10m\"",
-                    )
-                })?;
+                let ns = crate::units::parse_long_duration(&text)
+                    .and_then(|ns| if ns > 0 { Ok(ns) } else { Err("no time".into()) })
+                    .map_err(|why| {
+                        self.at(Some(v.line), format!("{what} point-time '{text}': {why}"), "give point-time = \"10m\"")
+                    })?;
                 Some(ns as f64 / 1e9)
             }
             None => None,
         };
         let iosurvey = match t.get("iosurvey") {
-            Some(v) => Some(self.string(v, &format!("{what} iosurvey"))?),
+            Some(v) => match line("iosurvey", self.string(v, &format!("{what} iosurvey"))?)? {
+                b if b.trim().is_empty() => {
+                    return Err(self.at(
+                        Some(v.line),
+                        format!("{what} iosurvey is empty"),
+                        "give the path of iosurvey on the compute nodes, or leave the key out",
+                    ))
+                }
+                b => Some(b),
+            },
             None => None,
         };
         Ok(Batch {
-            partition: text("partition")?,
-            account: text("account")?,
+            partition: word("partition", text("partition")?)?,
+            account: word("account", text("account")?)?,
             launcher,
-            modules: lines("modules", true)?,
-            setup: lines("setup", false)?,
+            modules: lines("modules", true)?.into_iter().map(|m| word("modules", m)).collect::<Result<_, _>>()?,
+            setup: lines("setup", false)?.into_iter().map(|l| line("setup", l)).collect::<Result<_, _>>()?,
             tasks_per_node,
             nodes,
             margin,

@@ -530,6 +530,11 @@ fn keep(c: &Campaign, points: Vec<Point>, only: Option<&Only>, launch: Option<La
         .collect())
 }
 
+/// "1 point", "2 points".
+fn counted(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 /// A launch: its nodes and its processes.
 #[derive(Debug, Clone, Copy)]
 struct Launch {
@@ -634,7 +639,7 @@ fn past_secs(store: &Store, c: &Campaign, p: &Point) -> Option<f64> {
 /// `campaign plan FILE`: every point in order, its hooks, refusals and estimates.
 pub(super) fn plan<T: Team>(cli: &Cli, asked: &Asked, calibrate: bool, team: &T) -> Result<(), Failure> {
     let c = read(asked.file)?;
-    let all = keep(&c, points(&c, &cli.db, team, asked.scale)?, asked.only, None)?;
+    let all = keep(&c, points(&c, &cli.db, team, asked.scale)?, asked.only, Some(Launch::of(team)))?;
     let store = match (team.process(), cli.db.exists()) {
         (0, true) => Some(Store::open_existing(&cli.db)?),
         _ => None,
@@ -1382,7 +1387,38 @@ pub(super) fn emit<T: Team>(cli: &Cli, file: &Path, system: System, dir: &Path, 
         System::Lsf => "--lsf",
         System::Pbs => "--pbs",
     };
+    // A path lands in the scripts and in the scheduler's directives, which split at blanks
+    // and read % as a pattern: such a path is refused rather than written half-understood.
+    let shown = |p: &Path| iosurvey::escape::visible(&p.display().to_string()).to_string();
+    for (p, whose) in [(dir, what), (cli.db.as_path(), "--db"), (file, "the campaign file")] {
+        let text = p.display().to_string();
+        let odd = text.chars().find(|c| c.is_control() || (p == dir && (c.is_whitespace() || *c == '%')));
+        if let Some(c) = odd {
+            return Err(Failure::new(
+                format!("{whose} {} holds {c:?}, which a batch script or its directives cannot carry", shown(p)),
+                format!("give {whose} a path without blanks, % or control characters"),
+                2,
+            ));
+        }
+    }
+    let existed = std::fs::symlink_metadata(dir).is_ok();
     super::output::folder(dir, "the batch jobs", &format!("give {what} a directory of its own"))?;
+    let written = write_jobs(cli, (&c, batch), &jobs, (system, what), (file, dir));
+    if written.is_err() && !existed {
+        // Made here for nothing: an empty directory of ours goes again.
+        let _ = std::fs::remove_dir(dir);
+    }
+    written
+}
+
+/// Writes the jobs' scripts into `dir`, made for them, and says what they are.
+fn write_jobs(
+    cli: &Cli,
+    (c, batch): (&Campaign, &iosurvey::campaign::Batch),
+    jobs: &std::collections::BTreeMap<usize, Job>,
+    (system, what): (System, &str),
+    (file, dir): (&Path, &Path),
+) -> Result<(), Failure> {
     let absolute = |p: &Path| {
         super::output::absolute(p).ok_or_else(|| {
             Failure::new(format!("cannot find where {} is", p.display()), "give a path in an existing directory", 2)
@@ -1411,7 +1447,7 @@ pub(super) fn emit<T: Team>(cli: &Cli, file: &Path, system: System, dir: &Path, 
             .display()
             .to_string(),
     };
-    let jobs: Vec<Job> = jobs.into_values().collect();
+    let jobs: Vec<Job> = jobs.values().cloned().collect();
     let scripts = iosurvey::campaign::batch::scripts(
         &Emit {
             system,
@@ -1430,7 +1466,9 @@ pub(super) fn emit<T: Team>(cli: &Cli, file: &Path, system: System, dir: &Path, 
     for s in &scripts {
         let path = dir.join(&s.name);
         super::output::check(&path, &cli.db, what)?;
-        if std::fs::read_to_string(&path).is_ok_and(|t| !t.contains(iosurvey::campaign::batch::MARK)) {
+        let theirs = std::fs::symlink_metadata(&path).is_ok()
+            && !std::fs::read_to_string(&path).is_ok_and(|t| iosurvey::campaign::batch::is_emitted(&t));
+        if theirs {
             return Err(Failure::new(
                 format!(
                     "refusing to write the batch job {}: a file campaign emit did not write has that name",
@@ -1448,10 +1486,10 @@ pub(super) fn emit<T: Team>(cli: &Cli, file: &Path, system: System, dir: &Path, 
     for (j, s) in jobs.iter().zip(&scripts) {
         let limit = iosurvey::campaign::batch::limit_secs(j.secs, batch.margin);
         out += &format!(
-            "  {}: {} points on {} nodes x {} tasks, estimated {}, limit {}\n",
+            "  {}: {} on {} x {} tasks, estimated {}, limit {}\n",
             s.name,
-            j.points,
-            j.nodes,
+            counted(j.points, "point"),
+            counted(j.nodes, "node"),
             batch.tasks_per_node,
             format_duration(j.secs),
             format_duration(limit as f64)

@@ -31,12 +31,18 @@ pub(super) fn merge(a: &MergeArgs) -> Result<String, Failure> {
         ),
         e => e.into(),
     })?;
-    // Made by this command: a refused merge leaves no store behind it, as none was there.
+    // Made by this command: a refused or interrupted merge leaves no store behind it, as none
+    // was there.
     let made = match into {
         None => std::fs::metadata(&a.into).ok().map(|m| (m.dev(), m.ino())),
         Some(_) => None,
     };
-    match store.merge(&a.stores) {
+    if made.is_some() {
+        *made_here() = Some(a.into.clone());
+    }
+    let merged = store.merge(&a.stores);
+    made_here().take();
+    match merged {
         Ok(all) => Ok(a.stores.iter().zip(all).map(|(input, m)| said(input, &m)).collect()),
         Err(e) => {
             drop(store);
@@ -93,4 +99,26 @@ fn said(input: &Path, m: &Merged) -> String {
         line.push_str(&format!("; still running in that store, merged as they are: {}", m.running.join(", ")));
     }
     line + "\n"
+}
+
+/// The destination this command made, while the merge into it goes on.
+static MADE: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+
+fn made_here() -> std::sync::MutexGuard<'static, Option<PathBuf>> {
+    MADE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// For a signal that ends a merge: its private copies removed, and the destination it made
+/// (with its journal: the transaction was never committed). Whether a merge was going on.
+pub(super) fn abandon() -> bool {
+    let copies = iosurvey::store::merge::abandon();
+    let made = made_here().take();
+    if let Some(path) = &made {
+        for end in ["", "-journal"] {
+            let mut name = path.as_os_str().to_owned();
+            name.push(end);
+            let _ = std::fs::remove_file(name);
+        }
+    }
+    copies || made.is_some()
 }

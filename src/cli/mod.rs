@@ -372,7 +372,7 @@ struct CampaignFileArgs {
     scale: Option<campaign::Scale>,
     /// Only these points: study=NAME, target=LABEL and nodes=N (the points a batch job of N
     /// nodes runs), comma-separated; repeatable.
-    #[arg(long, value_parser = campaign::only_arg, value_name = "study=NAME,target=LABEL")]
+    #[arg(long, value_parser = campaign::only_arg, value_name = "study=NAME,target=LABEL,nodes=N")]
     only: Vec<campaign::Only>,
 }
 
@@ -1091,8 +1091,11 @@ fn catch_interrupts() {
         loop {
             let deadline = first.map(|t| (t + STOP_DEADLINE).saturating_duration_since(std::time::Instant::now()));
             match set.wait(deadline) {
-                Some(_) if !RUNNING.load(std::sync::atomic::Ordering::Relaxed) => {
+                Some(sig) if !RUNNING.load(std::sync::atomic::Ordering::Relaxed) => {
                     output::abandon();
+                    if merge::abandon() {
+                        say_error!("stopped by {}: nothing was merged (hint: run the merge again)", signal_name(sig));
+                    }
                     std::process::exit(130)
                 }
                 // A launcher that ends one process of an MPI job ends the others within a

@@ -79,6 +79,8 @@ pub(super) fn check(path: &Path, store: &Path, what: &str) -> Result<(), Failure
 /// file in it goes through [`check`] and [`write`], which keep the store safe.
 pub(super) fn folder(path: &Path, what: &str, hint: &str) -> Result<(), Failure> {
     let refuse = |why: &str| Failure::new(format!("refusing to write {what} into {}: {why}", path.display()), hint, 2);
+    // "link/" names what the link points to: its trailing slash would follow the link.
+    let path: &Path = &path.components().collect::<PathBuf>();
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_symlink() => {
             Err(refuse("it is a symbolic link, and iosurvey never writes an output through a link"))

@@ -68,12 +68,30 @@ impl Store {
                 net: HashMap::new(),
                 skip: Skip::default(),
                 done: Merged::default(),
+                joined: Vec::new(),
             };
             all.push(merging.run()?);
         }
         tx.commit().map_err(wrap)?;
         Ok(all)
     }
+}
+
+/// The private copies of a merge in progress, for a signal that ends the process ([`abandon`]).
+static TAKEN: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn taken() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    TAKEN.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Removes the private copies of a merge that a signal ends; whether there were any (a
+/// merge was in progress).
+pub fn abandon() -> bool {
+    let dirs = std::mem::take(&mut *taken());
+    for d in &dirs {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    !dirs.is_empty()
 }
 
 /// An input store's private copy, migrated to the current schema; removed when dropped.
@@ -97,6 +115,13 @@ impl Snapshot {
         if !head.is_empty() && head != b"SQLite format 3\0" {
             return Err(StoreError::NotAStore { path: input.to_path_buf(), why: "not an SQLite database" });
         }
+        // A read-only connection cannot roll a killed writer's journal back, and SQLite would
+        // blame the file's permissions.
+        let mut journal = input.as_os_str().to_owned();
+        journal.push("-journal");
+        if std::fs::metadata(&journal).is_ok_and(|m| m.len() > 0) {
+            return Err(StoreError::Unfinished(input.to_path_buf()));
+        }
         let src =
             Connection::open_with_flags(input, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
                 .map_err(wrap)?;
@@ -105,6 +130,7 @@ impl Snapshot {
         std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
             .create(&dir)
             .map_err(|e| StoreError::Copy { path: input.to_path_buf(), to: dir.clone(), why: e.to_string() })?;
+        taken().push(dir.clone());
         let copy = dir.join("store.db");
         let taken = src.execute("VACUUM INTO ?1", [copy.to_string_lossy()]).map_err(wrap).and_then(|_| {
             drop(src);
@@ -118,16 +144,22 @@ impl Snapshot {
         match taken {
             Ok(store) => Ok(Snapshot { dir, store }),
             Err(e) => {
-                let _ = std::fs::remove_dir_all(&dir);
+                forget(&dir);
                 Err(e)
             }
         }
     }
 }
 
+/// Removes a private copy, and its name from those a signal would remove.
+fn forget(dir: &Path) {
+    let _ = std::fs::remove_dir_all(dir);
+    taken().retain(|d| d != dir);
+}
+
 impl Drop for Snapshot {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
+        forget(&self.dir);
     }
 }
 
@@ -284,6 +316,8 @@ struct Merging<'a> {
     net: HashMap<i64, i64>,
     skip: Skip,
     done: Merged,
+    /// Campaign versions there already that this input joined, to settle once its runs are in.
+    joined: Vec<i64>,
 }
 
 impl Merging<'_> {
@@ -310,6 +344,7 @@ impl Merging<'_> {
             self.count(&fate, |d| &mut d.hooks);
         }
         self.settle_groups(&groups)?;
+        self.settle_campaigns()?;
         self.imports_after(imports)?;
         Ok(self.done)
     }
@@ -527,6 +562,7 @@ impl Merging<'_> {
                             params![g.started, joined(&state, &g.state), row],
                         )
                         .map_err(|e| self.at_into(e))?;
+                    self.joined.push(row);
                 } else if let Some(k) = (0..mine.len()).find(|&k| same[k] != mine[k]) {
                     return Err(self.differs(what(), &g.uid, names[k]));
                 }
@@ -785,13 +821,40 @@ fn without_file(spec: &str) -> Option<serde_json::Value> {
     Some(v)
 }
 
-/// The state of a campaign version run by several jobs: failed when any part failed, else
-/// running when any part did not finish, else ok.
+/// The state of a campaign version run by several jobs, before its points settle it
+/// ([`Merging::settle_campaigns`]): running only while every part is (a job killed at its time
+/// limit never ends its own, and must not keep the whole version running for good).
 fn joined(a: &str, b: &str) -> &'static str {
     match (a, b) {
-        ("failed", _) | (_, "failed") => "failed",
-        ("running", _) | (_, "running") => "running",
+        ("running", "running") => "running",
         _ => "ok",
+    }
+}
+
+/// Whether a campaign version holds a point none of whose attempts ended ok: its runs (a run
+/// point's study, target, workload and tasks) and its groups (a study's point).
+const FAILED_POINT: &str = "SELECT EXISTS (SELECT 1 FROM (
+        SELECT MAX(status = 'ok') AS ok FROM runs WHERE group_id = ?1
+            GROUP BY name, system_label, workload_key, json_extract(spec_json, '$.tasks')
+        UNION ALL
+        SELECT MAX(state = 'ok') FROM groups WHERE parent = ?1 GROUP BY name, label, key
+    ) WHERE ok = 0)";
+
+impl Merging<'_> {
+    /// A campaign version that jobs joined is failed when one of its points has no attempt
+    /// that ended ok, else ok (unless every part still runs): the same whatever order the
+    /// stores are merged in, and a point run again after a failure mends it.
+    fn settle_campaigns(&self) -> Result<(), StoreError> {
+        for &row in &self.joined {
+            let failed: bool = self.tx.query_row(FAILED_POINT, [row], |r| r.get(0)).map_err(|e| self.at_into(e))?;
+            self.tx
+                .execute(
+                    "UPDATE groups SET state = ?1 WHERE id = ?2 AND state <> 'running'",
+                    params![if failed { "failed" } else { "ok" }, row],
+                )
+                .map_err(|e| self.at_into(e))?;
+        }
+        Ok(())
     }
 }
 
@@ -843,12 +906,13 @@ mod tests {
     }
 
     #[test]
-    fn a_campaign_joined_is_failed_if_any_part_failed_else_running_if_any_did_not_finish() {
+    fn a_campaign_joined_runs_only_while_every_part_runs_and_its_points_settle_the_rest() {
         for (a, b, both) in [
             ("ok", "ok", "ok"),
-            ("ok", "running", "running"),
-            ("running", "failed", "failed"),
-            ("failed", "ok", "failed"),
+            ("ok", "running", "ok"),
+            ("running", "running", "running"),
+            ("running", "failed", "ok"),
+            ("failed", "ok", "ok"),
         ] {
             assert_eq!((joined(a, b), joined(b, a)), (both, both), "{a} and {b}");
         }

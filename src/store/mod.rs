@@ -419,6 +419,9 @@ pub enum StoreError {
         /// What it is instead.
         why: &'static str,
     },
+    /// A merge's input with a write its command did not finish (it was killed while writing).
+    #[error("{} holds a write its command did not finish ({}-journal is beside it: the command was killed while writing)", .0.display(), .0.display())]
+    Unfinished(PathBuf),
     /// A store named as an input of a merge and as its destination.
     #[error("{} is both an input of the merge and its destination (--into), by name or as the same file", .0.display())]
     SameStore(PathBuf),
@@ -490,6 +493,10 @@ impl StoreError {
                 Hint::say("name a store iosurvey made (the --db of its commands), or a new file for one")
             }
             StoreError::SameStore(_) => Hint::say("give --into a new file, or a store that is not one of the inputs"),
+            StoreError::Unfinished(p) => Hint::say(format!(
+                "open it once, e.g. iosurvey ls --db {}, which rolls that write back, then merge it",
+                p.display()
+            )),
             StoreError::Unmergeable { .. } => Hint::say(
                 "a store changed after it was merged, or was altered; merge into a new store, or leave that store out",
             ),
@@ -507,6 +514,7 @@ impl StoreError {
             | StoreError::Missing(_)
             | StoreError::NotAStore { .. }
             | StoreError::SameStore(_)
+            | StoreError::Unfinished(_)
             | StoreError::Unmergeable { .. } => 2,
             _ => 4,
         }
