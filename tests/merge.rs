@@ -481,7 +481,7 @@ fn a_signal_mid_merge_says_one_line_and_leaves_no_copy_and_no_store_it_made() {
         .unwrap();
     let scratch = bed.tmp.path().join("tmp");
     fs::create_dir(&scratch).unwrap();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_iosurvey"))
         .args(["merge", &big, "--into", &eval])
         .env("TMPDIR", &scratch)
         .stderr(std::process::Stdio::piped())
