@@ -14,8 +14,8 @@ iosurvey_bin() {
     fi
 }
 
-# timed REPS CMD...: runs CMD REPS times (stdout and stderr discarded; a failure stops the
-# bench, with its stderr) and prints "MEDIAN MIN MAX PEAK": wall seconds of the runs and the
+# timed REPS CMD...: runs CMD REPS times (stdout discarded, or appended to the file
+# $TIMED_OUT when set; stderr discarded; a failure stops the bench, with its stderr) and prints "MEDIAN MIN MAX PEAK": wall seconds of the runs and the
 # largest maximum resident set of any run, MiB (GNU time's: of the command itself, not of
 # this shell).
 timed() {
@@ -25,7 +25,7 @@ timed() {
     for _ in $(seq 1 "$reps"); do
         # The clock around GNU time, whose own %e counts in hundredths only.
         t0=$(date +%s.%N)
-        if ! /usr/bin/time -f '%M' -o "$err.time" "$@" >/dev/null 2>"$err"; then
+        if ! /usr/bin/time -f '%M' -o "$err.time" "$@" >>"${TIMED_OUT:-/dev/null}" 2>"$err"; then
             echo "$(basename "$0"): failed: $*" >&2
             cat "$err" >&2
             rm -f "$err" "$err.time"
