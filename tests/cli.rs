@@ -878,6 +878,49 @@ fn survey_quiet_prints_only_the_run_ids() {
     assert!(lines.iter().all(|l| l.starts_with("run ") && l[4..].parse::<i64>().is_ok()), "{}", out.stdout);
 }
 
+/// A store of more runs than a page: the table lists the newest 50 and says how many it left
+/// out and how to see them; --limit and --all list what they say; the machine formats list
+/// every run.
+#[test]
+fn ls_lists_the_newest_page_says_what_it_left_out_and_all_lists_every_run() {
+    let bed = Bed::new();
+    assert_eq!(bed.run("--engine null --block 1m --label lab").code, 0);
+    // Copies of the stored run through the store's own API: 61 runs, made in milliseconds.
+    let mut store = iosurvey::store::Store::open(Path::new(&bed.db)).unwrap();
+    let run = store.load(1).unwrap();
+    for k in 0..60 {
+        let label = if k % 2 == 0 { "other" } else { "lab" };
+        store.save(&iosurvey::record::RunRecord { id: None, label: Some(label.into()), ..run.clone() }).unwrap();
+    }
+    drop(store);
+    let ids = |out: &str| -> Vec<u64> {
+        out.lines().filter(|l| l.contains(" UTC ")).filter_map(|l| l.split_whitespace().next()?.parse().ok()).collect()
+    };
+    let ls = iosurvey(&["ls", "--db", &bed.db]);
+    assert_eq!(ls.code, 0, "{}", ls.stderr);
+    assert_eq!(ids(&ls.stdout), (12..=61).collect::<Vec<_>>(), "the newest 50, oldest first: {}", ls.stdout);
+    assert!(
+        ls.stdout.contains("11 older runs not shown: --limit N lists the newest N, --all every one"),
+        "{}",
+        ls.stdout
+    );
+    let all = iosurvey(&["ls", "--all", "--db", &bed.db]);
+    assert_eq!(ids(&all.stdout), (1..=61).collect::<Vec<_>>());
+    assert!(!all.stdout.contains("not shown"), "{}", all.stdout);
+    let few = iosurvey(&["ls", "--limit", "3", "--label", "lab", "--db", &bed.db]);
+    assert_eq!(ids(&few.stdout), [57, 59, 61], "the label's newest 3: {}", few.stdout);
+    assert!(few.stdout.contains("28 older runs not shown"), "31 runs labelled lab: {}", few.stdout);
+    let json: Vec<Value> = serde_json::from_str(&iosurvey(&["ls", "--json", "--db", &bed.db]).stdout).unwrap();
+    assert_eq!(json.len(), 61, "--json lists every run");
+    let csv = iosurvey(&["ls", "--format", "csv", "--db", &bed.db]).stdout;
+    assert_eq!(csv.lines().filter(|l| l.starts_with(char::is_numeric)).count(), 61, "{csv}");
+    let limited: Vec<Value> =
+        serde_json::from_str(&iosurvey(&["ls", "--json", "--limit", "2", "--db", &bed.db]).stdout).unwrap();
+    assert_eq!(limited.iter().map(|r| r["id"].as_i64().unwrap()).collect::<Vec<_>>(), [60, 61]);
+    let both = iosurvey(&["ls", "--all", "--limit", "2", "--db", &bed.db]);
+    assert_eq!(both.code, 2, "--all and --limit say different things: {}", both.stderr);
+}
+
 #[test]
 fn a_store_with_a_negative_version_is_one_short_line() {
     let bed = Bed::new();

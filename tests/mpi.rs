@@ -157,6 +157,9 @@ fn test_engines_under_mpi_give_figures_computed_independently() {
         let ops: u64 = p["series"]["ops"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).sum();
         assert_eq!(ops, 8 * 3 * 16);
     }
+    // Four ranks of one node read one clock: nothing to align, nothing uncertain (a ping-pong
+    // with each rank measured its round trip instead).
+    assert_eq!((run["hosts"].as_array().unwrap().len(), run["clock_uncertainty_ns"].as_u64()), (1, Some(0)));
     // With delay D at depth 1, each task needs at least 16 x D per phase: no rate above that.
     let out = bed.run("--engine delay:5ms --tasks 2 --transfer 64k --block 1m --op write");
     assert_eq!(out.code, 0, "{}", out.stderr);

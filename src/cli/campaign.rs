@@ -1247,7 +1247,7 @@ pub(super) fn report<T: Team>(
     super::output::check(output, &cli.db, "-o")?;
     let store = Store::open_existing(&cli.db)?;
     let (c, scale) = resolve(&store, which)?;
-    let load = |ids: Vec<i64>| ids.into_iter().map(|i| store.load(i)).collect::<Result<Vec<_>, _>>();
+    let load = |ids: Vec<i64>| store.load_all(&ids);
     let runs = load(store.campaign_runs(&c.name)?)?;
     let groups = store.campaign_groups(&c.name)?;
     let mut matrices = Vec::new();

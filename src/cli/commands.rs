@@ -56,23 +56,39 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
         Command::Matrix(args) => super::matrix::matrix(cli, args, team),
         Command::Survey(args) => survey(cli, args, team),
         Command::Targets(args) => super::targets::targets(cli, args, team),
-        Command::Ls { json, label, format } => lead_prints(team, || {
+        Command::Ls { json, label, format, limit, all } => lead_prints(team, || {
             let store = Store::open_existing(&cli.db)?;
-            let mut rows = store.list()?;
-            rows.retain(|r| label.is_none() || r.system == *label);
+            // What scripts read (--json, the array of runs it has always been; csv and json
+            // tables) stays whole unless --limit: a page of it would look whole. A table for
+            // reading shows the newest LS_PAGE, and says how many more there are: no one
+            // reads 100,000 rows, and laying them out took seconds.
+            let read = !*json && matches!(format, Format::Text | Format::Md | Format::Html);
+            let limit = match (all, read) {
+                (true, _) => None,
+                (false, false) => *limit,
+                (false, true) => Some(limit.unwrap_or(LS_PAGE)),
+            };
+            let rows = store.newest(label.as_deref(), limit)?;
             let mut matrices = store.matrices()?;
             matrices.retain(|m| label.is_none() || m.label == *label);
-            // The JSON stays the array of runs it has always been; `show mN --json` gives a
-            // matrix.
-            Ok(match json {
-                true => to_json(&rows)?,
-                false => render(
-                    analysis::list(&rows)
-                        .and(analysis::matrix::list(&matrices))
-                        .and(analysis::campaign::list(&store.campaigns()?)),
-                    *format,
-                ),
-            })
+            // `show mN --json` gives a matrix.
+            if *json {
+                return to_json(&rows);
+            }
+            let mut listed = analysis::list(&rows);
+            let unlisted = match limit {
+                Some(n) if rows.len() == n => store.count(label.as_deref())? - n,
+                _ => 0,
+            };
+            if unlisted > 0 {
+                listed.tables[0]
+                    .notes
+                    .push(format!("{unlisted} older runs not shown: --limit N lists the newest N, --all every one"));
+            }
+            Ok(render(
+                listed.and(analysis::matrix::list(&matrices)).and(analysis::campaign::list(&store.campaigns()?)),
+                *format,
+            ))
         }),
         Command::Show { id: super::Shown::Campaign(n), json: false, .. } => {
             super::campaign::status(cli, &format!("c{n}"), None, team)
@@ -151,6 +167,10 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
     }
 }
 
+/// The runs a table of `ls` lists unless given --limit or --all: the newest, as many as a
+/// reader takes in.
+const LS_PAGE: usize = 50;
+
 /// A report laid out in a format.
 fn render(r: Report, format: Format) -> String {
     report::exporter(format).render(&r)
@@ -190,7 +210,7 @@ fn show(db: &Path, id: super::Shown, json: bool, format: Format) -> Result<Strin
             2,
         ));
     }
-    let records = ids.into_iter().map(|i| store.load(i)).collect::<Result<Vec<_>, _>>()?;
+    let records = store.load_all(&ids)?;
     Ok(match id {
         _ if json => to_json(&records)?,
         Shown::Survey(n) => render(analysis::survey(n, &records), format),
@@ -218,7 +238,7 @@ fn group_ids(store: &Store, id: super::Shown) -> Result<Vec<i64>, Failure> {
 fn side(store: &Store, name: &str) -> Result<Vec<RunRecord>, Failure> {
     let ids = match super::shown(name) {
         Ok(id) => group_ids(store, id)?,
-        Err(_) => store.list()?.into_iter().filter(|r| r.system.as_deref() == Some(name)).map(|r| r.id).collect(),
+        Err(_) => store.labelled(name)?,
     };
     if ids.is_empty() {
         return Err(Failure::new(
@@ -227,7 +247,7 @@ fn side(store: &Store, name: &str) -> Result<Vec<RunRecord>, Failure> {
             2,
         ));
     }
-    Ok(ids.into_iter().map(|i| store.load(i)).collect::<Result<Vec<_>, _>>()?)
+    Ok(store.load_all(&ids)?)
 }
 
 /// `iosurvey report`: the chosen runs (every one by default) as one HTML page.
@@ -266,7 +286,7 @@ fn html_report(
     }
     let everything = ids.is_empty() && labels.is_empty();
     if everything {
-        chosen = store.list()?.into_iter().map(|r| store.load(r.id)).collect::<Result<_, _>>()?;
+        chosen = store.load_all(&store.list()?.iter().map(|r| r.id).collect::<Vec<_>>())?;
     }
     // Matrices: those named, those of the labels named, or every one.
     let mut matrices = store.matrices()?;
@@ -368,7 +388,7 @@ fn export(db: &Path, names: &[String], format: super::ExportFormat, output: Opti
         runs.extend(side(&store, name)?);
     }
     if names.is_empty() {
-        runs = store.list()?.into_iter().map(|r| store.load(r.id)).collect::<Result<_, _>>()?;
+        runs = store.load_all(&store.list()?.iter().map(|r| r.id).collect::<Vec<_>>())?;
     }
     runs.sort_by_key(|r| r.id);
     runs.dedup_by_key(|r| r.id);

@@ -212,15 +212,21 @@ holding all their points.")]
     },
     /// List the stored runs.
     #[command(
-        after_help = "Examples:\n  iosurvey ls\n  iosurvey ls --db results.db --json\n  iosurvey ls --format csv"
+        after_help = "Examples:\n  iosurvey ls\n  iosurvey ls --all --format csv\n  iosurvey ls --limit 500\n  iosurvey ls --db results.db --json"
     )]
     Ls {
-        /// Print the rows as JSON instead of a table.
+        /// Print the rows as JSON instead of a table: every run, unless --limit.
         #[arg(long)]
         json: bool,
         /// Only the runs with this --label.
         #[arg(long, value_name = "NAME")]
         label: Option<String>,
+        /// The newest N runs (the table's default: the newest 50).
+        #[arg(long, value_name = "N", conflicts_with = "all")]
+        limit: Option<usize>,
+        /// Every run in the table, however many.
+        #[arg(long)]
+        all: bool,
         /// Lay the table out as text, json, csv or md.
         #[arg(long, value_enum, default_value = "text")]
         format: iosurvey::report::Format,

@@ -82,6 +82,10 @@ pub trait Team: Sync {
     fn hosts(&self) -> Vec<String>;
     /// Worst-case error of the clock alignment across processes, in nanoseconds.
     fn clock_uncertainty(&self) -> u64;
+    /// What forming the team took in this process, step by step (none for a local team).
+    fn startup(&self) -> Startup {
+        Startup::default()
+    }
     /// The lead process's bytes reach every process (for decisions only the lead may take).
     fn share(&self, bytes: Vec<u8>) -> Vec<u8>;
     /// The node of every process, by process index.
@@ -93,6 +97,18 @@ pub trait Team: Sync {
     /// Moves the messages `flow` describes to and from other processes, with its window in
     /// flight; returns when every one has arrived or left.
     fn flow(&self, flow: &Flow) -> FlowCount;
+}
+
+/// What forming a team took, in nanoseconds of this process's clock: `team-timing` prints it,
+/// so that bench/scale can tell the launcher's and MPI's share of a start from iosurvey's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Startup {
+    /// MPI_Init_thread: the launcher's wire-up, waiting for every rank to start.
+    pub init_ns: u64,
+    /// Finding which processes share a node, and the nodes' host names.
+    pub nodes_ns: u64,
+    /// Aligning the nodes' clocks with the lead's.
+    pub clock_ns: u64,
 }
 
 /// Message streams between this process and others: `count` messages of `message` bytes to

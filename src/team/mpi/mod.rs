@@ -6,9 +6,10 @@
 //! threads of a process lead different sub-teams, and whichever task checks for a stop takes
 //! in the stops other processes sent.
 //!
-//! Clocks: every process reads CLOCK_MONOTONIC; at start-up the lead measures each rank's
-//! offset by ping-pong (Cristian's method, the round with the shortest round trip wins) and
-//! the worst half round trip is kept as the alignment uncertainty.
+//! Clocks: every process reads CLOCK_MONOTONIC; at start-up the lead measures each other
+//! node's offset by ping-pong with one of its processes (Cristian's method, the round with the
+//! shortest round trip wins), every process takes its node's, and the worst half round trip
+//! is kept as the alignment uncertainty.
 //!
 //! One file per job: [`abort`] (the abort channel), [`nodes`] (node
 //! discovery), [`clock`] (clock alignment), [`collectives`] (a member's collectives).
@@ -20,13 +21,14 @@ mod flow;
 mod nodes;
 
 use super::local::LocalTeam;
-use super::{Member, Team};
+use super::{Member, Startup, Team};
 use crate::sys::mpi::{Comm, Universe};
 use abort::AbortChannel;
 pub use collectives::MpiMember;
 use mpi::traits::*;
 use mpi::Threading;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// This process's place in an MPI team.
 pub struct MpiTeam {
@@ -38,6 +40,7 @@ pub struct MpiTeam {
     offset: i64,
     uncertainty: u64,
     abort: Arc<AbortChannel>,
+    startup: Startup,
     // Dropped last: finalises MPI.
     _universe: Universe,
 }
@@ -56,11 +59,15 @@ pub enum MpiError {
 impl MpiTeam {
     /// Initialises MPI (under mpirun, srun, or as a singleton), finds nodes and aligns clocks.
     pub fn init() -> Result<MpiTeam, MpiError> {
+        let began = Instant::now();
         let (universe, world) =
             crate::sys::mpi::init_thread_multiple().map_err(|t| t.map_or(MpiError::Init, MpiError::Threading))?;
+        let init_ns = began.elapsed().as_nanos() as u64;
         let (process, processes) = (world.rank() as usize, world.size() as usize);
         let (node_of_process, hosts) = nodes::discover(&world);
-        let (offset, uncertainty) = clock::align(&world);
+        let nodes_ns = began.elapsed().as_nanos() as u64 - init_ns;
+        let (offset, uncertainty) = clock::align(&world, &node_of_process);
+        let clock_ns = began.elapsed().as_nanos() as u64 - init_ns - nodes_ns;
         let abort = Arc::new(AbortChannel::new(world.dup()));
         Ok(MpiTeam {
             world: Arc::new(world),
@@ -71,6 +78,7 @@ impl MpiTeam {
             offset,
             uncertainty,
             abort,
+            startup: Startup { init_ns, nodes_ns, clock_ns },
             _universe: universe,
         })
     }
@@ -114,6 +122,9 @@ impl Team for MpiTeam {
     }
     fn clock_uncertainty(&self) -> u64 {
         self.uncertainty
+    }
+    fn startup(&self) -> Startup {
+        self.startup
     }
     fn share(&self, bytes: Vec<u8>) -> Vec<u8> {
         let root = self.world.process_at_rank(0);
