@@ -77,8 +77,8 @@ fn a_malformed_campaign_file_is_said_with_its_line_and_key_and_nothing_is_stored
         ),
         (format!("{HEAD}{t}{study}transfer = \"1q\"\n"), vec!["c.toml:11:", "study 's' (run)", "1q"]),
         (
-            format!("{HEAD}[[target]]\nlabel = \"a\"\ndir = \"/nonexistent/iosurvey\"\n{study}"),
-            vec!["c.toml:6:", "dir /nonexistent/iosurvey is not a directory"],
+            format!("{HEAD}[[target]]\nlabel = \"a\"\ndir = \"/nonexistent-iosurvey/iosurvey\"\n{study}"),
+            vec!["c.toml:6:", "dir /nonexistent-iosurvey/iosurvey is not a directory"],
         ),
         (format!("{HEAD}{t}{study}{study}"), vec!["c.toml:11:", "[[study]] name 's' is given twice"]),
         (

@@ -454,7 +454,7 @@ fn a_store_path_that_is_not_a_file_is_refused_and_ls_creates_nothing() {
     }
     assert!(!missing.exists());
     assert_one_line_error(
-        &iosurvey(&["run", "--dir", bed.dir.to_str().unwrap(), "--db", "/nonexistent/dir/s.db"]),
+        &iosurvey(&["run", "--dir", bed.dir.to_str().unwrap(), "--db", "/nonexistent-iosurvey/dir/s.db"]),
         2,
         &["its directory does not exist"],
     );
@@ -534,7 +534,7 @@ fn refusals_found_before_any_byte_is_written_are_exit_2() {
     fs::create_dir(&json_dir).unwrap();
     let out = bed.run(&format!("--block 1m --json {}", json_dir.display()));
     assert_refused(&bed, &out, &["--json", "not a regular file"]);
-    assert_refused(&bed, &bed.run("--block 1m --json /nonexistent/x.json"), &["its directory does not exist"]);
+    assert_refused(&bed, &bed.run("--block 1m --json /nonexistent-iosurvey/x.json"), &["its directory does not exist"]);
     assert!(bed.entries().is_empty());
     assert_eq!(bed.run("--block 1m").code, 0);
     assert_one_line_error(&iosurvey(&["show", "99", "--db", &bed.db]), 2, &["no run with id 99"]);
