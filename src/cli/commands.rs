@@ -110,7 +110,6 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
         }
         Command::Net(args) => net(cli, args, team),
         Command::Import(args) => lead_prints(team, || super::import::import(&cli.db, args)),
-        Command::Merge(args) => lead_prints(team, || super::merge::merge(args)),
         Command::Campaign(c) => {
             use super::campaign as camp;
             use super::campaign;
@@ -142,7 +141,7 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
         }
         Command::Overhead => lead_prints(team, || Ok(iosurvey::measure::overhead::report())),
         // Served before the team starts (see cli::main).
-        Command::Janitor | Command::Completions { .. } | Command::Manpages { .. } => Ok(()),
+        Command::Janitor | Command::Completions { .. } | Command::Manpages { .. } | Command::Merge(_) => Ok(()),
         Command::Engines { json, all } => lead_prints(team, || {
             let states = iosurvey::engine::backends::states(*all);
             if *json {

@@ -961,6 +961,16 @@ pub fn main() -> i32 {
         Command::Janitor => return iosurvey::janitor::serve(std::io::stdin().lock()),
         Command::Completions { shell } => return package::completions(*shell),
         Command::Manpages { dir } => return finish(package::manpages(dir, &cli.db)),
+        // One process's work on files: no team (an MPI build's singleton start would bring the
+        // launcher's own daemon), and not one of several launched processes at once.
+        Command::Merge(args) => {
+            if let Some((var, n)) = iosurvey::team::launched_as_many(|v| std::env::var(v).ok()) {
+                say_error!("merge runs as one process, but this is one of {n} ({var}) (hint: run iosurvey merge without a launcher)");
+                return 2;
+            }
+            prepare();
+            return finish(merge::merge(args).map(|out| print!("{out}")));
+        }
         _ => {}
     }
     execute(|team| commands::dispatch(&cli, team))
