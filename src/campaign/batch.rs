@@ -109,12 +109,20 @@ impl System {
         }
     }
 
-    /// The lines of `submit` that submit `script` and add its id to the array `jobs`.
+    /// The lines of `submit` that submit `script` after the job before it (`after`) and add
+    /// its id to the array `jobs`: the jobs run one after another, as a campaign's points do,
+    /// so that no two share the storage they measure.
     fn submit(self, script: &str) -> String {
         match self {
-            System::Slurm => format!("jobs+=(\"$(sbatch --parsable {script} | cut -d';' -f1)\")"),
-            System::Lsf => format!("jobs+=(\"$(bsub < {script} | sed -n 's/^Job <\\([0-9]*\\)>.*/\\1/p')\")"),
-            System::Pbs => format!("jobs+=(\"$(qsub {script})\")"),
+            System::Slurm => format!(
+                "jobs+=(\"$(sbatch --parsable \"${{after[@]}}\" {script} | cut -d';' -f1)\")\nafter=(--dependency=afterany:\"${{jobs[-1]}}\")"
+            ),
+            System::Lsf => format!(
+                "jobs+=(\"$(bsub \"${{after[@]}}\" < {script} | sed -n 's/^Job <\\([0-9]*\\)>.*/\\1/p')\")\nafter=(-w \"ended(${{jobs[-1]}})\")"
+            ),
+            System::Pbs => format!(
+                "jobs+=(\"$(qsub \"${{after[@]}}\" {script})\")\nafter=(-W depend=afterany:\"${{jobs[-1]}}\")"
+            ),
         }
     }
 
@@ -313,6 +321,7 @@ pub fn scripts(e: &Emit, jobs: &[Job]) -> Vec<Script> {
         "set -euo pipefail".into(),
         format!("cd {}", quoted(&e.dir.display().to_string())),
         "jobs=()".into(),
+        "after=()".into(),
     ];
     s.extend(out.iter().filter(|x| x.name.starts_with("nodes-")).map(|x| e.system.submit(&x.name)));
     s.push(e.system.submit_last(&format!("merge.{}", e.system.ext())));
@@ -414,7 +423,11 @@ mod tests {
         let merge = &s[2].text;
         assert!(merge.contains("merge \"${stores[@]}\" --into '/p/st ore/eval.db'"), "{merge}");
         let submit = &s[3].text;
-        assert!(submit.contains("sbatch --parsable nodes-1.sbatch"), "{submit}");
+        assert!(submit.contains("sbatch --parsable \"${after[@]}\" nodes-1.sbatch"), "{submit}");
+        assert!(
+            submit.contains("after=(--dependency=afterany:\"${jobs[-1]}\")"),
+            "each job after the one before: {submit}"
+        );
         assert!(submit.contains("--dependency=afterany:"), "{submit}");
     }
 
