@@ -475,7 +475,7 @@ fn data_rule<T: Team>(
     if w.data().is_none() {
         return (None, None);
     }
-    let nodes = team.process_nodes().into_iter().collect::<std::collections::BTreeSet<_>>().len().max(1);
+    let nodes = Launch::of(team).nodes;
     let per_node = w.bytes_per_phase() / nodes.min(w.tasks.max(1)) as u64;
     let ram = iosurvey::env::ram_bytes() / scale.map_or(1, |Scale(n)| n);
     let need = (ram as f64 * times) as u64;
