@@ -543,6 +543,146 @@ fn a_rehearsal_at_a_scale_never_stands_for_the_full_size_point_and_a_report_need
     assert!(html.contains("(runs 3-4)"), "only c2's own points are drawn");
 }
 
+/// The store's copy of campaign version c1's file replaced by `text`, as a crafted store
+/// brought in with merge could hold it.
+fn store_text(db: &str, text: &str) {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    conn.execute(
+        "UPDATE groups SET spec_json = json_set(spec_json, '$.text', ?1) WHERE kind = 'campaign' AND number = 1",
+        [text],
+    )
+    .unwrap();
+}
+
+const SMALL: &str = "name = \"s\"\nkind = \"run\"\nengine = \"null\"\ntransfer = \"64k\"\nblock = \"64k\"\n";
+
+#[test]
+fn a_campaign_of_more_points_than_the_cap_is_refused_before_they_are_built_from_a_file_or_a_store() {
+    let bed = Bed::new();
+    // A few lines asking for 4,096 client counts x 30 repetitions: 122,880 points.
+    let big = format!(
+        "[campaign]\nname = \"t\"\nrepetitions = 30\n{}[[study]]\n{SMALL}tasks = 4096\nclients = \"1..4096\"\n",
+        target("a", &bed.dir)
+    );
+    let path = file(&bed, &big);
+    let needles = ["the campaign has 122880 points, more than the 100000 a campaign may have", "split it"];
+    assert_one_line_error(&campaign(&bed, &["plan", &path]), 2, &needles);
+    assert_one_line_error(&campaign(&bed, &["run", &path, "-q"]), 2, &needles);
+    assert!(!Path::new(&bed.db).exists(), "nothing stored");
+    // The same text as the file a stored version ran: show and report read it back.
+    let path = one_study(&bed, SMALL);
+    assert_eq!(campaign(&bed, &["run", &path, "-q"]).code, 0);
+    store_text(&bed.db, &big);
+    assert_one_line_error(&iosurvey(&["show", "c1", "--db", &bed.db]), 2, &needles);
+    let page = bed.tmp.path().join("r.html");
+    let out = iosurvey(&["report", "--campaign", "c1", "-o", page.to_str().unwrap(), "--db", &bed.db]);
+    assert_one_line_error(&out, 2, &needles);
+}
+
+#[test]
+fn a_scale_past_2_to_the_40_is_refused_and_a_stored_scale_past_i64_leaves_the_store_readable() {
+    let bed = Bed::new();
+    let path = one_study(&bed, SMALL);
+    assert_one_line_error(
+        &campaign(&bed, &["plan", &path, "--scale", "1/1099511627777"]),
+        2,
+        &["--scale 1/1099511627777", "2^40", "at most 1099511627776"],
+    );
+    let out = campaign(&bed, &["run", &path, "--scale", "1/1099511627776", "-q"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // A store written before the cap (or by hand) holds a scale past i64, which SQLite's JSON
+    // functions read as a REAL; at 1/2^40 and at that scale the points are the same sizes.
+    let conn = rusqlite::Connection::open(&bed.db).unwrap();
+    let changed = conn
+        .execute(
+            "UPDATE groups SET spec_json = replace(spec_json, '\"scale\":1099511627776', '\"scale\":18446744073709551615')
+             WHERE kind = 'campaign'",
+            [],
+        )
+        .unwrap();
+    assert_eq!(changed, 1);
+    drop(conn);
+    let status = iosurvey(&["show", "c1", "--db", &bed.db]);
+    assert!(status.stdout.contains("2 of 2 points stored whole; 0 to run"), "{}{}", status.stdout, status.stderr);
+    let page = bed.tmp.path().join("r.html");
+    let out = iosurvey(&["report", "--campaign", "c1", "-o", page.to_str().unwrap(), "--db", &bed.db]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(fs::read_to_string(&page).unwrap().contains("run at --scale 1/18446744073709551615"));
+}
+
+#[test]
+fn only_selects_a_target_whose_label_holds_a_comma_written_with_a_backslash() {
+    let bed = Bed::new();
+    let path = file(
+        &bed,
+        &format!("{HEAD}{}{}[[study]]\n{SMALL}", target("x,target=b", &bed.dir), target("b", &bed.dir)),
+    );
+    let out = campaign(&bed, &["plan", &path, "--only", "target=x\\,target=b"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.matches(" on x,target=b, ").count(), 2, "{}", out.stdout);
+    assert!(!out.stdout.contains(" on b, "), "{}", out.stdout);
+    // Unescaped, the comma still separates two selections.
+    let out = campaign(&bed, &["plan", &path, "--only", "target=b,study=s"]);
+    assert_eq!(out.stdout.matches(" on b, ").count(), 2, "{}", out.stdout);
+    assert_one_line_error(
+        &campaign(&bed, &["plan", &path, "--only", "target=x,target=b"]),
+        2,
+        &["--only target=x: the campaign has no such target", "a comma in it written \\,"],
+    );
+}
+
+#[test]
+fn a_rehearsal_refuses_a_file_the_full_size_campaign_would_refuse() {
+    let bed = Bed::new();
+    // 1 GiB does not split into 3 segments of whole 64 KiB transfers; at 1/4096 the total
+    // rounds down to one that does.
+    let path = one_study(&bed, "name = \"s\"\nkind = \"run\"\nengine = \"null\"\ntransfer = \"64k\"\nsegments = 3\ntotal = \"1g\"\n");
+    for verb in ["plan", "run"] {
+        let out = campaign(&bed, &[verb, &path, "--scale", "1/4096", "-q"]);
+        assert_one_line_error(&out, 2, &["cannot be split into 3", "at full size", "checks the file at full size too"]);
+    }
+    assert!(!Path::new(&bed.db).exists(), "nothing stored");
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+}
+
+/// `n` targets and one study, for the reader's timing.
+fn many_targets(n: usize) -> String {
+    let mut text = String::from(HEAD);
+    for k in 0..n {
+        text += &format!("[[target]]\nlabel = \"t{k}\"\ndir = \"/nonexistent-iosurvey/{k}\"\n");
+    }
+    text + "[[study]]\n" + SMALL
+}
+
+#[test]
+fn reading_a_campaign_file_is_linear_in_its_targets_and_keys() {
+    use std::time::{Duration, Instant};
+    // Before, every value counted its line from the start of the text and every label was
+    // compared with each before it: 20,000 targets took over a minute. Linear, it takes a
+    // fraction of a second; 10 s leaves room for a loaded machine.
+    let text = many_targets(20_000);
+    let began = Instant::now();
+    let c = iosurvey::campaign::parse_stored(Path::new("c.toml"), &text).unwrap();
+    assert_eq!(c.targets.len(), 20_000);
+    assert_eq!(c.studies[0].targets.len(), 20_000);
+    // Lines are still right at the end of the file.
+    let first = c.targets[0].line.unwrap();
+    assert!((4..=5).contains(&first), "{first}");
+    assert_eq!(c.targets[19_999].line, Some(first + 3 * 19_999));
+    assert_eq!(c.studies[0].line, Some(first + 3 * 20_000));
+    let mut keys = String::from("[[study]]\nname = \"k\"\nkind = \"run\"\n");
+    for k in 0..40_000 {
+        keys += &format!("key-{k} = 1\n");
+    }
+    // The same setting spelled with '_': TOML takes it as another key, the reader does not.
+    keys += "key_7 = 2\n";
+    let twice = iosurvey::campaign::parse_stored(Path::new("c.toml"), &(many_targets(1) + &keys)).unwrap_err();
+    assert_eq!(twice.line, Some(12 + 3 + 40_000 + 1), "{twice}");
+    assert!(twice.what.contains("setting 'key-7' is given twice"), "{twice}");
+    let taken = began.elapsed();
+    assert!(taken < Duration::from_secs(10), "reading took {taken:?}");
+}
+
 const BATCH: &str = "[batch]\npartition = \"storage\"\naccount = \"\"\nlauncher = \"srun\"\nmodules = [\"openmpi\"]\n";
 
 #[test]

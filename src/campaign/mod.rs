@@ -16,6 +16,17 @@ use std::sync::Arc;
 pub use batch::Batch;
 pub use file::{parse, parse_stored, FileError, Value};
 
+/// The most points a campaign may plan (studies x targets x client counts x repetitions),
+/// checked before any is built: a 2 KB file could otherwise ask for millions and take the
+/// machine's memory. A point takes seconds at the least, so this is already more than the
+/// week a `budget` may give.
+pub const MAX_POINTS: u64 = 100_000;
+
+/// The largest N of `--scale 1/N`: 2^40 already takes a petabyte down to a kilobyte. Past
+/// i64 the store's JSON functions read N back as a REAL, so the version's points never
+/// matched their runs again.
+pub const MAX_SCALE: u64 = 1 << 40;
+
 /// The kinds of study, named as the commands that run them alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

@@ -31,7 +31,15 @@ pub(super) struct Scale(pub u64);
 
 pub(super) fn scale_arg(text: &str) -> Result<Scale, String> {
     let n = text.strip_prefix("1/").and_then(|n| n.parse::<u64>().ok()).filter(|&n| n >= 1);
-    n.map(Scale).ok_or_else(|| format!("'{text}' is not a scale (hint: give 1/N, e.g. --scale 1/4096)"))
+    match n {
+        Some(n) if n > campaign::MAX_SCALE => Err(format!(
+            "--scale 1/{n} divides by more than 1/{} (2^40), the smallest scale (hint: give 1/N with N at most {})",
+            campaign::MAX_SCALE,
+            campaign::MAX_SCALE
+        )),
+        Some(n) => Ok(Scale(n)),
+        None => Err(format!("'{text}' is not a scale (hint: give 1/N, e.g. --scale 1/4096)")),
+    }
 }
 
 /// `--only study=NAME,target=LABEL,nodes=N`: a subset of the points.
@@ -54,9 +62,28 @@ impl Only {
     }
 }
 
+/// The parts of an `--only` between its commas. A label or a study name may hold a comma
+/// itself: written `\,` it stays in the part (and `\\` is one backslash).
+fn only_parts(text: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut chars = text.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match (ch, chars.peek()) {
+            ('\\', Some(&next @ (',' | '\\'))) => {
+                chars.next();
+                parts.last_mut().expect("never empty").push(next);
+            }
+            (',', _) => parts.push(String::new()),
+            _ => parts.last_mut().expect("never empty").push(ch),
+        }
+    }
+    parts
+}
+
 pub(super) fn only_arg(text: &str) -> Result<Only, String> {
     let mut only = Only::default();
-    for part in text.split(',') {
+    for part in only_parts(text) {
+        let part = part.as_str();
         match part.split_once('=') {
             Some(("study", v)) if !v.is_empty() => only.study.push(v.to_string()),
             Some(("target", v)) if !v.is_empty() => only.target.push(v.to_string()),
@@ -269,45 +296,78 @@ fn scaled(cli: &mut Cli, by: u64, clients: Option<usize>) {
     }
 }
 
-/// The points of the campaign in run order, each checked by its command's declarations.
+/// The `tasks` a study sets, when it does.
+fn given_tasks(s: &campaign::Study) -> Option<usize> {
+    s.settings.iter().find(|x| x.key == "tasks").and_then(|x| x.value.as_arg().parse::<usize>().ok())
+}
+
+/// The client counts a study's points run at (one `None` for a study run whole): its
+/// `clients`, each once, capped at the launch's cores when scaled down.
+fn client_counts<T: Team>(
+    c: &Campaign,
+    s: &campaign::Study,
+    team: &T,
+    scale: Option<Scale>,
+    cores: usize,
+) -> Result<Vec<Option<usize>>, Failure> {
+    let given_tasks = given_tasks(s);
+    let counts = match s.settings.iter().find(|x| x.key == "clients" && s.kind.swept()) {
+        Some(set) => {
+            let counts = iosurvey::plan::parse_counts(&set.value.as_arg()).map_err(|e| {
+                at_line(c, Some(set.line), format!("study '{}': clients: {e}", s.name), "give clients = \"1..64:x2\"")
+            })?;
+            let mut seen = std::collections::HashSet::new();
+            if let Some(twice) = counts.iter().find(|&&n| !seen.insert(n)) {
+                return Err(at_line(
+                    c,
+                    Some(set.line),
+                    format!("study '{}': clients names {twice} twice", s.name),
+                    "name each client count once; repetitions = N repeats them",
+                ));
+            }
+            counts
+        }
+        None => vec![team.processes() * given_tasks.unwrap_or(1)],
+    };
+    let mut counts: Vec<Option<usize>> =
+        if s.kind.swept() { counts.into_iter().map(Some).collect() } else { vec![None] };
+    if let (Some(_), true) = (scale, s.kind.swept()) {
+        // Scaled down: the launch's cores are the most clients.
+        let most = team.processes() * given_tasks.unwrap_or(cores).min(cores);
+        counts = counts.into_iter().map(|n| n.map(|n| n.min(most))).collect();
+        counts.dedup();
+    }
+    Ok(counts)
+}
+
+/// The points of the campaign in run order, each checked by its command's declarations;
+/// refused in one line, before any is built, when they would be more than
+/// [`campaign::MAX_POINTS`].
 fn points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> Result<Vec<Point>, Failure> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let sweeps = c.studies.iter().map(|s| client_counts(c, s, team, scale, cores)).collect::<Result<Vec<_>, _>>()?;
+    let planned = c.studies.iter().zip(&sweeps).fold(0u64, |sum, (s, counts)| {
+        let each = (counts.len() as u64).saturating_mul(s.targets.len() as u64);
+        sum.saturating_add(each.saturating_mul(u64::from(c.repetitions)))
+    });
+    if planned > campaign::MAX_POINTS {
+        return Err(at_line(
+            c,
+            None,
+            format!("the campaign has {planned} points, more than the {} a campaign may have", campaign::MAX_POINTS),
+            "split it into campaigns, or give fewer targets, client counts or repetitions",
+        ));
+    }
+    // The events of each study, by the target they name (None: every target of the study).
+    let mut events: HashMap<(usize, Option<usize>), Vec<usize>> = HashMap::new();
+    for (k, e) in c.events.iter().enumerate() {
+        events.entry((e.study, e.target)).or_default().push(k);
+    }
     let mut all = Vec::new();
     let mut fired = vec![false; c.events.len()];
-    for (si, s) in c.studies.iter().enumerate() {
+    for ((si, s), counts) in c.studies.iter().enumerate().zip(sweeps) {
         let base = study_args(c, s)?;
-        let given_tasks =
-            s.settings.iter().find(|x| x.key == "tasks").and_then(|x| x.value.as_arg().parse::<usize>().ok());
-        let counts = match s.settings.iter().find(|x| x.key == "clients" && s.kind.swept()) {
-            Some(set) => {
-                let counts = iosurvey::plan::parse_counts(&set.value.as_arg()).map_err(|e| {
-                    at_line(
-                        c,
-                        Some(set.line),
-                        format!("study '{}': clients: {e}", s.name),
-                        "give clients = \"1..64:x2\"",
-                    )
-                })?;
-                if let Some(twice) = counts.iter().enumerate().find(|(k, n)| counts[..*k].contains(n)).map(|(_, n)| n) {
-                    return Err(at_line(
-                        c,
-                        Some(set.line),
-                        format!("study '{}': clients names {twice} twice", s.name),
-                        "name each client count once; repetitions = N repeats them",
-                    ));
-                }
-                counts
-            }
-            None => vec![team.processes() * given_tasks.unwrap_or(1)],
-        };
-        let mut counts: Vec<Option<usize>> =
-            if s.kind.swept() { counts.into_iter().map(Some).collect() } else { vec![None] };
-        if let (Some(_), true) = (scale, s.kind.swept()) {
-            // Scaled down: the launch's cores are the most clients.
-            let most = team.processes() * given_tasks.unwrap_or(cores).min(cores);
-            counts = counts.into_iter().map(|n| n.map(|n| n.min(most))).collect();
-            counts.dedup();
-        }
+        let given_tasks = given_tasks(s);
         for &t in &s.targets {
             let target = &c.targets[t];
             let mut argv = vec![s.kind.name().to_string()];
@@ -337,8 +397,12 @@ fn points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> R
                     }
                 }
                 let clients_of = clients.unwrap_or(team.processes() * given_tasks.unwrap_or(1));
-                for (k, e) in c.events.iter().enumerate().filter(|(_, e)| e.study == si) {
-                    if e.target.is_none_or(|k| k == t) && e.clients.is_none_or(|n| n == clients_of) {
+                let mut mine: Vec<usize> = [None, Some(t)].iter().filter_map(|&on| events.get(&(si, on))).flatten().copied().collect();
+                // In the file's order, as the events were given.
+                mine.sort_unstable();
+                for k in mine {
+                    let e = &c.events[k];
+                    if e.clients.is_none_or(|n| n == clients_of) {
                         argv.extend(["--event".to_string(), e.event.clone()]);
                         fired[k] = true;
                     }
@@ -389,6 +453,22 @@ fn points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> R
         ));
     }
     Ok(campaign::ordered(all, c.order))
+}
+
+/// The points of a file asked to plan or run. At a scale the file must pass its checks at
+/// full size as well: a rehearsal is there to find what the campaign itself would refuse,
+/// and rounding sizes down to whole transfers can hide it (a total that does not split).
+fn asked_points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> Result<Vec<Point>, Failure> {
+    if scale.is_some() {
+        points(c, db, team, None).map_err(|f| Failure {
+            line: f.line.map(|l| match l.rsplit_once(" (hint: ") {
+                Some((what, hint)) => format!("{what}, at full size (hint: a rehearsal at --scale checks the file at full size too; {hint}"),
+                None => format!("{l}, at full size"),
+            }),
+            ..f
+        })?;
+    }
+    points(c, db, team, scale)
 }
 
 /// The workload a run or metadata point runs: the study's, at the point's count of tasks.
@@ -502,7 +582,7 @@ fn keep(c: &Campaign, points: Vec<Point>, only: Option<&Only>, launch: Option<La
         if !c.studies.iter().any(|s| &s.name == name) {
             return Err(Failure::new(
                 format!("--only study={name}: the campaign has no such study"),
-                "give a [[study]] name of the file",
+                "give a [[study]] name of the file (a comma in it written \\,)",
                 2,
             ));
         }
@@ -511,7 +591,7 @@ fn keep(c: &Campaign, points: Vec<Point>, only: Option<&Only>, launch: Option<La
         if !c.targets.iter().any(|t| &t.label == label) {
             return Err(Failure::new(
                 format!("--only target={label}: the campaign has no such target"),
-                "give a [[target]] label of the file",
+                "give a [[target]] label of the file (a comma in it written \\,)",
                 2,
             ));
         }
@@ -639,7 +719,7 @@ fn past_secs(store: &Store, c: &Campaign, p: &Point) -> Option<f64> {
 /// `campaign plan FILE`: every point in order, its hooks, refusals and estimates.
 pub(super) fn plan<T: Team>(cli: &Cli, asked: &Asked, calibrate: bool, team: &T) -> Result<(), Failure> {
     let c = read(asked.file)?;
-    let all = keep(&c, points(&c, &cli.db, team, asked.scale)?, asked.only, Some(Launch::of(team)))?;
+    let all = keep(&c, asked_points(&c, &cli.db, team, asked.scale)?, asked.only, Some(Launch::of(team)))?;
     let store = match (team.process(), cli.db.exists()) {
         (0, true) => Some(Store::open_existing(&cli.db)?),
         _ => None,
@@ -898,7 +978,7 @@ pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fai
     let c = read(asked.file)?;
     let launch = Launch::of(team);
     launch_fits(&c, asked.only, launch)?;
-    let all = keep(&c, points(&c, &cli.db, team, asked.scale)?, asked.only, Some(launch))?;
+    let all = keep(&c, asked_points(&c, &cli.db, team, asked.scale)?, asked.only, Some(launch))?;
     super::RUNNING.store(true, std::sync::atomic::Ordering::Relaxed);
     let start = super::opening::on_lead(team, || {
         let store = Store::open(&cli.db)?;
@@ -1154,16 +1234,15 @@ pub(super) fn status<T: Team>(cli: &Cli, which: &str, scale: Option<Scale>, team
     let tally = store.campaign_tally(&c.name)?;
     let mut out = format!("campaign {} (version {})\n", c.name, c.version());
     let mut rows: Vec<(String, String, usize, usize, usize, usize)> = Vec::new();
+    // Each study and target's row, found by look-up: a campaign may have thousands of targets.
+    let mut row_of: HashMap<(usize, usize), usize> = HashMap::new();
     let mut seen = std::collections::HashSet::new();
     for p in &all {
         let (study, target, key) = p.identity(&c);
-        let row = match rows.iter_mut().position(|r| r.0 == study && r.1 == target) {
-            Some(k) => k,
-            None => {
-                rows.push((study.clone(), target.clone(), 0, 0, 0, 0));
-                rows.len() - 1
-            }
-        };
+        let row = *row_of.entry((p.study, p.target)).or_insert_with(|| {
+            rows.push((study.clone(), target.clone(), 0, 0, 0, 0));
+            rows.len() - 1
+        });
         let (ok, bad) = tally.get(&PointName { study, target, key: key.clone() }).copied().unwrap_or((0, 0));
         let r = &mut rows[row];
         if (p.repetition as usize) < ok {
@@ -1209,7 +1288,7 @@ fn resolve(store: &Store, which: &str) -> Result<(Campaign, Option<Scale>), Fail
             let text = spec["text"].as_str().unwrap_or_default();
             let path = PathBuf::from(spec["file"].as_str().unwrap_or(which));
             let c = campaign::parse_stored(&path, text).map_err(|e| Failure::new(&e, &e.hint, 2))?;
-            Ok((c, spec["scale"].as_u64().map(Scale)))
+            Ok((c, iosurvey::store::campaigns::stored_scale(&spec).map(Scale)))
         }
         _ => Ok((read(Path::new(which))?, None)),
     }

@@ -373,11 +373,13 @@ struct CampaignFileArgs {
     #[arg(value_name = "FILE")]
     file: PathBuf,
     /// Divide every amount of data by N and cap client counts at this launch's cores, to run
-    /// a paper's campaign on one machine.
+    /// a paper's campaign on one machine (N at most 2^40). The file must also pass its
+    /// checks at full size.
     #[arg(long, value_parser = campaign::scale_arg, value_name = "1/N")]
     scale: Option<campaign::Scale>,
     /// Only these points: study=NAME, target=LABEL and nodes=N (the points a batch job of N
-    /// nodes runs), comma-separated; repeatable.
+    /// nodes runs), comma-separated (a comma within a label or a name is written \, and
+    /// a backslash \\); repeatable.
     #[arg(long, value_parser = campaign::only_arg, value_name = "study=NAME,target=LABEL,nodes=N")]
     only: Vec<campaign::Only>,
 }

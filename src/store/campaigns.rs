@@ -60,6 +60,14 @@ pub fn scale_words(scale: Option<u64>) -> String {
     scale.map_or(String::new(), |n| format!(" scale=1/{n}"))
 }
 
+/// The scale a campaign version's spec says it ran at. A scale that is not a whole number of
+/// 1 or more (a store written before the scale was capped, or made by hand) reads as its
+/// nearest such number, the same wherever it is read, so the store stays readable.
+pub fn stored_scale(spec: &serde_json::Value) -> Option<u64> {
+    let n = &spec["scale"];
+    n.as_u64().or_else(|| n.as_f64().filter(|x| x.is_finite()).map(|x| x.max(1.0) as u64)).filter(|&n| n >= 1)
+}
+
 /// A point key without its scale words: what a run of it stores.
 fn unscaled(key: &str) -> &str {
     key.rsplit_once(" scale=1/").map_or(key, |(k, _)| k)
@@ -71,23 +79,29 @@ const VERSIONS: &str = "SELECT id FROM groups WHERE kind = 'campaign' AND json_e
 impl Store {
     /// Every point of campaign `name`, in any version, with how many ended ok and failed.
     pub fn campaign_tally(&self, name: &str) -> Result<Tally, StoreError> {
+        // A run's key gets its version's scale words here, as the plan's points get them
+        // (stored_scale), so that every scale read back matches the one planned.
+        let scales = self.campaign_scales(name)?;
         let sql = format!(
-            "SELECT r.name, r.system_label,
-                r.workload_key || ' tasks=' || json_extract(r.spec_json, '$.tasks')
-                    || COALESCE(' scale=1/' || json_extract(c.spec_json, '$.scale'), ''),
-                r.status
+            "SELECT r.name, r.system_label, r.workload_key || ' tasks=' || json_extract(r.spec_json, '$.tasks'),
+                r.status, c.number
              FROM runs r JOIN groups c ON c.id = r.group_id WHERE r.group_id IN ({VERSIONS})
              UNION ALL
-             SELECT name, label, key, state FROM groups WHERE parent IN ({VERSIONS})"
+             SELECT name, label, key, state, NULL FROM groups WHERE parent IN ({VERSIONS})"
         );
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.wrap(e))?;
         let rows = stmt
             .query_map(params![name], |r| {
+                let version: Option<i64> = r.get(4)?;
+                let mut key = r.get::<_, Option<String>>(2)?.unwrap_or_default();
+                if let Some(n) = version {
+                    key += &scale_words(scales.get(&n).copied().flatten());
+                }
                 Ok((
                     PointName {
                         study: r.get::<_, Option<String>>(0)?.unwrap_or_default(),
                         target: r.get::<_, Option<String>>(1)?.unwrap_or_default(),
-                        key: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                        key,
                     },
                     r.get::<_, String>(3)?,
                 ))
@@ -273,15 +287,19 @@ impl Store {
 
     /// The scale (`--scale 1/N`) each version of campaign `name` was run at, by number.
     pub fn campaign_scales(&self, name: &str) -> Result<HashMap<i64, Option<u64>>, StoreError> {
+        // Read from the JSON text, not json_extract: SQLite gives a number past i64 as a REAL.
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT number, json_extract(spec_json, '$.scale') FROM groups WHERE kind = 'campaign'
+                "SELECT number, spec_json FROM groups WHERE kind = 'campaign'
                     AND json_extract(spec_json, '$.name') = ?1",
             )
             .map_err(|e| self.wrap(e))?;
         let rows = stmt
-            .query_map(params![name], |r| Ok((r.get(0)?, r.get::<_, Option<i64>>(1)?.map(|n| n as u64))))
+            .query_map(params![name], |r| {
+                let spec: serde_json::Value = serde_json::from_str(&r.get::<_, String>(1)?).unwrap_or_default();
+                Ok((r.get(0)?, stored_scale(&spec)))
+            })
             .map_err(|e| self.wrap(e))?;
         rows.collect::<Result<_, _>>().map_err(|e| self.wrap(e))
     }
