@@ -613,10 +613,8 @@ fn a_scale_past_2_to_the_40_is_refused_and_a_stored_scale_past_i64_leaves_the_st
 #[test]
 fn only_selects_a_target_whose_label_holds_a_comma_written_with_a_backslash() {
     let bed = Bed::new();
-    let path = file(
-        &bed,
-        &format!("{HEAD}{}{}[[study]]\n{SMALL}", target("x,target=b", &bed.dir), target("b", &bed.dir)),
-    );
+    let path =
+        file(&bed, &format!("{HEAD}{}{}[[study]]\n{SMALL}", target("x,target=b", &bed.dir), target("b", &bed.dir)));
     let out = campaign(&bed, &["plan", &path, "--only", "target=x\\,target=b"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.stdout.matches(" on x,target=b, ").count(), 2, "{}", out.stdout);
@@ -636,7 +634,10 @@ fn a_rehearsal_refuses_a_file_the_full_size_campaign_would_refuse() {
     let bed = Bed::new();
     // 1 GiB does not split into 3 segments of whole 64 KiB transfers; at 1/4096 the total
     // rounds down to one that does.
-    let path = one_study(&bed, "name = \"s\"\nkind = \"run\"\nengine = \"null\"\ntransfer = \"64k\"\nsegments = 3\ntotal = \"1g\"\n");
+    let path = one_study(
+        &bed,
+        "name = \"s\"\nkind = \"run\"\nengine = \"null\"\ntransfer = \"64k\"\nsegments = 3\ntotal = \"1g\"\n",
+    );
     for verb in ["plan", "run"] {
         let out = campaign(&bed, &[verb, &path, "--scale", "1/4096", "-q"]);
         assert_one_line_error(&out, 2, &["cannot be split into 3", "at full size", "checks the file at full size too"]);

@@ -227,7 +227,12 @@ fn parse_point(c: &Campaign, s: &campaign::Study, db: &Path, argv: &[String]) ->
     use clap::error::ContextKind;
     let full =
         ["iosurvey".to_string(), "--db".into(), db.display().to_string()].into_iter().chain(argv.iter().cloned());
-    let parsed = super::parser().try_get_matches_from(full).and_then(|m| super::from_matches(&m));
+    thread_local! {
+        // Built once: building the whole command line's declarations took a millisecond, a
+        // point, most of a plan of thousands.
+        static PARSER: std::cell::RefCell<clap::Command> = std::cell::RefCell::new(super::parser());
+    }
+    let parsed = PARSER.with(|p| p.borrow_mut().try_get_matches_from_mut(full)).and_then(|m| super::from_matches(&m));
     parsed.map_err(|e| {
         let flag = |kind| match e.get(kind) {
             Some(clap::error::ContextValue::String(s)) => Some(s.clone()),
@@ -397,7 +402,8 @@ fn points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> R
                     }
                 }
                 let clients_of = clients.unwrap_or(team.processes() * given_tasks.unwrap_or(1));
-                let mut mine: Vec<usize> = [None, Some(t)].iter().filter_map(|&on| events.get(&(si, on))).flatten().copied().collect();
+                let mut mine: Vec<usize> =
+                    [None, Some(t)].iter().filter_map(|&on| events.get(&(si, on))).flatten().copied().collect();
                 // In the file's order, as the events were given.
                 mine.sort_unstable();
                 for k in mine {
@@ -462,7 +468,9 @@ fn asked_points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>
     if scale.is_some() {
         points(c, db, team, None).map_err(|f| Failure {
             line: f.line.map(|l| match l.rsplit_once(" (hint: ") {
-                Some((what, hint)) => format!("{what}, at full size (hint: a rehearsal at --scale checks the file at full size too; {hint}"),
+                Some((what, hint)) => format!(
+                    "{what}, at full size (hint: a rehearsal at --scale checks the file at full size too; {hint}"
+                ),
                 None => format!("{l}, at full size"),
             }),
             ..f
