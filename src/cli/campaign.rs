@@ -142,22 +142,31 @@ fn read(path: &Path) -> Result<Campaign, Failure> {
     campaign::parse(path, &text).map_err(|e| Failure::new(&e, &e.hint, 2))
 }
 
+thread_local! {
+    // The command line's declarations, built once: building them took a millisecond, which
+    // per point (and per study) was most of the time of a plan of thousands. PARSER parses
+    // the points; DECLARED is never parsed with, so it lists the flags as declared.
+    static PARSER: std::cell::RefCell<clap::Command> = std::cell::RefCell::new(super::parser());
+    static DECLARED: clap::Command = super::parser();
+}
+
 /// How each setting of `kind`'s command is typed, by its name in a campaign file: `--long`,
 /// or `-C` for a flag that has only a letter (mdtest's -C, -T, -E, -r).
 fn flags_of(kind: Kind) -> Vec<(String, String, bool)> {
-    super::parser()
-        .find_subcommand(kind.name())
-        .map(|c| {
-            c.get_arguments()
-                .filter_map(|a| {
-                    let typed = match (a.get_long(), a.get_short()) {
-                        (Some(long), _) => format!("--{long}"),
-                        (None, Some(short)) => format!("-{short}"),
-                        (None, None) => return None,
-                    };
-                    Some((a.get_id().as_str().replace('_', "-"), typed, a.get_action().takes_values()))
-                })
-                .collect()
+    DECLARED
+        .with(|d| {
+            d.find_subcommand(kind.name()).map(|c| {
+                c.get_arguments()
+                    .filter_map(|a| {
+                        let typed = match (a.get_long(), a.get_short()) {
+                            (Some(long), _) => format!("--{long}"),
+                            (None, Some(short)) => format!("-{short}"),
+                            (None, None) => return None,
+                        };
+                        Some((a.get_id().as_str().replace('_', "-"), typed, a.get_action().takes_values()))
+                    })
+                    .collect()
+            })
         })
         .unwrap_or_default()
 }
@@ -227,11 +236,6 @@ fn parse_point(c: &Campaign, s: &campaign::Study, db: &Path, argv: &[String]) ->
     use clap::error::ContextKind;
     let full =
         ["iosurvey".to_string(), "--db".into(), db.display().to_string()].into_iter().chain(argv.iter().cloned());
-    thread_local! {
-        // Built once: building the whole command line's declarations took a millisecond, a
-        // point, most of a plan of thousands.
-        static PARSER: std::cell::RefCell<clap::Command> = std::cell::RefCell::new(super::parser());
-    }
     let parsed = PARSER.with(|p| p.borrow_mut().try_get_matches_from_mut(full)).and_then(|m| super::from_matches(&m));
     parsed.map_err(|e| {
         let flag = |kind| match e.get(kind) {
@@ -350,11 +354,17 @@ fn client_counts<T: Team>(
 /// [`campaign::MAX_POINTS`].
 fn points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> Result<Vec<Point>, Failure> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let sweeps = c.studies.iter().map(|s| client_counts(c, s, team, scale, cores)).collect::<Result<Vec<_>, _>>()?;
-    let planned = c.studies.iter().zip(&sweeps).fold(0u64, |sum, (s, counts)| {
+    let (mut sweeps, mut planned) = (Vec::new(), 0u64);
+    for s in &c.studies {
+        let counts = client_counts(c, s, team, scale, cores)?;
         let each = (counts.len() as u64).saturating_mul(s.targets.len() as u64);
-        sum.saturating_add(each.saturating_mul(u64::from(c.repetitions)))
-    });
+        planned = planned.saturating_add(each.saturating_mul(u64::from(c.repetitions)));
+        // Past the cap the counts are only counted, not kept: thousands of studies of 4096
+        // counts each would otherwise fill memory before the refusal.
+        if planned <= campaign::MAX_POINTS {
+            sweeps.push(counts);
+        }
+    }
     if planned > campaign::MAX_POINTS {
         return Err(at_line(
             c,
