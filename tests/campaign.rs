@@ -640,6 +640,32 @@ fn emit_writes_a_job_per_node_count_still_to_run_and_a_job_runs_only_its_share()
 }
 
 #[test]
+fn emit_checks_what_the_scripts_hold_so_a_link_to_a_newline_injects_nothing() {
+    let bed = Bed::new();
+    let study = "name = \"seq\"\nkind = \"run\"\ntransfer = \"64k\"\nblock = \"256k\"\nclients = \"1,2\"\n";
+    let path = file(&bed, &format!("{HEAD}{}[[study]]\n{study}{BATCH}point-time = \"1m\"\n", target("a", &bed.dir)));
+    let tmp = bed.tmp.path();
+    let pwned = tmp.join("PWNED");
+    // Typed, the paths are plain; resolved, the link's target ends a comment and a directive.
+    let evil = tmp.join(format!("x\ntouch {}\n#", pwned.display()));
+    fs::create_dir(&evil).unwrap();
+    std::os::unix::fs::symlink(&evil, tmp.join("lnk")).unwrap();
+    for flag in ["--slurm", "--lsf", "--pbs"] {
+        let jobs = tmp.join("lnk").join(format!("jobs{flag}"));
+        let out = campaign(&bed, &["emit", &path, flag, &jobs.display().to_string()]);
+        assert_one_line_error(&out, 2, &[flag, "holds '\\n', which a batch", "cannot carry"]);
+        assert!(!jobs.exists(), "{flag}: a refused emit leaves no directory and no script");
+    }
+    let db = tmp.join("lnk/e.db").display().to_string();
+    let jobs = tmp.join("jobs-db").display().to_string();
+    let out = iosurvey(&["campaign", "emit", &path, "--slurm", &jobs, "--db", &db]);
+    assert_one_line_error(&out, 2, &["--db", "holds '\\n', which a batch script cannot carry"]);
+    assert!(!Path::new(&jobs).exists());
+    assert_eq!(fs::read_dir(&evil).unwrap().count(), 0, "nothing written through the link");
+    assert!(!pwned.exists());
+}
+
+#[test]
 fn emit_refuses_what_a_batch_script_cannot_carry_and_never_writes_through_a_link() {
     let bed = Bed::new();
     let study = "name = \"seq\"\nkind = \"run\"\ntransfer = \"64k\"\nblock = \"256k\"\nclients = \"1,2\"\n";
