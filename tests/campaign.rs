@@ -820,3 +820,43 @@ fn a_hook_that_removes_the_store_stops_the_campaign_saying_so() {
     );
     assert!(!Path::new(&bed.db).exists(), "no store is made anew");
 }
+
+#[test]
+fn a_store_locked_to_the_end_of_a_campaign_leaves_no_version_running_for_good() {
+    let bed = Bed::new();
+    let (ready, locked) = (bed.tmp.path().join("ready"), bed.tmp.path().join("locked"));
+    // The second point's before-run hook lets the test take the store, and waits until it has.
+    let text = format!(
+        "[campaign]\nname = \"lk\"\n{}[[study]]\nname = \"seq\"\nkind = \"run\"\ntransfer = \"64k\"\nblock = \"256k\"\nclients = \"1,2\"\n\
+         [hooks]\nbefore-run = 'if [ \"$IOSURVEY_CLIENTS\" = 2 ]; then touch {ready}; for i in $(seq 1200); do [ -e {locked} ] && break; sleep 0.05; done; fi'\n",
+        target("a", &bed.dir),
+        ready = ready.display(),
+        locked = locked.display()
+    );
+    let path = file(&bed, &text);
+    let child = Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .args(["campaign", "run", &path, "--db", &bed.db])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("the second point's before-run hook", 60, || ready.exists());
+    let mut conn = rusqlite::Connection::open(&bed.db).unwrap();
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive).unwrap();
+    fs::write(&locked, "").unwrap();
+    let out = outcome(child.wait_with_output().unwrap());
+    tx.rollback().unwrap();
+    let last = out.stderr.lines().last().unwrap_or_default();
+    assert_eq!(out.code, 4, "{}", out.stderr);
+    assert!(last.starts_with("iosurvey: error: ") && last.contains("locked"), "{}", out.stderr);
+    let out = campaign(&bed, &["status", &path]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(versions(&bed.db), [(1, "failed".to_string())], "its command gone, the version is filed");
+    assert!(out.stdout.contains("1 of 2 points stored whole; 1 to run"), "{}", out.stdout);
+    for f in fs::read_dir(bed.tmp.path()).unwrap() {
+        let f = f.unwrap().path();
+        if f.extension().is_some_and(|e| e == "json") {
+            fs::remove_file(f).unwrap();
+        }
+    }
+}

@@ -55,6 +55,10 @@ pub enum TargetError {
     /// The target does not exist and was to (a campaign's point: its file system may be gone).
     #[error("target directory {0} no longer exists, and a campaign's point never makes it (was its file system unmounted, or the directory removed?)")]
     Gone(PathBuf),
+    /// The target does not exist, and its parent is where /etc/fstab mounts a file system that
+    /// is not mounted.
+    #[error("target directory {0} does not exist, and {1} is where /etc/fstab mounts a file system that is not mounted now, so iosurvey makes no directory there")]
+    Unmounted(PathBuf, String),
     /// The target does not exist and its name is not one iosurvey makes.
     #[error("target directory {0} does not exist, and iosurvey makes no directory whose name {1}")]
     BadName(PathBuf, &'static str),
@@ -191,6 +195,7 @@ impl TargetError {
             }),
             TargetError::MissingDir(_) => Hint::say("create the parent directory first").or(Hint::Use(Dir, "an existing directory".into())),
             TargetError::NotADir(_) => Hint::Use(Dir, "a directory".into()),
+            TargetError::Unmounted(..) => Hint::say("mount it first (or, to measure the disk beneath, make the directory yourself)"),
             TargetError::Gone(_) => Hint::say("mount its file system again (or make the directory), then run the same command again"),
             TargetError::BadName(..) => Hint::Use(Dir, "a plain name (printable characters, at most 255 bytes)".into())
                 .or(Hint::say("create that directory yourself first")),
@@ -293,7 +298,15 @@ impl Target {
             Err(e) if e.raw_os_error() == Some(ENOENT) => {
                 let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
                 match (path.file_name(), Dir::open(parent)) {
-                    (Some(name), Ok(parent)) if dir::plain_name(name) => Target::create(parent, name, options),
+                    (Some(name), Ok(parent)) if dir::plain_name(name) => {
+                        // A leaf made under a mount point whose file system is gone would
+                        // be on the disk beneath, measured under the target's name.
+                        let at = std::fs::canonicalize(parent.path()).map(|p| p.join(name));
+                        match at.ok().and_then(|at| crate::env::fstab_unmounted_above(&at)) {
+                            Some(point) => Err(TargetError::Unmounted(path.into(), point)),
+                            None => Target::create(parent, name, options),
+                        }
+                    }
                     // The parent is there: what stops iosurvey is the name it would make.
                     (Some(name), Ok(_)) => Err(TargetError::BadName(path.into(), odd_name(name))),
                     _ => Err(TargetError::MissingDir(path.into())),
