@@ -313,10 +313,10 @@ fn unmounted_above(dir: &Path, fstab: &str, mountinfo: &str) -> Option<String> {
     fstab
         .lines()
         .filter(|l| !l.trim_start().starts_with('#'))
-        .filter_map(|l| l.split_whitespace().nth(1).map(unescape))
-        .filter(|p| p.starts_with('/') && p != "/")
-        .filter(|p| *dir == **p || dir.starts_with(&format!("{}/", p.trim_end_matches('/'))))
-        .find(|p| !mounted.contains(p.trim_end_matches('/')))
+        .filter_map(|l| l.split_whitespace().nth(1).map(|p| unescape(p).trim_end_matches('/').to_string()))
+        .filter(|p| p.starts_with('/'))
+        .filter(|p| *dir == **p || dir.starts_with(&format!("{p}/")))
+        .find(|p| !mounted.contains(p))
 }
 
 /// [`unmounted_above`] on this machine: /etc/fstab against this process's mounts. None
@@ -401,8 +401,8 @@ mod tests {
         let fstab = "# /mnt/old\n/dev/sdb1 /mnt/my\\040disk xfs defaults 0 0\nfs:/x /lustre/ lustre noauto 0 0\n/swap none swap sw 0 0\n";
         let gone = |p: &str| unmounted_above(Path::new(p), fstab, INFO);
         assert_eq!(gone("/mnt/my disk/iosurvey"), None, "mounted");
-        assert_eq!(gone("/lustre/iosurvey").as_deref(), Some("/lustre/"));
-        assert_eq!(gone("/lustre"), Some("/lustre/".into()));
+        assert_eq!(gone("/lustre/iosurvey").as_deref(), Some("/lustre"));
+        assert_eq!(gone("/lustre"), Some("/lustre".into()));
         assert_eq!(gone("/lustrefs/iosurvey"), None, "another directory");
         assert_eq!(gone("/mnt/old/iosurvey"), None, "a comment names nothing");
         assert_eq!(gone("/tmp/x"), None);

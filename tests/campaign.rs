@@ -816,7 +816,11 @@ fn a_hook_that_removes_the_store_stops_the_campaign_saying_so() {
     assert_one_line_error(
         &out_without_progress(&out),
         4,
-        &["campaign c1 is no longer in", "the store was removed while the campaign ran (by a hook?)", "keep hooks away from the store"],
+        &[
+            "campaign c1 is no longer in",
+            "the store was removed while the campaign ran (by a hook?)",
+            "keep hooks away from the store",
+        ],
     );
     assert!(!Path::new(&bed.db).exists(), "no store is made anew");
 }

@@ -1097,7 +1097,11 @@ fn run_makes_no_directory_under_a_mount_point_whose_file_system_is_not_mounted()
         )
     };
     let out = in_namespace("");
-    assert_one_line_error(&out, 2, &["is where /etc/fstab mounts a file system that is not mounted now", "mount it first"]);
+    assert_one_line_error(
+        &out,
+        2,
+        &["is where /etc/fstab mounts a file system that is not mounted now", "mount it first"],
+    );
     assert!(!point.join("iosurvey").exists(), "no directory made on the disk beneath");
     let out = in_namespace(&format!("mount -t tmpfs -o size=16m tmpfs {} &&", point.display()));
     assert_eq!(out.code, 0, "mounted, the leaf is made and removed: {}", out.stderr);

@@ -181,7 +181,12 @@ pub struct Emit<'a> {
 impl Emit<'_> {
     /// A job's header: its name, nodes, exclusivity, limit, output and the site's settings;
     /// `out` is the output directory as a directive carries it.
-    fn header(&self, job: &str, out: &str, (nodes, per_node, secs): (usize, usize, u64)) -> Result<Vec<String>, String> {
+    fn header(
+        &self,
+        job: &str,
+        out: &str,
+        (nodes, per_node, secs): (usize, usize, u64),
+    ) -> Result<Vec<String>, String> {
         let (b, system) = (self.batch, self.system);
         let job = put("the job name", job, At::Directive)?;
         let mut h = match system {
@@ -435,7 +440,11 @@ mod tests {
                 scripts(&e, &job)
             };
             let said = e(&injected, &plain).unwrap_err();
-            assert!(said.starts_with("--lsf /p/x\\ntouch") && said.ends_with("holds '\\n', which a batch script cannot carry"), "{said}");
+            assert!(
+                said.starts_with("--lsf /p/x\\ntouch")
+                    && said.ends_with("holds '\\n', which a batch script cannot carry"),
+                "{said}"
+            );
             let said = e(&spaced, &plain).unwrap_err();
             assert!(said.contains("holds ' ', which a batch directive cannot carry"), "{said}");
             assert!(e(&plain, &injected).unwrap_err().starts_with("--db "));

@@ -956,7 +956,8 @@ pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fai
         start.refused
     ));
     let began = std::time::Instant::now();
-    let mounts: Vec<Option<Mount>> = c.targets.iter().map(|t| (!t.device).then(|| mount_of(&t.dir)).flatten()).collect();
+    let mounts: Vec<Option<Mount>> =
+        c.targets.iter().map(|t| (!t.device).then(|| mount_of(&t.dir)).flatten()).collect();
     let mut unsaved: Vec<Kept> = Vec::new();
     let (mut ok, mut failed) = (0usize, 0usize);
     let mut stopped: Option<Failure> = None;
@@ -1197,10 +1198,7 @@ fn left_behind(c: &Campaign, p: &Point, mounts: &[Option<Mount>]) -> Option<(Str
         Some(_) => "is no longer on the file system it was on when the campaign file was read (unmounted?)",
     };
     Some((
-        format!(
-            "target {}: {dir} {what}; the point is not measured",
-            iosurvey::escape::visible(&t.label)
-        ),
+        format!("target {}: {dir} {what}; the point is not measured", iosurvey::escape::visible(&t.label)),
         "mount it again, then run the same command again".into(),
     ))
 }

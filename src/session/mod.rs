@@ -317,7 +317,8 @@ impl<'t, T: Team> Session<'t, T> {
             (Some(w), None) => (Some(w.point.study.as_str()), Some(w.campaign)),
             _ => (name, group),
         };
-        let unjudged = group.is_some_and(|g| g.kind == GroupKind::Campaign) && self.within.as_ref().is_some_and(|w| w.unjudged);
+        let unjudged =
+            group.is_some_and(|g| g.kind == GroupKind::Campaign) && self.within.as_ref().is_some_and(|w| w.unjudged);
         let filing = Filing { name, group, label: self.label.as_deref(), unjudged };
         let lead = self.lead.as_mut().map(|l| {
             let (store, held) = l.held(range.clone());

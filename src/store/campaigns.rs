@@ -330,7 +330,8 @@ impl Store {
             .map_err(|e| self.wrap(e))?;
         let mut settled = Vec::new();
         for (number, pid, host) in rows {
-            let holder = crate::target::manifest::Holder { pid: pid as u32, host: host.unwrap_or_default(), started: 0 };
+            let holder =
+                crate::target::manifest::Holder { pid: pid as u32, host: host.unwrap_or_default(), started: 0 };
             if u32::try_from(pid).is_ok() && holder.is_gone() {
                 let g = GroupId { kind: GroupKind::Campaign, number };
                 self.finish_group(g, false, None)?;

@@ -195,7 +195,7 @@ impl TargetError {
             }),
             TargetError::MissingDir(_) => Hint::say("create the parent directory first").or(Hint::Use(Dir, "an existing directory".into())),
             TargetError::NotADir(_) => Hint::Use(Dir, "a directory".into()),
-            TargetError::Unmounted(..) => Hint::say("mount it first (or, to measure the disk beneath, make the directory yourself)"),
+            TargetError::Unmounted(..) => Hint::say("mount it first; to measure the disk beneath instead, make the directory yourself"),
             TargetError::Gone(_) => Hint::say("mount its file system again (or make the directory), then run the same command again"),
             TargetError::BadName(..) => Hint::Use(Dir, "a plain name (printable characters, at most 255 bytes)".into())
                 .or(Hint::say("create that directory yourself first")),
