@@ -303,6 +303,29 @@ fn mount_of(mountinfo: &str, path: &str) -> Option<Mount> {
         .max_by_key(|m| m.point.len())
 }
 
+/// The mount point that `fstab` names at or above `dir` (absolute, links resolved) and
+/// `mountinfo` does not hold: the file system meant to be there is not mounted, so a
+/// directory made at `dir` now would be on the disk beneath it.
+fn unmounted_above(dir: &Path, fstab: &str, mountinfo: &str) -> Option<String> {
+    let mounted: std::collections::HashSet<String> =
+        mountinfo.lines().filter_map(|l| l.split_whitespace().nth(4)).map(unescape).collect();
+    let dir = dir.to_string_lossy();
+    fstab
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter_map(|l| l.split_whitespace().nth(1).map(|p| unescape(p).trim_end_matches('/').to_string()))
+        .filter(|p| p.starts_with('/'))
+        .filter(|p| *dir == **p || dir.starts_with(&format!("{p}/")))
+        .find(|p| !mounted.contains(p))
+}
+
+/// [`unmounted_above`] on this machine: /etc/fstab against this process's mounts. None
+/// when either cannot be read.
+pub fn fstab_unmounted_above(dir: &Path) -> Option<String> {
+    let fstab = fs::read_to_string("/etc/fstab").ok()?;
+    unmounted_above(dir, &fstab, &fs::read_to_string("/proc/self/mountinfo").ok()?)
+}
+
 /// mountinfo escapes blanks as octal (\040).
 fn unescape(s: &str) -> String {
     s.replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
@@ -372,6 +395,18 @@ mod tests {
 30 22 0:25 / /dev/shm rw,nosuid - tmpfs tmpfs rw,size=1024k
 31 22 7:3 / /mnt/my\\040disk rw - xfs /dev/loop3 rw,attr2
 ";
+
+    #[test]
+    fn a_mount_point_fstab_names_and_nothing_mounts_is_found_above_a_path() {
+        let fstab = "# /mnt/old\n/dev/sdb1 /mnt/my\\040disk xfs defaults 0 0\nfs:/x /lustre/ lustre noauto 0 0\n/swap none swap sw 0 0\n";
+        let gone = |p: &str| unmounted_above(Path::new(p), fstab, INFO);
+        assert_eq!(gone("/mnt/my disk/iosurvey"), None, "mounted");
+        assert_eq!(gone("/lustre/iosurvey").as_deref(), Some("/lustre"));
+        assert_eq!(gone("/lustre"), Some("/lustre".into()));
+        assert_eq!(gone("/lustrefs/iosurvey"), None, "another directory");
+        assert_eq!(gone("/mnt/old/iosurvey"), None, "a comment names nothing");
+        assert_eq!(gone("/tmp/x"), None);
+    }
 
     #[test]
     fn finds_the_deepest_mount_holding_a_path() {

@@ -781,6 +781,32 @@ fn emit_writes_a_job_per_node_count_still_to_run_and_a_job_runs_only_its_share()
 }
 
 #[test]
+fn emit_checks_what_the_scripts_hold_so_a_link_to_a_newline_injects_nothing() {
+    let bed = Bed::new();
+    let study = "name = \"seq\"\nkind = \"run\"\ntransfer = \"64k\"\nblock = \"256k\"\nclients = \"1,2\"\n";
+    let path = file(&bed, &format!("{HEAD}{}[[study]]\n{study}{BATCH}point-time = \"1m\"\n", target("a", &bed.dir)));
+    let tmp = bed.tmp.path();
+    let pwned = tmp.join("PWNED");
+    // Typed, the paths are plain; resolved, the link's target ends a comment and a directive.
+    let evil = tmp.join(format!("x\ntouch {}\n#", pwned.display()));
+    fs::create_dir_all(&evil).unwrap();
+    std::os::unix::fs::symlink(&evil, tmp.join("lnk")).unwrap();
+    for flag in ["--slurm", "--lsf", "--pbs"] {
+        let jobs = tmp.join("lnk").join(format!("jobs{flag}"));
+        let out = campaign(&bed, &["emit", &path, flag, &jobs.display().to_string()]);
+        assert_one_line_error(&out, 2, &[flag, "holds '\\n', which a batch", "cannot carry"]);
+        assert!(!jobs.exists(), "{flag}: a refused emit leaves no directory and no script");
+    }
+    let db = tmp.join("lnk/e.db").display().to_string();
+    let jobs = tmp.join("jobs-db").display().to_string();
+    let out = iosurvey(&["campaign", "emit", &path, "--slurm", &jobs, "--db", &db]);
+    assert_one_line_error(&out, 2, &["--db", "holds '\\n', which a batch script cannot carry"]);
+    assert!(!Path::new(&jobs).exists());
+    assert_eq!(fs::read_dir(&evil).unwrap().count(), 0, "nothing written through the link");
+    assert!(!pwned.exists());
+}
+
+#[test]
 fn emit_refuses_what_a_batch_script_cannot_carry_and_never_writes_through_a_link() {
     let bed = Bed::new();
     let study = "name = \"seq\"\nkind = \"run\"\ntransfer = \"64k\"\nblock = \"256k\"\nclients = \"1,2\"\n";
@@ -833,4 +859,149 @@ fn emit_refuses_what_a_batch_script_cannot_carry_and_never_writes_through_a_link
     assert_eq!(out.code, 0, "{}", out.stderr);
     let one = fs::read_to_string(tmp.join("n/nodes-1.sbatch")).unwrap();
     assert!(one.lines().any(|l| l == "#SBATCH -J my_eval_x__u-n1"), "{one}");
+}
+
+/// The runs of campaign versions and each version's state.
+fn versions(db: &str) -> Vec<(i64, String)> {
+    let conn = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).unwrap();
+    let mut stmt = conn.prepare("SELECT number, state FROM groups WHERE kind = 'campaign' ORDER BY number").unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect()
+}
+
+#[test]
+fn a_target_unmounted_mid_campaign_fails_its_points_and_the_disk_beneath_is_never_measured() {
+    let Some(tmpfs) = Tmpfs::mount("size=64m") else { return };
+    let bed = &tmpfs.bed;
+    let dir = bed.dir.join("iosurvey");
+    fs::create_dir(&dir).unwrap();
+    // The second point's before-run hook unmounts the target's file system.
+    let text = format!(
+        "[campaign]\nname = \"um\"\n{}[[study]]\nname = \"seq\"\nkind = \"run\"\ntransfer = \"64k\"\nblock = \"256k\"\nclients = \"1,2,3\"\n\
+         [hooks]\nbefore-run = 'if [ \"$IOSURVEY_CLIENTS\" = 2 ]; then umount {}; fi'\n",
+        target("fast-tmpfs", &dir),
+        bed.dir.display()
+    );
+    let path = file(bed, &text);
+    let out = campaign(bed, &["run", &path]);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("target fast-tmpfs: ")
+            && out.stderr.contains("is gone since the campaign file was read (unmounted, or removed?)"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("campaign c1: 1 points ok, 2 failed"), "each later point fails alike: {}", out.stderr);
+    let runs = campaign_runs(&bed.db);
+    assert_eq!(runs.len(), 1, "only the point measured on the tmpfs is stored: {runs:?}");
+    assert_eq!(runs[0].3, "ok");
+    assert!(!dir.exists(), "no point made the target's directory on the disk beneath");
+    assert_eq!(versions(&bed.db), [(1, "failed".to_string())]);
+}
+
+#[test]
+fn a_point_killed_before_its_after_hook_judged_it_is_not_counted_and_its_version_is_settled() {
+    let bed = Bed::new();
+    let (ready, pass) = (bed.tmp.path().join("ready"), bed.tmp.path().join("pass"));
+    // The hook fails the point unless told to pass; it says its shell's pid, then waits.
+    let text = format!(
+        "[campaign]\nname = \"k9\"\n{}[[study]]\nname = \"seq\"\nkind = \"run\"\ntransfer = \"64k\"\nblock = \"256k\"\nclients = \"1,2\"\n\
+         [hooks]\nafter-run = 'if [ -e {pass} ]; then exit 0; fi; echo $$ > {ready}.tmp && mv {ready}.tmp {ready}; sleep 600; exit 1'\n",
+        target("a", &bed.dir),
+        pass = pass.display(),
+        ready = ready.display()
+    );
+    let path = file(&bed, &text);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .args(["campaign", "run", &path, "--db", &bed.db])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("the first point's after-run hook", 60, || ready.exists());
+    let hook: i32 = fs::read_to_string(&ready).unwrap().trim().parse().unwrap();
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGKILL);
+        libc::kill(-hook, libc::SIGKILL);
+    }
+    child.wait().unwrap();
+    let runs = campaign_runs(&bed.db);
+    assert_eq!(runs.len(), 1, "{runs:?}");
+    assert_eq!(runs[0].3, "failed", "a point is not whole before its after hooks passed: {runs:?}");
+    assert_eq!(versions(&bed.db), [(1, "running".to_string())], "killed, the command could not file its version");
+    let out = campaign(&bed, &["status", &path]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("0 of 2 points stored whole; 2 to run"), "{}", out.stdout);
+    assert_eq!(versions(&bed.db), [(1, "failed".to_string())], "its process gone, the next command files it");
+    // Resumed, the point is measured again and judged; both count once their hook passed.
+    fs::write(&pass, "").unwrap();
+    let out = campaign(&bed, &["run", &path]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let runs = campaign_runs(&bed.db);
+    assert_eq!(runs.iter().filter(|r| r.3 == "ok").count(), 2, "{runs:?}");
+    assert_eq!(versions(&bed.db), [(1, "ok".to_string())]);
+    let out = campaign(&bed, &["status", &path]);
+    assert!(out.stdout.contains("2 of 2 points stored whole; 0 to run"), "{}", out.stdout);
+}
+
+#[test]
+fn a_hook_that_removes_the_store_stops_the_campaign_saying_so() {
+    let bed = Bed::new();
+    let text = format!(
+        "[campaign]\nname = \"gone\"\n{}[[study]]\nname = \"seq\"\nkind = \"run\"\ntransfer = \"64k\"\nblock = \"256k\"\nclients = \"1,2\"\n\
+         [hooks]\nafter-run = 'rm -f {db}'\n",
+        target("a", &bed.dir),
+        db = bed.db
+    );
+    let out = campaign(&bed, &["run", &file(&bed, &text)]);
+    assert_one_line_error(
+        &out_without_progress(&out),
+        4,
+        &[
+            "campaign c1 is no longer in",
+            "the store was removed while the campaign ran (by a hook?)",
+            "keep hooks away from the store",
+        ],
+    );
+    assert!(!Path::new(&bed.db).exists(), "no store is made anew");
+}
+
+#[test]
+fn a_store_locked_to_the_end_of_a_campaign_leaves_no_version_running_for_good() {
+    let bed = Bed::new();
+    let (ready, locked) = (bed.tmp.path().join("ready"), bed.tmp.path().join("locked"));
+    // The second point's before-run hook lets the test take the store, and waits until it has.
+    let text = format!(
+        "[campaign]\nname = \"lk\"\n{}[[study]]\nname = \"seq\"\nkind = \"run\"\ntransfer = \"64k\"\nblock = \"256k\"\nclients = \"1,2\"\n\
+         [hooks]\nbefore-run = 'if [ \"$IOSURVEY_CLIENTS\" = 2 ]; then touch {ready}; for i in $(seq 1200); do [ -e {locked} ] && break; sleep 0.05; done; fi'\n",
+        target("a", &bed.dir),
+        ready = ready.display(),
+        locked = locked.display()
+    );
+    let path = file(&bed, &text);
+    let child = Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .args(["campaign", "run", &path, "--db", &bed.db])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("the second point's before-run hook", 60, || ready.exists());
+    let mut conn = rusqlite::Connection::open(&bed.db).unwrap();
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Exclusive).unwrap();
+    fs::write(&locked, "").unwrap();
+    let out = outcome(child.wait_with_output().unwrap());
+    tx.rollback().unwrap();
+    let last = out.stderr.lines().last().unwrap_or_default();
+    assert_eq!(out.code, 4, "{}", out.stderr);
+    assert!(last.starts_with("iosurvey: error: ") && last.contains("locked"), "{}", out.stderr);
+    let out = campaign(&bed, &["status", &path]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(versions(&bed.db), [(1, "failed".to_string())], "its command gone, the version is filed");
+    assert!(out.stdout.contains("1 of 2 points stored whole; 1 to run"), "{}", out.stdout);
+    for f in fs::read_dir(bed.tmp.path()).unwrap() {
+        let f = f.unwrap().path();
+        if f.extension().is_some_and(|e| e == "json") {
+            fs::remove_file(f).unwrap();
+        }
+    }
 }

@@ -1067,3 +1067,42 @@ fn completions_complete_the_commands_and_man_pages_cover_each() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("symbolic link"), "{}", out.stderr);
 }
+
+/// A mount point /etc/fstab names, its file system gone: `run --dir` makes no directory there,
+/// which would be on the disk beneath. Run in a mount namespace of its own, whose /etc/fstab
+/// is a file of the test's (the host's is never touched).
+#[test]
+fn run_makes_no_directory_under_a_mount_point_whose_file_system_is_not_mounted() {
+    if !is_root() {
+        skip("a mount namespace needs root");
+        return;
+    }
+    let bed = Bed::new();
+    let point = bed.dir.join("lustre");
+    fs::create_dir(&point).unwrap();
+    let fstab = bed.tmp.path().join("fstab");
+    fs::write(&fstab, format!("# the test's own\nfs@tcp:/x {} lustre defaults 0 0\n", point.display())).unwrap();
+    let in_namespace = |mount: &str| {
+        let script = format!(
+            "mount --bind {} /etc/fstab && {mount} exec \"$0\" run --dir {}/iosurvey --db {} --block 1m -q",
+            fstab.display(),
+            point.display(),
+            bed.db
+        );
+        outcome(
+            Command::new("unshare")
+                .args(["-m", "--propagation", "private", "sh", "-c", &script, env!("CARGO_BIN_EXE_iosurvey")])
+                .output()
+                .unwrap(),
+        )
+    };
+    let out = in_namespace("");
+    assert_one_line_error(
+        &out,
+        2,
+        &["is where /etc/fstab mounts a file system that is not mounted now", "mount it first"],
+    );
+    assert!(!point.join("iosurvey").exists(), "no directory made on the disk beneath");
+    let out = in_namespace(&format!("mount -t tmpfs -o size=16m tmpfs {} &&", point.display()));
+    assert_eq!(out.code, 0, "mounted, the leaf is made and removed: {}", out.stderr);
+}

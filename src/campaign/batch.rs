@@ -174,12 +174,21 @@ pub struct Emit<'a> {
     pub workdir: &'a Path,
     /// Where the scripts and the jobs' output go.
     pub dir: &'a Path,
+    /// The option that named `dir` (`--slurm`), for a refusal.
+    pub flag: &'a str,
 }
 
 impl Emit<'_> {
-    /// A job's header: its name, nodes, exclusivity, limit, output and the site's settings.
-    fn header(&self, job: &str, nodes: usize, per_node: usize, secs: u64) -> Vec<String> {
-        let (b, out, system) = (self.batch, self.dir.display(), self.system);
+    /// A job's header: its name, nodes, exclusivity, limit, output and the site's settings;
+    /// `out` is the output directory as a directive carries it.
+    fn header(
+        &self,
+        job: &str,
+        out: &str,
+        (nodes, per_node, secs): (usize, usize, u64),
+    ) -> Result<Vec<String>, String> {
+        let (b, system) = (self.batch, self.system);
+        let job = put("the job name", job, At::Directive)?;
         let mut h = match system {
             System::Slurm => vec![
                 format!("#SBATCH -J {job}"),
@@ -212,12 +221,12 @@ impl Emit<'_> {
             System::Pbs => ("#PBS -q", "#PBS -A"),
         };
         if !b.partition.is_empty() {
-            h.push(format!("{queue} {}", b.partition));
+            h.push(format!("{queue} {}", put("[batch] partition", &b.partition, At::Directive)?));
         }
         if !b.account.is_empty() {
-            h.push(format!("{account} {}", b.account));
+            h.push(format!("{account} {}", put("[batch] account", &b.account, At::Directive)?));
         }
-        h
+        Ok(h)
     }
 }
 
@@ -248,61 +257,98 @@ pub fn is_emitted(text: &str) -> bool {
     text.lines().take(4).any(|l| l.starts_with(&format!("# {MARK}")))
 }
 
-/// A word for a shell: as it is when it cannot be read otherwise, else in single quotes.
-fn quoted(w: &str) -> String {
-    crate::shell::words(&[w.to_string()])
+/// Where a string lands in a script, which decides what it may hold.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum At {
+    /// A shell word: quoted when it would read otherwise.
+    Word,
+    /// A comment's text, or shell text the file gives as such (a module, a setup line, the
+    /// launcher): written as it is.
+    Line,
+    /// A scheduler's directive, which splits at blanks, reads `%` as a pattern and has no
+    /// quoting.
+    Directive,
+}
+
+/// Every string that enters a script passes here, as it is written (a path resolved, links
+/// followed): a control character would end its comment or directive and begin a line of
+/// its own, a command, so it is refused wherever it lands; a directive also refuses what
+/// it would split or misread. The refusal names `whose` the string is.
+fn put(whose: &str, text: &str, at: At) -> Result<String, String> {
+    let misread = |c: char| at == At::Directive && (c.is_whitespace() || "%\"'\\".contains(c));
+    if let Some(c) = text.chars().find(|&c| c.is_control() || misread(c)) {
+        let place = if at == At::Directive { "a batch directive" } else { "a batch script" };
+        return Err(format!("{whose} {} holds {c:?}, which {place} cannot carry", crate::escape::visible(text)));
+    }
+    Ok(match at {
+        At::Word => crate::shell::words(&[text.to_string()]),
+        At::Line | At::Directive => text.to_string(),
+    })
 }
 
 /// The job store of the job whose id is in `$var`, beside `store`: `eval.db` gives
 /// `eval.job${SLURM_JOB_ID}.db`.
-fn job_store(store: &Path, var: &str) -> String {
+fn job_store(store: &Path, var: &str) -> Result<String, String> {
     let dir = store.parent().unwrap_or(Path::new("/"));
     let stem = store.file_stem().map_or("iosurvey".into(), |s| s.to_string_lossy().into_owned());
-    format!("{}/{}.job\"${{{var}}}\".db", quoted(&dir.display().to_string()), quoted(&stem))
+    let (dir, stem) = (put("--db", &dir.display().to_string(), At::Word)?, put("--db", &stem, At::Word)?);
+    Ok(format!("{dir}/{stem}.job\"${{{var}}}\".db"))
 }
 
 /// The scripts: a job per entry of `jobs`, the merge job, and `submit`, which submits them
-/// in order.
-pub fn scripts(e: &Emit, jobs: &[Job]) -> Vec<Script> {
+/// in order. Refused, in one line, when a string they would hold cannot be carried.
+pub fn scripts(e: &Emit, jobs: &[Job]) -> Result<Vec<Script>, String> {
     let b = e.batch;
-    let bin = quoted(e.binary);
-    let file = quoted(&e.file.display().to_string());
-    let store = quoted(&e.store.display().to_string());
+    let shown = |p: &Path| p.display().to_string();
+    let bin = put("[batch] iosurvey", e.binary, At::Word)?;
+    let file = put("the campaign file", &shown(e.file), At::Word)?;
+    let store = put("--db", &shown(e.store), At::Word)?;
+    let dir = put(e.flag, &shown(e.dir), At::Word)?;
+    let out = put(e.flag, &shown(e.dir), At::Directive)?;
+    let workdir = put("the current directory", &shown(e.workdir), At::Word)?;
+    let name = put("the campaign's name", e.name, At::Line)?;
+    let launcher = put("[batch] launcher", &b.launcher, At::Line)?;
+    let mut set_up = Vec::new();
+    for m in &b.modules {
+        set_up.push(format!("module load {}", put("[batch] modules", m, At::Line)?));
+    }
+    for l in &b.setup {
+        set_up.push(put("[batch] setup", l, At::Line)?);
+    }
     let opening = |header: Vec<String>, about: &str| {
         let mut s = vec![
             if b.modules.is_empty() { "#!/bin/bash" } else { "#!/bin/bash -l" }.to_string(),
             format!("# {about}"),
-            format!("# {MARK}; submit every job with: bash {}/submit", e.dir.display()),
+            format!("# {MARK}; submit every job with: bash {dir}/submit"),
         ];
         s.extend(header);
         s.push("set -eo pipefail".into());
-        s.extend(b.modules.iter().map(|m| format!("module load {m}")));
-        s.extend(b.setup.iter().cloned());
-        s.push(format!("cd {}", quoted(&e.workdir.display().to_string())));
+        s.extend(set_up.iter().cloned());
+        s.push(format!("cd {workdir}"));
         s
     };
-    let mut out = Vec::new();
+    let mut out_scripts = Vec::new();
     for j in jobs {
         let job = format!("{}-n{}", job_name(e.name), j.nodes);
         let secs = limit_secs(j.secs, b.margin);
         let about = format!(
-            "campaign {}: its {} points on {} nodes, estimated {:.0} s (limit: x{} + {} s set-up)",
-            e.name, j.points, j.nodes, j.secs, b.margin, SETUP_SECS
+            "campaign {name}: its {} points on {} nodes, estimated {:.0} s (limit: x{} + {} s set-up)",
+            j.points, j.nodes, j.secs, b.margin, SETUP_SECS
         );
-        let mut s = opening(e.header(&job, j.nodes, b.tasks_per_node, secs), &about);
-        s.push(format!("store={}", job_store(e.store, e.system.job_id())));
+        let mut s = opening(e.header(&job, &out, (j.nodes, b.tasks_per_node, secs))?, &about);
+        s.push(format!("store={}", job_store(e.store, e.system.job_id())?));
         s.push("# This job's own store: what the campaign's store holds already is merged in first, so".into());
         s.push("# that the run skips it; the merge job brings the stores together at the end.".into());
         s.push(format!("if [ -e {store} ]; then {bin} merge {store} --into \"$store\"; fi"));
-        s.push(format!("{} {bin} campaign run {file} --only nodes={} --db \"$store\"", b.launcher, j.nodes));
-        out.push(Script { name: format!("nodes-{}.{}", j.nodes, e.system.ext()), text: s.join("\n") + "\n" });
+        s.push(format!("{launcher} {bin} campaign run {file} --only nodes={} --db \"$store\"", j.nodes));
+        out_scripts.push(Script { name: format!("nodes-{}.{}", j.nodes, e.system.ext()), text: s.join("\n") + "\n" });
     }
     let job = format!("{}-merge", job_name(e.name));
-    let about = format!("campaign {}: merges the jobs' stores (IOSURVEY_JOBS) into {}", e.name, e.store.display());
-    let mut s = opening(e.header(&job, 1, 1, MERGE_SECS), &about);
+    let about = format!("campaign {name}: merges the jobs' stores (IOSURVEY_JOBS) into {store}");
+    let mut s = opening(e.header(&job, &out, (1, 1, MERGE_SECS))?, &about);
     s.push("stores=()".into());
     s.push("for id in ${IOSURVEY_JOBS:?the jobs whose stores to merge}; do".into());
-    s.push(format!("    s={}", job_store(e.store, "id")));
+    s.push(format!("    s={}", job_store(e.store, "id")?));
     s.push("    # A job that failed before its first point made no store: its points stay to run.".into());
     s.push("    if [ ! -e \"$s\" ]; then echo \"job $id made no store ($s)\" >&2; continue; fi".into());
     s.push("    # A job killed while writing left a journal: opening its store rolls that write back.".into());
@@ -312,22 +358,22 @@ pub fn scripts(e: &Emit, jobs: &[Job]) -> Vec<Script> {
     s.push("[ ${#stores[@]} -gt 0 ] || { echo \"no job made a store: nothing to merge\" >&2; exit 1; }".into());
     s.push(format!("{bin} merge \"${{stores[@]}}\" --into {store}"));
     s.push(format!("{bin} campaign status {file} --db {store}"));
-    out.push(Script { name: format!("merge.{}", e.system.ext()), text: s.join("\n") + "\n" });
+    out_scripts.push(Script { name: format!("merge.{}", e.system.ext()), text: s.join("\n") + "\n" });
 
     let mut s = vec![
         "#!/bin/bash".to_string(),
-        format!("# Submits campaign {}'s jobs, then the job that merges their stores once all ended.", e.name),
+        format!("# Submits campaign {name}'s jobs, then the job that merges their stores once all ended."),
         format!("# {MARK}."),
         "set -euo pipefail".into(),
-        format!("cd {}", quoted(&e.dir.display().to_string())),
+        format!("cd {dir}"),
         "jobs=()".into(),
         "after=()".into(),
     ];
-    s.extend(out.iter().filter(|x| x.name.starts_with("nodes-")).map(|x| e.system.submit(&x.name)));
+    s.extend(out_scripts.iter().filter(|x| x.name.starts_with("nodes-")).map(|x| e.system.submit(&x.name)));
     s.push(e.system.submit_last(&format!("merge.{}", e.system.ext())));
     s.push("echo \"submitted jobs ${jobs[*]}; merge job $merge\"".into());
-    out.push(Script { name: "submit".into(), text: s.join("\n") + "\n" });
-    out
+    out_scripts.push(Script { name: "submit".into(), text: s.join("\n") + "\n" });
+    Ok(out_scripts)
 }
 
 #[cfg(test)]
@@ -367,8 +413,45 @@ mod tests {
             binary: "/opt/iosurvey",
             workdir: &work,
             dir: &dir,
+            flag: "--slurm",
         };
-        scripts(&e, &[Job { nodes: 1, points: 3, secs: 600.0 }, Job { nodes: 4, points: 2, secs: 100_000.0 }])
+        scripts(&e, &[Job { nodes: 1, points: 3, secs: 600.0 }, Job { nodes: 4, points: 2, secs: 100_000.0 }]).unwrap()
+    }
+
+    #[test]
+    fn a_string_a_script_cannot_carry_is_refused_wherever_it_would_land() {
+        let b = batch();
+        let (plain, job) = (PathBuf::from("/p/eval.toml"), [Job { nodes: 1, points: 1, secs: 60.0 }]);
+        let injected = PathBuf::from("/p/x\ntouch /p/PWNED\n#/jobs");
+        let spaced = PathBuf::from("/p/my jobs");
+        for system in [System::Slurm, System::Lsf, System::Pbs] {
+            let e = |dir: &'_ PathBuf, store: &'_ PathBuf| {
+                let e = Emit {
+                    system,
+                    batch: &b,
+                    name: "eval",
+                    file: &plain,
+                    store,
+                    binary: "/opt/iosurvey",
+                    workdir: &plain,
+                    dir,
+                    flag: "--lsf",
+                };
+                scripts(&e, &job)
+            };
+            let said = e(&injected, &plain).unwrap_err();
+            assert!(
+                said.starts_with("--lsf /p/x\\ntouch")
+                    && said.ends_with("holds '\\n', which a batch script cannot carry"),
+                "{said}"
+            );
+            let said = e(&spaced, &plain).unwrap_err();
+            assert!(said.contains("holds ' ', which a batch directive cannot carry"), "{said}");
+            assert!(e(&plain, &injected).unwrap_err().starts_with("--db "));
+            // A blank in the store's path is a quoted word, in commands and comments alike.
+            let ok = e(&plain, &spaced).unwrap();
+            assert!(ok[1].text.contains("into '/p/my jobs'\n"), "{}", ok[1].text);
+        }
     }
 
     #[test]

@@ -937,7 +937,7 @@ fn calibrations<T: Team>(
         let outcome = point_cli(cli, c, p, Some(by)).and_then(|mut point| {
             point.db = db.clone();
             point.live = false;
-            point.within = Some(Within { campaign, point: point_name(c, p) });
+            point.within = Some(Within { campaign, point: point_name(c, p), unjudged: false });
             let began = std::time::Instant::now();
             command(&point, team)?;
             let wall = began.elapsed().as_secs_f64();
@@ -1000,6 +1000,7 @@ pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fai
     super::RUNNING.store(true, std::sync::atomic::Ordering::Relaxed);
     let start = super::opening::on_lead(team, || {
         let store = Store::open(&cli.db)?;
+        store.settle_abandoned_campaigns()?;
         let done = tally_done(&store, &c.name)?;
         let todo: Vec<usize> =
             (0..all.len()).filter(|&k| !campaign::is_done(&c, &all[k], &done) && all[k].refusal.is_none()).collect();
@@ -1023,6 +1024,9 @@ pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fai
                 point: None,
             })?),
         };
+        if let Some(g) = campaign {
+            store.campaign_running(g)?;
+        }
         Ok(Start { campaign, begun, todo, skipped, refused })
     })?;
     let shared: Start = share_value(team, start.as_ref());
@@ -1050,6 +1054,9 @@ pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fai
         start.refused
     ));
     let began = std::time::Instant::now();
+    let mounts: Vec<Option<Mount>> =
+        c.targets.iter().map(|t| (!t.device).then(|| mount_of(&t.dir)).flatten()).collect();
+    let mut unsaved: Vec<Kept> = Vec::new();
     let (mut ok, mut failed) = (0usize, 0usize);
     let mut stopped: Option<Failure> = None;
     let todo: Vec<&Point> = start.todo.iter().map(|&k| &all[k]).collect();
@@ -1092,37 +1099,50 @@ pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fai
             ("before-study", c.hooks.before_study.as_ref().filter(|_| first_of_study)),
             ("before-run", c.hooks.before_run.as_ref()),
         ];
-        let hook_failed = hooks_at(team, &before, &env, &mut kept);
-        let hook_failed: Option<String> = share_value(team, lead.then_some(&hook_failed));
-        let outcome = match hook_failed {
-            Some(why) => Err(Failure::new(why, "see the hook's output in 'iosurvey campaign status'", 1)),
+        // A target unmounted since the file was read has the disk beneath in its place.
+        let refused = hooks_at(team, &before, &env, &mut kept)
+            .map(|why| (why, HOOKS.to_string()))
+            .or_else(|| lead.then(|| left_behind(&c, p, &mounts)).flatten());
+        let refused: Option<(String, String)> = share_value(team, lead.then_some(&refused));
+        let after = [
+            ("after-run", c.hooks.after_run.as_ref()),
+            ("after-study", c.hooks.after_study.as_ref().filter(|_| last_of_study)),
+        ];
+        let unjudged = after.iter().any(|(_, h)| h.is_some_and(|h| !h.ignore_failure));
+        let outcome = match refused {
+            Some((why, hint)) => Err(Failure::new(why, hint, 1)),
             None => point_cli(cli, &c, p, asked.scale).and_then(|mut point| {
-                point.within = Some(Within { campaign: start.campaign, point: name.clone() });
+                point.within = Some(Within { campaign: start.campaign, point: name.clone(), unjudged });
                 command(&point, team)
             }),
         };
         let status = if outcome.is_ok() { "ok" } else { "failed" };
         let mut env = env;
         env.push(("IOSURVEY_STATUS".into(), status.into()));
-        let after = [
-            ("after-run", c.hooks.after_run.as_ref()),
-            ("after-study", c.hooks.after_study.as_ref().filter(|_| last_of_study)),
-        ];
-        let after_failed = hooks_at(team, &after, &env, &mut kept);
+        let after_failed = hooks_at(team, &after, &env, &mut kept)
+            .or_else(|| (lead && outcome.is_ok()).then(|| left_behind(&c, p, &mounts).map(|w| w.0)).flatten());
         let after_failed: Option<String> = share_value(team, lead.then_some(&after_failed));
-        if lead && !kept.is_empty() {
-            let store = Store::open(&cli.db)?;
-            store.save_hooks(start.campaign, Some((&name, p.repetition)), &s.name, &kept)?;
-        }
+        unsaved.push((name.clone(), p.repetition, s.name.clone(), kept));
         // A point whose after-hook failed is not whole: its run is stored as failed, so that
-        // running the campaign again measures it again.
-        let outcome = match (outcome, after_failed) {
-            (Ok(()), Some(why)) => {
-                super::opening::on_lead(team, || Ok(Store::open(&cli.db)?.fail_point(start.campaign, &name, &why)?))?;
-                Err(Failure::new(why, "see the hook's output in 'iosurvey campaign status'", 1))
+        // running the campaign again measures it again; one they passed is whole only now.
+        let filed = super::opening::on_lead(team, || {
+            let store = store_of(cli, start.campaign)?;
+            save_kept(&store, start.campaign, &mut unsaved)?;
+            match (&outcome, &after_failed) {
+                (Ok(()), Some(why)) => store.fail_point(start.campaign, &name, why)?,
+                (Ok(()), None) if unjudged => store.judge_point(start.campaign, &name)?,
+                _ => {}
             }
+            Ok(())
+        });
+        let outcome = match (outcome, after_failed) {
+            (Ok(()), Some(why)) => Err(Failure::new(why, HOOKS, 1)),
             (outcome, _) => outcome,
         };
+        if let Err(f) = filed {
+            stopped = Some(f);
+            break;
+        }
         match outcome {
             Ok(()) => ok += 1,
             Err(f) if f.code == 130 || super::CANCEL.is_cancelled() => {
@@ -1161,14 +1181,19 @@ pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Fai
         }
     }
     let whole = stopped.is_none() && failed == 0;
-    super::opening::on_lead(team, || {
-        let store = Store::open(&cli.db)?;
+    // Filed on every path that gets here; a command killed before is settled by the next.
+    let finished = super::opening::on_lead(team, || {
+        let store = store_of(cli, start.campaign)?;
+        save_kept(&store, start.campaign, &mut unsaved)?;
         // A version begun by this command that came to hold nothing is not kept.
         if !(start.begun && ok == 0 && failed == 0 && store.drop_empty_campaign(start.campaign)?) {
             store.finish_group(start.campaign, whole, None)?;
         }
         Ok(())
-    })?;
+    });
+    if let (Err(f), None) = (finished, &stopped) {
+        return Err(f);
+    }
     // A stop is said by its own line, the last.
     if stopped.is_none() {
         say(format!(
@@ -1210,6 +1235,72 @@ fn hooks_at<T: Team>(
     failed
 }
 
+/// What a failed hook's point says to do.
+const HOOKS: &str = "see the hook's output in 'iosurvey campaign status'";
+
+/// A point's hooks not yet in the store: its name, repetition, study and how they ran.
+type Kept = (PointName, u32, String, Vec<HookRun>);
+
+/// Stores the hooks kept, each once: those a store that could not take them held back
+/// are stored with the next point's, or at the campaign's end.
+fn save_kept(store: &Store, campaign: GroupId, kept: &mut Vec<Kept>) -> Result<(), Failure> {
+    while let Some((point, repetition, study, runs)) = kept.first() {
+        if !runs.is_empty() {
+            store.save_hooks(campaign, Some((point, *repetition)), study, runs)?;
+        }
+        kept.remove(0);
+    }
+    Ok(())
+}
+
+/// The store, for a campaign's own writes: never made anew, for a store removed while the
+/// campaign ran (by a hook, say) would come back empty, without the campaign.
+fn store_of(cli: &Cli, campaign: GroupId) -> Result<Store, Failure> {
+    let db = iosurvey::escape::visible(&cli.db.display().to_string()).into_owned();
+    let gone = |what: &str| {
+        Failure::new(
+            format!("campaign {campaign} is no longer in {db}: the store was {what} while the campaign ran (by a hook?), and the points it stored went with it"),
+            "keep hooks away from the store, then run the same command again to run the campaign anew",
+            4,
+        )
+    };
+    if std::fs::symlink_metadata(&cli.db).is_err() {
+        return Err(gone("removed"));
+    }
+    let store = Store::open_existing(&cli.db)?;
+    store.group(campaign).map_err(|_| gone("replaced"))?;
+    Ok(store)
+}
+
+/// A file system as a campaign met it: the mount id, and the device's major and minor.
+type Mount = (u64, u32, u32);
+
+fn mount_of(dir: &Path) -> Option<Mount> {
+    iosurvey::target::dir::Dir::open(dir).ok()?.mount().ok()
+}
+
+/// Why point `p` is not measured: its target's directory is no longer on the file system
+/// it was on when the file was read (`mounts`), with what to do. Unmounted, the directory
+/// left in its place is on the disk beneath, whose figures would be stored under the
+/// target's label.
+fn left_behind(c: &Campaign, p: &Point, mounts: &[Option<Mount>]) -> Option<(String, String)> {
+    let t = &c.targets[p.target];
+    let now = mount_of(&t.dir);
+    let was = mounts[p.target]?;
+    if now == Some(was) {
+        return None;
+    }
+    let dir = iosurvey::escape::visible(&t.dir.display().to_string()).into_owned();
+    let what = match now {
+        None => "is gone since the campaign file was read (unmounted, or removed?)",
+        Some(_) => "is no longer on the file system it was on when the campaign file was read (unmounted?)",
+    };
+    Some((
+        format!("target {}: {dir} {what}; the point is not measured", iosurvey::escape::visible(&t.label)),
+        "mount it again, then run the same command again".into(),
+    ))
+}
+
 /// The facts of a point, for its hooks.
 fn environment(c: &Campaign, p: &Point, campaign: GroupId) -> Vec<(String, String)> {
     let t = &c.targets[p.target];
@@ -1243,6 +1334,9 @@ fn point_cli(cli: &Cli, c: &Campaign, p: &Point, scale: Option<Scale>) -> Result
 /// `campaign status FILE|cN`: per study and target, points stored whole, failed, to run.
 pub(super) fn status<T: Team>(cli: &Cli, which: &str, scale: Option<Scale>, team: &T) -> Result<(), Failure> {
     let store = Store::open_existing(&cli.db)?;
+    // A version whose command is gone is said as it ended; a store status may not write
+    // is read as it is.
+    let _ = store.settle_abandoned_campaigns();
     let (c, stored_scale) = resolve(&store, which)?;
     let scale = scale.or(stored_scale);
     let all = points(&c, &cli.db, team, scale)?;
@@ -1484,20 +1578,6 @@ pub(super) fn emit<T: Team>(cli: &Cli, file: &Path, system: System, dir: &Path, 
         System::Lsf => "--lsf",
         System::Pbs => "--pbs",
     };
-    // A path lands in the scripts and in the scheduler's directives, which split at blanks
-    // and read % as a pattern: such a path is refused rather than written half-understood.
-    let shown = |p: &Path| iosurvey::escape::visible(&p.display().to_string()).to_string();
-    for (p, whose) in [(dir, what), (cli.db.as_path(), "--db"), (file, "the campaign file")] {
-        let text = p.display().to_string();
-        let odd = text.chars().find(|c| c.is_control() || (p == dir && (c.is_whitespace() || *c == '%')));
-        if let Some(c) = odd {
-            return Err(Failure::new(
-                format!("{whose} {} holds {c:?}, which a batch script or its directives cannot carry", shown(p)),
-                format!("give {whose} a path without blanks, % or control characters"),
-                2,
-            ));
-        }
-    }
     let existed = std::fs::symlink_metadata(dir).is_ok();
     super::output::folder(dir, "the batch jobs", &format!("give {what} a directory of its own"))?;
     let written = write_jobs(cli, (&c, batch), &jobs, (system, what), (file, dir));
@@ -1555,9 +1635,15 @@ fn write_jobs(
             binary: &binary,
             workdir: &workdir,
             dir: &dir,
+            flag: what,
         },
         &jobs,
-    );
+    )
+    // What is checked is what the scripts would hold: a link on the way to DIR or the store
+    // puts where it leads into them.
+    .map_err(|why| {
+        Failure::new(why, "give paths without blanks, % or control characters, links on the way included", 2)
+    })?;
     // Every name is checked before any is written: a file there that emit did not write is
     // the user's, and is left alone.
     for s in &scripts {

@@ -699,7 +699,7 @@ fn label_arg(text: &str) -> Result<String, String> {
 
 impl TargetArgs {
     fn options(&self) -> iosurvey::target::Options {
-        iosurvey::target::Options { force: self.force, keep: self.keep }
+        iosurvey::target::Options { force: self.force, keep: self.keep, must_exist: false }
     }
 }
 

@@ -43,7 +43,8 @@ pub(super) fn open<'t, T: Team>(
     let opening = Opening {
         store: cli.db.clone(),
         place,
-        options: target.options(),
+        // A campaign's target existed when its file was read: a point never makes it.
+        options: iosurvey::target::Options { must_exist: cli.within.is_some(), ..target.options() },
         threads,
         command_line: command_line(),
         space_check: !target.no_space_check,

@@ -110,6 +110,10 @@ pub struct Within {
     pub campaign: GroupId,
     /// The point.
     pub point: PointName,
+    /// Whether hooks judge the point after it ran: its run (or group) is stored as failed
+    /// until they pass ([`crate::store::Store::judge_point`]), so that a campaign killed
+    /// before they ran never counts it whole.
+    pub unjudged: bool,
 }
 
 /// The targets the lead has taken, each directory in the janitor's care: dropped, they are
@@ -283,6 +287,8 @@ impl<'t, T: Team> Session<'t, T> {
 
     /// Ends a group, ok or failed; `spec` replaces what it was begun with.
     pub fn finish(&mut self, group: GroupId, ok: bool, spec: Option<String>) -> Result<(), RunError> {
+        // A campaign's point stays failed until the hooks that judge it pass.
+        let ok = ok && !self.within.as_ref().is_some_and(|w| w.unjudged);
         self.on_lead(|l| Ok(l.store.finish_group(group, ok, spec.as_deref())?)).map(|_| ())
     }
 
@@ -311,7 +317,9 @@ impl<'t, T: Team> Session<'t, T> {
             (Some(w), None) => (Some(w.point.study.as_str()), Some(w.campaign)),
             _ => (name, group),
         };
-        let filing = Filing { name, group, label: self.label.as_deref() };
+        let unjudged =
+            group.is_some_and(|g| g.kind == GroupKind::Campaign) && self.within.as_ref().is_some_and(|w| w.unjudged);
+        let filing = Filing { name, group, label: self.label.as_deref(), unjudged };
         let lead = self.lead.as_mut().map(|l| {
             let (store, held) = l.held(range.clone());
             Lead { store, held }

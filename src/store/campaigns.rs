@@ -73,6 +73,10 @@ fn unscaled(key: &str) -> &str {
     key.rsplit_once(" scale=1/").map_or(key, |(k, _)| k)
 }
 
+/// The error a campaign's point is stored with until the hooks after it judged it: what it
+/// keeps saying should the campaign end before they did (killed, or its machine gone).
+pub const UNJUDGED: &str = "stored before the hooks after it judged it, and the campaign ended before they did";
+
 /// The campaign groups of `name`, through their rows: `c.id`.
 const VERSIONS: &str = "SELECT id FROM groups WHERE kind = 'campaign' AND json_extract(spec_json, '$.name') = ?1";
 
@@ -283,6 +287,72 @@ impl Store {
             )
             .map_err(|e| self.wrap(e))?;
         Ok(())
+    }
+
+    /// The hooks after the last run (or group) of `point` in campaign version `campaign`
+    /// passed: stored as failed until now ([`UNJUDGED`]), it is ok.
+    pub fn judge_point(&self, campaign: GroupId, point: &PointName) -> Result<(), StoreError> {
+        let row = self.group_row(campaign)?;
+        let run = format!(
+            "UPDATE runs SET status = 'ok', error = NULL,
+                record_json = json_set(record_json, '$.record.status', 'ok', '$.record.error', json('null'))
+             WHERE id = (SELECT MAX(id) FROM runs WHERE group_id = ?1 AND name = ?2 AND system_label = ?3
+                AND {RUN_KEY} = ?4) AND error = ?5"
+        );
+        self.conn
+            .execute(&run, params![row, point.study, point.target, unscaled(&point.key), UNJUDGED])
+            .map_err(|e| self.wrap(e))?;
+        self.conn
+            .execute(
+                "UPDATE groups SET state = 'ok' WHERE id = (SELECT MAX(id) FROM groups WHERE parent = ?1
+                    AND name = ?2 AND label = ?3 AND key = ?4)",
+                params![row, point.study, point.target, point.key],
+            )
+            .map_err(|e| self.wrap(e))?;
+        Ok(())
+    }
+
+    /// Campaign version `campaign` runs from now, in this process, which its spec names, so
+    /// that a later command can tell it from one whose process is gone.
+    pub fn campaign_running(&self, campaign: GroupId) -> Result<(), StoreError> {
+        let row = self.group_row(campaign)?;
+        self.conn
+            .execute(
+                "UPDATE groups SET state = 'running',
+                    spec_json = json_set(spec_json, '$.process', json_object('pid', ?2, 'host', ?3)) WHERE id = ?1",
+                params![row, std::process::id(), crate::env::hostname()],
+            )
+            .map_err(|e| self.wrap(e))?;
+        Ok(())
+    }
+
+    /// Files as failed each campaign version still running whose process, on this host, is
+    /// gone: killed, or ended before it could file the version. Returns their names.
+    pub fn settle_abandoned_campaigns(&self) -> Result<Vec<GroupId>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT number, json_extract(spec_json, '$.process.pid'), json_extract(spec_json, '$.process.host')
+                 FROM groups WHERE kind = 'campaign' AND state = 'running'
+                    AND json_type(spec_json, '$.process.pid') = 'integer'",
+            )
+            .map_err(|e| self.wrap(e))?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, Option<String>>(2)?)))
+            .map_err(|e| self.wrap(e))?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.wrap(e))?;
+        let mut settled = Vec::new();
+        for (number, pid, host) in rows {
+            let holder =
+                crate::target::manifest::Holder { pid: pid as u32, host: host.unwrap_or_default(), started: 0 };
+            if u32::try_from(pid).is_ok() && holder.is_gone() {
+                let g = GroupId { kind: GroupKind::Campaign, number };
+                self.finish_group(g, false, None)?;
+                settled.push(g);
+            }
+        }
+        Ok(settled)
     }
 
     /// The scale (`--scale 1/N`) each version of campaign `name` was run at, by number.

@@ -813,11 +813,13 @@ impl Merging<'_> {
     }
 }
 
-/// A campaign version's spec without the path its file was read from: jobs may name the
-/// same file by other paths.
+/// A campaign version's spec without the path its file was read from (jobs may name the
+/// same file by other paths) and the process that ran it last (each job's own).
 fn without_file(spec: &str) -> Option<serde_json::Value> {
     let mut v: serde_json::Value = serde_json::from_str(spec).ok()?;
-    v.as_object_mut()?.remove("file");
+    let o = v.as_object_mut()?;
+    o.remove("file");
+    o.remove("process");
     Some(v)
 }
 

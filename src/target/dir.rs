@@ -413,6 +413,11 @@ impl Dir {
         }
     }
 
+    /// The mount the directory is on: the mount id where the kernel gives it, and the device.
+    pub fn mount(&self) -> io::Result<(u64, u32, u32)> {
+        mount_of(self.raw(), None)
+    }
+
     /// Whether entry `name` is a mount point (another file system, or a bind mount).
     pub fn mount_point(&self, name: &str) -> io::Result<bool> {
         crosses_mount(self.raw(), &c_name(name.as_ref())?)

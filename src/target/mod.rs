@@ -52,6 +52,13 @@ pub enum TargetError {
     /// Neither the directory nor its parent exists.
     #[error("target directory {0} does not exist, nor does its parent")]
     MissingDir(PathBuf),
+    /// The target does not exist and was to (a campaign's point: its file system may be gone).
+    #[error("target directory {0} no longer exists, and a campaign's point never makes it (was its file system unmounted, or the directory removed?)")]
+    Gone(PathBuf),
+    /// The target does not exist, and its parent is where /etc/fstab mounts a file system that
+    /// is not mounted.
+    #[error("target directory {0} does not exist, and {1} is where /etc/fstab mounts a file system that is not mounted now, so iosurvey makes no directory there")]
+    Unmounted(PathBuf, String),
     /// The target does not exist and its name is not one iosurvey makes.
     #[error("target directory {0} does not exist, and iosurvey makes no directory whose name {1}")]
     BadName(PathBuf, &'static str),
@@ -188,6 +195,8 @@ impl TargetError {
             }),
             TargetError::MissingDir(_) => Hint::say("create the parent directory first").or(Hint::Use(Dir, "an existing directory".into())),
             TargetError::NotADir(_) => Hint::Use(Dir, "a directory".into()),
+            TargetError::Unmounted(..) => Hint::say("mount it first; to measure the disk beneath instead, make the directory yourself"),
+            TargetError::Gone(_) => Hint::say("mount its file system again (or make the directory), then run the same command again"),
             TargetError::BadName(..) => Hint::Use(Dir, "a plain name (printable characters, at most 255 bytes)".into())
                 .or(Hint::say("create that directory yourself first")),
             TargetError::RootDir | TargetError::NotEmpty { .. } => Hint::Use(Dir, "an empty directory".into()).or(Hint::Because(
@@ -250,6 +259,10 @@ pub struct Options {
     pub force: bool,
     /// Leave the data files, marked kept.
     pub keep: bool,
+    /// Never make a missing directory: a campaign's target was there when its file was read,
+    /// so a missing one means its file system went, and a leaf made now would be on the disk
+    /// beneath.
+    pub must_exist: bool,
 }
 
 /// A target directory taken for a run: locked, its manifest read and checked.
@@ -281,10 +294,19 @@ impl Target {
         match Dir::open(path) {
             Ok(dir) => Target::adopt(dir, None, options),
             Err(e) if e.raw_os_error() == Some(ENOTDIR) => Err(TargetError::NotADir(path.into())),
+            Err(e) if e.raw_os_error() == Some(ENOENT) && options.must_exist => Err(TargetError::Gone(path.into())),
             Err(e) if e.raw_os_error() == Some(ENOENT) => {
                 let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
                 match (path.file_name(), Dir::open(parent)) {
-                    (Some(name), Ok(parent)) if dir::plain_name(name) => Target::create(parent, name, options),
+                    (Some(name), Ok(parent)) if dir::plain_name(name) => {
+                        // A leaf made under a mount point whose file system is gone would
+                        // be on the disk beneath, measured under the target's name.
+                        let at = std::fs::canonicalize(parent.path()).map(|p| p.join(name));
+                        match at.ok().and_then(|at| crate::env::fstab_unmounted_above(&at)) {
+                            Some(point) => Err(TargetError::Unmounted(path.into(), point)),
+                            None => Target::create(parent, name, options),
+                        }
+                    }
                     // The parent is there: what stops iosurvey is the name it would make.
                     (Some(name), Ok(_)) => Err(TargetError::BadName(path.into(), odd_name(name))),
                     _ => Err(TargetError::MissingDir(path.into())),
@@ -306,7 +328,7 @@ impl Target {
         patience: std::time::Duration,
     ) -> Result<Vec<String>, TargetError> {
         let deadline = std::time::Instant::now() + patience;
-        let options = Options { force: true, keep: false };
+        let options = Options { force: true, ..Options::default() };
         let copy = |d: &Dir| d.try_clone().map_err(|e| TargetError::io("open", d.path(), e));
         loop {
             let made = match made {
@@ -774,7 +796,7 @@ mod tests {
     use std::fs;
 
     fn open(path: &Path, force: bool, keep: bool) -> Result<Target, TargetError> {
-        Target::open(path, Options { force, keep })
+        Target::open(path, Options { force, keep, ..Options::default() })
     }
 
     fn listing(path: &Path) -> Vec<String> {
@@ -901,6 +923,9 @@ mod tests {
         assert!(t.cleanup().problems.is_empty());
         assert!(listing(tmp.path()).is_empty());
         assert!(matches!(open(&tmp.path().join("a/b"), false, false), Err(TargetError::MissingDir(_))));
+        let must = Options { must_exist: true, ..Options::default() };
+        assert!(matches!(Target::open(&tmp.path().join("a"), must), Err(TargetError::Gone(_))));
+        assert!(!tmp.path().join("a").exists(), "a directory that must exist is never made");
     }
 
     #[test]
