@@ -1,8 +1,9 @@
 //! A block device under test (docs/safety.md, "Block devices"). Reading is allowed without a
 //! word; writing destroys what the device holds, so it needs `--destroy-data` naming the same
 //! device, and is refused while the device, a partition of its disk or a holder of either is
-//! in use (mounted, swap, md/dm/LVM, opened exclusively by another process) or while it
-//! carries a file system or partition-table signature. The checks are made when the target
+//! in use (mounted, swap, md/dm/LVM, opened exclusively by another process), while anything
+//! it stands on (a loop device's backing, md/dm members, down to the bottom) is in use or is
+//! the result store, or while it carries a file system or partition-table signature. The checks are made when the target
 //! is taken and again right before each run that writes; from the first write on the lead
 //! holds the device open exclusively (O_EXCL), so nothing can mount it meanwhile.
 //!
