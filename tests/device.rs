@@ -62,6 +62,53 @@ fn sh(command: &str) {
     assert!(st.success(), "{command}");
 }
 
+/// A loop device the test set up over `backing` (a device or a file) from `offset` on,
+/// detached on drop, so a failing assertion leaves nothing set up.
+struct Over(String);
+
+impl Over {
+    fn new(backing: &str, offset: &str) -> Over {
+        let out = Command::new("losetup").args(["-f", "--show", "-o", offset, backing]).output().unwrap();
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        assert!(out.status.success() && dev.starts_with("/dev/loop"), "losetup over {backing}: {out:?}");
+        Over(dev)
+    }
+
+    fn name(&self) -> &str {
+        self.0.trim_start_matches("/dev/")
+    }
+}
+
+impl Drop for Over {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").arg("-d").arg(&self.0).output();
+    }
+}
+
+/// A device mounted on a directory made for it, unmounted on drop (before the loop device
+/// under it is detached, when declared after it).
+struct Mounted(std::path::PathBuf);
+
+impl Mounted {
+    fn new(dev: &str, at: &std::path::Path) -> Mounted {
+        std::fs::create_dir_all(at).unwrap();
+        sh(&format!("mount {dev} {}", at.display()));
+        Mounted(at.into())
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).output();
+    }
+}
+
+/// An ext4 file system on `dev`, with every table written now: nothing is written in the
+/// background once it is mounted, so its bytes change only when something writes it.
+fn ext4(dev: &str) {
+    sh(&format!("mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 {dev}"));
+}
+
 #[test]
 fn each_refusal_is_one_line_with_its_reason_and_nothing_is_written() {
     let Some(l) = loop_dev(64) else { return };
@@ -105,13 +152,12 @@ fn each_refusal_is_one_line_with_its_reason_and_nothing_is_written() {
     assert_one_line_error(&out, 2, &["holds an ext4 file system", "--ignore-signature"]);
     assert_eq!(hash(&l.bytes()), before_fs);
     // A loop device set up over it, at an offset past any signature iosurvey reads.
-    let over = Command::new("losetup").args(["-f", "--show", "-o", "1M", dev]).output().unwrap();
-    let over = String::from_utf8_lossy(&over.stdout).trim().to_string();
-    assert!(over.starts_with("/dev/loop"), "losetup over {dev}");
+    let over = Over::new(dev, "1M");
     let out =
         run_on(&db, &["--device", dev, "--op", "write", "--destroy-data", dev, "--ignore-signature", "--size", "8m"]);
-    sh(&format!("losetup -d {over}"));
-    assert_one_line_error(&out, 2, &[&format!("it is the backing device of {}", over.trim_start_matches("/dev/"))]);
+    let over_name = over.name().to_string();
+    drop(over);
+    assert_one_line_error(&out, 2, &[&format!("it is the backing device of {over_name}")]);
     // A format of libblkid's far longer list than iosurvey's own (minix).
     if Command::new("mkfs.minix").arg(dev).output().is_ok_and(|o| o.status.success()) {
         let minix = hash(&l.bytes());
@@ -452,4 +498,103 @@ fn a_campaign_runs_on_a_device_target_with_its_events_and_refuses_other_kinds_th
     );
     let out = iosurvey(&["campaign", "run", file.to_str().unwrap(), "--db", &db]);
     assert_one_line_error(&out, 2, &["study 'battery' (kind survey) would run on the block device of target 'lun0'"]);
+}
+
+/// The bytes of `l`'s image from `at`, `len` of them, once what a loop device over `l` wrote
+/// into `l`'s cache has reached the image.
+fn region(l: &Loop, at: usize, len: usize) -> u64 {
+    sh(&format!("blockdev --flushbufs {}", l.dev));
+    hash(&l.bytes()[at..at + len])
+}
+
+#[test]
+fn a_loop_over_a_mounted_device_is_not_written_even_past_its_signature() {
+    let Some(l) = loop_dev(64) else { return };
+    ext4(&l.dev);
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let db = tmp.path().join("s.db").display().to_string();
+    let mnt = Mounted::new(&l.dev, &tmp.path().join("mnt"));
+    // A view of the mounted file system 16 MiB in: no signature there, nothing mounted on it.
+    let over = Over::new(&l.dev, "16M");
+    let before = region(&l, 16 << 20, 4 << 20);
+    let out = run_on(&db, &["--device", &over.0, "--op", "write", "--destroy-data", &over.0, "--size", "4m"]);
+    let name = l.dev.trim_start_matches("/dev/");
+    assert_one_line_error(&out, 2, &[&format!("it stands on {name}, which is mounted at {}", mnt.0.display())]);
+    assert_eq!(region(&l, 16 << 20, 4 << 20), before, "nothing written through the view");
+    assert!(Bed { db: db.clone(), ..Bed::new() }.runs().is_empty());
+    // Unmounted, the same view may be written: the chain holds nothing in use any more.
+    drop(mnt);
+    let out = run_on(&db, &["--device", &over.0, "--op", "write", "--destroy-data", &over.0, "--size", "4m"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_ne!(region(&l, 16 << 20, 4 << 20), before);
+}
+
+#[test]
+fn a_second_loop_over_the_image_of_a_mounted_loop_is_not_written_by_any_name_of_it() {
+    let Some(l) = loop_dev(64) else { return };
+    ext4(&l.dev);
+    let image = l.scratch.path().join("disk.img");
+    let link = l.scratch.path().join("link.img");
+    std::fs::hard_link(&image, &link).unwrap();
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let db = tmp.path().join("s.db").display().to_string();
+    let mnt = Mounted::new(&l.dev, &tmp.path().join("mnt"));
+    let before = region(&l, 16 << 20, 4 << 20);
+    let name = l.dev.trim_start_matches("/dev/");
+    // By the image's own name, and by another name of the same file (its inode is compared).
+    for backing in [&image, &link] {
+        let over = Over::new(backing.to_str().unwrap(), "16M");
+        let out = run_on(&db, &["--device", &over.0, "--op", "write", "--destroy-data", &over.0, "--size", "4m"]);
+        assert_one_line_error(&out, 2, &[&format!("is also the backing file of {name}, which is mounted at")]);
+        assert_eq!(region(&l, 16 << 20, 4 << 20), before, "nothing written through {}", backing.display());
+    }
+    // The name the mounted loop was set up with removed: its backing file reads "(deleted)",
+    // and the other name still reaches the same inode.
+    std::fs::remove_file(&image).unwrap();
+    let over = Over::new(link.to_str().unwrap(), "16M");
+    let out = run_on(&db, &["--device", &over.0, "--op", "write", "--destroy-data", &over.0, "--size", "4m"]);
+    assert_one_line_error(&out, 2, &[&format!("is also the backing file of {name}, which is mounted at")]);
+    assert!(Bed { db: db.clone(), ..Bed::new() }.runs().is_empty());
+    // Unmounted, nothing else uses the file: written.
+    drop(mnt);
+    let out = run_on(&db, &["--device", &over.0, "--op", "write", "--destroy-data", &over.0, "--size", "4m"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
+fn a_loop_backed_by_the_store_or_another_database_is_not_written() {
+    if !is_root() {
+        return skip("loop devices need root");
+    }
+    let tmp = tempfile::tempdir_in("/var/tmp").unwrap();
+    let db = tmp.path().join("s.db");
+    let dbs = db.display().to_string();
+    let dir = tmp.path().join("t");
+    std::fs::create_dir(&dir).unwrap();
+    let out = iosurvey(&["run", "--db", &dbs, "-q", "--dir", dir.to_str().unwrap(), "--size", "1m"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    std::fs::File::options().write(true).open(&db).unwrap().set_len(16 << 20).unwrap();
+    let store = || hash(&std::fs::read(&db).unwrap());
+    let before = store();
+    let link = tmp.path().join("another-name");
+    std::fs::hard_link(&db, &link).unwrap();
+    // The store itself, and the store by another name: refused even past the signature.
+    for backing in [&db, &link] {
+        let over = Over::new(backing.to_str().unwrap(), "0");
+        let out = run_on(
+            &dbs,
+            &["--device", &over.0, "--op", "write", "--destroy-data", &over.0, "--ignore-signature", "--size", "4m"],
+        );
+        assert_one_line_error(&out, 2, &["its backing file", "is the result store (--db)"]);
+        assert_eq!(store(), before, "the store is untouched");
+    }
+    let ls = iosurvey(&["ls", "--db", &dbs]);
+    assert_eq!(ls.code, 0, "the store still reads: {}", ls.stderr);
+    // A copy of the store is another database: its header is a signature.
+    let copy = tmp.path().join("copy.db");
+    std::fs::copy(&db, &copy).unwrap();
+    let over = Over::new(copy.to_str().unwrap(), "0");
+    let other = tmp.path().join("other.db").display().to_string();
+    let out = run_on(&other, &["--device", &over.0, "--op", "write", "--destroy-data", &over.0, "--size", "4m"]);
+    assert_one_line_error(&out, 2, &["holds an SQLite database", "--ignore-signature"]);
 }

@@ -454,7 +454,7 @@ fn open_lead(o: &Opening) -> Result<LeadSide, RunError> {
             }
         }
         Place::Devices { paths, consent } => {
-            taken.devices = DeviceTarget::open_all(paths, consent)?;
+            taken.devices = DeviceTarget::open_all(paths, consent, &o.store)?;
         }
         Place::Fresh { parent, kind } => {
             let parent = match parent {

@@ -361,3 +361,45 @@ impl Drop for DirStream {
         unsafe { libc::closedir(self.stream.as_ptr()) };
     }
 }
+
+/// The file a loop device reads and writes, as the kernel holds it (`LOOP_GET_STATUS64`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoopBacking {
+    /// The device of the file system holding it (the kernel's encoding of a device number).
+    pub dev: u64,
+    /// Its inode.
+    pub ino: u64,
+    /// Its device number when it is a block device, 0 when a file.
+    pub rdev: u64,
+}
+
+/// The kernel's `struct loop_info64` (linux/loop.h); only the first three fields are read.
+#[repr(C)]
+struct LoopInfo64 {
+    device: u64,
+    inode: u64,
+    rdevice: u64,
+    offset: u64,
+    sizelimit: u64,
+    number: u32,
+    encrypt_type: u32,
+    encrypt_key_size: u32,
+    flags: u32,
+    file_name: [u8; 64],
+    crypt_name: [u8; 64],
+    encrypt_key: [u8; 32],
+    init: [u64; 2],
+}
+
+/// What the loop device open as `fd` is backed by. The kernel answers by the file it holds,
+/// so a backing file renamed or deleted since is still named by its inode, which the path in
+/// sysfs can no longer give.
+pub fn loop_backing(fd: RawFd) -> io::Result<LoopBacking> {
+    const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
+    // SAFETY: an all-zero loop_info64 is valid (integers and byte arrays).
+    let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
+    // SAFETY: LOOP_GET_STATUS64 writes one loop_info64 into the buffer passed, which is one; a
+    // descriptor that is not a loop device fails with an error and writes nothing.
+    cvt(unsafe { libc::ioctl(fd, LOOP_GET_STATUS64 as _, &mut info as *mut LoopInfo64) })?;
+    Ok(LoopBacking { dev: info.device, ino: info.inode, rdev: info.rdevice })
+}

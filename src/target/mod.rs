@@ -162,6 +162,14 @@ pub enum TargetError {
         /// How it is used.
         why: String,
     },
+    /// Writing the device would write the result store's files.
+    #[error("refusing to write {path}: {why}")]
+    DeviceOnStore {
+        /// The device.
+        path: PathBuf,
+        /// Which of the store's files it stands on.
+        why: String,
+    },
     /// The device holds a file system or partition-table signature.
     #[error("refusing to write {path}: it holds {found}")]
     Signature {
@@ -229,6 +237,7 @@ impl TargetError {
             TargetError::DeviceTwice(..) => Hint::say("give each device once"),
             TargetError::DestroyOther { .. } => Hint::say("name the device under test itself with --destroy-data"),
             TargetError::DeviceInUse { .. } => Hint::say("unmount it, stop what holds it (swapoff, mdadm --stop, vgchange -an), or pick another device"),
+            TargetError::DeviceOnStore { .. } => Hint::say("pick another device, or keep the results in another store (--db)"),
             TargetError::Signature { .. } => Hint::say("pick another device, wipe it yourself, or add --ignore-signature if that data may be lost"),
             TargetError::DeviceTooSmall { .. } => Hint::Lower(vec![Total]),
         }
