@@ -506,7 +506,10 @@ fn fio_global_options_are_bounded_before_any_run_is_built() {
     let runs = s.runs();
     assert_eq!(runs.len(), 3);
     for r in &runs {
-        assert_eq!((&r["tool_params"]["fio.opt1"], &r["tool_params"]["fio.bs"]), (&Value::from("value1"), &Value::from("4k")));
+        assert_eq!(
+            (&r["tool_params"]["fio.opt1"], &r["tool_params"]["fio.bs"]),
+            (&Value::from("value1"), &Value::from("4k"))
+        );
         assert!(r["command_line"].as_str().unwrap().contains("--opt0=value0"), "{}", r["command_line"]);
     }
 }
@@ -525,5 +528,9 @@ fn fio_json_plus_is_read_in_time_linear_in_its_jobs() {
     std::fs::write(&file, &text).unwrap();
     let out = import_within(&s.db, &file, 60);
     assert_ne!(out.code, 124, "not read within 60 s");
-    assert_one_line_error(&out, 2, &[&format!("plus.json:{line}: expected a latency in ns as a bin's name, found 'soon'")]);
+    assert_one_line_error(
+        &out,
+        2,
+        &[&format!("plus.json:{line}: expected a latency in ns as a bin's name, found 'soon'")],
+    );
 }

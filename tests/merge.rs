@@ -590,12 +590,27 @@ fn a_wrongly_typed_or_undecodable_row_refuses_the_merge_and_the_destination_stay
     fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store-v9.db"), &old).unwrap();
     assert_eq!(iosurvey(&["ls", "--db", &old]).code, 0, "migrated");
     let cases = [
-        ("UPDATE runs SET started = 'x', uid = 'deadbeef' WHERE id = 1", "its run 1 (uid deadbeef) holds text in its started column, which holds whole numbers"),
+        (
+            "UPDATE runs SET started = 'x', uid = 'deadbeef' WHERE id = 1",
+            "its run 1 (uid deadbeef) holds text in its started column, which holds whole numbers",
+        ),
         // (A number written to a TEXT column is stored as its text: only a blob is another type.)
-        ("UPDATE runs SET label = x'07', uid = 'deadbeef' WHERE id = 1", "its run 1 (uid deadbeef) holds blob in its label column"),
-        ("UPDATE runs SET record_json = '{', uid = 'deadbeef' WHERE id = 1", "holds text that is not JSON in its record_json column"),
-        ("UPDATE runs SET record_json = '{}', uid = 'deadbeef' WHERE id = 1", "its run 1 (uid deadbeef) has a record that does not read back"),
-        ("UPDATE runs SET headline_json = '{}', uid = 'deadbeef' WHERE id = 1", "has best figures (headline_json) that do not read back"),
+        (
+            "UPDATE runs SET label = x'07', uid = 'deadbeef' WHERE id = 1",
+            "its run 1 (uid deadbeef) holds blob in its label column",
+        ),
+        (
+            "UPDATE runs SET record_json = '{', uid = 'deadbeef' WHERE id = 1",
+            "holds text that is not JSON in its record_json column",
+        ),
+        (
+            "UPDATE runs SET record_json = '{}', uid = 'deadbeef' WHERE id = 1",
+            "its run 1 (uid deadbeef) has a record that does not read back",
+        ),
+        (
+            "UPDATE runs SET headline_json = '{}', uid = 'deadbeef' WHERE id = 1",
+            "has best figures (headline_json) that do not read back",
+        ),
         ("UPDATE nodes SET host = x'05' WHERE run_id = 4", "a node of its run 4 (uid "),
     ];
     for (k, (sql, said)) in cases.iter().enumerate() {
@@ -617,7 +632,10 @@ fn a_new_store_is_strict_and_an_older_one_opens_as_it_was() {
     let new = store(&bed, "new.db");
     on(&bed, &new, "run", NULL_RUN);
     let strict = |db: &str| {
-        query::<i64>(db, "SELECT count(*) FROM pragma_table_list WHERE schema = 'main' AND strict = 1 AND name NOT LIKE 'sqlite_%'")
+        query::<i64>(
+            db,
+            "SELECT count(*) FROM pragma_table_list WHERE schema = 'main' AND strict = 1 AND name NOT LIKE 'sqlite_%'",
+        )
     };
     let tables = query::<i64>(&new, "SELECT count(*) FROM sqlite_master WHERE type = 'table'");
     assert_eq!(strict(&new), tables, "every table of a new store is STRICT");

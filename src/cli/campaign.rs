@@ -816,7 +816,11 @@ fn calibrations<T: Team>(
         // another user or by a killed calibration whose process id came round again.
         let scratch = iosurvey::scratch::private_dir("iosurvey-calibrate").map_err(|e| {
             let tmp = std::env::temp_dir();
-            Failure::new(format!("cannot make a directory in {}: {e}", tmp.display()), "free /tmp, or leave --calibrate out", 1)
+            Failure::new(
+                format!("cannot make a directory in {}: {e}", tmp.display()),
+                "free /tmp, or leave --calibrate out",
+                1,
+            )
         })?;
         let begun = Store::open(&scratch.join("calibration.db")).and_then(|store| {
             store.begin_group(&iosurvey::store::GroupStart {

@@ -228,9 +228,8 @@ fn checked(conn: &Connection, input: &Path) -> Result<(), StoreError> {
             return Err(refuse(format!("its run {id}"), uid, why));
         }
     }
-    let mut matrices = conn
-        .prepare("SELECT letter || number, uid, spec_json FROM groups WHERE kind = 'matrix'")
-        .map_err(wrap)?;
+    let mut matrices =
+        conn.prepare("SELECT letter || number, uid, spec_json FROM groups WHERE kind = 'matrix'").map_err(wrap)?;
     let mut rows = matrices.query([]).map_err(wrap)?;
     while let Some(r) = rows.next().map_err(wrap)? {
         let (name, uid, spec): (String, Option<String>, String) =
@@ -261,7 +260,6 @@ fn unreadable(e: &std::io::Error) -> &'static str {
         _ => "it cannot be read",
     }
 }
-
 
 /// A table whose rows merge on their own, by uid.
 struct Table {

@@ -996,9 +996,8 @@ fn run_row(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
         target: text(7)?,
         fs_type: text(8)?,
         random: r.get(9)?,
-        best: serde_json::from_str(&best).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(10, rusqlite::types::Type::Text, Box::new(e))
-        })?,
+        best: serde_json::from_str(&best)
+            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(10, rusqlite::types::Type::Text, Box::new(e)))?,
         provenance: r.get(11)?,
         system: r.get(12)?,
     })
@@ -1242,8 +1241,8 @@ fn rekey(tx: &Transaction) -> rusqlite::Result<()> {
 fn strict_schema() -> rusqlite::Result<String> {
     let scratch = Connection::open_in_memory()?;
     scratch.execute_batch(&MIGRATIONS.concat())?;
-    let mut stmt = scratch
-        .prepare("SELECT type, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY type = 'index', rowid")?;
+    let mut stmt =
+        scratch.prepare("SELECT type, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY type = 'index', rowid")?;
     let made = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
     let mut schema = String::new();
     for entry in made {
