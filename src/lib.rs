@@ -21,6 +21,7 @@ pub mod plan;
 pub mod record;
 pub mod report;
 pub mod runner;
+pub mod scratch;
 pub mod session;
 pub mod shell;
 pub mod spec;

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{iosurvey, Out};
+use common::{assert_one_line_error, iosurvey, Out};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -456,4 +456,81 @@ fn imported_runs_are_marked_in_ls_show_compare_and_the_report() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let text = std::fs::read_to_string(&report).unwrap();
     assert!(text.contains("imported from ior 4.1.0+dev"), "the report's settings say so");
+}
+
+/// fio's JSON of `jobs` jobs of one write each (with json+ bins when `bins`), under
+/// `globals` global options; the last job's bins name `last_bin`.
+fn fio_jobs(jobs: usize, globals: usize, bins: bool, last_bin: &str) -> String {
+    let global: Vec<String> = (0..globals).map(|k| format!("\"opt{k}\": \"value{k}\"")).collect();
+    let job = |j: usize| {
+        let bin = if j + 1 == jobs { last_bin } else { "1000" };
+        let bins = if bins { format!(",\n      \"bins\": {{\"{bin}\": 1}}") } else { String::new() };
+        format!(
+            "  {{\"jobname\": \"j{j}\", \"job options\": {{\"rw\": \"write\", \"bs\": \"4k\"}},\n   \"write\": {{\"io_bytes\": 4096, \"bw\": 4, \"iops\": 1, \"runtime\": 1, \"total_ios\": 1,\n    \"clat_ns\": {{\"N\": 1, \"min\": 1000, \"max\": 1000, \"mean\": 1000{bins}}}}}}}"
+        )
+    };
+    let jobs: Vec<String> = (0..jobs).map(job).collect();
+    format!(
+        "{{\"fio version\": \"fio-3.33\", \"timestamp\": 5,\n \"global options\": {{{}}},\n \"jobs\": [\n{}\n]}}\n",
+        global.join(", "),
+        jobs.join(",\n")
+    )
+}
+
+/// `iosurvey --db DB import FILE` under `timeout SECS` (exit 124 when it ran out).
+fn import_within(db: &str, file: &Path, secs: u32) -> Out {
+    let bin = env!("CARGO_BIN_EXE_iosurvey");
+    let out = std::process::Command::new("timeout")
+        .args([&secs.to_string(), bin, "--db", db, "import", &file.display().to_string()])
+        .output()
+        .unwrap();
+    common::outcome(out)
+}
+
+#[test]
+fn fio_global_options_are_bounded_before_any_run_is_built() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Store::new();
+    // 12,000 global options under 120 jobs: 0.3 MB of file, and each run would repeat every
+    // global option twice (parameters, command line): 100 MB. The probe's 6 MB of global
+    // options under 2,000 jobs took more than 4 GB.
+    let amplified = tmp.path().join("amp.json");
+    std::fs::write(&amplified, fio_jobs(120, 12_000, false, "")).unwrap();
+    let out = import_within(&s.db, &amplified, 60);
+    assert_one_line_error(&out, 2, &["amp.json:2: expected options the runs can hold", "120 jobs", "64 MiB"]);
+    assert!(!Path::new(&s.db).exists(), "nothing stored, no store made");
+    // A file of ordinary size is imported with each run keeping the global options.
+    let fine = tmp.path().join("fine.json");
+    std::fs::write(&fine, fio_jobs(3, 2, false, "")).unwrap();
+    s.import(&[&fine]);
+    let runs = s.runs();
+    assert_eq!(runs.len(), 3);
+    for r in &runs {
+        assert_eq!(
+            (&r["tool_params"]["fio.opt1"], &r["tool_params"]["fio.bs"]),
+            (&Value::from("value1"), &Value::from("4k"))
+        );
+        assert!(r["command_line"].as_str().unwrap().contains("--opt0=value0"), "{}", r["command_line"]);
+    }
+}
+
+#[test]
+fn fio_json_plus_is_read_in_time_linear_in_its_jobs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Store::new();
+    // 20,000 jobs with bins (7 MB), the last one's bin misnamed: the whole file is read, and
+    // refused at its end, without storing 20,000 runs. Looking each job's line up from the
+    // start of the text took minutes; one pass takes well under a second.
+    let jobs = 20_000;
+    let text = fio_jobs(jobs, 3, true, "soon");
+    let line = text.lines().collect::<Vec<_>>().iter().rposition(|l| l.contains("\"bins\"")).unwrap() + 1;
+    let file = tmp.path().join("plus.json");
+    std::fs::write(&file, &text).unwrap();
+    let out = import_within(&s.db, &file, 60);
+    assert_ne!(out.code, 124, "not read within 60 s");
+    assert_one_line_error(
+        &out,
+        2,
+        &[&format!("plus.json:{line}: expected a latency in ns as a bin's name, found 'soon'")],
+    );
 }

@@ -462,10 +462,25 @@ fn a_store_a_killed_writer_left_mid_write_is_refused_with_how_to_roll_it_back() 
 #[test]
 fn a_signal_mid_merge_says_one_line_and_leaves_no_copy_and_no_store_it_made() {
     let bed = Bed::new();
-    let (big, eval) = (store(&bed, "big.db"), store(&bed, "eval.db"));
-    on(&bed, &big, "run", NULL_RUN);
-    // Many runs (copies of one, each with a uid of its own), so that the copy and the merge
-    // take long enough to be interrupted.
+    let (big, eval) = (big_store(&bed), store(&bed, "eval.db"));
+    let scratch = bed.tmp.path().join("tmp");
+    fs::create_dir(&scratch).unwrap();
+    let child = spawn_merge(&big, &eval, &scratch);
+    std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("stopped by SIGINT: nothing was merged"), "{stderr}");
+    assert!(fs::read_dir(&scratch).unwrap().next().is_none(), "no private copy left");
+    assert!(!Path::new(&eval).exists() && !Path::new(&format!("{eval}-journal")).exists(), "no store left");
+}
+
+/// A store of 20,001 runs (copies of one, each with a uid of its own), so that copying and
+/// merging it take long enough to be interrupted.
+fn big_store(bed: &Bed) -> String {
+    let big = store(bed, "big.db");
+    on(bed, &big, "run", NULL_RUN);
     Connection::open(&big)
         .unwrap()
         .execute_batch(
@@ -479,27 +494,204 @@ fn a_signal_mid_merge_says_one_line_and_leaves_no_copy_and_no_store_it_made() {
              FROM runs, n WHERE runs.id = 1",
         )
         .unwrap();
-    let scratch = bed.tmp.path().join("tmp");
-    fs::create_dir(&scratch).unwrap();
+    big
+}
+
+/// `merge BIG --into EVAL` with TMPDIR=SCRATCH, returned once its private copy exists.
+fn spawn_merge(big: &str, eval: &str, scratch: &Path) -> std::process::Child {
+    let before = fs::read_dir(scratch).unwrap().count();
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_iosurvey"))
-        .args(["merge", &big, "--into", &eval])
-        .env("TMPDIR", &scratch)
+        .args(["merge", big, "--into", eval])
+        .env("TMPDIR", scratch)
         .stderr(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     // Ready when its private copy exists: then it is merging.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while fs::read_dir(&scratch).unwrap().next().is_none() {
+    while fs::read_dir(scratch).unwrap().count() == before {
         assert!(std::time::Instant::now() < deadline, "the merge made no copy within 20 s");
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
-    std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("stopped by SIGINT: nothing was merged"), "{stderr}");
-    assert!(fs::read_dir(&scratch).unwrap().next().is_none(), "no private copy left");
-    assert!(!Path::new(&eval).exists() && !Path::new(&format!("{eval}-journal")).exists(), "no store left");
+    child
+}
+
+#[test]
+fn a_killed_merges_copy_is_reclaimed_by_the_next_merge_and_its_destination_merged_into() {
+    let bed = Bed::new();
+    let (big, eval) = (big_store(&bed), store(&bed, "eval.db"));
+    let scratch = bed.tmp.path().join("tmp");
+    fs::create_dir(&scratch).unwrap();
+    // Kept whatever the next merge does: another user's leftover, and a link to a directory.
+    let gone = fs::read_to_string("/proc/sys/kernel/pid_max").unwrap().trim().parse::<u32>().unwrap();
+    let foreign = scratch.join(format!("iosurvey-merge-{gone}-0"));
+    fs::create_dir(&foreign).unwrap();
+    std::os::unix::fs::chown(&foreign, Some(65534), Some(65534)).unwrap();
+    let elsewhere = bed.tmp.path().join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    fs::write(elsewhere.join("kept"), b"").unwrap();
+    std::os::unix::fs::symlink(&elsewhere, scratch.join(format!("iosurvey-merge-{gone}-1"))).unwrap();
+    let mut child = spawn_merge(&big, &eval, &scratch);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = listing(&scratch);
+    assert_eq!(left.len(), 3, "SIGKILL leaves the copy: {left:?}");
+    // The destination the killed merge made is a store with nothing merged (its transaction
+    // never committed): the next merge into it merges as into a new one.
+    let out = common::outcome(
+        std::process::Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+            .args(["merge", &big, "--into", &eval])
+            .env("TMPDIR", &scratch)
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("20001 runs"), "{}", out.stdout);
+    let kept = [format!("iosurvey-merge-{gone}-0"), format!("iosurvey-merge-{gone}-1")];
+    assert_eq!(listing(&scratch), kept, "the killed merge's copy reclaimed, the rest kept");
+    assert!(elsewhere.join("kept").exists());
+}
+
+#[test]
+fn a_calibration_takes_a_fresh_name_that_no_one_can_take_first_and_reclaims_a_killed_ones() {
+    let bed = Bed::new();
+    let scratch = bed.tmp.path().join("tmp");
+    fs::create_dir(&scratch).unwrap();
+    let gone = fs::read_to_string("/proc/sys/kernel/pid_max").unwrap().trim().parse::<u32>().unwrap();
+    // A killed calibration's leftover, as it was named before.
+    let killed = scratch.join(format!("iosurvey-calibrate-{gone}"));
+    fs::create_dir(&killed).unwrap();
+    fs::write(killed.join("calibration.db"), b"").unwrap();
+    let path = campaign_file(&bed);
+    // The name the command's own pid would give, made first: it blocked --calibrate.
+    let script = format!(
+        "mkdir \"$TMPDIR/iosurvey-calibrate-$$\" && exec {} campaign plan {path} --calibrate --db {}",
+        env!("CARGO_BIN_EXE_iosurvey"),
+        store(&bed, "plan.db")
+    );
+    let out = common::outcome(
+        std::process::Command::new("sh").args(["-c", &script]).env("TMPDIR", &scratch).output().unwrap(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let left = listing(&scratch);
+    assert!(!left.iter().any(|e| e.starts_with(&format!("iosurvey-calibrate-{gone}"))), "{left:?}");
+    assert_eq!(left.len(), 1, "only the name made first is left: {left:?}");
+}
+
+#[test]
+fn a_wrongly_typed_or_undecodable_row_refuses_the_merge_and_the_destination_stays_as_it_was() {
+    let bed = Bed::new();
+    let (some, good) = (store(&bed, "some.db"), store(&bed, "good.db"));
+    on(&bed, &some, "run", NULL_RUN);
+    on(&bed, &good, "run", NULL_RUN);
+    let held = dump(&good);
+    // The probe's row, in a store made before tables were STRICT (an older store, migrated).
+    let old = store(&bed, "old.db");
+    fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store-v9.db"), &old).unwrap();
+    assert_eq!(iosurvey(&["ls", "--db", &old]).code, 0, "migrated");
+    let cases = [
+        (
+            "UPDATE runs SET started = 'x', uid = 'deadbeef' WHERE id = 1",
+            "its run 1 (uid deadbeef) holds text in its started column, which holds whole numbers",
+        ),
+        // (A number written to a TEXT column is stored as its text: only a blob is another type.)
+        (
+            "UPDATE runs SET label = x'07', uid = 'deadbeef' WHERE id = 1",
+            "its run 1 (uid deadbeef) holds blob in its label column",
+        ),
+        (
+            "UPDATE runs SET record_json = '{', uid = 'deadbeef' WHERE id = 1",
+            "holds text that is not JSON in its record_json column",
+        ),
+        (
+            "UPDATE runs SET record_json = '{}', uid = 'deadbeef' WHERE id = 1",
+            "its run 1 (uid deadbeef) has a record that does not read back",
+        ),
+        (
+            "UPDATE runs SET headline_json = '{}', uid = 'deadbeef' WHERE id = 1",
+            "has best figures (headline_json) that do not read back",
+        ),
+        ("UPDATE nodes SET host = x'05' WHERE run_id = 4", "a node of its run 4 (uid "),
+    ];
+    for (k, (sql, said)) in cases.iter().enumerate() {
+        let bad = store(&bed, &format!("bad{k}.db"));
+        fs::copy(&old, &bad).unwrap();
+        Connection::open(&bad).unwrap().execute_batch(sql).unwrap();
+        let out = merge(&[&some, &bad, "--into", &good]);
+        assert_one_line_error(&out, 2, &[&format!("cannot merge {bad}: "), said, "nothing was merged"]);
+        assert_eq!(dump(&good), held, "{sql}: the destination untouched");
+        let fresh = store(&bed, &format!("fresh{k}.db"));
+        assert_eq!(merge(&[&bad, "--into", &fresh]).code, 2);
+        assert!(!Path::new(&fresh).exists(), "no store left that the refused merge made");
+    }
+}
+
+#[test]
+fn a_new_store_is_strict_and_an_older_one_opens_as_it_was() {
+    let bed = Bed::new();
+    let new = store(&bed, "new.db");
+    on(&bed, &new, "run", NULL_RUN);
+    let strict = |db: &str| {
+        query::<i64>(
+            db,
+            "SELECT count(*) FROM pragma_table_list WHERE schema = 'main' AND strict = 1 AND name NOT LIKE 'sqlite_%'",
+        )
+    };
+    let tables = query::<i64>(&new, "SELECT count(*) FROM sqlite_master WHERE type = 'table'");
+    assert_eq!(strict(&new), tables, "every table of a new store is STRICT");
+    let wrong = Connection::open(&new).unwrap().execute("UPDATE runs SET started = 'x'", []);
+    assert!(wrong.is_err(), "a value of another type is refused as it is written");
+    // The same schema version and columns as a store migrated from an older one.
+    let old = store(&bed, "old.db");
+    fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store-v9.db"), &old).unwrap();
+    assert_eq!(iosurvey(&["ls", "--db", &old]).code, 0);
+    assert_eq!(strict(&old), 0, "an older store's tables are kept as they were");
+    assert_eq!(query::<i64>(&new, "PRAGMA user_version"), query::<i64>(&old, "PRAGMA user_version"));
+    let columns = |db: &str| {
+        query::<String>(
+            db,
+            "SELECT group_concat(m.name || '.' || p.name || ' ' || p.type || ' ' || p.\"notnull\", ',') FROM sqlite_master m,
+             pragma_table_info(m.name) p WHERE m.type = 'table' ORDER BY m.name, p.cid",
+        )
+    };
+    assert_eq!(columns(&new), columns(&old));
+    // And it is merged into a new (STRICT) store.
+    let eval = store(&bed, "eval.db");
+    let out = merge(&[&old, &new, "--into", &eval]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+}
+
+#[test]
+fn one_unreadable_row_is_named_once_and_ls_report_and_export_go_on_with_the_others() {
+    let bed = Bed::new();
+    let old = store(&bed, "old.db");
+    fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store-v9.db"), &old).unwrap();
+    let all: Vec<Value> = serde_json::from_str(&iosurvey(&["ls", "--json", "--db", &old]).stdout).unwrap();
+    // What the probe's merge left (an older store takes any type), and a record that does
+    // not read back (which a STRICT store takes too).
+    let conn = Connection::open(&old).unwrap();
+    conn.execute_batch("UPDATE runs SET started = 'x' WHERE id = 2; UPDATE runs SET record_json = '{}' WHERE id = 3")
+        .unwrap();
+    drop(conn);
+    let report = bed.tmp.path().join("r.html").display().to_string();
+    for (args, left) in [
+        (vec!["ls", "--json"], vec!["run 2"]),
+        (vec!["ls"], vec!["run 2"]),
+        (vec!["report", "-o", &report], vec!["run 2", "run 3"]),
+        (vec!["export", "--format", "csv"], vec!["run 2", "run 3"]),
+    ] {
+        let mut all_args = args.clone();
+        all_args.extend(["--db", &old]);
+        let out = iosurvey(&all_args);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+        let lines: Vec<&str> = out.stderr.lines().collect();
+        assert_eq!(lines.len(), left.len(), "{args:?}: one warning line each: {}", out.stderr);
+        for (line, run) in lines.iter().zip(&left) {
+            assert!(line.starts_with(&format!("iosurvey: warning: {run} in the store cannot be read")), "{line}");
+        }
+    }
+    let listed: Vec<Value> = serde_json::from_str(&iosurvey(&["ls", "--json", "--db", &old]).stdout).unwrap();
+    assert_eq!(listed.len(), all.len() - 1, "every other run listed");
+    let csv = iosurvey(&["export", "--format", "csv", "--db", &old]).stdout;
+    assert!(csv.lines().count() > 1, "{csv}");
 }

@@ -909,27 +909,40 @@ fn calibrations<T: Team>(
         (_, chosen) => chosen,
     };
     let chosen: Vec<usize> = share_value(team, chosen.as_ref());
-    let scratch =
-        std::env::temp_dir().join(format!("iosurvey-calibrate-{}", share_value(team, Some(&std::process::id()))));
-    let db = scratch.join("calibration.db");
     let made = super::opening::on_lead(team, || {
-        std::fs::create_dir(&scratch).map_err(|e| {
-            Failure::new(format!("cannot make {}: {e}", scratch.display()), "free /tmp, or leave --calibrate out", 1)
+        // A fresh name (iosurvey::scratch): a name known in advance could be made first, by
+        // another user or by a killed calibration whose process id came round again.
+        let scratch = iosurvey::scratch::private_dir("iosurvey-calibrate").map_err(|e| {
+            let tmp = std::env::temp_dir();
+            Failure::new(
+                format!("cannot make a directory in {}: {e}", tmp.display()),
+                "free /tmp, or leave --calibrate out",
+                1,
+            )
         })?;
-        let store = Store::open(&db)?;
-        Ok(store.begin_group(&iosurvey::store::GroupStart {
-            kind: GroupKind::Campaign,
-            parent: None,
-            started: iosurvey::units::now_unix(),
-            command_line: super::opening::command_line(),
-            spec: serde_json::json!({ "name": "calibration" }).to_string(),
-            point: None,
-        })?)
+        let begun = Store::open(&scratch.join("calibration.db")).and_then(|store| {
+            store.begin_group(&iosurvey::store::GroupStart {
+                kind: GroupKind::Campaign,
+                parent: None,
+                started: iosurvey::units::now_unix(),
+                command_line: super::opening::command_line(),
+                spec: serde_json::json!({ "name": "calibration" }).to_string(),
+                point: None,
+            })
+        });
+        match begun {
+            Ok(g) => Ok((scratch, g)),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&scratch);
+                Err(e.into())
+            }
+        }
     });
-    let campaign: GroupId = match made {
-        Ok(g) => share_value(team, g.as_ref()),
+    let (scratch, campaign): (PathBuf, GroupId) = match made {
+        Ok(made) => share_value(team, made.as_ref()),
         Err(f) => return Err(f),
     };
+    let db = scratch.join("calibration.db");
     let by = Scale(scale.map_or(1, |Scale(n)| n).saturating_mul(CALIBRATE));
     let mut found = HashMap::new();
     for k in chosen {

@@ -70,6 +70,7 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
             };
             let rows = store.newest(label.as_deref(), limit)?;
             let mut matrices = store.matrices()?;
+            warn_unreadable(&store);
             matrices.retain(|m| label.is_none() || m.label == *label);
             // `show mN --json` gives a matrix.
             if *json {
@@ -235,9 +236,9 @@ fn group_ids(store: &Store, id: super::Shown) -> Result<Vec<i64>, Failure> {
 /// The runs a side of `compare` names: a run, a survey's or a sweep's by id, else every run
 /// with that label.
 fn side(store: &Store, name: &str) -> Result<Vec<RunRecord>, Failure> {
-    let ids = match super::shown(name) {
-        Ok(id) => group_ids(store, id)?,
-        Err(_) => store.labelled(name)?,
+    let (ids, every) = match super::shown(name) {
+        Ok(id) => (group_ids(store, id)?, false),
+        Err(_) => (store.labelled(name)?, true),
     };
     if ids.is_empty() {
         return Err(Failure::new(
@@ -246,7 +247,16 @@ fn side(store: &Store, name: &str) -> Result<Vec<RunRecord>, Failure> {
             2,
         ));
     }
-    Ok(store.load_all(&ids)?)
+    // A label's runs are read as every run is: one unreadable run is left out, said once.
+    Ok(if every { store.load_readable(&ids)? } else { store.load_all(&ids)? })
+}
+
+/// One warning line for each row a reader of many left out, unreadable: the others are
+/// still listed, reported or exported.
+fn warn_unreadable(store: &Store) {
+    for (what, why) in store.unreadable() {
+        say!("iosurvey: warning: {what} in the store cannot be read ({why}); it is left out (hint: it was altered outside iosurvey; 'iosurvey merge' refuses such rows)");
+    }
 }
 
 /// `iosurvey report`: the chosen runs (every one by default) as one HTML page.
@@ -285,10 +295,11 @@ fn html_report(
     }
     let everything = ids.is_empty() && labels.is_empty();
     if everything {
-        chosen = store.load_all(&store.list()?.iter().map(|r| r.id).collect::<Vec<_>>())?;
+        chosen = store.load_readable(&store.list()?.iter().map(|r| r.id).collect::<Vec<_>>())?;
     }
     // Matrices: those named, those of the labels named, or every one.
     let mut matrices = store.matrices()?;
+    warn_unreadable(&store);
     if let Some(id) = ids.iter().filter_map(matrix_id).find(|&id| !matrices.iter().any(|m| m.id == Some(id))) {
         return Err(Failure::new(
             format!("the store holds no matrix m{id}"),
@@ -387,8 +398,9 @@ fn export(db: &Path, names: &[String], format: super::ExportFormat, output: Opti
         runs.extend(side(&store, name)?);
     }
     if names.is_empty() {
-        runs = store.load_all(&store.list()?.iter().map(|r| r.id).collect::<Vec<_>>())?;
+        runs = store.load_readable(&store.list()?.iter().map(|r| r.id).collect::<Vec<_>>())?;
     }
+    warn_unreadable(&store);
     runs.sort_by_key(|r| r.id);
     runs.dedup_by_key(|r| r.id);
     let text = match format {
@@ -437,6 +449,7 @@ fn compare(db: &Path, names: &[String], format: Format) -> Result<String, Failur
         }
     }
     let runs = names.iter().map(|n| side(&store, n)).collect::<Result<Vec<_>, _>>()?;
+    warn_unreadable(&store);
     // A side of imported runs says so wherever its name is shown.
     let names: Vec<String> = names
         .iter()

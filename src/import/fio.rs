@@ -28,23 +28,27 @@ pub fn parse(input: &str) -> Result<Imported, Bad> {
     let version = doc.text(v, "fio version", 0)?;
     let version = version.trim_start_matches("fio-").to_string();
     let started = v.get("timestamp").and_then(Value::as_i64).unwrap_or(0);
-    let global: Map<String, Value> = v.get("global options").and_then(Value::as_object).cloned().unwrap_or_default();
+    let empty = Map::new();
+    // Read in place, never copied per job: a job's options are its own, then these.
+    let global = v.get("global options").and_then(Value::as_object).unwrap_or(&empty);
     let Some(jobs) = v.get("jobs").and_then(Value::as_array).filter(|j| !j.is_empty()) else {
         return Err(Bad::at(doc.line_of("jobs", 0), "fio's list of jobs (\"jobs\")"));
     };
+    bounded(&doc, global, jobs)?;
     let source = format!("fio {version}");
     let mut runs = Vec::new();
+    // How many sides before this one have json+ bins: the nth "bins" of the text is its.
+    let mut bins_seen = 0;
     for (j, job) in jobs.iter().enumerate() {
-        let mut options = global.clone();
-        if let Some(own) = job.get("job options").and_then(Value::as_object) {
-            options.extend(own.clone());
-        }
-        let opt = |k: &str| options.get(k).map(text::param_text);
+        let own = job.get("job options").and_then(Value::as_object).unwrap_or(&empty);
+        let opt = |k: &str| own.get(k).or_else(|| global.get(k)).map(text::param_text);
         let rw = opt("rw").or(opt("readwrite")).unwrap_or_else(|| "read".into());
         let mut phases = Vec::new();
         let mut ops = Vec::new();
         for (d, (key, op)) in [("read", Op::Read), ("write", Op::Write)].into_iter().enumerate() {
             let Some(side) = job.get(key) else { continue };
+            let bins_nth = bins_seen;
+            bins_seen += has_bins(side) as usize;
             // Every job has a read, a write and a trim side, each naming the same fields.
             let nth = j * 3 + d;
             let bytes = doc.number(side, "io_bytes", nth)?;
@@ -59,10 +63,11 @@ pub fn parse(input: &str) -> Result<Imported, Bad> {
             let ms = doc.number(side, "runtime", nth)?;
             let calls = doc.number(side, "total_ios", nth).unwrap_or(0.0);
             let mut p = phase(op, 0, figures(bytes as u64, calls as u64, ms / 1000.0, Some(bandwidth), Some(iops)));
-            p.latency = latency(&doc, side, nth)?;
+            p.latency = latency(&doc, side, nth, bins_nth)?;
             ops.push(op);
             phases.push(p);
         }
+        bins_seen += job.get("trim").is_some_and(has_bins) as usize;
         if phases.is_empty() {
             continue;
         }
@@ -90,6 +95,8 @@ pub fn parse(input: &str) -> Result<Imported, Bad> {
             };
         }
         let workload = Workload { ops, tasks: numjobs as usize, ..Workload::from(data) };
+        // Both maps are sorted by name: the job's own option wins where both name one.
+        let options: BTreeMap<&String, &Value> = global.iter().chain(own).collect();
         let mut params: BTreeMap<String, String> =
             options.iter().map(|(k, val)| (format!("fio.{k}"), text::param_text(val))).collect();
         if let Some(name) = job.get("jobname").and_then(Value::as_str) {
@@ -111,9 +118,44 @@ pub fn parse(input: &str) -> Result<Imported, Bad> {
     Ok(Imported { source, runs, ..Imported::default() })
 }
 
+/// The most option text the runs of one file may hold, parameters and command lines
+/// together: far above any fio file (a few dozen options of each job), far below what a
+/// small file of many global options and many jobs would make when each job repeats them.
+pub const MAX_OPTION_BYTES: usize = 64 << 20;
+
+/// Refuses, before any run is built, a file whose runs would hold more than
+/// [`MAX_OPTION_BYTES`] of options: each run keeps the global options with its own, in its
+/// parameters and in its command line.
+fn bounded(doc: &Json, global: &Map<String, Value>, jobs: &[Value]) -> Result<(), Bad> {
+    let size = |m: &Map<String, Value>| m.iter().map(|(k, v)| k.len() + text::param_text(v).len() + 8).sum::<usize>();
+    let shared = size(global);
+    let mut total: usize = 0;
+    for job in jobs {
+        let own = job.get("job options").and_then(Value::as_object).map_or(0, size);
+        // Twice: once as parameters, once in the command line.
+        total = total.saturating_add(shared.saturating_add(own).saturating_mul(2));
+        if total > MAX_OPTION_BYTES {
+            let why = format!(
+                "options the runs can hold: {} jobs, each keeping {} global options, would make more than {} MiB of parameters",
+                jobs.len(),
+                global.len(),
+                MAX_OPTION_BYTES >> 20
+            );
+            return Err(Bad::at(doc.line_of("global options", 0), why));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a side's completion latency has json+ bins.
+fn has_bins(side: &Value) -> bool {
+    side.get("clat_ns").or_else(|| side.get("clat")).is_some_and(|c| c.get("bins").is_some())
+}
+
 /// The completion latency of one direction: the json+ bins as iosurvey's histogram, else
 /// fio's own percentiles; nanoseconds either way (`clat` of old fio is microseconds).
-fn latency(doc: &Json, side: &Value, nth: usize) -> Result<Latency, Bad> {
+/// `bins_nth`: how many sides before this one have bins.
+fn latency(doc: &Json, side: &Value, nth: usize, bins_nth: usize) -> Result<Latency, Bad> {
     let (clat, scale) = match (side.get("clat_ns"), side.get("clat")) {
         (Some(c), _) => (c, 1.0),
         (None, Some(c)) => (c, 1000.0),
@@ -131,13 +173,16 @@ fn latency(doc: &Json, side: &Value, nth: usize) -> Result<Latency, Bad> {
     if let Some(bins) = clat.get("bins").and_then(Value::as_object) {
         let mut counts = vec![0u64; BUCKETS];
         let mut total: u64 = 0;
-        let line = doc.line_of("bins", nth);
+        // Found only for an error: looking it up scans the text from its start, and once per
+        // job that made reading a file quadratic in its jobs.
+        let line = || doc.line_of("bins", bins_nth);
         for (at, count) in bins {
-            let value = text::number(at, line, "a latency in ns as a bin's name")?;
+            let value =
+                text::number(at, 0, "a latency in ns as a bin's name").map_err(|b| Bad::at(line(), b.expected))?;
             let c =
-                count.as_u64().ok_or_else(|| Bad::at(line, format!("a count for the bin {}", text::shorten(at))))?;
+                count.as_u64().ok_or_else(|| Bad::at(line(), format!("a count for the bin {}", text::shorten(at))))?;
             // The histogram sums its counts: their total must fit, as fio's N does.
-            total = total.checked_add(c).ok_or_else(|| Bad::at(line, "bin counts that add up to fio's N"))?;
+            total = total.checked_add(c).ok_or_else(|| Bad::at(line(), "bin counts that add up to fio's N"))?;
             counts[bucket((value * scale).round() as u64)] += c;
         }
         let sum = (mean * n as f64).round() as u64;

@@ -94,6 +94,9 @@ pub fn abandon() -> bool {
     !dirs.is_empty()
 }
 
+/// The private copies' directories in `$TMPDIR`: `iosurvey-merge-PID-RANDOM`.
+const MERGE_DIRS: &str = "iosurvey-merge";
+
 /// An input store's private copy, migrated to the current schema; removed when dropped.
 struct Snapshot {
     dir: PathBuf,
@@ -126,10 +129,11 @@ impl Snapshot {
             Connection::open_with_flags(input, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
                 .map_err(wrap)?;
         super::schema_of(&src, input)?;
-        let dir = std::env::temp_dir().join(format!("iosurvey-merge-{}-{}", std::process::id(), fresh(input)?));
-        std::os::unix::fs::DirBuilderExt::mode(&mut std::fs::DirBuilder::new(), 0o700)
-            .create(&dir)
-            .map_err(|e| StoreError::Copy { path: input.to_path_buf(), to: dir.clone(), why: e.to_string() })?;
+        let dir = crate::scratch::private_dir(MERGE_DIRS).map_err(|e| StoreError::Copy {
+            path: input.to_path_buf(),
+            to: std::env::temp_dir().join(format!("{MERGE_DIRS}-...")),
+            why: e.to_string(),
+        })?;
         taken().push(dir.clone());
         let copy = dir.join("store.db");
         let taken = src.execute("VACUUM INTO ?1", [copy.to_string_lossy()]).map_err(wrap).and_then(|_| {
@@ -139,6 +143,7 @@ impl Snapshot {
             // A row written without a uid (by a program other than iosurvey) gets the one its
             // content derives, as the migration gives them, so merging it again adds nothing.
             super::uid::fill(&store.conn).map_err(wrap)?;
+            checked(&store.conn, input)?;
             Ok(store)
         });
         match taken {
@@ -149,6 +154,91 @@ impl Snapshot {
             }
         }
     }
+}
+
+/// The tables a merge copies, each with how a row is named in a line and its uid (an
+/// import's digest; a node's run's uid).
+const CHECKED: &[(&str, &str, &str)] = &[
+    ("runs", "'its run ' || id", "uid"),
+    ("groups", "'its group ' || letter || number", "uid"),
+    ("net_runs", "'its network figure ' || id", "uid"),
+    ("hooks", "'its hook ' || id", "uid"),
+    ("nodes", "'a node of its run ' || run_id", "(SELECT r.uid FROM runs r WHERE r.id = nodes.run_id)"),
+    ("imports", "'its import ' || id", "digest"),
+];
+
+/// Refuses the whole merge, before anything is copied, for the first row of the input's
+/// copy that a reader could not decode: a value of another type than its column's (a store
+/// made before tables were STRICT takes any), text that is not JSON where JSON is kept, a
+/// run's record or a matrix that does not read back. Copied, one such row made `ls`,
+/// `report` and `export` fail for the whole destination.
+fn checked(conn: &Connection, input: &Path) -> Result<(), StoreError> {
+    let wrap = |source| StoreError::Sqlite { path: input.to_path_buf(), source };
+    let refuse = |what: String, uid: Option<String>, why: String| StoreError::Unmergeable {
+        store: input.to_path_buf(),
+        what,
+        uid: uid.unwrap_or_else(|| "none".into()),
+        why,
+    };
+    for (table, what, uid) in CHECKED {
+        let columns: Vec<(String, String)> = conn
+            .prepare(&format!("SELECT name, upper(type) FROM pragma_table_info('{table}')"))
+            .and_then(|mut s| s.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect())
+            .map_err(wrap)?;
+        let mut cases = Vec::new();
+        for (name, kind) in &columns {
+            let (allowed, held) = match kind.as_str() {
+                "INTEGER" => ("'integer'", "whole numbers"),
+                "REAL" => ("'real', 'integer'", "numbers"),
+                _ => ("'text'", "text"),
+            };
+            cases.push(format!(
+                "WHEN typeof({name}) NOT IN ('null', {allowed}) THEN 'holds ' || typeof({name}) || ' in its {name} column, which holds {held}'"
+            ));
+            if name.ends_with("_json") || (*table, name.as_str()) == ("imports", "stored") {
+                cases.push(format!("WHEN {name} IS NOT NULL AND NOT json_valid({name}) THEN 'holds text that is not JSON in its {name} column'"));
+            }
+        }
+        let sql = format!(
+            "SELECT * FROM (SELECT {what}, {uid}, CASE {} END AS why FROM {table}) WHERE why IS NOT NULL LIMIT 1",
+            cases.join(" ")
+        );
+        let bad: Option<(String, Option<String>, String)> =
+            conn.query_row(&sql, [], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).optional().map_err(wrap)?;
+        if let Some((what, uid, why)) = bad {
+            return Err(refuse(what, uid, why));
+        }
+    }
+    // Valid JSON of the wrong shape: what `show`, `report` and `ls` decode.
+    let mut runs = conn.prepare("SELECT id, uid, record_json, headline_json FROM runs").map_err(wrap)?;
+    let mut rows = runs.query([]).map_err(wrap)?;
+    while let Some(r) = rows.next().map_err(wrap)? {
+        let (id, uid): (i64, Option<String>) = (r.get(0).map_err(wrap)?, r.get(1).map_err(wrap)?);
+        let (record, best): (Option<String>, Option<String>) = (r.get(2).map_err(wrap)?, r.get(3).map_err(wrap)?);
+        let best_reads = |b: &String| serde_json::from_str::<Vec<crate::record::BestFigure>>(b).is_ok();
+        let why = match record.map(|t| serde_json::from_str::<super::StoredRecord>(&t)) {
+            None => Some("has no record".to_string()),
+            Some(Err(e)) => Some(format!("has a record that does not read back ({e})")),
+            Some(Ok(_)) if !best.as_ref().is_none_or(best_reads) => {
+                Some("has best figures (headline_json) that do not read back".to_string())
+            }
+            Some(Ok(_)) => None,
+        };
+        if let Some(why) = why {
+            return Err(refuse(format!("its run {id}"), uid, why));
+        }
+    }
+    let mut matrices =
+        conn.prepare("SELECT letter || number, uid, spec_json FROM groups WHERE kind = 'matrix'").map_err(wrap)?;
+    let mut rows = matrices.query([]).map_err(wrap)?;
+    while let Some(r) = rows.next().map_err(wrap)? {
+        let (name, uid, spec): (String, Option<String>, String) =
+            (r.get(0).map_err(wrap)?, r.get(1).map_err(wrap)?, r.get(2).map_err(wrap)?);
+        if let Err(e) = serde_json::from_str::<MatrixRecord>(&spec) {
+            return Err(refuse(format!("its group {name}"), uid, format!("is a matrix that does not read back ({e})")));
+        }
+    }
+    Ok(())
 }
 
 /// Removes a private copy, and its name from those a signal would remove.
@@ -169,10 +259,6 @@ fn unreadable(e: &std::io::Error) -> &'static str {
         std::io::ErrorKind::NotFound => "it does not exist",
         _ => "it cannot be read",
     }
-}
-
-fn fresh(input: &Path) -> Result<String, StoreError> {
-    super::uid::fresh().map_err(|source| StoreError::Sqlite { path: input.to_path_buf(), source })
 }
 
 /// A table whose rows merge on their own, by uid.

@@ -18,7 +18,9 @@ pub mod merge;
 pub mod uid;
 pub mod will;
 
-/// Schema steps; entry i takes a store from version i to version i + 1.
+/// Schema steps; entry i takes a store from version i to version i + 1. A new store is made
+/// at once with the tables they end in, STRICT ([`strict_schema`]): a step that rebuilds a
+/// table must say STRICT itself for stores made since.
 const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE surveys (
@@ -607,6 +609,8 @@ pub struct RunRow {
 pub struct Store {
     conn: Connection,
     path: PathBuf,
+    /// What the readers of many rows left out, undecodable: ("run 12", why).
+    unreadable: std::cell::RefCell<Vec<(String, String)>>,
 }
 
 impl Store {
@@ -652,7 +656,15 @@ impl Store {
             // two first runs at once must not both create the schema.
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(wrap)?;
             let found = version(&tx).map_err(wrap)?;
-            for (v, step) in MIGRATIONS.iter().enumerate().skip(found.clamp(0, known) as usize) {
+            let fresh = found == 0
+                && !tx
+                    .query_row("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table')", [], |r| r.get(0))
+                    .map_err(wrap)?;
+            if fresh {
+                tx.execute_batch(&strict_schema().map_err(wrap)?).map_err(wrap)?;
+            }
+            let from = if fresh { known } else { found.clamp(0, known) };
+            for (v, step) in MIGRATIONS.iter().enumerate().skip(from as usize) {
                 tx.execute_batch(step).map_err(wrap)?;
                 if v + 1 == WHOLE_RECORDS {
                     backfill(&tx).map_err(wrap)?;
@@ -678,7 +690,7 @@ impl Store {
             tx.commit().map_err(wrap)?;
         }
         conn.pragma_update(None, "foreign_keys", true).map_err(wrap)?;
-        Ok(Store { conn, path: path.to_path_buf() })
+        Ok(Store { conn, path: path.to_path_buf(), unreadable: Default::default() })
     }
 
     /// The store's file.
@@ -926,36 +938,72 @@ impl Store {
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.wrap(e))?;
         // SQLite reads a negative LIMIT as none.
         let limit = limit.map_or(-1, |n| i64::try_from(n).unwrap_or(i64::MAX));
-        let mut rows = stmt
+        let rows = stmt
             .query_map(params![label, limit], |r| {
-                let text = |i| r.get::<_, Option<String>>(i).map(Option::unwrap_or_default);
-                let best: String = text(10)?;
-                Ok(RunRow {
-                    id: r.get(0)?,
-                    survey_id: r.get(1)?,
-                    sweep_id: r.get(2)?,
-                    campaign_id: r.get(14)?,
-                    targets_id: r.get(15)?,
-                    started: r.get(3)?,
-                    status: r.get(4)?,
-                    label: meta_label(r.get(13)?).unwrap_or(r.get(5)?),
-                    host: text(6)?,
-                    target: text(7)?,
-                    fs_type: text(8)?,
-                    random: r.get(9)?,
-                    best: serde_json::from_str(&best).map_err(|e| {
-                        rusqlite::Error::FromSqlConversionFailure(10, rusqlite::types::Type::Text, Box::new(e))
-                    })?,
-                    provenance: r.get(11)?,
-                    system: r.get(12)?,
-                })
+                let id: i64 = r.get(0)?;
+                Ok(run_row(r).map_err(|e| (format!("run {id}"), one_line(&e))))
             })
             .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(|e| self.wrap(e))?;
+        let mut rows = self.readable(rows);
         rows.reverse();
         Ok(rows)
     }
 
+    /// The rows read whole; the others left out, each kept for [`Store::unreadable`]: one
+    /// row written wrongly (by hand, or merged before merges checked) must not hide the rest.
+    fn readable<T>(&self, rows: Vec<Result<T, (String, String)>>) -> Vec<T> {
+        let mut left = self.unreadable.borrow_mut();
+        rows.into_iter().filter_map(|r| r.map_err(|bad| left.push(bad)).ok()).collect()
+    }
+
+    /// What readers of many rows left out since the last call, undecodable: ("run 12", why).
+    pub fn unreadable(&self) -> Vec<(String, String)> {
+        std::mem::take(&mut *self.unreadable.borrow_mut())
+    }
+
+    /// [`Store::load_all`], leaving out (for [`Store::unreadable`]) each run whose record
+    /// cannot be read: for what reads every run (report, export).
+    pub fn load_readable(&self, ids: &[i64]) -> Result<Vec<RunRecord>, StoreError> {
+        let tx = self.conn.unchecked_transaction().map_err(|e| self.wrap(e))?;
+        let mut records = Vec::new();
+        for &id in ids {
+            match self.load(id) {
+                Ok(r) => records.push(Ok(r)),
+                Err(StoreError::Damaged(id, why)) => records.push(Err((format!("run {id}"), why))),
+                Err(e) => return Err(e),
+            }
+        }
+        tx.commit().map_err(|e| self.wrap(e))?;
+        Ok(self.readable(records))
+    }
+}
+
+/// A line of `ls` from the row of [`Store::newest`]'s query.
+fn run_row(r: &rusqlite::Row) -> rusqlite::Result<RunRow> {
+    let text = |i| r.get::<_, Option<String>>(i).map(Option::unwrap_or_default);
+    let best: String = text(10)?;
+    Ok(RunRow {
+        id: r.get(0)?,
+        survey_id: r.get(1)?,
+        sweep_id: r.get(2)?,
+        campaign_id: r.get(14)?,
+        targets_id: r.get(15)?,
+        started: r.get(3)?,
+        status: r.get(4)?,
+        label: meta_label(r.get(13)?).unwrap_or(r.get(5)?),
+        host: text(6)?,
+        target: text(7)?,
+        fs_type: text(8)?,
+        random: r.get(9)?,
+        best: serde_json::from_str(&best)
+            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(10, rusqlite::types::Type::Text, Box::new(e)))?,
+        provenance: r.get(11)?,
+        system: r.get(12)?,
+    })
+}
+
+impl Store {
     /// How many runs [`Store::newest`] lists with no limit, without reading them.
     pub fn count(&self, label: Option<&str>) -> Result<usize, StoreError> {
         let labelled = if label.is_some() { "AND r.system_label = ?1" } else { "AND ?1 IS NULL" };
@@ -1043,7 +1091,15 @@ impl Store {
                 stmt.query_map([], |r| r.get(0)).and_then(|ids| ids.collect()).map_err(|e| self.wrap(e))?;
             numbers
         };
-        numbers.into_iter().map(|n| self.load_matrix(n)).collect()
+        let mut all = Vec::new();
+        for n in numbers {
+            match self.load_matrix(n) {
+                Ok(m) => all.push(Ok(m)),
+                Err(StoreError::Damaged(_, why)) => all.push(Err((format!("matrix m{n}"), why))),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(self.readable(all))
     }
 
     /// Reads whole runs back, in the order given: [`Store::load`] of each, inside one read
@@ -1064,7 +1120,10 @@ impl Store {
             .prepare_cached("SELECT record_json FROM runs WHERE id = ?1")
             .and_then(|mut stmt| stmt.query_row([id], |r| r.get(0)))
             .optional()
-            .map_err(|e| self.wrap(e))?
+            .map_err(|e| match e {
+                rusqlite::Error::InvalidColumnType(..) => StoreError::Damaged(id, format!("record: {}", one_line(&e))),
+                e => self.wrap(e),
+            })?
             .ok_or(StoreError::NoRun(id))?;
         let text = text.ok_or_else(|| StoreError::Damaged(id, "no record".into()))?;
         let stored: StoredRecord =
@@ -1173,6 +1232,28 @@ fn rekey(tx: &Transaction) -> rusqlite::Result<()> {
         tx.execute("UPDATE runs SET workload_key = ?1 WHERE id = ?2", params![stored.record.workload.key(), id])?;
     }
     Ok(())
+}
+
+/// The tables and indexes [`MIGRATIONS`] end in, each table STRICT (a value of another type
+/// than its column's is refused as it is written, not found by a reader later): what a new
+/// store is made with. Read from the steps run on an empty database in memory, so that there
+/// is one schema to keep.
+fn strict_schema() -> rusqlite::Result<String> {
+    let scratch = Connection::open_in_memory()?;
+    scratch.execute_batch(&MIGRATIONS.concat())?;
+    let mut stmt =
+        scratch.prepare("SELECT type, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY type = 'index', rowid")?;
+    let made = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+    let mut schema = String::new();
+    for entry in made {
+        let (kind, sql) = entry?;
+        schema.push_str(&sql);
+        if kind == "table" {
+            schema.push_str(" STRICT");
+        }
+        schema.push_str(";\n");
+    }
+    Ok(schema)
 }
 
 /// The schema version of an open database, refused unless iosurvey can read it as a store:
