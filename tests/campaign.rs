@@ -543,6 +543,17 @@ fn a_rehearsal_at_a_scale_never_stands_for_the_full_size_point_and_a_report_need
     assert!(html.contains("(runs 3-4)"), "only c2's own points are drawn");
 }
 
+#[test]
+fn a_points_refusal_names_the_campaign_files_keys_not_the_commands_flags() {
+    let bed = Bed::new();
+    fs::write(bed.dir.join("theirs"), "not iosurvey's").unwrap();
+    let path = one_study(&bed, "name = \"s\"\nkind = \"meta\"\nitems = 20\n");
+    let out = campaign(&bed, &["run", &path, "-q"]);
+    assert_one_line_error(&out, 2, &["stopped at", "the target's dir", "add force = true"]);
+    assert!(!out.stderr.contains("--force") && !out.stderr.contains("--dir"), "{}", out.stderr);
+    assert!(!Path::new(&bed.db).exists() || campaign_runs(&bed.db).is_empty(), "nothing ran");
+}
+
 const BATCH: &str = "[batch]\npartition = \"storage\"\naccount = \"\"\nlauncher = \"srun\"\nmodules = [\"openmpi\"]\n";
 
 #[test]
