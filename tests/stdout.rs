@@ -118,7 +118,7 @@ fn every_command_that_prints_ends_quietly_when_its_reader_goes_and_its_work_is_d
         at("m")
     );
     let survey = format!("survey {} --size 1m --tasks 1 --random-secs 0.1 --repetitions 1 --db {{db}}", at("s"));
-    let targets = format!("targets --dir {ta}@{tb} --size 64k --streams 1 --repetitions 1 --db {{db}}");
+    let targets = format!("targets --dir {ta}@{tb} --size 1m --streams 1 --repetitions 1 --db {{db}}");
     let run_campaign = format!("campaign run {camp} --db {{db}}");
     // What show shows, before any command below runs: s1, t1, m1 and c1.
     for line in [&survey, &targets, &matrix, &run_campaign] {
@@ -163,7 +163,7 @@ fn every_command_that_prints_ends_quietly_when_its_reader_goes_and_its_work_is_d
     add("report", format!("report -o {}/r.html --db {{db}}", at("report")));
     add("report", "report --reference list --db {db}".into());
     add("export", "export --format csv --db {db}".into());
-    add("export", "export --format ior-json --db {db}".into());
+    add("export", "export a b --format ior-json --db {db}".into());
     for id in ["1", "s1", "m1", "t1", "c1"] {
         add("show", format!("show {id} --db {{db}}"));
     }
