@@ -13,6 +13,7 @@ pub mod env;
 pub mod escape;
 pub mod events;
 pub mod import;
+pub mod input;
 pub mod io500;
 pub mod janitor;
 pub mod measure;

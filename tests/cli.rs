@@ -379,6 +379,31 @@ fn a_bare_command_prints_help_and_missing_arguments_are_named() {
 }
 
 #[test]
+fn a_value_with_an_escape_sequence_is_shown_escaped_not_stripped() {
+    // Stripped, the value would read '1', a valid id.
+    let out = iosurvey(&["show", "\x1b[31m1", "--db", "/nonexistent/x.db"]);
+    assert_one_line_error(&out, 2, &["'\\x1b[31m1' is not a run id"]);
+    assert!(!out.stderr.contains("'1'"), "{}", out.stderr);
+    let out = iosurvey(&["completions", "b\x1b]0;x\x07sh"]);
+    assert_one_line_error(&out, 2, &["'b\\x1b]0;x\\x07sh'"]);
+}
+
+#[test]
+fn manpages_into_a_relative_man1_name_the_directory_man_takes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = common::outcome(
+        Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+            .current_dir(tmp.path())
+            .args(["manpages", "man1"])
+            .output()
+            .unwrap(),
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("in man1 (man -M . iosurvey)"), "{}", out.stdout);
+    assert!(tmp.path().join("man1/iosurvey-run.1").is_file());
+}
+
+#[test]
 fn ls_names_groups_that_show_takes_with_time_host_and_target() {
     let bed = Bed::new();
     assert_eq!(bed.run("--block 1m --clients 1,2 --tasks 2").code, 0);

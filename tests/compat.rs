@@ -332,6 +332,80 @@ fn a_flag_not_taken_is_one_line_with_the_nearest_native_option_and_nothing_runs(
     assert!(fs::read_dir(&bed.dir).unwrap().next().is_none(), "nothing written");
 }
 
+/// `tool`, ended with SIGKILL if it still runs after `secs` (exit 137): a command that waits
+/// for ever fails its test instead of hanging it.
+fn tool_within(bed: &Bed, line: &str, secs: u32) -> Out {
+    let mut words: Vec<String> = vec!["-s".into(), "KILL".into(), secs.to_string()];
+    words.push(env!("CARGO_BIN_EXE_iosurvey").into());
+    words.extend(line.split_whitespace().map(String::from));
+    words.extend(["--db".into(), bed.db.clone()]);
+    outcome(Command::new("timeout").args(&words).output().unwrap())
+}
+
+#[test]
+fn a_fifo_named_as_an_ior_script_or_an_iozone_client_list_is_refused_at_once() {
+    let bed = Bed::new();
+    let dir = bed.dir.display().to_string();
+    let fifo = bed.tmp.path().join("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let fifo = fifo.display().to_string();
+    for line in [format!("ior -f {fifo} -w -o {dir}/t"), format!("iozone -i 0 -s 64k -r 4k -t 1 -+m {fifo} -f {dir}/f")]
+    {
+        let out = tool_within(&bed, &line, 30);
+        assert_one_line_error(&out, 2, &[&fifo, "a FIFO, not a regular file"]);
+    }
+    // Nor a directory, nor a device read without end.
+    let out = tool_within(&bed, &format!("ior -f /dev/zero -w -o {dir}/t"), 30);
+    assert_one_line_error(&out, 2, &["/dev/zero", "a character device, not a regular file"]);
+    let out = tool_within(&bed, &format!("iozone -i 0 -t 1 -+m {dir} -f {dir}/f"), 30);
+    assert_one_line_error(&out, 2, &["a directory, not a regular file"]);
+    assert!(!Path::new(&bed.db).exists(), "no store made");
+    assert!(fs::read_dir(&bed.dir).unwrap().next().is_none(), "nothing written");
+}
+
+#[test]
+fn iosurveys_own_options_before_the_tools_name_are_taken_as_after_it() {
+    let bed = Bed::new();
+    let dir = bed.dir.display().to_string();
+    let out = iosurvey(&["--db", &bed.db, "ior", "-w", "-t", "64k", "-b", "256k", "-o", &format!("{dir}/t")]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("Summary of all tests:"), "{}", out.stdout);
+    assert_eq!(bed.runs().len(), 1, "stored in --db");
+    let out = iosurvey(&["-q", &format!("--db={}", bed.db), "mdtest", "-n", "20", "-d", &dir]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("SUMMARY rate"), "{}", out.stdout);
+    assert_eq!(bed.runs().len(), 2);
+    let out = iosurvey(&["--db", &bed.db, "iozone", "--help"]);
+    assert!(out.code == 0 && out.stdout.contains("IOzone options taken"), "{}", out.stderr);
+    // Not a tool after all: iosurvey's own parser says so.
+    let out = iosurvey(&["--db", &bed.db, "iorr"]);
+    assert_one_line_error(&out, 2, &["iorr"]);
+}
+
+#[test]
+fn a_front_ends_hints_name_the_tools_flags_not_the_native_ones() {
+    let bed = Bed::new();
+    let dir = bed.dir.display().to_string();
+    let out = tool(&bed, &format!("iozone -i 0 -s 64k -r 4k -b {} -f {dir}/f", bed.db), None);
+    assert_one_line_error(&out_without_notes(out), 2, &["it is the result store", "(hint: give -b a new file name)"]);
+    // Space for 2^64-1 items: the hint names -n (and the own --no-space-check, which is taken).
+    let out = tool(&bed, &format!("mdtest -n 18446744073709551615 -d {dir}"), None);
+    let out = out_without_notes(out);
+    assert_one_line_error(&out, 2, &["free", "lower -n or -w and -e", "add --no-space-check"]);
+    assert!(!out.stderr.contains("--items") && !out.stderr.contains("--write-bytes"), "{}", out.stderr);
+    let out = tool(&bed, &format!("ior -w -t 64k -b 100000g -o {dir}/t"), None);
+    let out = out_without_notes(out);
+    assert_one_line_error(&out, 2, &["free", "lower -b"]);
+    assert!(!out.stderr.contains("--block"), "{}", out.stderr);
+    assert!(!Path::new(&bed.db).exists() || bed.runs().is_empty(), "nothing stored");
+}
+
+/// A front end's outcome with its notes (`iosurvey: note: ...`) left out of stderr.
+fn out_without_notes(out: Out) -> Out {
+    let stderr = out.stderr.lines().filter(|l| !l.starts_with("iosurvey: note: ")).map(|l| format!("{l}\n")).collect();
+    Out { stderr, ..out }
+}
+
 #[test]
 fn the_seeds_iozone_lines_run_as_one_cell_per_thread_count_and_print_iozones_layouts() {
     let bed = Bed::new();

@@ -1244,6 +1244,8 @@ fn a_store_locked_before_a_survey_or_matrix_begins_leaves_no_directory() {
         assert_ne!(out.code, 0, "{args:?}");
         assert_eq!(out.stderr.lines().count(), 1, "{args:?}: {}", out.stderr);
         assert!(out.stderr.contains("locked"), "{}", out.stderr);
+        // A lock is another process at work, not the file's permissions.
+        assert!(out.stderr.contains("another process") && !out.stderr.contains("writable"), "{}", out.stderr);
         assert!(bed.entries().is_empty(), "{args:?}: {:?}", bed.entries());
     }
     conn.execute_batch("ROLLBACK").unwrap();

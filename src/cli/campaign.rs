@@ -111,15 +111,19 @@ pub(super) struct Asked<'a> {
 fn read(path: &Path) -> Result<Campaign, Failure> {
     use std::os::unix::fs::MetadataExt;
     let refuse = |what: String, hint: &str| Failure::new(what, hint, 2);
+    use iosurvey::input::{read_text, InputError, Links};
     let shown = iosurvey::escape::visible(&path.display().to_string()).to_string();
-    let meta = std::fs::symlink_metadata(path)
-        .map_err(|e| refuse(format!("cannot read {shown}: {e}"), "give the path of a campaign file"))?;
-    if !meta.is_file() {
-        return Err(refuse(
-            format!("{shown} is not a regular file"),
+    // Read once, through the descriptor whose owner and mode are checked below.
+    let (text, meta) = read_text(path, u64::MAX, Links::Refuse).map_err(|e| match e {
+        InputError::NotRegular(what) => refuse(
+            format!("{shown} is not a regular file ({what})"),
             "give the campaign file itself, not a link or a directory",
-        ));
-    }
+        ),
+        InputError::Io(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+            refuse(format!("cannot read {shown}: {e}"), "give a campaign file in UTF-8")
+        }
+        e => refuse(format!("cannot read {shown}: {e}"), "give the path of a campaign file"),
+    })?;
     if iosurvey::target::dir::euid() == 0 {
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         for (what, m) in [
@@ -137,9 +141,29 @@ fn read(path: &Path) -> Result<Campaign, Failure> {
             }
         }
     }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| refuse(format!("cannot read {shown}: {e}"), "give a campaign file in UTF-8"))?;
-    campaign::parse(path, &text).map_err(|e| Failure::new(&e, &e.hint, 2))
+    let c = campaign::parse(path, &text).map_err(|e| Failure::new(&e, &e.hint, 2))?;
+    super::hints::speak(spelling(&c));
+    Ok(c)
+}
+
+/// How hints name a point's flags to the one who wrote the campaign file: by the file's keys
+/// (`force = true` where the point's command line has `--force`), the target's for what the
+/// campaign sets from its targets.
+fn spelling(c: &Campaign) -> Vec<(String, String)> {
+    let mut pairs: Vec<(String, String)> = vec![
+        ("--dir".into(), "the target's dir".into()),
+        ("--device".into(), "the target's device".into()),
+        ("--label".into(), "the target's label".into()),
+    ];
+    let mut kinds: Vec<Kind> = c.studies.iter().map(|s| s.kind).collect();
+    kinds.dedup();
+    for (key, typed, values) in kinds.into_iter().flat_map(flags_of) {
+        let theirs = SET_BY_CAMPAIGN.iter().any(|(k, _)| *k == key) || ["help", "version"].contains(&key.as_str());
+        if typed.starts_with("--") && !theirs && !pairs.iter().any(|(t, _)| *t == typed) {
+            pairs.push((typed, if values { format!("'{key}'") } else { format!("{key} = true") }));
+        }
+    }
+    pairs
 }
 
 thread_local! {
@@ -256,7 +280,7 @@ fn parse_point(c: &Campaign, s: &campaign::Study, db: &Path, argv: &[String]) ->
             };
             return at_line(c, line, format!("study '{}' ({}): unknown key '{key}'", s.name, s.kind.name()), &hint);
         }
-        let why = super::parse_error_line(&e.to_string());
+        let why = super::parse_error_line(&super::clap_text(&e));
         let (what, hint) = match why.rsplit_once(" (hint: ") {
             Some((w, h)) => (w.to_string(), h.trim_end_matches(')').to_string()),
             None => (why, format!("see 'iosurvey {} --help'", s.kind.name())),
@@ -842,7 +866,7 @@ pub(super) fn plan<T: Team>(cli: &Cli, asked: &Asked, calibrate: bool, team: &T)
         if unknown > 0 { " (a point's first run, e.g. with 'campaign run --only', teaches its time)" } else { "" },
         c.budget_secs.map_or(String::new(), |b| format!("; budget {}", format_duration(b)))
     );
-    print!("{out}");
+    out!("{out}");
     Ok(())
 }
 
@@ -1400,7 +1424,7 @@ pub(super) fn status<T: Team>(cli: &Cli, which: &str, scale: Option<Scale>, team
             iosurvey::escape::visible(output)
         );
     }
-    print!("{out}");
+    out!("{out}");
     Ok(())
 }
 
@@ -1576,7 +1600,7 @@ pub(super) fn emit<T: Team>(cli: &Cli, file: &Path, system: System, dir: &Path, 
     }
     let db = iosurvey::escape::visible(&cli.db.display().to_string()).to_string();
     if jobs.is_empty() {
-        println!("campaign {}: every point is stored in {db}; no job to write", c.name);
+        outln!("campaign {}: every point is stored in {db}; no job to write", c.name);
         return Ok(());
     }
     if unknown > 0 {
@@ -1663,7 +1687,8 @@ fn write_jobs(
         let path = dir.join(&s.name);
         super::output::check(&path, &cli.db, what)?;
         let theirs = std::fs::symlink_metadata(&path).is_ok()
-            && !std::fs::read_to_string(&path).is_ok_and(|t| iosurvey::campaign::batch::is_emitted(&t));
+            && !iosurvey::input::read_text(&path, 1 << 20, iosurvey::input::Links::Refuse)
+                .is_ok_and(|(t, _)| iosurvey::campaign::batch::is_emitted(&t));
         if theirs {
             return Err(Failure::new(
                 format!(
@@ -1698,6 +1723,6 @@ fn write_jobs(
         if batch.iosurvey.is_none() { " (this one; [batch] iosurvey names another)" } else { "" },
         dir.display()
     );
-    print!("{out}");
+    out!("{out}");
     Ok(())
 }

@@ -477,7 +477,7 @@ fn compare(db: &Path, names: &[String], format: Format) -> Result<String, Failur
 
 fn lead_prints<T: Team>(team: &T, f: impl FnOnce() -> Result<String, Failure>) -> Result<(), Failure> {
     if let Some(text) = on_lead(team, f)? {
-        print!("{text}");
+        out!("{text}");
     }
     Ok(())
 }
@@ -605,7 +605,7 @@ fn write_json(path: &Path, records: &[RunRecord], sweep: bool, db: &Path) -> Res
         _ => to_json(&records)?,
     };
     if super::output::is_stdout(path) {
-        print!("{text}");
+        out!("{text}");
         return Ok(());
     }
     super::output::write(path, text.as_bytes(), db, "--json")
@@ -622,13 +622,13 @@ fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
         if cli.within.is_some() {
             // A campaign says its own progress.
         } else if cli.quiet {
-            println!("run {}", r.id.unwrap_or_default());
+            outln!("run {}", r.id.unwrap_or_default());
         } else if !sweep {
-            print!("{}", render(analysis::run(r), Format::Text));
+            out!("{}", render(analysis::run(r), Format::Text));
         }
     }
     if sweep && !cli.quiet && !to_stdout && !records.is_empty() {
-        print!("{}", render(analysis::sweep(group.map(|g| g.number), records), Format::Text));
+        out!("{}", render(analysis::sweep(group.map(|g| g.number), records), Format::Text));
     }
     played.outcome
 }
@@ -799,10 +799,10 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
     } else if lead && cli.quiet {
         // As `run -q`: the ids only.
         for r in &records {
-            println!("run {}", r.id.unwrap_or_default());
+            outln!("run {}", r.id.unwrap_or_default());
         }
     } else if !records.is_empty() {
-        print!("{}", render(analysis::survey(group.number, &records), Format::Text));
+        out!("{}", render(analysis::survey(group.number, &records), Format::Text));
     }
     if lead && !choice.drop_caches && !cli.quiet {
         say!(
@@ -878,7 +878,7 @@ fn net<T: Team>(cli: &Cli, a: &NetArgs, team: &T) -> Result<(), Failure> {
             store.save_net(now_unix(), &super::opening::command_line(), r)?;
         }
         // Host names come from the machines: shown on the terminal, never obeyed by it.
-        println!("{}", iosurvey::escape::visible(&r.line()));
+        outln!("{}", iosurvey::escape::visible(&r.line()));
         for note in r.zerocopy_note().into_iter().chain(r.curve_note()).filter(|_| !cli.quiet) {
             say!("iosurvey: note: {note}");
         }

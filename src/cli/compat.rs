@@ -13,18 +13,57 @@ use iosurvey::store::Store;
 use iosurvey::team::Team;
 use std::ffi::OsString;
 
-/// The tool and its arguments when the command line speaks one: the program's own name
-/// (a link named ior), or iosurvey's first word.
-pub(super) fn invoked(args: &[OsString]) -> Option<(Tool, Vec<String>)> {
-    let word = |i: usize| args.get(i).map(|a| a.to_string_lossy().into_owned());
-    let rest = |from: usize| args.iter().skip(from).map(|a| a.to_string_lossy().into_owned()).collect();
-    if let Some(tool) = word(0).as_deref().and_then(Tool::named) {
-        return Some((tool, rest(1)));
+/// A front end's command line.
+pub(super) struct Invoked {
+    /// The tool it speaks.
+    pub tool: Tool,
+    /// Its words after the tool's name, iosurvey's global options given before that name
+    /// first among them.
+    pub args: Vec<String>,
+    /// `-q` before the tool's name: no progress bar.
+    pub quiet: bool,
+}
+
+/// The front end the command line speaks, if it speaks one: the program's own name (a link
+/// named ior), or iosurvey's first word after its global options (`iosurvey --db X ior ...`,
+/// as every other command takes them).
+pub(super) fn invoked(args: &[OsString]) -> Option<Invoked> {
+    let words: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    if let Some(tool) = words.first().and_then(|w| Tool::named(w)) {
+        return Some(Invoked { tool, args: words[1..].to_vec(), quiet: false });
     }
-    match word(1).as_deref() {
-        Some(w @ ("ior" | "mdtest" | "iozone")) => Tool::named(w).map(|t| (t, rest(2))),
-        _ => None,
+    let (mut globals, mut quiet, mut at) = (Vec::new(), false, 1);
+    while let Some(word) = words.get(at) {
+        match word.as_str() {
+            // Without its value, clap's parser says what is missing.
+            "--db" => globals.extend(["--db".to_string(), words.get(at + 1)?.clone()]),
+            w if w.starts_with("--db=") => globals.push(w.to_string()),
+            "-q" | "--quiet" => quiet = true,
+            _ => break,
+        }
+        at += if word == "--db" { 2 } else { 1 };
     }
+    let tool =
+        words.get(at).filter(|w| matches!(w.as_str(), "ior" | "mdtest" | "iozone")).and_then(|w| Tool::named(w))?;
+    globals.extend(words[at + 1..].iter().cloned());
+    Some(Invoked { tool, args: globals, quiet })
+}
+
+/// How hints about a front end's native commands name flags: as the tool does, and for
+/// IOzone the one size typed (-s, -r) where it stands for both ends of a range.
+fn spelling(tool: Tool, args: &[String]) -> Vec<(String, String)> {
+    let typed = |letter: &str| args.iter().any(|a| a.starts_with(letter));
+    tool.spelling()
+        .iter()
+        .map(|&(native, theirs)| {
+            let theirs = match (tool, native) {
+                (Tool::Iozone, "--min-file" | "--max-file") if typed("-s") => "-s",
+                (Tool::Iozone, "--min-record" | "--max-record") if typed("-r") => "-r",
+                _ => theirs,
+            };
+            (native.to_string(), theirs.to_string())
+        })
+        .collect()
 }
 
 /// What each front end takes, for `--help`.
@@ -38,13 +77,14 @@ fn help(tool: Tool) -> &'static str {
 
 const IOR_HELP: &str = "\
 iosurvey ior: IOR's command line, run as the iosurvey run it means, printed in IOR's layout
-Usage: iosurvey ior [IOR OPTIONS] [--tasks N] [--engine E] [--label L] [--db PATH]
+Usage: iosurvey ior [IOR OPTIONS] [--tasks N] [--engine E] [--label L] [--db PATH] [--no-space-check]
        (or the binary started through a link named ior; under MPI, a task per rank)
 
 IOR options taken: -a POSIX -b -t -s -F -C -Q -Z -X -z -e -Y -D -k -K -E -i -d -w -r -W -R -G
   -o -v -N -c -g -O stoneWallingWearOut=1,summaryFormat=JSON|CSV,summaryFile=PATH
   --posix.odirect --random-offset-seed -f SCRIPT (IOR START ... RUN ... IOR STOP)
-iosurvey's own: --tasks N (threads per process), --engine E, --label L, --db PATH
+iosurvey's own: --tasks N (threads per process), --engine E, --label L, --db PATH,
+  --no-space-check
 Files are iosurvey's own names in -o's directory; -v prints the native command.
 Options IOR has and iosurvey does not take are refused with the nearest native option;
 those measured differently are noted once on stderr.
@@ -52,7 +92,7 @@ those measured differently are noted once on stderr.
 
 const MDTEST_HELP: &str = "\
 iosurvey mdtest: mdtest's command line, run as the iosurvey meta it means, printed as mdtest does
-Usage: iosurvey mdtest [MDTEST OPTIONS] [--tasks N] [--label L] [--db PATH]
+Usage: iosurvey mdtest [MDTEST OPTIONS] [--tasks N] [--label L] [--db PATH] [--no-space-check]
 
 mdtest options taken: -n -I -u -d (with @) -z -b -L -F -D -w -e -y -C -T -E -r -N -W -i -X -P
   -Y -B -Z -t -v -V -a POSIX
@@ -61,7 +101,7 @@ Without -u the tasks share one directory, as in mdtest.
 
 const IOZONE_HELP: &str = "\
 iosurvey iozone: IOzone's command line, run as the iosurvey matrix it means, printed as IOzone does
-Usage: iosurvey iozone [IOZONE OPTIONS] [--label L] [--db PATH]
+Usage: iosurvey iozone [IOZONE OPTIONS] [--label L] [--db PATH] [--no-space-check]
 
 IOzone options taken: -a -A -z -g -n -y -q -i N (0 to 12) -r -s -t -T -F -c -e -w -I -O -+n -+k
   -j -f -R -b FILE (CSV, not a spreadsheet) -+m FILE (a host per thread: under MPI, the
@@ -79,14 +119,13 @@ fn refused(e: CompatError) -> Failure {
     Failure::new(e.to_string(), e.hint, 2)
 }
 
-/// Reads a file the tool's line names (an IOR script, an IOzone client list), at most 1 MiB.
+/// Reads a file the tool's line names (an IOR script, an IOzone client list): a regular file
+/// of at most 1 MiB of text.
 fn small_file(path: &str) -> Result<String, String> {
-    use std::io::Read;
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(1 << 20).read_to_string(&mut text))
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    Ok(text)
+    use iosurvey::input::{read_text, Links};
+    read_text(std::path::Path::new(path), 1 << 20, Links::Follow)
+        .map(|(text, _)| text)
+        .map_err(|e| format!("cannot read it: {e}"))
 }
 
 /// IOzone's threads over the ranks of a launch: each process runs its share as threads, so
@@ -116,7 +155,11 @@ fn parsed<S>(native: Native<S>) -> Result<Front<S>, Failure> {
         let argv = std::iter::once("iosurvey".to_string()).chain(words.iter().cloned());
         let cli =
             super::parser().try_get_matches_from(argv).and_then(|m| super::from_matches(&m)).map_err(|e| Failure {
-                line: Some(format!("{} (as {})", super::parse_error_line(&e.to_string()), compat::shell_line(words))),
+                line: Some(format!(
+                    "{} (as {})",
+                    super::parse_error_line(&super::clap_text(&e)),
+                    compat::shell_line(words)
+                )),
                 code: 2,
             })?;
         clis.push(cli);
@@ -124,31 +167,51 @@ fn parsed<S>(native: Native<S>) -> Result<Front<S>, Failure> {
     Ok(Front { native, clis })
 }
 
-/// The command for `tool`: its help, a refusal, or what it runs and prints.
-pub(super) fn main(tool: Tool, args: Vec<String>) -> i32 {
+/// The command for the front end: its help, a refusal, or what it runs and prints.
+pub(super) fn main(invoked: Invoked) -> i32 {
+    let Invoked { tool, args, quiet } = invoked;
     if args.iter().any(|a| a == "--help") {
-        print!("{}", help(tool));
-        return 0;
+        out!("{}", help(tool));
+        return super::finish(Ok(()));
     }
     let verbose = args.iter().any(|a| a.starts_with("-v") && a[1..].chars().all(|c| c == 'v'));
     // A line refused before the team starts ends here, said once.
     let refused_here = |f: Failure| super::finish(Err(f));
     match tool {
-        Tool::Ior => match ior::parse(&args, &mut |p| small_file(p)).map_err(refused).and_then(parsed) {
+        Tool::Ior => match ior::parse(&args, &mut |p| small_file(p))
+            .map_err(refused)
+            .and_then(parsed)
+            .map(|f| ready(f, tool, &args, quiet))
+        {
             Ok(f) => super::execute(|team| play_ior(&f, verbose, team)),
             Err(e) => refused_here(e),
         },
-        Tool::Mdtest => match mdtest::parse(&args).map_err(refused).and_then(parsed) {
-            Ok(f) => super::execute(|team| play_mdtest(&f, verbose, team)),
-            Err(e) => refused_here(e),
-        },
+        Tool::Mdtest => {
+            match mdtest::parse(&args).map_err(refused).and_then(parsed).map(|f| ready(f, tool, &args, quiet)) {
+                Ok(f) => super::execute(|team| play_mdtest(&f, verbose, team)),
+                Err(e) => refused_here(e),
+            }
+        }
         Tool::Iozone => {
-            match iozone::parse(&args, &mut |p| small_file(p)).map_err(refused).and_then(per_rank).and_then(parsed) {
+            match iozone::parse(&args, &mut |p| small_file(p))
+                .map_err(refused)
+                .and_then(per_rank)
+                .and_then(parsed)
+                .map(|f| ready(f, tool, &args, quiet))
+            {
                 Ok(f) => super::execute(|team| play_iozone(&f, verbose, team)),
                 Err(e) => refused_here(e),
             }
         }
     }
+}
+
+/// A front end's commands, ready to play: from here on the hints name the tool's flags (the
+/// user typed those, not the native ones), and `-q` before the tool's name is each command's.
+fn ready<S>(mut f: Front<S>, tool: Tool, args: &[String], quiet: bool) -> Front<S> {
+    super::hints::speak(spelling(tool, args));
+    f.clis.iter_mut().for_each(|c| c.quiet |= quiet);
+    f
 }
 
 /// Says the notes, and with -v the native commands, on the lead.
@@ -169,7 +232,7 @@ fn print_lead<T: Team>(team: &T, cli: &Cli, text: String, file: Option<&str>) ->
     on_lead(team, || match file {
         Some(path) => super::output::write(std::path::Path::new(path), text.as_bytes(), &cli.db, "-O summaryFile"),
         None => {
-            print!("{text}");
+            out!("{text}");
             Ok(())
         }
     })
@@ -235,7 +298,7 @@ fn play_iozone<T: Team>(f: &Front<iozone::Settings>, verbose: bool, team: &T) ->
         })
     })?;
     if let Some(text) = text {
-        print!("{text}");
+        out!("{text}");
     }
     outcome
 }

@@ -27,6 +27,49 @@ pub fn set_command(cmd: Cmd) {
     let _ = COMMAND.set(cmd);
 }
 
+/// How the user spelled the flags this process's hints name, where the user did not type
+/// iosurvey's own command line: a front end's letters (IOzone's `-b` for `--csv`), a campaign
+/// file's keys (`force = true` for `--force`). Pairs of the flag as iosurvey spells it and as
+/// the user does; set once, by the command that read such a line.
+static SPOKEN: OnceLock<Vec<(String, String)>> = OnceLock::new();
+
+/// Says how the user spells iosurvey's flags in this process: `(flag, spelling)` pairs.
+pub fn speak(pairs: Vec<(String, String)>) {
+    let _ = SPOKEN.set(pairs);
+}
+
+/// `line` (an error or warning line, its hint last) with the flags its hint names spelled as
+/// the user spells them in this process. Only the hint: what went wrong may quote the native
+/// command line on purpose.
+pub fn respelled(line: &str) -> std::borrow::Cow<'_, str> {
+    match (SPOKEN.get(), line.rfind(" (hint: ")) {
+        (Some(pairs), Some(at)) if !pairs.is_empty() => {
+            std::borrow::Cow::Owned(format!("{}{}", &line[..at], respell(&line[at..], pairs)))
+        }
+        _ => std::borrow::Cow::Borrowed(line),
+    }
+}
+
+/// `text` with each whole `--flag` that `pairs` names replaced by its spelling.
+fn respell(text: &str, pairs: &[(String, String)]) -> String {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("--") {
+        let starts_word = rest[..at].chars().next_back().is_none_or(|c| !word(c));
+        let end = rest[at + 2..].find(|c: char| !word(c)).map_or(rest.len(), |n| at + 2 + n);
+        let flag = &rest[at..end];
+        out.push_str(&rest[..at]);
+        match pairs.iter().find(|(native, _)| native == flag).filter(|_| starts_word) {
+            Some((_, spelled)) => out.push_str(spelled),
+            None => out.push_str(flag),
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// The flag of a setting on `cmd`'s command line; `None` where it has none.
 fn flag(s: Setting, cmd: Cmd) -> Option<&'static str> {
     use Cmd::*;
@@ -132,6 +175,24 @@ mod tests {
         assert_eq!(spell_for(&stonewall, Cmd::Survey), "give --random-secs at least a number of seconds above 0");
         assert_eq!(spell_for(&Hint::Use(Setting::Ops, "tree-create".into()), Cmd::Meta), "use --phases tree-create");
         assert_eq!(spell_for(&Hint::Use(Setting::Block, "9216".into()), Cmd::Meta), "use the block 9216");
+    }
+
+    #[test]
+    fn a_hint_is_respelled_flag_by_flag_as_the_user_typed_it() {
+        let pairs: Vec<(String, String)> =
+            [("--items", "-n"), ("--write-bytes", "-w"), ("--read-bytes", "-e"), ("--force", "force = true")]
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .to_vec();
+        assert_eq!(
+            respell(" (hint: lower --items or --write-bytes and --read-bytes)", &pairs),
+            " (hint: lower -n or -w and -e)"
+        );
+        assert_eq!(
+            respell("add --force; --items-per-dir x--items", &pairs),
+            "add force = true; --items-per-dir x--items"
+        );
+        assert_eq!(respell("--items", &pairs), "-n");
+        assert_eq!(respell("no flag - here --", &pairs), "no flag - here --");
     }
 
     #[test]

@@ -137,11 +137,14 @@ fn read_one(path: &Path, db: &Path, a: &ImportArgs) -> Result<Read, Failure> {
 /// stops being text).
 fn read_text(path: &Path, name: &str) -> Result<(String, Vec<u8>), Failure> {
     let refuse = |why: String| Failure::new(format!("cannot import {name}: {why}"), "name a tool's output file", 2);
-    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    if size > MAX_BYTES {
-        return Err(refuse(format!("{size} bytes, more than any tool's output iosurvey reads ({MAX_BYTES})")));
-    }
-    let bytes = std::fs::read(path).map_err(|e| refuse(e.to_string()))?;
+    use iosurvey::input::{read, InputError, Links};
+    let bytes = match read(path, MAX_BYTES, Links::Follow) {
+        Ok((bytes, _)) => bytes,
+        Err(InputError::TooLarge { size, .. }) => {
+            return Err(refuse(format!("{size} bytes, more than any tool's output iosurvey reads ({MAX_BYTES})")))
+        }
+        Err(e) => return Err(refuse(e.to_string())),
+    };
     match String::from_utf8(bytes.clone()) {
         Ok(text) => Ok((text, bytes)),
         Err(e) => {

@@ -70,10 +70,10 @@ pub(super) fn io500<T: Team>(cli: &Cli, a: &Io500Args, team: &T) -> Result<(), F
             }
         }
         for p in &scores {
-            println!("{}", io500::result_line(p));
+            outln!("{}", io500::result_line(p));
         }
         let valid = scores.iter().all(|p| p.invalid.is_empty());
-        println!("{}", io500::score_line(&io500::score(&scores), valid));
+        outln!("{}", io500::score_line(&io500::score(&scores), valid));
         if !valid && !cli.quiet {
             for p in scores.iter().filter(|p| !p.invalid.is_empty()) {
                 say!("iosurvey: note: {} is not valid for submission: {}", p.phase.name(), p.invalid.join("; "));

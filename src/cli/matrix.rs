@@ -40,7 +40,7 @@ fn kinds(a: &MatrixArgs) -> Result<(Vec<Kind>, Vec<String>), Failure> {
 pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(), Failure> {
     let (m, outcome) = play_matrix(cli, a, team)?;
     if team.process() == 0 && !cli.quiet {
-        print!(
+        out!(
             "{}",
             iosurvey::report::exporter(iosurvey::report::Format::Text).render(&iosurvey::analysis::matrix::matrix(&m))
         );

@@ -1,13 +1,31 @@
 //! The command line: parsing, dispatch, printing, exit codes. Thin: the work is in the library.
+// Standard output goes through `stdout::print` (the `out!` macros): std's print! panics when
+// the reader has closed the pipe.
+#![deny(clippy::print_stdout)]
 
 /// Writes one line to stderr in a single system call, so that under a launcher (mpirun
 /// forwards each write) no other process's output lands inside it. The line is made visible
 /// whole: a path, label or host name in it can neither drive the terminal nor break the line.
 macro_rules! say {
     ($($arg:tt)*) => {{
-        let line = format!("{}\n", iosurvey::escape::visible(&format!($($arg)*)));
+        let line = format!("{}\n", iosurvey::escape::visible(&$crate::cli::hints::respelled(&format!($($arg)*))));
         let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
     }};
+}
+
+/// Prints to standard output through [`stdout::print`]: a reader that closed the pipe ends
+/// the output, not the command.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::stdout::print(format!($($arg)*))
+    };
+}
+
+/// As [`out!`], with a newline.
+macro_rules! outln {
+    ($($arg:tt)*) => {
+        $crate::cli::stdout::print(format!("{}\n", format_args!($($arg)*)))
+    };
 }
 
 /// Whether the command's closing error line has been said.
@@ -34,6 +52,7 @@ mod opening;
 mod output;
 mod package;
 mod progress;
+mod stdout;
 mod targets;
 
 use clap::{Args, Parser, Subcommand};
@@ -406,7 +425,8 @@ fn shown(s: &str) -> Result<Shown, String> {
     };
     digits.parse().map(make).map_err(|_| {
         format!(
-            "'{s}' is not a run id (7), a survey (s3), a sweep (w2), a matrix (m1), a campaign (c1) or a target survey (t1) (hint: 'iosurvey ls' lists them)"
+            "'{}' is not a run id (7), a survey (s3), a sweep (w2), a matrix (m1), a campaign (c1) or a target survey (t1) (hint: 'iosurvey ls' lists them)",
+            iosurvey::escape::visible(s)
         )
     })
 }
@@ -843,6 +863,20 @@ impl From<StoreError> for Failure {
     }
 }
 
+/// clap's message, with the value it names as typed, control characters made visible: clap's
+/// own text leaves a value's escape sequences out (`show $'\e[31m1'` would name '1', a valid
+/// id).
+fn clap_text(e: &clap::Error) -> String {
+    let text = e.to_string();
+    match e.get(clap::error::ContextKind::InvalidValue) {
+        Some(clap::error::ContextValue::String(typed)) if typed.chars().any(char::is_control) => {
+            let stripped = clap::builder::StyledStr::from(typed.clone()).to_string();
+            text.replace(&format!("'{stripped}'"), &format!("'{}'", iosurvey::escape::visible(typed)))
+        }
+        _ => text,
+    }
+}
+
 /// clap's message as one line: its first line with the lines that name things (the missing
 /// arguments, say) folded in, usage and tips left out, and a hint.
 fn parse_error_line(text: &str) -> String {
@@ -935,12 +969,12 @@ fn from_matches(m: &clap::ArgMatches) -> Result<Cli, clap::Error> {
 
 /// Parses the command line, runs it, and returns the process exit code.
 pub fn main() -> i32 {
-    if let Some((tool, args)) = compat::invoked(&std::env::args_os().collect::<Vec<_>>()) {
-        return compat::main(tool, args);
+    if let Some(invoked) = compat::invoked(&std::env::args_os().collect::<Vec<_>>()) {
+        return compat::main(invoked);
     }
     if package::asks_version(&std::env::args_os().collect::<Vec<_>>()) {
-        print!("{}", package::version());
-        return 0;
+        out!("{}", package::version());
+        return finish(Ok(()));
     }
     let cli = match parser().try_get_matches().and_then(|m| from_matches(&m)) {
         Ok(cli) => cli,
@@ -950,18 +984,18 @@ pub fn main() -> i32 {
         }
         // A bare `iosurvey` asks what there is: the help, on stdout.
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            print!("{}", e.render());
-            return 0;
+            out!("{}", e.render());
+            return finish(Ok(()));
         }
         Err(e) => {
-            say!("iosurvey: error: {}", parse_error_line(&e.to_string()));
+            say!("iosurvey: error: {}", parse_error_line(&clap_text(&e)));
             return 2;
         }
     };
     // Served without a team: nothing here is measured, and an MPI launch is not needed.
     match &cli.command {
         Command::Janitor => return iosurvey::janitor::serve(std::io::stdin().lock()),
-        Command::Completions { shell } => return package::completions(*shell),
+        Command::Completions { shell } => return finish(package::completions(*shell)),
         Command::Manpages { dir } => return finish(package::manpages(dir, &cli.db)),
         // One process's work on files: no team (an MPI build's singleton start would bring the
         // launcher's own daemon), and not one of several launched processes at once.
@@ -971,7 +1005,7 @@ pub fn main() -> i32 {
                 return 2;
             }
             prepare();
-            return finish(merge::merge(args).map(|out| print!("{out}")));
+            return finish(merge::merge(args).map(|out| out!("{out}")));
         }
         _ => {}
     }
@@ -1009,6 +1043,14 @@ fn prepare() {
 fn finish(result: Result<(), Failure>) -> i32 {
     // From here on, the signal thread's stop-at-once path cannot start: one ending, one line.
     let _ending = ENDING.lock();
+    let result = result.and_then(|()| match stdout::failure() {
+        Some(why) => Err(Failure::new(
+            format!("cannot write standard output: {why}"),
+            "check the file or device standard output goes to; what the command stored stays",
+            1,
+        )),
+        None => Ok(()),
+    });
     match result {
         Ok(()) => {
             if let Some(left) = leftovers_said() {

@@ -29,9 +29,9 @@ fn refusal(path: &Path, store: &Path) -> Option<&'static str> {
         return Some("it is the result store (--db)");
     }
     let mut head = [0u8; 16];
-    let sqlite = std::fs::File::open(path)
-        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
-        .is_ok_and(|()| &head == SQLITE_MAGIC);
+    // Opened as an input is: a FIFO swapped in since the check above must not hang the open.
+    let sqlite = iosurvey::input::open(path, iosurvey::input::Links::Refuse)
+        .is_ok_and(|(mut f, _)| std::io::Read::read_exact(&mut f, &mut head).is_ok() && &head == SQLITE_MAGIC);
     sqlite.then_some("it is an SQLite database, which an output would destroy")
 }
 

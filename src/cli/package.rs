@@ -59,16 +59,19 @@ fn mpi_library() -> String {
     "none (a build without the mpi feature runs threads on one node)".into()
 }
 
-/// `iosurvey completions SHELL`: the script on standard output.
-pub(super) fn completions(shell: Shell) -> i32 {
+/// `iosurvey completions SHELL`: the script on standard output. Made whole first:
+/// clap_complete panics on a write error, such as a reader that closed the pipe.
+pub(super) fn completions(shell: Shell) -> Result<(), Failure> {
     let mut cmd = super::parser();
-    let mut out = std::io::stdout();
-    match shell {
-        Shell::Bash => clap_complete::generate(clap_complete::Shell::Bash, &mut cmd, "iosurvey", &mut out),
-        Shell::Zsh => clap_complete::generate(clap_complete::Shell::Zsh, &mut cmd, "iosurvey", &mut out),
-        Shell::Fish => clap_complete::generate(clap_complete::Shell::Fish, &mut cmd, "iosurvey", &mut out),
-    }
-    0
+    let shell = match shell {
+        Shell::Bash => clap_complete::Shell::Bash,
+        Shell::Zsh => clap_complete::Shell::Zsh,
+        Shell::Fish => clap_complete::Shell::Fish,
+    };
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "iosurvey", &mut script);
+    super::stdout::print(script);
+    Ok(())
 }
 
 /// `iosurvey manpages DIR`: a page per command and subcommand (iosurvey-campaign-run.1), the
@@ -84,7 +87,7 @@ pub(super) fn manpages(dir: &Path, db: &Path) -> Result<(), Failure> {
     for (name, text) in &pages {
         super::output::write(&dir.join(name), text, db, "manpages")?;
     }
-    println!("{} man pages in {} (man -M {} iosurvey)", pages.len(), dir.display(), man_root(dir).display());
+    outln!("{} man pages in {} (man -M {} iosurvey)", pages.len(), dir.display(), man_root(dir).display());
     Ok(())
 }
 
@@ -112,10 +115,12 @@ fn pages_of(cmd: clap::Command, name: &str, typed: &str, pages: &mut Vec<(String
     Ok(())
 }
 
-/// The directory `man -M` takes: the parent of a `man1` folder, else the folder itself.
+/// The directory `man -M` takes: the parent of a `man1` folder, else the folder itself; a
+/// relative `man1` has the current directory for parent, which has no name of its own.
 fn man_root(dir: &Path) -> &Path {
-    match dir.file_name().and_then(|n| n.to_str()) {
-        Some("man1") => dir.parent().unwrap_or(dir),
+    match (dir.file_name().and_then(|n| n.to_str()), dir.parent()) {
+        (Some("man1"), Some(parent)) if parent.as_os_str().is_empty() => Path::new("."),
+        (Some("man1"), Some(parent)) => parent,
         _ => dir,
     }
 }
@@ -156,5 +161,8 @@ mod tests {
     fn man_takes_the_parent_of_man1() {
         assert_eq!(man_root(Path::new("/usr/share/man/man1")), Path::new("/usr/share/man"));
         assert_eq!(man_root(Path::new("/tmp/pages")), Path::new("/tmp/pages"));
+        assert_eq!(man_root(Path::new("man1")), Path::new("."), "never an empty path");
+        assert_eq!(man_root(Path::new("man1/")), Path::new("."));
+        assert_eq!(man_root(Path::new("share/man1")), Path::new("share"));
     }
 }

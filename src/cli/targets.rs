@@ -129,10 +129,10 @@ pub(super) fn targets<T: Team>(cli: &Cli, a: &TargetsArgs, team: &T) -> Result<(
     drop(session);
     on_lead(team, || {
         if cli.quiet {
-            records.iter().for_each(|r| println!("run {}", r.id.unwrap_or_default()));
+            records.iter().for_each(|r| outln!("run {}", r.id.unwrap_or_default()));
         } else if !records.is_empty() {
             let report = iosurvey::analysis::targets::report(group.number, &records);
-            print!("{}", iosurvey::report::exporter(Format::Text).render(&report));
+            out!("{}", iosurvey::report::exporter(Format::Text).render(&report));
         }
         Ok(())
     })?;

@@ -38,6 +38,70 @@ impl Tool {
         }
     }
 
+    /// The native flags its line is turned into, each with the tool's flag for it: how a
+    /// hint about the native command speaks to someone who typed the tool's line. The first
+    /// of two tool flags that give one native flag is the one named.
+    pub fn spelling(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Tool::Ior => &[
+                ("--dir", "-o"),
+                ("--op", "-w and -r"),
+                ("--access", "-F"),
+                ("--transfer", "-t"),
+                ("--block", "-b"),
+                ("--segments", "-s"),
+                ("--iterations", "-i"),
+                ("--pattern", "-z"),
+                ("--stonewall", "-D"),
+                ("--wear-out", "-O stoneWallingWearOut=1"),
+                ("--signature", "-G"),
+                ("--seed", "--random-offset-seed"),
+                ("--clients", "-N"),
+                ("--fsync", "-e"),
+                ("--fsync-each", "-Y"),
+                ("--direct", "--posix.odirect"),
+                ("--reorder", "-C"),
+                ("--verify", "-R"),
+                ("--keep", "-k"),
+                ("--json", "-O summaryFile"),
+            ],
+            Tool::Mdtest => &[
+                ("--dir", "-d"),
+                ("--items", "-n"),
+                ("--items-per-dir", "-I"),
+                ("--depth", "-z"),
+                ("--branch", "-b"),
+                ("--leaves-only", "-L"),
+                ("--files-only", "-F"),
+                ("--dirs-only", "-D"),
+                ("--write-bytes", "-w"),
+                ("--read-bytes", "-e"),
+                ("--shift", "-N"),
+                ("--iterations", "-i"),
+                ("--stonewall", "-W"),
+                ("--verify", "-X"),
+                ("--sync", "-Y"),
+                ("--phases", "-C, -T, -E or -r"),
+            ],
+            Tool::Iozone => &[
+                ("--dir", "-f"),
+                ("--kinds", "-i"),
+                ("--min-file", "-n"),
+                ("--max-file", "-g"),
+                ("--min-record", "-y"),
+                ("--max-record", "-q"),
+                ("--tasks", "-t"),
+                ("--all-records", "-z"),
+                ("--include-close", "-c"),
+                ("--include-fsync", "-e"),
+                ("--keep", "-w"),
+                ("--direct", "-I"),
+                ("--csv", "-b"),
+                ("--stand-in", "--engine"),
+            ],
+        }
+    }
+
     /// Its name as typed.
     pub fn name(self) -> &'static str {
         match self {
@@ -85,6 +149,8 @@ pub struct Own {
     pub db: Option<String>,
     /// The system measured (`--label NAME`).
     pub label: Option<String>,
+    /// No free-space check (`--no-space-check`), which a refusal for space names.
+    pub no_space_check: bool,
 }
 
 impl Own {
@@ -119,6 +185,9 @@ impl Own {
         put("--tasks", &self.tasks.map(|n| n.to_string()));
         put("--label", &self.label);
         put("--db", &self.db);
+        if self.no_space_check {
+            out.push("--no-space-check".into());
+        }
         out
     }
 }
@@ -172,6 +241,10 @@ pub(crate) fn read(
                 None => (long, None),
             };
             let mut inline_value = inline.clone();
+            if name == "no-space-check" && inline.is_none() {
+                own.no_space_check = true;
+                continue;
+            }
             let mut next = || inline_value.take().or_else(|| words.next().cloned());
             if let Some(taken) = own.take(name, &mut next) {
                 taken.map_err(|why| refuse(why, "give a value after it"))?;
@@ -335,11 +408,18 @@ mod tests {
     #[test]
     fn iosurveys_own_options_are_taken_out_of_any_tool_line() {
         let mut own = Own::default();
-        let got = read("t", &words("-w --tasks 4 --engine=null --db x.db --label lab -r"), TABLE, &mut own).unwrap();
+        let line = words("-w --tasks 4 --engine=null --db x.db --no-space-check --label lab -r");
+        let got = read("t", &line, TABLE, &mut own).unwrap();
         assert_eq!(got.len(), 2);
         assert_eq!(
             own,
-            Own { tasks: Some(4), engine: Some("null".into()), db: Some("x.db".into()), label: Some("lab".into()) }
+            Own {
+                tasks: Some(4),
+                engine: Some("null".into()),
+                db: Some("x.db".into()),
+                label: Some("lab".into()),
+                no_space_check: true
+            }
         );
         assert!(read("t", &words("--tasks 0"), TABLE, &mut Own::default()).is_err());
         // Found by fuzzing: an empty store path was taken.

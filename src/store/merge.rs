@@ -110,9 +110,14 @@ impl Snapshot {
     fn take(input: &Path) -> Result<Snapshot, StoreError> {
         let wrap = |source| StoreError::Sqlite { path: input.to_path_buf(), source };
         let mut head = Vec::new();
-        let read = std::fs::File::open(input)
-            .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, 16), &mut head));
-        if let Err(e) = read {
+        let (file, _) = crate::input::open(input, crate::input::Links::Refuse).map_err(|e| {
+            let why = match e {
+                crate::input::InputError::Io(e) => unreadable(&e),
+                _ => "it is not a regular file",
+            };
+            StoreError::NotAStore { path: input.to_path_buf(), why }
+        })?;
+        if let Err(e) = std::io::Read::read_to_end(&mut std::io::Read::take(file, 16), &mut head) {
             return Err(StoreError::NotAStore { path: input.to_path_buf(), why: unreadable(&e) });
         }
         if !head.is_empty() && head != b"SQLite format 3\0" {

@@ -459,6 +459,25 @@ pub enum StoreError {
     },
 }
 
+/// What to do about an error SQLite gave: a lock is another process at work, a value of the
+/// wrong type is a row altered outside iosurvey; neither is the file's permissions.
+fn sqlite_hint(e: &rusqlite::Error) -> Hint {
+    use rusqlite::ErrorCode::{DatabaseBusy, DatabaseLocked};
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) if matches!(f.code, DatabaseBusy | DatabaseLocked) => Hint::say(
+            "another process (a run, a campaign, a merge) holds the store; wait for it to end and run the command again",
+        )
+        .or(Hint::Use(Setting::Db, "another store".into())),
+        rusqlite::Error::InvalidColumnType(..)
+        | rusqlite::Error::FromSqlConversionFailure(..)
+        | rusqlite::Error::IntegralValueOutOfRange(..) => Hint::say(
+            "a row of the store holds a value of the wrong type, written outside iosurvey or merged from a store that was; \
+             keep a copy of the store, then remove or mend that row with sqlite3",
+        ),
+        _ => Hint::say("check that the store's file is writable and is an iosurvey store"),
+    }
+}
+
 /// SQLite's messages may quote SQL over several lines; errors are one line.
 fn one_line(e: &rusqlite::Error) -> String {
     e.to_string().split_whitespace().collect::<Vec<_>>().join(" ")
@@ -468,7 +487,7 @@ impl StoreError {
     /// What the user can do about it.
     pub fn hint(&self) -> Hint {
         match self {
-            StoreError::Sqlite { .. } => Hint::say("check that the store's file is writable and is an iosurvey store"),
+            StoreError::Sqlite { source, .. } => sqlite_hint(source),
             StoreError::TooNew { .. } => {
                 Hint::say("use a newer iosurvey").or(Hint::Use(Setting::Db, "another store".into()))
             }
@@ -1314,6 +1333,27 @@ mod tests {
         let mut stmt = store.conn.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").unwrap();
         let names = stmt.query_map([], |r| r.get(0)).unwrap().collect::<Result<_, _>>().unwrap();
         names
+    }
+
+    #[test]
+    fn a_lock_and_a_wrongly_typed_row_each_get_their_own_hint() {
+        fn words(h: &Hint) -> String {
+            match h {
+                Hint::Say(text) => text.clone(),
+                Hint::Either(a, b) => format!("{} {}", words(a), words(b)),
+                _ => String::new(),
+            }
+        }
+        let hint = |source| words(&StoreError::Sqlite { path: "s.db".into(), source }.hint());
+        let failure = |code, extended| {
+            rusqlite::Error::SqliteFailure(rusqlite::ffi::Error { code, extended_code: extended }, None)
+        };
+        let locked = hint(failure(rusqlite::ErrorCode::DatabaseBusy, 5));
+        assert!(locked.contains("another process") && !locked.contains("writable"), "{locked}");
+        let typed = hint(rusqlite::Error::InvalidColumnType(3, "started".into(), rusqlite::types::Type::Text));
+        assert!(typed.contains("wrong type") && !typed.contains("writable"), "{typed}");
+        let other = hint(failure(rusqlite::ErrorCode::ReadOnly, 8));
+        assert!(other.contains("writable"), "{other}");
     }
 
     #[test]
