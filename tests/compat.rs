@@ -339,7 +339,8 @@ fn a_flag_not_taken_is_one_line_with_the_nearest_native_option_and_nothing_runs(
 fn iozone_lines_fsync_each_written_file_after_the_timing_as_iozones_children_do() {
     let bed = Bed::new();
     let dir = bed.dir.display().to_string();
-    let lines = [("", true, "xfer_end"), ("-e", true, "sync_end"), ("-c", false, "close_end"), ("-c -e", true, "close_end")];
+    let lines =
+        [("", true, "xfer_end"), ("-e", true, "sync_end"), ("-c", false, "close_end"), ("-c -e", true, "close_end")];
     for (i, (flags, synced, timed_to)) in lines.into_iter().enumerate() {
         let line = format!("iozone -i 0 -t 2 -s 1m -r 64k {flags} -F {dir}/a {dir}/b");
         let out = tool(&bed, &line, None);

@@ -208,8 +208,11 @@ pub fn throughput(s: &Settings, m: &MatrixRecord, runs: &[RunRecord]) -> String 
         }
         let _ = writeln!(out, "\tMin throughput per process \t\t\t= {min:>10.2} {unit} ");
         let _ = writeln!(out, "\tMax throughput per process \t\t\t= {max:>10.2} {unit}");
-        let _ =
-            writeln!(out, "\tAvg throughput per process \t\t\t= {:>10.2} {unit}", children / phase.tasks.len().max(1) as f64);
+        let _ = writeln!(
+            out,
+            "\tAvg throughput per process \t\t\t= {:>10.2} {unit}",
+            children / phase.tasks.len().max(1) as f64
+        );
         let _ = writeln!(out, "\tMin xfer \t\t\t\t\t= {least:>10.2} {per}");
     }
     out.push_str("\n\n\niozone test complete.\n");
