@@ -328,6 +328,12 @@ mod tests {
     }
 
     #[test]
+    fn x_turns_iozones_stonewall_off() {
+        assert!(native("-i 0 -t 2 -s 1m -x").unwrap().settings.no_stonewall);
+        assert!(!native("-i 0 -t 2 -s 1m").unwrap().settings.no_stonewall);
+    }
+
+    #[test]
     fn constant_aggregate_divides_the_file_over_the_threads() {
         assert!(command("-i 0 -s 4m -r 1m -t 4 -+k").contains("--min-file 1048576 --max-file 1048576"));
     }
