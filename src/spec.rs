@@ -354,6 +354,12 @@ pub struct Data {
     /// default iosurvey advises it, as fio does.
     #[arg(long)]
     pub no_fadvise: bool,
+    /// The stonewall view's moment (each task's `bytes_at_first_finish`) is the first task's
+    /// end of transfers rather than its close: IOzone's children stop counting when the first
+    /// one's transfers end, before the fsync and close it makes untimed (the matrix sets it).
+    #[arg(skip)]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub first_done_at_transfers: bool,
 }
 
 /// The command line builds a data shape: `meta` makes its metadata shape itself, from its

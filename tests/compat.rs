@@ -406,6 +406,37 @@ fn out_without_notes(out: Out) -> Out {
     Out { stderr, ..out }
 }
 
+/// IOzone's children fsync and close their file after the timed writes (untimed but for -e),
+/// and with -c alone only close it; the parent's figure waits for all that. Each line's runs
+/// are checked for the fsync made and for where the cell's figure ends.
+#[test]
+fn iozone_lines_fsync_each_written_file_after_the_timing_as_iozones_children_do() {
+    let bed = Bed::new();
+    let dir = bed.dir.display().to_string();
+    let lines =
+        [("", true, "xfer_end"), ("-e", true, "sync_end"), ("-c", false, "close_end"), ("-c -e", true, "close_end")];
+    for (i, (flags, synced, timed_to)) in lines.into_iter().enumerate() {
+        let line = format!("iozone -i 0 -t 2 -s 1m -r 64k {flags} -F {dir}/a {dir}/b");
+        let out = tool(&bed, &line, None);
+        assert_eq!(out.code, 0, "{line}: {}", out.stderr);
+        assert!(out.stdout.contains("Parent sees throughput for  2 initial writers"), "{}", out.stdout);
+        let m = iosurvey(&["show", &format!("m{}", i + 1), "--json", "--db", &bed.db]);
+        let m: Value = serde_json::from_str(&m.stdout).unwrap();
+        let cell = m["cells"].as_array().unwrap().iter().find(|c| c["kind"] == "write").unwrap().clone();
+        let run = bed.show(cell["runs"][0].as_i64().unwrap());
+        assert_eq!(run["workload"]["fsync"], synced, "{line}: {}", run["workload"]);
+        // The stonewall's count is taken when the first child's writes end, before its fsync.
+        assert_eq!(run["workload"]["first_done_at_transfers"], true, "{line}");
+        let tasks = run["phases"][0]["tasks"].as_array().unwrap();
+        let at = |t: &Value, k: &str| t[k].as_u64().unwrap();
+        let start = tasks.iter().map(|t| at(t, "xfer_start")).min().unwrap();
+        let end = tasks.iter().map(|t| at(t, timed_to)).max().unwrap();
+        let want = (2u64 << 20) as f64 * 1e9 / (end - start) as f64;
+        let got = cell["samples"][0]["team"].as_f64().unwrap();
+        assert!((got - want).abs() <= 1e-6 * want, "{line}: the cell's rate ends at {timed_to}: {got} against {want}");
+    }
+}
+
 #[test]
 fn the_seeds_iozone_lines_run_as_one_cell_per_thread_count_and_print_iozones_layouts() {
     let bed = Bed::new();

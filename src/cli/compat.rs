@@ -103,7 +103,7 @@ const IOZONE_HELP: &str = "\
 iosurvey iozone: IOzone's command line, run as the iosurvey matrix it means, printed as IOzone does
 Usage: iosurvey iozone [IOZONE OPTIONS] [--label L] [--db PATH] [--no-space-check]
 
-IOzone options taken: -a -A -z -g -n -y -q -i N (0 to 12) -r -s -t -T -F -c -e -w -I -O -+n -+k
+IOzone options taken: -a -A -z -g -n -y -q -i N (0 to 12) -r -s -t -T -F -c -e -x -w -I -O -+n -+k
   -j -f -R -b FILE (CSV, not a spreadsheet) -+m FILE (a host per thread: under MPI, the
   launch's nodes must be the list's hosts, which it takes round-robin as iosurvey places tasks)
 Sizes without a unit are KiB, as in IOzone.

@@ -625,10 +625,12 @@ struct MatrixArgs {
     /// O_DIRECT (IOzone -I); the stream kinds are then left out.
     #[arg(long)]
     direct: bool,
-    /// Time to the end of close (IOzone -c).
+    /// Time to the end of close (IOzone -c); without --include-fsync a write phase then makes no
+    /// fsync, as IOzone's -c alone.
     #[arg(long)]
     include_close: bool,
-    /// fsync each write phase and time to its end (IOzone -e).
+    /// Time each write phase's fsync (IOzone -e); without it the fsync is made after the
+    /// timing, as IOzone makes it.
     #[arg(long)]
     include_fsync: bool,
     /// Every cell (by default the adaptive mode measures the cells the findings need).

@@ -80,6 +80,9 @@ pub struct Settings {
     pub tests: Vec<u32>,
     /// `-+n`: no retests.
     pub no_retests: bool,
+    /// `-x`: stonewalling off (IOzone's children stop counting when the first one is done
+    /// unless it is given).
+    pub no_stonewall: bool,
     /// The command line as typed.
     pub command_line: String,
 }
@@ -184,6 +187,7 @@ pub fn parse(
             "v" => {}
             "R" => s.excel = true,
             "+n" => s.no_retests = true,
+            "x" => s.no_stonewall = true,
             "+k" => constant_total = true,
             "j" => {
                 let stride: u64 = number(TOOL, flag)?;
@@ -321,6 +325,12 @@ mod tests {
         assert_eq!(n.settings.clients, ["node1", "node2", "node1", "node2"]);
         assert!(n.settings.ops);
         assert!(n.notes.iter().any(|x| x.contains("written first")));
+    }
+
+    #[test]
+    fn x_turns_iozones_stonewall_off() {
+        assert!(native("-i 0 -t 2 -s 1m -x").unwrap().settings.no_stonewall);
+        assert!(!native("-i 0 -t 2 -s 1m").unwrap().settings.no_stonewall);
     }
 
     #[test]

@@ -56,6 +56,10 @@ pub(super) trait PhaseKind {
     fn op(&self) -> Op;
     /// Bytes one counted item moves (for the stonewall view: items done by the first finish).
     fn item_bytes(&self) -> u64;
+    /// When this task is done, for the stonewall view: by default its close.
+    fn finished_at(&self, t: &TaskTiming) -> u64 {
+        t.close_end
+    }
     /// Runs this task's part, from its open to its close, recording into `trace`.
     fn run<M: Member>(&mut self, m: &M, clock: &TaskClock, trace: &mut PhaseTrace) -> TaskPart;
 }
@@ -98,7 +102,7 @@ pub(super) fn drive<M: Member, K: PhaseKind>(
     let mut part = kind.run(m, clock, &mut trace);
     // The first task to finish defines the stonewall view; every task says how far it had
     // come by then.
-    let first_end = m.min(part.timing.close_end);
+    let first_end = m.min(kind.finished_at(&part.timing));
     part.timing.bytes_at_first_finish = done_at(&trace.progression, first_end) * kind.item_bytes();
     let latency = team_histogram(m, &trace.histogram).summary();
     // Every task's series widened to the widest any task needed, so they add up.

@@ -136,6 +136,14 @@ impl PhaseKind for Transfers<'_> {
         self.data.transfer
     }
 
+    fn finished_at(&self, t: &TaskTiming) -> u64 {
+        if self.data.first_done_at_transfers {
+            t.xfer_end
+        } else {
+            t.close_end
+        }
+    }
+
     fn run<M: Member>(&mut self, m: &M, clock: &TaskClock, trace: &mut PhaseTrace) -> TaskPart {
         if m.local_index() == 0 {
             self.ctx.progress.phase_began();

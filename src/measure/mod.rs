@@ -105,8 +105,8 @@ pub enum WindowEnd {
 pub struct TimedFigures {
     /// All bytes over (latest end - earliest transfer start): the whole team's rate.
     pub team: Option<f64>,
-    /// Bytes moved until the first task closed its file, over the time from the earliest
-    /// transfer start to that close: the rate while every task was still busy.
+    /// Bytes moved until the first task ended its transfers, over the time from the earliest
+    /// transfer start to then: the rate while every task was still busy (IOzone's stonewall).
     pub all_busy: Option<f64>,
     /// The slowest task's own rate: its bytes over its own transfer start to its end.
     pub task_min: Option<f64>,
@@ -124,13 +124,14 @@ pub fn timed(tasks: &[TaskTiming], end: WindowEnd) -> TimedFigures {
     let bytes: u64 = tasks.iter().map(|t| t.bytes).sum();
     let start = tasks.iter().map(|t| t.xfer_start).min().unwrap_or(0);
     let last = tasks.iter().map(end_of).max().unwrap_or(0);
-    // The team's first-done checkpoints are taken when the first task closed its file.
-    let first_close = tasks.iter().map(|t| t.close_end).min().unwrap_or(0);
+    // The matrix's engine takes each task's first-done count when the first task's transfers
+    // end, before the fsync and close it makes untimed.
+    let first_done = tasks.iter().map(|t| t.xfer_end).min().unwrap_or(0);
     let at_first: u64 = tasks.iter().map(|t| t.bytes_at_first_finish).sum();
     let own: Vec<f64> = tasks.iter().filter_map(|t| rate(t.bytes, end_of(t).saturating_sub(t.xfer_start))).collect();
     TimedFigures {
         team: rate(bytes, last.saturating_sub(start)),
-        all_busy: rate(at_first, first_close.saturating_sub(start)),
+        all_busy: rate(at_first, first_done.saturating_sub(start)),
         task_min: own.iter().copied().reduce(f64::min),
         task_max: own.iter().copied().reduce(f64::max),
     }
@@ -319,13 +320,14 @@ mod tests {
     #[test]
     fn iozone_timing_leaves_open_out_and_ends_where_asked() {
         // A: open 0, transfers 100..900, fsync to 950, close 1000, 1000 bytes.
-        // B: open 200, transfers 300..1700, fsync to 1800, close 2000, 3000 bytes; 1200 at A's close.
+        // B: open 200, transfers 300..1700, fsync to 1800, close 2000, 3000 bytes; 1200 when A's
+        // transfers ended.
         let tasks = [task(0, 1000, [0, 100, 900, 950, 1000], 1000), task(1, 3000, [200, 300, 1700, 1800, 2000], 1200)];
         let t = timed(&tasks, WindowEnd::Transfers);
         close(t.team, 4000.0 / 1.6); // 100 ms to 1700 ms
         close(t.task_min, 1000.0 / 0.8);
         close(t.task_max, 3000.0 / 1.4);
-        close(t.all_busy, 2200.0 / 0.9); // to A's close at 1000 ms
+        close(t.all_busy, 2200.0 / 0.8); // to A's end of transfers at 900 ms
         close(timed(&tasks, WindowEnd::Fsync).team, 4000.0 / 1.7);
         close(timed(&tasks, WindowEnd::Close).team, 4000.0 / 1.9);
         close(timed(&tasks, WindowEnd::Close).task_min, 1000.0 / 0.9);

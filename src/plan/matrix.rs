@@ -221,7 +221,8 @@ pub struct Shape {
     pub per_node: usize,
     /// O_DIRECT.
     pub direct: bool,
-    /// fsync at the end of each write phase (IOzone's -e, then inside the timing).
+    /// fsync at the end of each write phase, as IOzone's children and its automatic mode do
+    /// unless -c without -e; inside the timing only with -e (the matrix's `timing`).
     pub fsync: bool,
     /// Seed of the random orders.
     pub seed: u64,
@@ -249,6 +250,8 @@ pub fn workload(pass: &Pass, file: u64, record: u64, shape: &Shape) -> Workload 
             read_percent: 50,
             // IOzone gives the kernel no hint of the pattern.
             no_fadvise: true,
+            // IOzone's stonewall: the first child's end of transfers stops the others' count.
+            first_done_at_transfers: true,
             ..Data::default()
         })
     }

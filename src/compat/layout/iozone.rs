@@ -120,14 +120,65 @@ fn phase_of<'a>(kinds: &[Kind], kind: Kind, run: &'a RunRecord) -> Option<&'a Ph
     run.phases.chunks(per_iteration).last().and_then(|c| c.get(at))
 }
 
-/// A task's own rate under the matrix's timing.
-fn own_rate(t: &TaskTiming, end: WindowEnd) -> f64 {
-    let last = match end {
+/// IOzone's figures of one test in throughput mode, in bytes/s (the per-process ones) and
+/// bytes (`least`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Figures {
+    /// "Children see": the sum of the per-process rates.
+    pub children: f64,
+    /// "Parent sees".
+    pub parent: f64,
+    /// "Min throughput per process".
+    pub min: f64,
+    /// "Max throughput per process".
+    pub max: f64,
+    /// "Min xfer": the least any process had counted.
+    pub least: u64,
+}
+
+/// IOzone's throughput-mode figures from the tasks of one phase, as its throughput test
+/// computes them (src/iozone.c, `throughput_test` and the `thread_*_test` children):
+/// - a child's clock runs from its first transfer to its last, or to its fsync's end (-e) or
+///   its close's (-c); the fsync and close it makes after that are its own, untimed;
+/// - with stonewalling (IOzone's default, `-x` turns it off) the first child to end its
+///   transfers stops the others: each counts what it had moved by then, over its time until
+///   then (with -e or -c its fsync or close at the stop inside, taken here as long as the one
+///   it made at its end);
+/// - "Children see" adds the children's rates; "Parent sees" is what they counted over the
+///   parent's clock, from the children's start until the last of them has exited, its
+///   untimed fsync and close done.
+///
+/// The stop's moment is the first task's end of transfers, where the matrix's engine records
+/// each task's bytes (`bytes_at_first_finish`).
+pub fn figures(tasks: &[TaskTiming], end: WindowEnd, stonewall: bool) -> Figures {
+    let end_of = |t: &TaskTiming| match end {
         WindowEnd::Transfers => t.xfer_end,
         WindowEnd::Fsync => t.sync_end,
         WindowEnd::Close => t.close_end,
     };
-    crate::units::rate(t.bytes, last.saturating_sub(t.xfer_start)).unwrap_or(0.0)
+    let stop = tasks.iter().map(|t| t.xfer_end).min().unwrap_or(0);
+    // (bytes counted, time in ns) of each child.
+    let counted: Vec<(u64, u64)> = tasks
+        .iter()
+        .map(|t| {
+            let timed_tail = end_of(t).saturating_sub(t.xfer_end);
+            match stonewall && t.bytes_at_first_finish < t.bytes {
+                true => (t.bytes_at_first_finish, stop.saturating_sub(t.xfer_start) + timed_tail),
+                false => (t.bytes, end_of(t).saturating_sub(t.xfer_start)),
+            }
+        })
+        .collect();
+    let own: Vec<f64> = counted.iter().map(|&(b, ns)| crate::units::rate(b, ns).unwrap_or(0.0)).collect();
+    let (max, min, _, _) = crate::compat::layout::spread(&own, false);
+    let start = tasks.iter().map(|t| t.xfer_start).min().unwrap_or(0);
+    let exited = tasks.iter().map(|t| t.close_end).max().unwrap_or(0);
+    Figures {
+        children: own.iter().sum(),
+        parent: crate::units::rate(counted.iter().map(|c| c.0).sum(), exited.saturating_sub(start)).unwrap_or(0.0),
+        min,
+        max,
+        least: counted.iter().map(|c| c.0).min().unwrap_or(0),
+    }
 }
 
 /// Throughput mode's lines for every kind measured, from the runs that measured each.
@@ -147,20 +198,89 @@ pub fn throughput(s: &Settings, m: &MatrixRecord, runs: &[RunRecord]) -> String 
             .find_map(|r| phase_of(&m.kinds, c.kind, r));
         let Some(phase) = phase else { continue };
         let scale = |bytes_per_s: f64| if s.ops { bytes_per_s / c.record as f64 } else { bytes_per_s / 1024.0 };
-        let own: Vec<f64> = phase.tasks.iter().map(|t| scale(own_rate(t, m.timing))).collect();
-        let children: f64 = own.iter().sum();
-        let parent = c.samples.last().and_then(|x| x.team).map_or(0.0, scale);
-        let least = phase.tasks.iter().map(|t| t.bytes_at_first_finish).min().unwrap_or(0);
-        let least = if s.ops { least as f64 / c.record as f64 } else { least as f64 / 1024.0 };
-        let (max, min, _, _) = crate::compat::layout::spread(&own, false);
+        let f = figures(&phase.tasks, m.timing, !s.no_stonewall);
+        let (children, parent, min, max) = (scale(f.children), scale(f.parent), scale(f.min), scale(f.max));
+        let least = if s.ops { f.least as f64 / c.record as f64 } else { f.least as f64 / 1024.0 };
         let _ = writeln!(out, "\n\tChildren see throughput for {n:>2} {name:<16}\t= {children:>10.2} {unit}");
-        let _ = writeln!(out, "\tParent sees throughput for {n:>2} {name:<16}\t= {parent:>10.2} {unit}");
+        // IOzone prints no parent's figure in its distributed mode (-+m).
+        if s.clients.is_empty() {
+            let _ = writeln!(out, "\tParent sees throughput for {n:>2} {name:<16}\t= {parent:>10.2} {unit}");
+        }
         let _ = writeln!(out, "\tMin throughput per process \t\t\t= {min:>10.2} {unit} ");
         let _ = writeln!(out, "\tMax throughput per process \t\t\t= {max:>10.2} {unit}");
-        let _ =
-            writeln!(out, "\tAvg throughput per process \t\t\t= {:>10.2} {unit}", children / own.len().max(1) as f64);
+        let _ = writeln!(
+            out,
+            "\tAvg throughput per process \t\t\t= {:>10.2} {unit}",
+            children / phase.tasks.len().max(1) as f64
+        );
         let _ = writeln!(out, "\tMin xfer \t\t\t\t\t= {least:>10.2} {per}");
     }
     out.push_str("\n\n\niozone test complete.\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+    const GIB: u64 = 1 << 30;
+
+    /// A task that transferred `bytes` from `start` to `xfer_end`, synced to `sync_end` and
+    /// closed at `close_end` (seconds), and had moved `at_stop` bytes when the first task's
+    /// transfers ended.
+    fn task(bytes: u64, at_stop: u64, (start, xfer_end, sync_end, close_end): (f64, f64, f64, f64)) -> TaskTiming {
+        let ns = |s: f64| (s * S as f64) as u64;
+        TaskTiming {
+            bytes,
+            ops: bytes >> 20,
+            open_start: 0,
+            xfer_start: ns(start),
+            xfer_end: ns(xfer_end),
+            sync_end: ns(sync_end),
+            close_end: ns(close_end),
+            bytes_at_first_finish: at_stop,
+            ..TaskTiming::default()
+        }
+    }
+
+    fn near(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+    }
+
+    /// Two writers of 1 GiB: the first ends its writes at 1 s, fsyncs (untimed) to 3 s and
+    /// closes at 3.1 s; the second had written half its file by then, ends its writes at 2 s
+    /// and is closed at 5.5 s. IOzone's parent waits for the last child to exit.
+    fn writers() -> [TaskTiming; 2] {
+        [task(GIB, GIB, (0.0, 1.0, 3.0, 3.1)), task(GIB, GIB / 2, (0.0, 2.0, 5.0, 5.5))]
+    }
+
+    #[test]
+    fn the_parent_waits_for_every_childs_fsync_and_close_and_counts_what_they_moved_by_the_stonewall() {
+        let f = figures(&writers(), WindowEnd::Transfers, true);
+        assert!(near(f.parent, 1.5 * GIB as f64 / 5.5), "{f:?}");
+        // Each child's own: the first its whole file over its writes, the second what it had
+        // written when the first finished, over the time until then.
+        assert!(near(f.max, GIB as f64) && near(f.min, GIB as f64 / 2.0), "{f:?}");
+        assert!(near(f.children, 1.5 * GIB as f64), "{f:?}");
+        assert_eq!(f.least, GIB / 2);
+    }
+
+    #[test]
+    fn without_the_stonewall_every_child_counts_its_whole_file() {
+        let f = figures(&writers(), WindowEnd::Transfers, false);
+        assert!(near(f.parent, 2.0 * GIB as f64 / 5.5), "{f:?}");
+        assert!(near(f.children, GIB as f64 + GIB as f64 / 2.0), "{f:?}");
+        assert_eq!(f.least, GIB);
+    }
+
+    #[test]
+    fn with_e_a_stopped_child_times_its_fsync_too() {
+        // -e: the first child's time runs to its fsync's end (3 s); the stopped one's to the
+        // stop plus its own fsync (1 s + 3 s).
+        let f = figures(&writers(), WindowEnd::Fsync, true);
+        assert!(near(f.max, GIB as f64 / 3.0), "{f:?}");
+        assert!(near(f.min, (GIB / 2) as f64 / 4.0), "{f:?}");
+        assert!(near(f.parent, 1.5 * GIB as f64 / 5.5), "{f:?}");
+    }
 }
