@@ -22,19 +22,19 @@ use super::offsets::mix;
 use super::phase::{PhaseKind, PhaseTrace, TaskClock, TaskPart};
 use super::tree::{write_component, write_decimal, write_item_name, write_tree_dir, write_tree_name, ItemKind};
 use super::{Context, EngineError, TaskFailure, VerifyTally};
-use crate::target::dir::{euid, Dir, Kind, PRIVATE};
 use crate::measure::{TaskTiming, CHECKPOINTS};
 use crate::spec::meta::Resolve;
 use crate::spec::{Meta, Op};
 use crate::sys::fs::{
     self as sys, close, O_CLOEXEC, O_CREAT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_PATH, O_RDONLY, O_WRONLY,
 };
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
+use crate::target::dir::{euid, Dir, Kind, PRIVATE};
 use crate::target::dir::{open_dir_beneath, openat_beneath};
 use crate::team::Member;
 use std::ffi::CStr;
+use std::ffi::OsStr;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::io::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;

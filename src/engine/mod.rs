@@ -325,8 +325,13 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
         for &op in &w.ops {
             let caches_dropped = ctx.drop_caches && drop_on_each_node(m, leads_node);
             ctx.progress.done[m.local_index()].0.store(0, Relaxed);
-            let step =
-                Step { iteration, caches_dropped, interval_ns, verified: w.verify && op.direction() == Op::Read, lead_ns };
+            let step = Step {
+                iteration,
+                caches_dropped,
+                interval_ns,
+                verified: w.verify && op.direction() == Op::Read,
+                lead_ns,
+            };
             let end = match &ctx.work {
                 Work::Meta(meta) => {
                     let (source, count) = made.part(meta, op, m, ctx.files.bases());
