@@ -207,16 +207,16 @@ fn strace_meta(bed: &Bed, args: &str) -> Option<Vec<Call>> {
     Some(threads.into_iter().find(|calls| calls.iter().any(|c| c.path.ends_with("f.0.0"))).expect("an item call"))
 }
 
-/// The items of `--items 6 --depth 1 --branch 2`, two in each directory: (name, its directory's
-/// path from the target).
-fn six_items() -> Vec<(String, String)> {
-    let dirs = ["iosurvey.meta/u.0", "iosurvey.meta/u.0/t.0", "iosurvey.meta/u.0/t.1"];
-    let names = |kind: &'static str| (0..6).map(move |i| (format!("{kind}.0.{i}"), dirs[i / 2].to_string()));
+/// The items of `--items N --depth 1 --branch 2`, a third in each directory: (name, its
+/// directory's path from the run's root).
+fn items_of(n: usize) -> Vec<(String, String)> {
+    let dirs = ["u.0", "u.0/t.0", "u.0/t.1"];
+    let names = move |kind: &'static str| (0..n).map(move |i| (format!("{kind}.0.{i}"), dirs[i * 3 / n].to_string()));
     names("f").chain(names("d")).collect()
 }
 
 #[test]
-fn the_default_walks_each_items_path_from_the_target_and_relative_calls_leave_the_walk_out() {
+fn the_default_makes_mdtests_one_call_per_item_and_op_and_relative_calls_leave_the_walk_out() {
     if Command::new("strace").arg("-V").output().is_err() {
         return skip("strace is not installed");
     }
@@ -224,37 +224,42 @@ fn the_default_walks_each_items_path_from_the_target_and_relative_calls_leave_th
     let args = "--items 6 --depth 1 --branch 2";
     let Some(calls) = strace_meta(&bed, args) else { return };
     let beneath = ["RESOLVE_BENEATH", "RESOLVE_NO_SYMLINKS", "RESOLVE_NO_XDEV"];
-    for (name, dir) in six_items() {
+    // The run's root, as each phase's check opened it: every item call starts there.
+    let root_fd = |k: usize| {
+        let open = calls[..k].iter().rfind(|c| c.path == "iosurvey.meta" && c.name == "openat2").expect("the root");
+        open.line.rsplit("= ").next().unwrap().trim().to_string()
+    };
+    for (name, dir) in items_of(6) {
         let path = format!("{dir}/{name}");
-        // A file is made and opened by its whole path in one openat2 from the target.
-        let whole: Vec<&Call> = calls.iter().filter(|c| c.path == path).collect();
-        let expected = if name.starts_with('f') { 2 } else { 0 };
-        assert_eq!(whole.len(), expected, "{path}: {:?}", whole.iter().map(|c| &c.line).collect::<Vec<_>>());
-        for c in whole {
-            assert!(c.name == "openat2" && beneath.iter().all(|f| c.line.contains(f)), "{}", c.line);
-        }
-        // Every other call on it walks to its directory (O_PATH), calls on the bare name,
-        // and closes the directory.
-        let bare: Vec<usize> = (0..calls.len()).filter(|&k| calls[k].path == name).collect();
-        let expected = if name.starts_with('f') {
-            ["newfstatat", "unlinkat"].as_slice()
-        } else {
-            &["mkdirat", "newfstatat", "unlinkat"]
+        let on: Vec<usize> = (0..calls.len()).filter(|&k| calls[k].path.ends_with(&name)).collect();
+        let expected = match name.starts_with('f') {
+            // Create and read are each one openat2 (then close), stat and remove one call.
+            true => ["openat2", "newfstatat", "openat2", "unlinkat"].as_slice(),
+            false => &["mkdirat", "newfstatat", "unlinkat"],
         };
-        assert_eq!(bare.iter().map(|&k| calls[k].name.as_str()).collect::<Vec<_>>(), expected, "{name}");
-        for k in bare {
-            let walk = &calls[k - 1];
-            assert!(walk.name == "openat2" && walk.path == dir && walk.line.contains("O_PATH"), "{}", walk.line);
-            assert!(beneath.iter().all(|f| walk.line.contains(f)), "{}", walk.line);
-            let fd = walk.line.rsplit("= ").next().unwrap();
-            let close = calls[k + 1].line.split_whitespace().collect::<Vec<_>>().join(" ");
-            assert_eq!(close, format!("close({fd}) = 0"), "after {}", calls[k].line);
+        assert_eq!(on.iter().map(|&k| calls[k].name.as_str()).collect::<Vec<_>>(), expected, "{name}");
+        for k in on {
+            let c = &calls[k];
+            assert_eq!(c.path, path, "the whole path from the root: {}", c.line);
+            assert!(c.line.starts_with(&format!("{}({}, ", c.name, root_fd(k))), "from the root: {}", c.line);
+            if c.name == "openat2" {
+                assert!(beneath.iter().all(|f| c.line.contains(f)), "{}", c.line);
+            }
+            // No walk to the item's directory around the call.
+            for near in [&calls[k - 1], &calls[k + 1]] {
+                assert!(!(near.path == dir && near.line.contains("O_PATH")), "{}: {}", c.line, near.line);
+            }
         }
     }
+    // The count: ten times the items cost ten times the calls on items, and nothing else more
+    // (the checks before and after each phase cost per directory of the tree, not per item).
+    let Some(more) = strace_meta(&bed, "--items 60 --depth 1 --branch 2") else { return };
+    let per_file = ["openat2", "close", "newfstatat", "openat2", "close", "unlinkat"].len();
+    let per_dir = ["mkdirat", "newfstatat", "unlinkat"].len();
+    assert_eq!(more.len() - calls.len(), 54 * (per_file + per_dir), "one call per item and op, as mdtest");
 
     let Some(calls) = strace_meta(&bed, &format!("{args} --relative")) else { return };
-    assert!(!calls.iter().any(|c| c.line.contains("O_PATH")), "no walk in the relative mode");
-    for (name, _) in six_items() {
+    for (name, _) in items_of(6) {
         let on: Vec<&Call> = calls.iter().filter(|c| c.path.contains(&name)).collect();
         let expected = match name.starts_with('f') {
             true => ["openat", "newfstatat", "openat", "unlinkat"].as_slice(),

@@ -4,14 +4,17 @@
 //! named in the manifest. Names and paths are written into reused buffers, so the hot path
 //! allocates nothing.
 //!
-//! How a call finds its item is the workload's [`Resolve`]. By default each step resolves the
-//! item's path from the base directory (the target's descriptor), as applications and mdtest
-//! do, through `openat2` with `RESOLVE_BENEATH`, `RESOLVE_NO_SYMLINKS` and `RESOLVE_NO_XDEV`:
-//! a file is opened or created by its whole path in one call; a stat, mkdir, rmdir or unlink
-//! walks to the parent (`O_PATH`), makes the `*at` call on the leaf's name and closes the
-//! parent. The relative mode holds the directory open and makes the `*at` call alone. Either
-//! way no link is followed and no mount crossed on the way down, so a step never leaves the
-//! target.
+//! How a call finds its item is the workload's [`Resolve`]. By default each step is the one
+//! call mdtest makes, on the item's path from the run's root (held open): `mkdirat`,
+//! `fstatat`, `unlinkat` on `u.0/t.1/f.0.17`, and an open by `openat2` with
+//! `RESOLVE_BENEATH`, `RESOLVE_NO_SYMLINKS` and `RESOLVE_NO_XDEV`, also one call, so an open
+//! or create never goes through a link or a mount. The other calls walk the path as the kernel
+//! does: what keeps them inside is the root's mode, 0700, so that no other user can put a link
+//! or a mount point below it, and a check before and after each phase, by descriptor, that the
+//! root is still the run's own directory of mode 0700 in its place and that every directory of
+//! the tree is still the one it was, reached through no link and no mount; another root
+//! process that swaps one mid-phase fails the run at the phase's end (docs/safety.md). The
+//! relative mode holds each directory open and makes the `*at` call on the bare name.
 
 use super::backends::transfer_all;
 use super::data::{fill_random, Fault, Mismatch};
@@ -25,20 +28,30 @@ use crate::spec::{Meta, Op};
 use crate::sys::fs::{
     self as sys, close, O_CLOEXEC, O_CREAT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_PATH, O_RDONLY, O_WRONLY,
 };
+use crate::target::dir::{euid, Dir, Kind, PRIVATE};
 use crate::target::dir::{open_dir_beneath, openat_beneath};
 use crate::team::Member;
 use std::ffi::CStr;
+use std::ffi::OsStr;
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::io::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
 
-/// One task's buffers for metadata phases, made once and reused by every phase.
+/// One task's buffers for metadata phases, made once and reused by every phase, and what its
+/// checks saw of the run's directories in the phase before.
 pub(super) struct MetaIo {
     name: Vec<u8>,
     path: Vec<u8>,
     data: Vec<u8>,
     scratch: Vec<u8>,
+    /// The run's root in each base this task visited, by (base, (device, inode)): a later
+    /// phase refuses another directory put under its name.
+    roots: Vec<(usize, (u64, u64))>,
+    /// The print of a task's tree (its directories' devices and inodes, in order) as the last
+    /// check after a phase saw it, with the task whose tree it is.
+    tree: Option<(usize, u64)>,
 }
 
 impl MetaIo {
@@ -50,6 +63,8 @@ impl MetaIo {
             path: Vec::with_capacity(meta.root.len() + 16 * (meta.tree.depth as usize + 2) + 64),
             data: vec![0; bytes],
             scratch: vec![0; if verify { bytes } else { 0 }],
+            roots: Vec::new(),
+            tree: None,
         }
     }
 }
@@ -66,6 +81,16 @@ pub(super) struct MetaItems<'a> {
     pub source: usize,
     /// Items to visit; a stonewalled create may stop short, then wears out to the team's most.
     pub count: u64,
+    /// What the check before the phase found: the run's root, held open, and the print of
+    /// the tree; or why the phase must not run. Set by `prepare`.
+    pub guard: Option<Result<Guard, EngineError>>,
+}
+
+/// The run's root as the check before a phase found it, and the tree's print then (`None`
+/// before the tree is made).
+pub(super) struct Guard {
+    root: Dir,
+    print: Option<u64>,
 }
 
 /// The directory the last item was in, so that a task walks down its tree (relative mode) or
@@ -75,24 +100,8 @@ struct Cursor {
     at: Option<u64>,
     /// The directory, held open (relative mode).
     fd: Option<OwnedFd>,
-    /// Bytes of the directory's path from the base at the start of `MetaIo::path` (path mode).
+    /// Bytes of the directory's path from the root at the start of `MetaIo::path` (path mode).
     len: usize,
-}
-
-/// The directory a call on one entry starts from: held open by the cursor (relative mode), or
-/// walked to for this call alone and closed after it (path mode).
-enum Parent {
-    Held(RawFd),
-    Walked(OwnedFd),
-}
-
-impl Parent {
-    fn raw(&self) -> RawFd {
-        match self {
-            Parent::Held(fd) => *fd,
-            Parent::Walked(fd) => fd.as_raw_fd(),
-        }
-    }
 }
 
 impl PhaseKind for MetaItems<'_> {
@@ -108,6 +117,10 @@ impl PhaseKind for MetaItems<'_> {
         }
     }
 
+    fn prepare(&mut self) {
+        self.guard = Some(self.check_before());
+    }
+
     fn run<M: Member>(&mut self, m: &M, clock: &TaskClock, trace: &mut PhaseTrace) -> TaskPart {
         if m.local_index() == 0 {
             self.ctx.progress.phase_began();
@@ -116,31 +129,32 @@ impl PhaseKind for MetaItems<'_> {
         let mut t = TaskTiming { task: m.rank() as u32, node: m.node(), ..TaskTiming::default() };
         let mut tally = VerifyTally::default();
         t.open_start = clock.now();
-        let root = self.ctx.files.base(self.source).open_subdir(&self.meta().root);
+        let guard = self.guard.take().unwrap_or_else(|| self.check_before());
         t.xfer_start = clock.now();
         trace.progression.push((t.xfer_start, 0));
         let (mut done, mut error) = (0, None);
         // The stonewall counts from the phase's start for this task, as for data transfers.
         let deadline = w.stonewall_secs.filter(|_| self.creates()).map(|s| t.open_start + (s * 1e9) as u64);
-        match &root {
-            Ok(root) => {
-                let count = self.count;
-                let mut walk = Walk { kind: self, root: root.raw(), clock, trace, tally: &mut tally, m };
-                if let Err((n, e)) = walk.items(0..count, deadline).map(|n| done = n) {
-                    (done, error) = (n, Some(e));
-                }
-            }
+        let guard = match guard {
+            Ok(guard) => Some(guard),
             Err(e) => {
-                let path = self.ctx.files.base(self.source).show(&self.meta().root);
-                error = Some(EngineError::io("open", &path, None, clone_error(e)));
+                error = Some(e);
+                None
+            }
+        };
+        if let Some(guard) = &guard {
+            let count = self.count;
+            let mut walk = Walk { kind: self, root: guard.root.raw(), clock, trace, tally: &mut tally, m };
+            if let Err((n, e)) = walk.items(0..count, deadline).map(|n| done = n) {
+                (done, error) = (n, Some(e));
             }
         }
         if deadline.is_some() {
             // Every task takes part, failed or not (its root unopened too), so nobody waits for
             // ever and the team's collectives stay paired.
             let goal = m.max(done);
-            if let (Ok(root), None) = (&root, &error) {
-                let mut walk = Walk { kind: self, root: root.raw(), clock, trace, tally: &mut tally, m };
+            if let (Some(guard), None) = (&guard, &error) {
+                let mut walk = Walk { kind: self, root: guard.root.raw(), clock, trace, tally: &mut tally, m };
                 if let Err((n, e)) = walk.items(done..goal, None).map(|n| done = n) {
                     (done, error) = (n, Some(e));
                 }
@@ -148,14 +162,20 @@ impl PhaseKind for MetaItems<'_> {
         }
         t.xfer_end = clock.now();
         trace.progression.push((t.xfer_end, done));
-        if let (Ok(root), None, true) = (&root, &error, self.meta().sync) {
-            if let Err(e) = sys::syncfs(root.raw()) {
-                error = Some(EngineError::io("syncfs", root.path(), None, e));
+        if let (Some(guard), None, true) = (&guard, &error, self.meta().sync) {
+            if let Err(e) = sys::syncfs(guard.root.raw()) {
+                error = Some(EngineError::io("syncfs", guard.root.path(), None, e));
             }
         }
         t.sync_end = clock.now();
-        drop(root);
         t.close_end = clock.now();
+        if self.op == Op::TreeCreate && self.meta().shared {
+            // Every task checks the shared tree, which the first makes: only once it has.
+            m.barrier();
+        }
+        if let (Some(guard), None) = (guard, &error) {
+            error = self.check_after(guard).err();
+        }
         t.ops = done;
         t.bytes = done * self.item_bytes();
         let failure = error.map(|e| {
@@ -181,6 +201,115 @@ impl MetaItems<'_> {
     fn creates(&self) -> bool {
         matches!(self.op, Op::FileCreate | Op::DirCreate)
     }
+
+    /// Whether the source's tree exists when the phase starts (and, `after`, when it ends).
+    fn tree_there(&self, after: bool) -> bool {
+        match self.op {
+            Op::TreeCreate => after,
+            Op::TreeRemove => !after,
+            _ => true,
+        }
+    }
+
+    /// Before the phase, outside its time: opens the run's root (never through a link or a
+    /// mount), checks it by its descriptor, and walks the tree to print it.
+    fn check_before(&mut self) -> Result<Guard, EngineError> {
+        let base = self.ctx.files.base(self.source);
+        let name = OsStr::new(&self.meta.root);
+        let root = base.open_subdir(name).map_err(|e| EngineError::io("open", &base.show(name), None, e))?;
+        self.check_root(&root)?;
+        let print = match self.tree_there(false) {
+            true => Some(self.tree_print(&root)?),
+            false => None,
+        };
+        // Between two phases nothing of the run changes the tree's directories.
+        if let (Some(now), Some((task, then))) = (print, self.io.tree) {
+            if task == self.source && now != then {
+                return Err(self.changed(&root, "was moved or replaced since the phase before (not by this run)"));
+            }
+        }
+        Ok(Guard { root, print })
+    }
+
+    /// After the phase, outside its time: the root is still the run's own, in its place, and
+    /// every directory of the tree the one the check before found.
+    fn check_after(&mut self, guard: Guard) -> Result<(), EngineError> {
+        let root = guard.root;
+        self.check_root(&root)?;
+        let base = self.ctx.files.base(self.source);
+        if !root.is_at(base, OsStr::new(&self.meta.root)) {
+            let e = io::Error::other("it was moved away or replaced during the phase (not by this run)");
+            return Err(EngineError::io("check", root.path(), None, e));
+        }
+        self.io.tree = None;
+        if self.tree_there(true) {
+            let now = self.tree_print(&root)?;
+            if guard.print.is_some_and(|then| then != now) {
+                return Err(self.changed(&root, "was moved or replaced during the phase (not by this run)"));
+            }
+            self.io.tree = Some((self.source, now));
+        }
+        Ok(())
+    }
+
+    /// The root, by its descriptor: a directory of this user, mode 0700, and the one this task
+    /// saw in the phases before.
+    fn check_root(&mut self, root: &Dir) -> Result<(), EngineError> {
+        let failed = |why: String| EngineError::io("check", root.path(), None, io::Error::other(why));
+        let st = sys::fstat(root.raw()).map_err(|e| EngineError::io("stat", root.path(), None, e))?;
+        if st.kind != Kind::Dir || st.uid != euid() {
+            return Err(failed(format!("it is owned by uid {}, not by the user running iosurvey", st.uid)));
+        }
+        if st.mode != PRIVATE {
+            let why = format!("its mode is {:04o}, not 0700: another process changed it during the run", st.mode);
+            return Err(failed(why));
+        }
+        let base = self.source % self.ctx.files.bases();
+        match self.io.roots.iter().find(|(b, _)| *b == base) {
+            Some((_, id)) if *id != (st.dev, st.ino) => {
+                Err(failed("it is not the directory the run made: it was replaced during the run".into()))
+            }
+            Some(_) => Ok(()),
+            None => {
+                self.io.roots.push((base, (st.dev, st.ino)));
+                Ok(())
+            }
+        }
+    }
+
+    /// The print of the source's tree: every directory opened from the root as a path (never
+    /// through a link or a mount), checked to be this user's, its device and inode folded in
+    /// order. One open, fstat and close per directory, outside the phase's time.
+    fn tree_print(&mut self, root: &Dir) -> Result<u64, EngineError> {
+        let (meta, source) = (self.meta, self.source as u64);
+        let dirs = meta.tree.dirs().unwrap_or(1);
+        let path = &mut self.io.path;
+        let mut print = 0u64;
+        for d in 0..dirs {
+            path.clear();
+            write_tree_dir(meta.shared, source, &meta.tree, d, path);
+            path.push(0);
+            let dir = CStr::from_bytes_with_nul(path).expect("one NUL, at the end");
+            let shown = || root.show(OsStr::from_bytes(&path[..path.len() - 1]));
+            let st = openat_beneath(root.raw(), dir, O_PATH | O_DIRECTORY, 0)
+                .and_then(|fd| sys::fstat(fd.as_raw_fd()))
+                .map_err(|e| EngineError::io("open", &shown(), None, e))?;
+            if st.uid != euid() {
+                let e = io::Error::other(format!("it is owned by uid {}, not by the user running iosurvey", st.uid));
+                return Err(EngineError::io("check", &shown(), None, e));
+            }
+            print = mix(print ^ st.dev, st.ino);
+        }
+        Ok(print)
+    }
+
+    /// A directory of the tree is not what the check before found.
+    fn changed(&self, root: &Dir, what: &str) -> EngineError {
+        let mut top = Vec::new();
+        write_tree_name(self.meta.shared, self.source as u64, &mut top);
+        let path = root.show(OsStr::from_bytes(&top));
+        EngineError::io("check", &path, None, io::Error::other(format!("a directory of this tree {what}")))
+    }
 }
 
 /// A task's way through its items in one phase.
@@ -205,11 +334,6 @@ struct ItemWay {
 type Stopped = (u64, EngineError);
 
 impl<M: Member> Walk<'_, '_, '_, M> {
-    /// The base directory the run's root is in: the path walk starts there.
-    fn base(&self) -> RawFd {
-        self.kind.ctx.files.base(self.kind.source).raw()
-    }
-
     fn resolve(&self) -> Resolve {
         self.kind.meta().resolve
     }
@@ -284,11 +408,10 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         }
         io.name.push(0);
         let at = tree.parent(d);
-        let parent = self.parent(cursor, at)?;
-        let name = CStr::from_bytes_with_nul(&self.kind.io.name).expect("one NUL, at the end");
+        let dir = self.target(cursor, at)?;
         let done = match op {
-            Op::TreeCreate => sys::mkdirat(parent.raw(), name, 0o755),
-            _ => sys::rmdirat(parent.raw(), name),
+            Op::TreeCreate => sys::mkdirat(dir, self.given(), 0o755),
+            _ => sys::rmdirat(dir, self.given()),
         };
         if let Err(e) = done {
             let call = if op == Op::TreeCreate { "mkdir" } else { "rmdir" };
@@ -310,9 +433,8 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         let failed = |call: &'static str, e: io::Error, this: &Self| this.failed(call, Some(d), e);
         match op {
             Op::DirCreate | Op::DirStat | Op::DirRemove | Op::FileStat | Op::FileRemove => {
-                let parent = self.parent(cursor, Some(d))?;
-                let name = CStr::from_bytes_with_nul(&self.kind.io.name).expect("one NUL, at the end");
-                if let Err((call, e)) = entry_call(op, parent.raw(), name) {
+                let dir = self.target(cursor, Some(d))?;
+                if let Err((call, e)) = entry_call(op, dir, self.given()) {
                     return Err(failed(call, e, self));
                 }
             }
@@ -370,27 +492,37 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         Ok(())
     }
 
-    /// The directory a call on an entry of tree directory `at` (`None`: the run's root) starts
-    /// from: the cursor's (relative mode), or walked to from the base for this call alone.
-    fn parent(&mut self, cursor: &mut Cursor, at: Option<u64>) -> Result<Parent, EngineError> {
-        if self.resolve() == Resolve::Relative {
-            return match at {
-                None => Ok(Parent::Held(self.root)),
-                Some(d) => self.enter(cursor, d).map(Parent::Held),
-            };
+    /// Where the call on the current name in tree directory `at` (`None`: the run's root)
+    /// starts, with [`Self::given`] the path it gives: in path mode the run's root and the
+    /// name's whole path from it, walked by the call itself (mdtest's one call per item); in
+    /// relative mode the directory, held open, and the bare name.
+    fn target(&mut self, cursor: &mut Cursor, at: Option<u64>) -> Result<RawFd, EngineError> {
+        match (self.resolve(), at) {
+            (Resolve::Relative, None) => Ok(self.root),
+            (Resolve::Relative, Some(d)) => self.enter(cursor, d),
+            (Resolve::Path, _) => {
+                let len = self.locate(cursor, at);
+                let io = &mut *self.kind.io;
+                io.path.truncate(len);
+                if len > 0 {
+                    io.path.push(b'/');
+                }
+                io.path.extend_from_slice(&io.name);
+                Ok(self.root)
+            }
         }
-        let (base, len) = (self.base(), self.locate(cursor, at));
-        let path = &mut self.kind.io.path;
-        path.truncate(len);
-        path.push(0);
-        let dir = CStr::from_bytes_with_nul(path).expect("one NUL, at the end");
-        // O_PATH: the walk alone, with no open of the directory itself to pay for.
-        let walked = openat_beneath(base, dir, O_PATH | O_DIRECTORY, 0);
-        walked.map(Parent::Walked).map_err(|e| self.failed("open", at, e))
     }
 
-    /// Opens (or with `O_CREAT` makes) the current name in tree directory `d`: through the
-    /// directory the cursor holds (relative mode), or by its whole path from the base.
+    /// The name or path the call [`Self::target`] prepared gives.
+    fn given(&self) -> &CStr {
+        let io = &self.kind.io;
+        let given = if self.resolve() == Resolve::Path { &io.path } else { &io.name };
+        CStr::from_bytes_with_nul(given).expect("one NUL, at the end")
+    }
+
+    /// Opens (or with `O_CREAT` makes) the current name in tree directory `d`: by its whole
+    /// path from the root in one `openat2` that never goes through a link or a mount, or with
+    /// the bare name through the directory the cursor holds (relative mode).
     fn open_item(
         &mut self,
         cursor: &mut Cursor,
@@ -398,28 +530,17 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         flags: i32,
         call: &'static str,
     ) -> Result<OwnedFd, EngineError> {
-        let base = self.base();
+        let dir = self.target(cursor, Some(d))?;
         let opened = match self.resolve() {
-            Resolve::Relative => {
-                let dir = self.enter(cursor, d)?;
-                let name = CStr::from_bytes_with_nul(&self.kind.io.name).expect("one NUL, at the end");
-                sys::openat(dir, name, flags | O_NOFOLLOW | O_CLOEXEC, 0o644)
-            }
-            Resolve::Path => {
-                let len = self.locate(cursor, Some(d));
-                let io = &mut *self.kind.io;
-                io.path.truncate(len);
-                io.path.push(b'/');
-                io.path.extend_from_slice(&io.name);
-                let path = CStr::from_bytes_with_nul(&io.path).expect("one NUL, at the end");
-                openat_beneath(base, path, flags, 0o644)
-            }
+            Resolve::Relative => sys::openat(dir, self.given(), flags | O_NOFOLLOW | O_CLOEXEC, 0o644),
+            Resolve::Path => openat_beneath(dir, self.given(), flags, 0o644),
         };
         opened.map_err(|e| self.failed(call, Some(d), e))
     }
 
-    /// Path mode: the length of the path from the base of tree directory `at` (`None`: the
-    /// run's root), written at the start of `MetaIo::path` unless the cursor has it there.
+    /// Path mode: the length of the path from the root of tree directory `at` (`None`: the
+    /// root itself, empty), written at the start of `MetaIo::path` unless the cursor has it
+    /// there.
     fn locate(&mut self, cursor: &mut Cursor, at: Option<u64>) -> usize {
         if at.is_some() && cursor.at == at {
             return cursor.len;
@@ -427,9 +548,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         let meta = self.kind.meta;
         let path = &mut self.kind.io.path;
         path.clear();
-        path.extend_from_slice(meta.root.as_bytes());
         if let Some(d) = at {
-            path.push(b'/');
             write_tree_dir(meta.shared, self.kind.source as u64, &meta.tree, d, path);
         }
         // The run's root is not kept: only the tree phases start there, once per tree.
@@ -501,12 +620,4 @@ fn entry_call(op: Op, dir: RawFd, name: &CStr) -> Result<(), (&'static str, io::
         _ => unreachable!("{} is not a call on a directory entry", op.name()),
     };
     done.map_err(|e| (call, e))
-}
-
-/// A copy of an error (the root's open error is reported by every task that needs it).
-fn clone_error(e: &io::Error) -> io::Error {
-    match e.raw_os_error() {
-        Some(code) => io::Error::from_raw_os_error(code),
-        None => io::Error::new(e.kind(), e.to_string()),
-    }
 }

@@ -311,6 +311,7 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
     let leads_node = placement::leads_its_node(nodes, m.rank());
     let interval_ns = ((w.interval_secs * 1e9) as u64).max(MIN_INTERVAL_NS);
     let mut out = Execution { reorder_crosses_nodes, page_cache, ..Execution::default() };
+    let mut lead_ns = phase::first_lead(m, &clock);
     // Whether a write phase of this run has made the data files: the next one starts afresh.
     let mut files_made = false;
     'run: for iteration in 0..w.iterations {
@@ -324,15 +325,20 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
         for &op in &w.ops {
             let caches_dropped = ctx.drop_caches && drop_on_each_node(m, leads_node);
             ctx.progress.done[m.local_index()].0.store(0, Relaxed);
-            let step =
-                Step { iteration, caches_dropped, interval_ns, verified: w.verify && op.direction() == Op::Read };
+            let step = Step {
+                iteration,
+                caches_dropped,
+                interval_ns,
+                verified: w.verify && op.direction() == Op::Read,
+                lead_ns,
+            };
             let end = match &ctx.work {
                 Work::Meta(meta) => {
                     let (source, count) = made.part(meta, op, m, ctx.files.bases());
                     show_phase(ctx, m, op, iteration, count * m.size() as u64);
                     let verified = w.verify && op == Op::FileRead;
                     let io = meta_io.get_or_insert_with(|| MetaIo::new(meta, w.verify));
-                    let mut kind = MetaItems { ctx, meta, io, op, source, count };
+                    let mut kind = MetaItems { ctx, meta, io, op, source, count, guard: None };
                     phase::drive(m, &clock, &mut kind, Step { verified, ..step }, &mut out)
                 }
                 Work::Data(data, map) => {
@@ -357,6 +363,7 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
                     phase::drive(m, &clock, &mut kind, step, &mut out)
                 }
             };
+            lead_ns = phase::lead_after(end.exit_ns);
             files_made |= op == Op::Write;
             if w.stonewall_secs.is_some() {
                 match op {

@@ -27,6 +27,48 @@ impl TaskClock {
     pub(super) fn now(&self) -> u64 {
         Self::raw(self.offset).saturating_sub(self.epoch)
     }
+
+    /// Returns at team time `t` (at once if it has passed): asleep until shortly before,
+    /// then yielding, so that a task waiting on a busy node leaves the core to the others.
+    pub(super) fn wait_until(&self, t: u64) {
+        loop {
+            let now = self.now();
+            if now >= t {
+                return;
+            }
+            match t - now {
+                left if left > 2 * WAKE_NS => std::thread::sleep(std::time::Duration::from_nanos(left - WAKE_NS)),
+                _ => std::thread::yield_now(),
+            }
+        }
+    }
+}
+
+/// What waking from a sleep may take on a busy node: the aligned start sleeps until this long
+/// before the start, then yields until it.
+const WAKE_NS: u64 = 100_000;
+
+/// The shortest and longest lead of the aligned start.
+const MIN_LEAD_NS: u64 = 20_000;
+const MAX_LEAD_NS: u64 = 20_000_000;
+
+/// The lead of a phase's aligned start after a reduction that the latest task left `exit_ns`
+/// after the last arrival: twice that, so a task that takes as long again still starts on
+/// time, within bounds (a task descheduled for long starts late rather than make every phase
+/// wait for it).
+pub(super) fn lead_after(exit_ns: u64) -> u64 {
+    exit_ns.saturating_mul(2).clamp(MIN_LEAD_NS, MAX_LEAD_NS)
+}
+
+/// The lead of the run's first phase: how late tasks leave a reduction, measured over three
+/// (the first phase has no phase before it to learn from).
+pub(super) fn first_lead<M: Member>(m: &M, clock: &TaskClock) -> u64 {
+    let mut worst = 0;
+    for _ in 0..3 {
+        let origin = m.max(clock.now());
+        worst = worst.max(m.max(clock.now().saturating_sub(origin)));
+    }
+    lead_after(worst)
 }
 
 /// What a task measured in one phase besides its timing record.
@@ -60,6 +102,9 @@ pub(super) trait PhaseKind {
     fn finished_at(&self, t: &TaskTiming) -> u64 {
         t.close_end
     }
+    /// What a task does before the phase's origin, outside its time (checks, opens that are
+    /// not part of the measure).
+    fn prepare(&mut self) {}
     /// Runs this task's part, from its open to its close, recording into `trace`.
     fn run<M: Member>(&mut self, m: &M, clock: &TaskClock, trace: &mut PhaseTrace) -> TaskPart;
 }
@@ -74,6 +119,8 @@ pub(super) struct Step {
     pub interval_ns: u64,
     /// Whether the phase's verification tally is a result (verified reads).
     pub verified: bool,
+    /// How long after the last task's arrival every task starts ([`lead_after`]).
+    pub lead_ns: u64,
 }
 
 /// How a phase ended for this task.
@@ -82,6 +129,9 @@ pub(super) struct PhaseEnd {
     pub failed: bool,
     /// Operations this task completed.
     pub ops: u64,
+    /// How long after the last arrival the latest task left the phase's origin reduction:
+    /// what the next phase's lead is made from.
+    pub exit_ns: u64,
 }
 
 /// Runs one phase of `kind` for this task and, on the lead, adds the team's record to `out`.
@@ -92,8 +142,14 @@ pub(super) fn drive<M: Member, K: PhaseKind>(
     step: Step,
     out: &mut Execution,
 ) -> PhaseEnd {
+    kind.prepare();
     // The phase's time origin: every task is past it when the reduction returns.
     let origin = m.max(clock.now());
+    // Each task leaves the reduction in its own time (microseconds apart on one node, up to
+    // milliseconds under MPI on a busy one): every task waits for one start time on the team's
+    // clock instead, so the tasks' starts are apart by the clocks' error and the wake-up.
+    let exit = clock.now().saturating_sub(origin);
+    clock.wait_until(origin + step.lead_ns);
     let mut trace = PhaseTrace {
         progression: Vec::with_capacity(CHECKPOINTS as usize + 3),
         histogram: Histogram::default(),
@@ -110,6 +166,7 @@ pub(super) fn drive<M: Member, K: PhaseKind>(
     series.coarsen_to(m.max(series.interval_ns));
     let series = Series { bytes: m.sum_vec(series.bytes), ops: m.sum_vec(series.ops), ..series };
     let failed = m.max(part.failure.is_some() as u64) > 0;
+    let exit_ns = m.max(exit);
     let ops = part.timing.ops;
     if let Some(parts) = m.gather(part) {
         let mut tally = VerifyTally::default();
@@ -129,7 +186,7 @@ pub(super) fn drive<M: Member, K: PhaseKind>(
             series,
         });
     }
-    PhaseEnd { failed, ops }
+    PhaseEnd { failed, ops, exit_ns }
 }
 
 /// Merges every task's latencies: bucket counts and sums add, extremes reduce.

@@ -246,6 +246,7 @@ pub(crate) fn figures(bytes: u64, ops: u64, secs: f64, bandwidth: Option<f64>, i
         task_min: None,
         task_max: None,
         first_finish_rate: None,
+        start_skew_ns: None,
     }
 }
 

@@ -56,6 +56,10 @@ pub struct PhaseFigures {
     /// Bytes all tasks had moved when the first finished, over the time from the earliest
     /// start to that moment (the stonewall view: the rate while every task was still busy).
     pub first_finish_rate: Option<f64>,
+    /// Latest start minus earliest start over the tasks: how far apart they began the phase,
+    /// inside the window. `None` for an imported phase.
+    #[serde(default)]
+    pub start_skew_ns: Option<u64>,
 }
 
 /// Applies the aggregation rules to one phase's task timings.
@@ -83,6 +87,7 @@ pub fn aggregate(tasks: &[TaskTiming]) -> PhaseFigures {
         task_min: own_rates.iter().copied().reduce(f64::min),
         task_max: own_rates.iter().copied().reduce(f64::max),
         first_finish_rate: rate(at_first, first_end.saturating_sub(start)),
+        start_skew_ns: tasks.iter().map(|t| t.open_start).max().map(|last| last - start),
     }
 }
 
@@ -350,6 +355,7 @@ mod tests {
         close(f.task_max, 3000.0 / 1.8);
         // When task 0 finished at 1 s, the team had moved 1000 + 1200 bytes.
         close(f.first_finish_rate, 2200.0);
+        assert_eq!(f.start_skew_ns, Some(200 * MS), "B began 200 ms after A");
     }
 
     #[test]

@@ -46,6 +46,8 @@ pub struct Stat {
     pub ino: u64,
     /// Its size in bytes.
     pub size: u64,
+    /// Its permission bits (with set-id and sticky bits), without the kind.
+    pub mode: u32,
 }
 
 impl Stat {
@@ -56,7 +58,8 @@ impl Stat {
             libc::S_IFLNK => Kind::Symlink,
             _ => Kind::Other,
         };
-        Stat { kind, uid: st.st_uid, nlink: st.st_nlink, dev: st.st_dev, ino: st.st_ino, size: st.st_size as u64 }
+        let mode = st.st_mode & 0o7777;
+        Stat { kind, uid: st.st_uid, nlink: st.st_nlink, dev: st.st_dev, ino: st.st_ino, size: st.st_size as u64, mode }
     }
 }
 
@@ -149,6 +152,12 @@ pub(crate) fn fstat(fd: RawFd) -> io::Result<Stat> {
     // SAFETY: st is a properly sized out-parameter.
     cvt(unsafe { libc::fstat(fd, &mut st) })?;
     Ok(Stat::from_c(&st))
+}
+
+/// Sets the permission bits of an open file or directory.
+pub(crate) fn fchmod(fd: RawFd, mode: u32) -> io::Result<()> {
+    // SAFETY: fchmod reads nothing from this process's memory.
+    cvt(unsafe { libc::fchmod(fd, mode as libc::mode_t) }).map(drop)
 }
 
 /// The mount an entry is on, from `statx`: the mount id where the kernel gives it (0 where it

@@ -80,6 +80,10 @@ pub fn own_entry(st: &Stat) -> Result<(), Unsafe> {
     }
 }
 
+/// The mode of a metadata run's root: no other user may enter it, so none can put a link, a
+/// file or a mount point anywhere below it (only root, or this user, can).
+pub const PRIVATE: u32 = 0o700;
+
 /// How deep [`Dir::remove_own`] goes: a metadata tree's deepest level, its task directory and
 /// the root, with room; a deeper tree was not made by iosurvey, and the stack stays bounded.
 const REMOVE_DEPTH: u32 = crate::spec::meta::MAX_DEPTH + 4;
@@ -382,6 +386,30 @@ impl Dir {
         sys::mkdirat(self.raw(), &c_name(name)?, 0o755)?;
         // O_NOFOLLOW refuses a link swapped in since.
         self.open_subdir(name)
+    }
+
+    /// Makes a subdirectory that only this user may enter (a metadata run's root) and opens
+    /// it. Mode 0700 is asked for by the mkdir itself, so there is no moment when another
+    /// user could enter it, and set again through the descriptor, which the umask cannot
+    /// narrow.
+    pub fn mkdir_private(&self, name: &OsStr) -> io::Result<Dir> {
+        sys::mkdirat(self.raw(), &c_name(name)?, PRIVATE)?;
+        let dir = self.open_subdir(name)?;
+        dir.make_private()?;
+        Ok(dir)
+    }
+
+    /// Makes this directory, which must be this user's, one that only this user may enter.
+    pub fn make_private(&self) -> io::Result<()> {
+        let st = sys::fstat(self.raw())?;
+        if st.uid != euid() {
+            let why = Unsafe::Owner(st.uid);
+            return Err(io::Error::new(io::ErrorKind::PermissionDenied, format!("refused: it {why}")));
+        }
+        if st.mode != PRIVATE {
+            sys::fchmod(self.raw(), PRIVATE)?;
+        }
+        Ok(())
     }
 
     /// Opens a subdirectory, never through a link or into another mount.

@@ -527,12 +527,18 @@ impl Target {
 
     /// Names directory `name` in the manifest as this run's, then makes it (a metadata run's
     /// root): everything the run makes lives below it, so a crash leaves one entry to reclaim.
+    /// It is made, or a kept one set, mode 0700: no other user can put anything below it,
+    /// which is what lets the run's calls walk paths in it (docs/safety.md).
     pub fn claim_dir(&mut self, name: &str) -> Result<(), TargetError> {
         self.claim(&[name.to_string()])?;
         let path = self.dir.show(name);
         match self.dir.stat(name).map_err(|e| TargetError::io("stat", &path, e))? {
-            None => self.dir.mkdir(name.as_ref()).map(drop).map_err(|e| TargetError::io("mkdir", &path, e)),
-            Some(st) if st.kind == dir::Kind::Dir => own_entry(&st).map_err(|why| TargetError::Unsafe { path, why }),
+            None => self.dir.mkdir_private(name.as_ref()).map(drop).map_err(|e| TargetError::io("mkdir", &path, e)),
+            Some(st) if st.kind == dir::Kind::Dir => {
+                own_entry(&st).map_err(|why| TargetError::Unsafe { path: path.clone(), why })?;
+                let kept = self.dir.open_subdir(name).map_err(|e| TargetError::io("open", &path, e))?;
+                kept.make_private().map_err(|e| TargetError::io("chmod", &path, e))
+            }
             Some(_) => Err(TargetError::Foreign(path)),
         }
     }
