@@ -12,6 +12,9 @@ pub enum Method {
     TInterval,
     /// Percentile bootstrap, 2000 resamples, seeded (10 samples or more).
     Bootstrap,
+    /// Student's t on the log of the mean (the delta method): for a rate or count whose
+    /// t-interval would reach below zero.
+    LogT,
 }
 
 impl Method {
@@ -20,6 +23,7 @@ impl Method {
         match self {
             Method::TInterval => "95% t-interval",
             Method::Bootstrap => "95% bootstrap interval",
+            Method::LogT => "95% t-interval on the log scale",
         }
     }
 }
@@ -83,20 +87,40 @@ fn percentiles(mut f: impl FnMut() -> f64) -> (f64, f64) {
 }
 
 /// The mean of the samples with its 95% interval; `None` for fewer than 2 samples (a single
-/// sample has no interval, and a report says it is one).
+/// sample has no interval, and a report says it is one). The samples are rates or counts, so
+/// the interval never reaches below zero: where Student's t would, it is taken on the log of
+/// the mean from 3 samples on, and from 2 there is none ([`unbounded`] says so).
 pub fn mean_interval(xs: &[f64]) -> Option<Interval> {
     if xs.len() < 2 || xs.iter().any(|x| !x.is_finite()) {
         return None;
     }
     let (m, var) = mean_var(xs)?;
     if xs.len() < BOOTSTRAP_FROM {
-        let half = t975(xs.len() as f64 - 1.0) * (var / xs.len() as f64).sqrt();
-        return Some(Interval { value: m, lo: m - half, hi: m + half, method: Method::TInterval });
+        let t = t975(xs.len() as f64 - 1.0);
+        let half = t * (var / xs.len() as f64).sqrt();
+        if m - half >= 0.0 {
+            return Some(Interval { value: m, lo: m - half, hi: m + half, method: Method::TInterval });
+        }
+        // Two runs this far apart leave the mean anywhere from zero up: no bound is honest.
+        if xs.len() < 3 || m <= 0.0 {
+            return None;
+        }
+        let log_half = t * (var / xs.len() as f64).sqrt() / m;
+        return Some(Interval { value: m, lo: m * (-log_half).exp(), hi: m * log_half.exp(), method: Method::LogT });
     }
     let mut rng = Rng(xs.len() as u64);
     let (lo, hi) = percentiles(|| rng.resample_mean(xs));
     Some(Interval { value: m, lo, hi, method: Method::Bootstrap })
 }
+
+/// Whether samples of a rate are enough for an interval in number but too spread to bound
+/// one: 2 runs whose t-interval would reach below zero.
+pub fn unbounded(xs: &[f64]) -> bool {
+    xs.len() >= 2 && xs.iter().all(|x| x.is_finite()) && mean_interval(xs).is_none()
+}
+
+/// What a report says of an interval that cannot be bounded.
+pub const UNBOUNDED: &str = "too few runs to bound";
 
 /// The ratio of the means of two independent sets of samples (a / b) with its 95% interval;
 /// `None` unless each set has 2 samples or more and a positive mean. Few samples: a t-interval
@@ -227,6 +251,25 @@ pub fn support(before: &[f64], after: &[f64]) -> Option<Support> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_interval_of_a_rate_never_reaches_below_zero() {
+        // Two runs far apart: Student's t would say -2239.6 to 5552.7; no bound is given.
+        let two = [1000.0, 2312.0];
+        assert!(mean_interval(&two).is_none() && unbounded(&two));
+        assert!(!unbounded(&[5.0]) && !unbounded(&[100.0, 101.0]));
+        // Three runs far apart: on the log scale, around the mean, above zero.
+        let three = [100.0, 900.0, 2000.0];
+        let iv = mean_interval(&three).unwrap();
+        assert_eq!(iv.method, Method::LogT);
+        assert!(iv.lo > 0.0 && iv.lo < iv.value && iv.hi > iv.value, "{iv:?}");
+        assert!(((iv.value / iv.lo) - (iv.hi / iv.value)).abs() < 1e-9, "symmetric on the log scale");
+        // Close runs keep the plain t-interval.
+        assert_eq!(mean_interval(&[100.0, 101.0, 102.0]).unwrap().method, Method::TInterval);
+        // Many runs: the bootstrap's means of resamples are never below the lowest run.
+        let many: Vec<f64> = (0..12).map(|k| if k % 2 == 0 { 1.0 } else { 1000.0 }).collect();
+        assert!(mean_interval(&many).unwrap().lo >= 1.0);
+    }
 
     #[test]
     fn an_interval_is_said_as_plus_or_minus_only_when_it_is_symmetric() {

@@ -6,6 +6,7 @@ pub mod campaign;
 mod charts;
 pub mod cliffs;
 mod grouped;
+pub mod guard;
 pub mod matrix;
 mod meta;
 pub mod outliers;
@@ -752,8 +753,12 @@ pub fn sweeps_by_system(runs: &[RunRecord]) -> Report {
 /// have measured the page cache says so.
 pub(crate) fn scaled(what: &str, runs: &[&RunRecord], op: Op, is_random: bool) -> Vec<Finding> {
     let show = |v: f64| if is_random { format!("{v:.0} IOPS") } else { format!("{:.1} MiB/s", mib_per_s(v)) };
+    // A figure from a phase too brief to measure is listed as such, never read for a peak or
+    // a step of the curve.
+    let brief = guard::too_short(what, runs, op);
     let points: Vec<scaling::Point> = runs
         .iter()
+        .filter(|r| !guard::too_brief(r, op))
         .filter_map(|r| {
             Some(scaling::Point { clients: r.workload.tasks as u64, value: mean_of(r, op, is_random)?, run: r.id? })
         })
@@ -772,6 +777,10 @@ pub(crate) fn scaled(what: &str, runs: &[&RunRecord], op: Op, is_random: bool) -
             f.text
                 .push_str(&format!("; possibly the page cache's, not the storage's, in runs {}", study::spans(&mine)));
         }
+    }
+    if let Some(text) = brief {
+        let runs = runs.iter().filter(|r| guard::too_brief(r, op)).filter_map(|r| r.id).collect();
+        found.push(Finding { text, value: 0.0, runs });
     }
     found
 }
@@ -831,7 +840,9 @@ pub fn survey(survey_id: i64, runs: &[RunRecord]) -> Report {
         for op in [Op::Write, Op::Read] {
             let xs = samples(&group, op);
             let decimals = if random(first) { 0 } else { 1 };
-            let interval = crate::stats::mean_interval(&xs).map(|i| interval_cell(&i, decimals));
+            let interval = crate::stats::mean_interval(&xs)
+                .map(|i| interval_cell(&i, decimals))
+                .or_else(|| crate::stats::unbounded(&xs).then(|| Cell::text(crate::stats::UNBOUNDED)));
             let mean = (!xs.is_empty()).then(|| mean_of_samples(&xs));
             let cv = coefficient_of_variation(&xs);
             if let Some(cv) = cv.filter(|&cv| cv > UNSTABLE_CV) {
@@ -887,15 +898,7 @@ fn brief_phases(runs: &[RunRecord]) -> Vec<String> {
         .into_iter()
         .filter(|&(_, secs, _)| secs < BRIEF_PHASE_SECS)
         .map(|(name, secs, r)| {
-            // A phase its stonewall stopped is as long as the stonewall: that is what to raise.
-            let fix = match r.workload.stonewall_secs {
-                Some(wall) if secs >= 0.9 * wall => format!("give --random-secs {BRIEF_PHASE_SECS} or more"),
-                _ => {
-                    let factor = (BRIEF_PHASE_SECS / secs.max(1e-9)).ceil() as u64;
-                    let need = r.workload.bytes_per_phase().saturating_mul(factor.max(2));
-                    format!("give --size {} or more", crate::units::format_size(need))
-                }
-            };
+            let fix = format!("give {}", guard::fix(r, secs));
             format!("{name}: a phase ran {secs:.3} s, under the {BRIEF_PHASE_SECS} s a figure needs: {fix}")
         })
         .collect()
@@ -1001,8 +1004,8 @@ fn shared_vs_own_files(runs: &[RunRecord]) -> Vec<Finding> {
         .collect()
 }
 
-/// A run's storage figures as shares of the network ceiling of its nodes, when its target is
-/// reached over a network ([`crate::env::is_network_fs`]): the pattern its clients make (N-to-1 from several nodes, else 1-to-1), from senders among its hosts, the
+/// The network ceilings of a run's nodes (their table) and its storage figures as shares of
+/// the ceiling, when its target is reached over a network ([`crate::env::is_network_fs`]): the pattern its clients make (N-to-1 from several nodes, else 1-to-1), from senders among its hosts, the
 /// highest such ceiling (so the share is not flattered), named in full.
 pub fn against_ceiling(record: &RunRecord, ceilings: &[NetResult]) -> Report {
     // A local disk or a memory file system is reached over no network: no ceiling bounds it.
@@ -1017,7 +1020,9 @@ pub fn against_ceiling(record: &RunRecord, ceilings: &[NetResult]) -> Report {
         .filter(|c| c.senders.iter().all(|h| record.hosts.contains(h)))
         .filter_map(|c| Some((c, c.bandwidth?)))
         .max_by(|a, b| a.1.total_cmp(&b.1));
-    let Some((ceiling, limit)) = best else { return Report::default() };
+    // The ceilings' table stands beside a target reached over the network only.
+    let table = net(ceilings);
+    let Some((ceiling, limit)) = best else { return table };
     let findings = record
         .index()
         .headline
@@ -1043,7 +1048,7 @@ pub fn against_ceiling(record: &RunRecord, ceilings: &[NetResult]) -> Report {
             })
         })
         .collect();
-    Report { findings, ..Report::default() }
+    table.and(Report { findings, ..Report::default() })
 }
 
 /// One side of a comparison: a name (ids or a label, as the user gave it) and its runs.
@@ -1575,6 +1580,7 @@ mod tests {
                     let rate = 100.0 * tasks.min(2) as f64 * flat * scale * (1.0 + 0.01 * sweep as f64);
                     for p in &mut r.phases {
                         p.figures.bandwidth = Some(rate * 1048576.0);
+                        p.figures.window_ns = 2_000_000_000;
                     }
                     runs.push(r);
                 }
@@ -1856,7 +1862,9 @@ mod tests {
             ceiling("mpi", "1-to-1", &["n2"], 1, 9000.0),
             ceiling("tcp", "N-to-1", &["n1", "x9"], 4, 8000.0),
         ];
-        let found = against_ceiling(&r, &ceilings).findings;
+        let beside = against_ceiling(&r, &ceilings);
+        assert_eq!(beside.tables.iter().map(|t| t.title.as_str()).collect::<Vec<_>>(), ["network ceiling"]);
+        let found = beside.findings;
         let texts: Vec<&str> = found.iter().map(|f| f.text.as_str()).collect();
         assert_eq!(
             texts,
@@ -1869,7 +1877,9 @@ mod tests {
         assert_eq!((found[0].value, found[0].runs.as_slice()), (25.0, &[4][..]));
         for local in ["ext4", "tmpfs", "xfs"] {
             let r = RunRecord { env: crate::env::Environment { fs_type: local.into(), ..r.env.clone() }, ..r.clone() };
-            assert!(against_ceiling(&r, &ceilings).findings.is_empty(), "{local} is reached over no network");
+            let beside = against_ceiling(&r, &ceilings);
+            assert!(beside.findings.is_empty(), "{local} is reached over no network");
+            assert!(beside.tables.is_empty() && beside.footer.is_empty(), "no ceiling's table beside {local}");
         }
         r.hosts.truncate(1);
         assert!(against_ceiling(&r, &ceilings).findings.is_empty(), "one node: no 1-to-1 from n1 was measured");

@@ -82,6 +82,13 @@ pub fn findings(what: &str, points: &[Point], show: impl Fn(f64) -> String) -> V
         Some(i) => {
             format!(", {} {} to {} over its {} runs", i.method.name(), show(i.lo), show(i.hi), peak.values.len())
         }
+        None if crate::stats::unbounded(&peak.values) => format!(
+            ", {} its interval ({} runs: {} to {})",
+            crate::stats::UNBOUNDED,
+            peak.values.len(),
+            show(peak.low()),
+            show(peak.high())
+        ),
         None => String::new(),
     };
     // The peak rests on its own runs; the shape of the curve on all of them.
@@ -97,13 +104,31 @@ pub fn findings(what: &str, points: &[Point], show: impl Fn(f64) -> String) -> V
             Some((format!("{}->{}: {:.0}%", w[0].clients, w[1].clients, 100.0 * e), e))
         })
         .collect();
-    let mean_efficiency = steps.iter().map(|s| s.1).sum::<f64>() / steps.len().max(1) as f64;
-    let said: Vec<&str> = steps.iter().map(|s| s.0.as_str()).collect();
-    out.push(Finding {
-        text: format!("{what} scales at {} of linear per doubling of clients ({caveat})", said.join(", ")),
-        value: 100.0 * mean_efficiency,
-        runs: runs.clone(),
-    });
+    // A step beyond linear by more than SUPERLINEAR is a cache's doing, not the storage's
+    // scaling: it is said apart and left out of the scaling.
+    let (beyond, scaling): (Vec<&(String, f64)>, Vec<&(String, f64)>) =
+        steps.iter().partition(|s| s.1 > super::guard::SUPERLINEAR);
+    if !scaling.is_empty() {
+        let mean_efficiency = scaling.iter().map(|s| s.1).sum::<f64>() / scaling.len() as f64;
+        let said: Vec<&str> = scaling.iter().map(|s| s.0.as_str()).collect();
+        out.push(Finding {
+            text: format!("{what} scales at {} of linear per doubling of clients ({caveat})", said.join(", ")),
+            value: 100.0 * mean_efficiency,
+            runs: runs.clone(),
+        });
+    }
+    if !beyond.is_empty() {
+        let said: Vec<&str> = beyond.iter().map(|s| s.0.as_str()).collect();
+        out.push(Finding {
+            text: format!(
+                "{what} rises faster than linear at {} per doubling of clients, beyond the {:.0}% more clients can give: probably a cache effect (the data fitting in memory), not scaling ({caveat})",
+                said.join(", "),
+                100.0 * super::guard::SUPERLINEAR
+            ),
+            value: 100.0 * beyond.iter().map(|s| s.1).fold(0.0, f64::max),
+            runs: runs.clone(),
+        });
+    }
     // The plateau: the fewest clients from which every larger count stays within 10% of the
     // peak, when that is not the last point; with repetitions, every run from there reaches
     // 90% of the peak's lowest run.
@@ -241,5 +266,34 @@ mod tests {
         ]);
         let f = findings("write", &loose, |v| format!("{v:.0}"));
         assert!(f.iter().all(|x| !x.text.contains("bends")), "{f:?}");
+    }
+
+    #[test]
+    fn a_step_beyond_linear_is_a_probable_cache_effect_not_scaling() {
+        // 1 -> 2 clients at 863% of linear: the data came to fit in memory.
+        let c = curve(&[(1, 100.0), (2, 1726.0), (4, 3000.0)]);
+        let f = findings("read", &c, |v| format!("{v:.0}"));
+        let texts: Vec<&str> = f.iter().map(|x| x.text.as_str()).collect();
+        let scales = texts.iter().find(|t| t.starts_with("read scales at")).unwrap();
+        assert!(!scales.contains("1->2") && scales.contains("2->4: 87%"), "{scales}");
+        let cache = texts.iter().find(|t| t.starts_with("read rises faster than linear at 1->2: 863%")).unwrap();
+        assert!(cache.contains("probably a cache effect") && cache.contains("beyond the 120%"), "{cache}");
+        // Within 1.2x of linear is still scaling.
+        let near = findings("read", &curve(&[(1, 100.0), (2, 230.0)]), |v| format!("{v:.0}"));
+        assert!(near.iter().all(|x| !x.text.contains("cache effect")), "{near:?}");
+    }
+
+    #[test]
+    fn a_peak_of_two_runs_too_far_apart_is_not_bounded_below_zero() {
+        let c = curve(&[(1, 500.0), (1, 520.0), (2, 1000.0), (2, 2312.0)]);
+        let f = findings("write", &c, |v| format!("{v:.1} MiB/s"));
+        assert!(
+            f[0].text.starts_with(
+                "write peaks at 1656.0 MiB/s with 2 clients, too few runs to bound its interval (2 runs: 1000.0 MiB/s to 2312.0 MiB/s)"
+            ),
+            "{}",
+            f[0].text
+        );
+        assert!(!f[0].text.contains('-'), "no interval below zero: {}", f[0].text);
     }
 }

@@ -142,8 +142,9 @@ pub fn over_clients_as(runs: &[&RunRecord], reference: Option<&str>, summary: Su
     let mut clients: Vec<usize> = ok.iter().map(|r| r.workload.tasks).collect();
     clients.sort_unstable();
     clients.dedup();
-    // A point: (clients, mean, interval, runs) of one label and op.
-    let point = |label: &str, op: Op, n: usize| -> Option<(f64, Option<crate::stats::Interval>, Vec<i64>)> {
+    // A point: (mean, interval, runs, whether its runs are too few to bound it) of one label
+    // and op at n clients.
+    let point = |label: &str, op: Op, n: usize| -> Option<(f64, Option<crate::stats::Interval>, Vec<i64>, bool)> {
         let at: Vec<&RunRecord> =
             ok.iter().copied().filter(|r| label_of(r) == label && r.workload.tasks == n).collect();
         let xs: Vec<f64> = at
@@ -153,9 +154,14 @@ pub fn over_clients_as(runs: &[&RunRecord], reference: Option<&str>, summary: Su
         (!xs.is_empty()).then(|| {
             let ids = at.iter().filter_map(|r| r.id).collect();
             match summary {
-                Summary::Mean => (xs.iter().sum::<f64>() / xs.len() as f64, crate::stats::mean_interval(&xs), ids),
-                Summary::Best => (xs.iter().copied().fold(f64::MIN, f64::max), None, ids),
-                Summary::Median => (crate::measure::median(&xs).unwrap_or_default(), None, ids),
+                Summary::Mean => (
+                    xs.iter().sum::<f64>() / xs.len() as f64,
+                    crate::stats::mean_interval(&xs),
+                    ids,
+                    crate::stats::unbounded(&xs),
+                ),
+                Summary::Best => (xs.iter().copied().fold(f64::MIN, f64::max), None, ids, false),
+                Summary::Median => (crate::measure::median(&xs).unwrap_or_default(), None, ids, false),
             }
         })
     };
@@ -185,9 +191,11 @@ pub fn over_clients_as(runs: &[&RunRecord], reference: Option<&str>, summary: Su
             let mut row = vec![Cell::text(*label), Cell::Int(n as u64), Cell::Int(ids.len() as u64)];
             for p in &figures {
                 row.push(Cell::num(p.as_ref().map(|p| p.0), decimals));
-                row.push(
-                    p.as_ref().and_then(|p| p.1.as_ref()).map_or(Cell::Empty, |i| super::interval_cell(i, decimals)),
-                );
+                row.push(match p {
+                    Some((_, Some(i), _, _)) => super::interval_cell(i, decimals),
+                    Some((.., true)) => Cell::text(crate::stats::UNBOUNDED),
+                    _ => Cell::Empty,
+                });
             }
             row.push(Cell::text(unit));
             row.push(Cell::text(ids.iter().map(i64::to_string).collect::<Vec<_>>().join(" ")));
@@ -228,7 +236,7 @@ pub fn over_clients_as(runs: &[&RunRecord], reference: Option<&str>, summary: Su
         for label in &labels {
             let points: Vec<(f64, f64, Option<crate::stats::Interval>, Vec<i64>)> = clients
                 .iter()
-                .filter_map(|&n| point(label, op, n).map(|(mean, iv, ids)| (n as f64, mean, iv, ids)))
+                .filter_map(|&n| point(label, op, n).map(|(mean, iv, ids, _)| (n as f64, mean, iv, ids)))
                 .collect();
             if points.is_empty() {
                 continue;

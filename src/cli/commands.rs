@@ -187,8 +187,7 @@ fn show(db: &Path, id: super::Shown, json: bool, format: Format) -> Result<Strin
                 return to_json(&record);
             }
             let ceilings = store.net_within(&record.hosts)?;
-            let shown =
-                analysis::run(&record).and(analysis::net(&ceilings)).and(analysis::against_ceiling(&record, &ceilings));
+            let shown = analysis::run(&record).and(analysis::against_ceiling(&record, &ceilings));
             return Ok(render(shown, format));
         }
         Shown::Matrix(n) => {

@@ -241,6 +241,7 @@ mod tests {
                     r.workload.tasks = tasks;
                     for p in &mut r.phases {
                         p.figures.bandwidth = Some(100.0 * 1048576.0 * tasks as f64 * scale * wobble);
+                        p.figures.window_ns = 2_000_000_000;
                     }
                     out.push(r);
                 }
