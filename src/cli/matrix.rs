@@ -76,7 +76,7 @@ pub(super) fn play_matrix<T: Team>(
         direct: a.direct,
         // IOzone fsyncs each written file after its timing (untimed but for -e), except that
         // with -c and without -e it only closes: the next phase starts from clean pages.
-        fsync: a.include_fsync || !a.include_close,
+        fsync: a.include_fsync || (a.fsync_after && !a.include_close),
         seed: 1,
         stand_in: a.stand_in.clone(),
     };

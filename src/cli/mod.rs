@@ -626,13 +626,17 @@ struct MatrixArgs {
     #[arg(long)]
     direct: bool,
     /// Time to the end of close (IOzone -c); without --include-fsync a write phase then makes no
-    /// fsync, as IOzone's -c alone.
+    /// fsync, even with --fsync-after, as IOzone's -c alone.
     #[arg(long)]
     include_close: bool,
-    /// Time each write phase's fsync (IOzone -e); without it the fsync is made after the
-    /// timing, as IOzone makes it.
+    /// Time each write phase's fsync (IOzone -e).
     #[arg(long)]
     include_fsync: bool,
+    /// fsync each write phase after its timing, untimed, as IOzone's children and its
+    /// automatic mode do unless -c alone (`iosurvey iozone` sets it): the next phase then
+    /// starts from clean pages.
+    #[arg(long)]
+    fsync_after: bool,
     /// Every cell (by default the adaptive mode measures the cells the findings need).
     #[arg(long)]
     full: bool,

@@ -159,7 +159,9 @@ pub fn parse(
     let mut notes = Vec::new();
     let (mut file, mut record) = (None, None);
     let (mut min_file, mut max_file, mut min_rec, mut max_rec) = (None, None, None, None);
-    let mut switches: Vec<&str> = Vec::new();
+    // IOzone fsyncs each written file after its timing (src/iozone.c, the children's and
+    // write_perf_test's untimed fsync before close).
+    let mut switches: Vec<&str> = vec!["--fsync-after"];
     let (mut dir, mut csv, mut constant_total) = (None::<String>, None::<String>, false);
     for flag in &typed {
         let shown = flag.shown();

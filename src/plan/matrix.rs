@@ -245,7 +245,8 @@ pub fn workload(pass: &Pass, file: u64, record: u64, shape: &Shape) -> Workload 
             block: file,
             segments: 1,
             direct: shape.direct,
-            fsync: shape.fsync,
+            // A pass that only reads has nothing to sync (and a workload refuses --fsync then).
+            fsync: shape.fsync && pass.phases.iter().any(|(op, _)| op.direction() != Op::Read),
             engine: shape.stand_in.clone().unwrap_or_else(|| pass.engine.parse().unwrap_or_default()),
             read_percent: 50,
             // IOzone gives the kernel no hint of the pattern.
