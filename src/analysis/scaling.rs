@@ -106,8 +106,9 @@ pub fn findings(what: &str, points: &[Point], show: impl Fn(f64) -> String) -> V
         .collect();
     // A step beyond linear by more than SUPERLINEAR is a cache's doing, not the storage's
     // scaling: it is said apart and left out of the scaling.
-    let (beyond, scaling): (Vec<&(String, f64)>, Vec<&(String, f64)>) =
-        steps.iter().partition(|s| s.1 > super::guard::SUPERLINEAR);
+    let superlinear = |s: &&(String, f64)| s.1 > super::guard::SUPERLINEAR;
+    let beyond: Vec<&(String, f64)> = steps.iter().filter(superlinear).collect();
+    let scaling: Vec<&(String, f64)> = steps.iter().filter(|s| !superlinear(s)).collect();
     if !scaling.is_empty() {
         let mean_efficiency = scaling.iter().map(|s| s.1).sum::<f64>() / scaling.len() as f64;
         let said: Vec<&str> = scaling.iter().map(|s| s.0.as_str()).collect();
