@@ -8,6 +8,7 @@ use iosurvey::spec::Workload;
 use iosurvey::target::dir::Dir;
 use iosurvey::team::local::LocalTeam;
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::os::unix::fs::DirBuilderExt;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
@@ -35,7 +36,8 @@ static COUNTING: Counting = Counting;
 /// Allocations of one metadata run of `items` items (every phase, files written and read).
 fn allocations(items: u64) -> u64 {
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::create_dir(tmp.path().join("iosurvey.meta")).unwrap();
+    // As the lead makes it: private to the run's user (the tasks check its mode).
+    std::fs::DirBuilder::new().mode(0o700).create(tmp.path().join("iosurvey.meta")).unwrap();
     let meta = Meta { items, write_bytes: 100, read_bytes: 100, ..Meta::default() };
     let w = Workload { ops: ALL_PHASES.to_vec(), verify: true, interval_secs: 60.0, ..Workload::from(meta) };
     let files = DataFiles {

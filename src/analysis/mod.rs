@@ -1009,7 +1009,9 @@ fn shared_vs_own_files(runs: &[RunRecord]) -> Vec<Finding> {
 /// highest such ceiling (so the share is not flattered), named in full.
 pub fn against_ceiling(record: &RunRecord, ceilings: &[NetResult]) -> Report {
     // A local disk or a memory file system is reached over no network: no ceiling bounds it.
-    if !crate::env::is_network_fs(&record.env.fs_type) {
+    // An imported run does not say its file system (empty): it may be reached over one.
+    let fs = &record.env.fs_type;
+    if !fs.is_empty() && !crate::env::is_network_fs(fs) {
         return Report::default();
     }
     let nodes = record.hosts.len();
