@@ -1679,7 +1679,11 @@ fn write_jobs(
     // What is checked is what the scripts would hold: a link on the way to DIR or the store
     // puts where it leads into them.
     .map_err(|why| {
-        Failure::new(why, "give paths without blanks, quotes, backslashes, % or control characters, links on the way included", 2)
+        Failure::new(
+            why,
+            "give paths without blanks, quotes, backslashes, % or control characters, links on the way included",
+            2,
+        )
     })?;
     // Every name is checked before any is written: a file there that emit did not write is
     // the user's, and is left alone.
