@@ -1681,7 +1681,7 @@ fn write_jobs(
     .map_err(|why| {
         Failure::new(
             why,
-            "give paths without blanks, quotes, backslashes, % or control characters, links on the way included",
+            "give paths without blanks, % or control characters, quotes or backslashes, links on the way included",
             2,
         )
     })?;

@@ -269,44 +269,40 @@ impl Store {
     /// Stores the last run (or group) of `point` in campaign version `campaign` as failed,
     /// for `why`: a hook after it failed, so the point is not whole.
     pub fn fail_point(&self, campaign: GroupId, point: &PointName, why: &str) -> Result<(), StoreError> {
-        let row = self.group_row(campaign)?;
-        let run = format!(
-            "UPDATE runs SET status = 'failed', error = ?5,
-                record_json = json_set(record_json, '$.record.status', 'failed', '$.record.error', ?5)
-             WHERE id = (SELECT MAX(id) FROM runs WHERE group_id = ?1 AND name = ?2 AND system_label = ?3
-                AND {RUN_KEY} = ?4)"
-        );
-        self.conn
-            .execute(&run, params![row, point.study, point.target, unscaled(&point.key), why])
-            .map_err(|e| self.wrap(e))?;
-        self.conn
-            .execute(
-                "UPDATE groups SET state = 'failed' WHERE id = (SELECT MAX(id) FROM groups WHERE parent = ?1
-                    AND name = ?2 AND label = ?3 AND key = ?4)",
-                params![row, point.study, point.target, point.key],
-            )
-            .map_err(|e| self.wrap(e))?;
-        Ok(())
+        self.set_point(campaign, point, Some(why), None)
     }
 
     /// The hooks after the last run (or group) of `point` in campaign version `campaign`
     /// passed: stored as failed until now ([`UNJUDGED`]), it is ok.
     pub fn judge_point(&self, campaign: GroupId, point: &PointName) -> Result<(), StoreError> {
+        self.set_point(campaign, point, None, Some(UNJUDGED))
+    }
+
+    /// Sets the last run (and group) of `point` failed for `why`, or ok (`why` None); with
+    /// `only_if`, only a run stored with that error.
+    fn set_point(
+        &self,
+        campaign: GroupId,
+        point: &PointName,
+        why: Option<&str>,
+        only_if: Option<&str>,
+    ) -> Result<(), StoreError> {
         let row = self.group_row(campaign)?;
+        let state = if why.is_some() { "failed" } else { "ok" };
         let run = format!(
-            "UPDATE runs SET status = 'ok', error = NULL,
-                record_json = json_set(record_json, '$.record.status', 'ok', '$.record.error', json('null'))
+            "UPDATE runs SET status = ?6, error = ?5,
+                record_json = json_set(record_json, '$.record.status', ?6, '$.record.error', ?5)
              WHERE id = (SELECT MAX(id) FROM runs WHERE group_id = ?1 AND name = ?2 AND system_label = ?3
-                AND {RUN_KEY} = ?4) AND error = ?5"
+                AND {RUN_KEY} = ?4) AND (?7 IS NULL OR error = ?7)"
         );
         self.conn
-            .execute(&run, params![row, point.study, point.target, unscaled(&point.key), UNJUDGED])
+            .execute(&run, params![row, point.study, point.target, unscaled(&point.key), why, state, only_if])
             .map_err(|e| self.wrap(e))?;
         self.conn
             .execute(
-                "UPDATE groups SET state = 'ok' WHERE id = (SELECT MAX(id) FROM groups WHERE parent = ?1
+                "UPDATE groups SET state = ?5 WHERE id = (SELECT MAX(id) FROM groups WHERE parent = ?1
                     AND name = ?2 AND label = ?3 AND key = ?4)",
-                params![row, point.study, point.target, point.key],
+                params![row, point.study, point.target, point.key, state],
             )
             .map_err(|e| self.wrap(e))?;
         Ok(())
