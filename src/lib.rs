@@ -29,6 +29,7 @@ pub mod spec;
 pub mod spelling;
 pub mod stats;
 pub mod store;
+pub mod study;
 /// The FFI: every libc call, system call and raw MPI call, behind safe wrappers (see the
 /// module's own docs). Public only for the binary's signal handling and output flags.
 #[doc(hidden)]

@@ -9,13 +9,11 @@ use iosurvey::plan::{self, SurveyShape};
 use iosurvey::record::{GroupId, GroupKind, RunRecord};
 use iosurvey::report::{self, Format};
 use iosurvey::session::Place;
-use iosurvey::spec::{Op, Workload};
+use iosurvey::spec::Workload;
 use iosurvey::store::Store;
 use iosurvey::target::cache;
 use iosurvey::team::Team;
 use iosurvey::units::{format_size, now_unix};
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -487,105 +485,9 @@ fn to_json<T: serde::Serialize>(v: &T) -> Result<String, Failure> {
         .map_err(|e| Failure::new(e, "report this as a bug", 1))
 }
 
-/// Two of `dirs` that are one directory or one inside the other (as resolved now, a missing
-/// leaf by its parent), outer first.
-/// The directories of a `--dir a@b@c` (mdtest's separator), each distinct and holding none
-/// of the others.
-pub(super) fn base_dirs(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
-    let dirs: Vec<PathBuf> =
-        dir.as_os_str().as_bytes().split(|&c| c == b'@').map(|p| PathBuf::from(OsStr::from_bytes(p))).collect();
-    if dirs.iter().any(|d| d.as_os_str().is_empty()) {
-        return Err(Failure::new(
-            format!("--dir {} has an empty directory between its '@'s", dir.display()),
-            "give --dir DIR or DIR@DIR@...",
-            2,
-        ));
-    }
-    if let Some((outer, inner)) = overlapping(&dirs) {
-        let how = if outer == inner { "is given twice".to_string() } else { format!("holds {}", inner.display()) };
-        return Err(Failure::new(
-            format!(
-                "--dir {}: base directory {} {how}, so one base's run would take the other's for its own",
-                dir.display(),
-                outer.display()
-            ),
-            "give base directories that are distinct and hold none of the others",
-            2,
-        ));
-    }
-    Ok(dirs)
-}
-
-fn overlapping(dirs: &[PathBuf]) -> Option<(PathBuf, PathBuf)> {
-    let resolved: Vec<PathBuf> =
-        dirs.iter().filter_map(|d| d.canonicalize().ok().or_else(|| super::output::absolute(d))).collect();
-    for (i, a) in resolved.iter().enumerate() {
-        for b in &resolved[i + 1..] {
-            if b.starts_with(a) {
-                return Some((a.clone(), b.clone()));
-            }
-            if a.starts_with(b) {
-                return Some((b.clone(), a.clone()));
-            }
-        }
-    }
-    None
-}
-
-/// A metadata command as the run it is: its shape goes into the workload, the rest as given.
+/// A metadata command as the run it is (see `MetaArgs::to_run`).
 pub(super) fn meta_run(a: &MetaArgs) -> Result<RunArgs, Failure> {
-    use iosurvey::spec::{meta::ALL_PHASES, Meta};
-    let tree = a.meta.tree;
-    let items = match a.items_per_dir {
-        Some(per) => per.checked_mul(tree.holding()).ok_or_else(|| {
-            Failure::new(
-                "--items-per-dir times the directories of the tree is too large",
-                "lower --items-per-dir or --depth",
-                2,
-            )
-        })?,
-        None => a.meta.items,
-    };
-    // mdtest's -C, -T, -E and -r pick classes of phases; none picks them all.
-    let picked = [
-        (a.create_only, [Op::TreeCreate, Op::DirCreate, Op::FileCreate].as_slice()),
-        (a.stat_only, &[Op::DirStat, Op::FileStat]),
-        (a.read_only, &[Op::FileRead]),
-        (a.remove_only, &[Op::DirRemove, Op::FileRemove, Op::TreeRemove]),
-    ];
-    let some = picked.iter().any(|(on, _)| *on);
-    let wanted = |o: &Op| !some || picked.iter().any(|(on, ops)| *on && ops.contains(o));
-    let ops: Vec<Op> = match (a.phases.is_empty(), a.files_only, a.dirs_only) {
-        (false, ..) => a.phases.clone(),
-        (_, true, _) => ALL_PHASES
-            .into_iter()
-            .filter(|o| !matches!(o, Op::DirCreate | Op::DirStat | Op::DirRemove))
-            .filter(wanted)
-            .collect(),
-        (_, _, true) => ALL_PHASES.into_iter().filter(|o| !o.name().starts_with("file-")).filter(wanted).collect(),
-        _ => ALL_PHASES.into_iter().filter(wanted).collect(),
-    };
-    let mut dirs = base_dirs(&a.dir)?;
-    let dir = dirs.remove(0);
-    let meta = Meta { bases: dirs.clone(), items, ..a.meta.clone() };
-    let workload = Workload {
-        ops,
-        iterations: a.iterations,
-        verify: a.verify,
-        stonewall_secs: a.stonewall_secs,
-        wear_out: a.stonewall_secs.is_some(),
-        drop_caches: a.drop_caches,
-        interval_secs: a.interval_secs,
-        ..Workload::from(meta)
-    };
-    Ok(RunArgs {
-        dir: Some(dir),
-        device: super::DeviceArgs::default(),
-        workload,
-        total: None,
-        team: a.team.clone(),
-        more_dirs: dirs,
-    })
+    Ok(a.to_run()?)
 }
 
 /// Refuses, before anything runs, a `--json` path that could not or must not be written.
@@ -684,21 +586,14 @@ pub(super) fn run_points(
     counts: &[usize],
     smallest: impl FnOnce(&[PathBuf]) -> u64,
 ) -> Result<(plan::List, Place), Failure> {
-    device_flags_need_a_device(&a.device, a.dir.is_some())?;
-    let Some(first) = a.device.device.first() else {
+    a.validate()?;
+    if a.device.device.is_empty() {
         let place = Place::Dir { dir: a.dir.clone().unwrap_or_default(), more: a.more_dirs.clone() };
         return Ok((plan::List::sweep(&a.workload, counts, a.total)?, place));
-    };
+    }
     let mut w = a.workload.clone();
     if let iosurvey::spec::Shape::Data(d) = &mut w.shape {
         d.direct = !a.device.buffered;
-        if d.access == iosurvey::spec::Access::Shared && a.device.device.len() > 1 {
-            return Err(Failure::new(
-                format!("--access shared puts the run's one region on {} alone, of the devices given", first.display()),
-                "give one device, or leave --access out",
-                2,
-            ));
-        }
     }
     let paths = &a.device.device;
     let list = match a.total {
@@ -713,18 +608,6 @@ pub(super) fn run_points(
         ignore_signature: a.device.ignore_signature,
     };
     Ok((list, Place::Devices { paths: paths.clone(), consent }))
-}
-
-/// Refuses the device flags beside a directory target: they would be taken and do nothing.
-pub(super) fn device_flags_need_a_device(d: &super::DeviceArgs, dir: bool) -> Result<(), Failure> {
-    if dir && (!d.destroy_data.is_empty() || d.ignore_signature || d.buffered) {
-        return Err(Failure::new(
-            "--destroy-data, --ignore-signature and --buffered apply to --device, and the target is a directory",
-            "leave them out, or give --device",
-            2,
-        ));
-    }
-    Ok(())
 }
 
 /// The size of the smallest of `devices` as this process finds it (0 when it cannot read
@@ -760,13 +643,7 @@ fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
         }
     });
     let tasks = team.processes() * threads;
-    if !(a.random_secs > 0.0 && a.random_secs.is_finite()) {
-        return Err(Failure::new(
-            format!("--random-secs {} is not a positive number of seconds", a.random_secs),
-            "give --random-secs above 0, e.g. 3",
-            2,
-        ));
-    }
+    a.validate()?;
     // Every workload of the battery, either way the lead may find O_DIRECT, checked before
     // the survey makes its directory or its row in the store.
     let shape =
@@ -825,29 +702,8 @@ fn check_survey_size(size: u64, tasks: usize) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Most timed repetitions `net` takes: each is a full pass over every link.
-const NET_REPETITIONS: usize = 1000;
-
-/// Refuses `net`'s numbers that cannot give a measurement, before anything is sent or stored.
-fn check_net(a: &NetArgs) -> Result<(), Failure> {
-    refuse_net_zeros(a)?;
-    let refuse = |what: String, hint: &str| Err(Failure::new(what, hint, 2));
-    if a.repetitions > NET_REPETITIONS {
-        return refuse(
-            format!("--repetitions {} is more than the {NET_REPETITIONS} net takes", a.repetitions),
-            "give --repetitions 1 to 1000",
-        );
-    }
-    net::sizes(&a.messages)
-        .map_err(|e| Failure::new(format!("--messages {}: {e}", a.messages), "give MIN..MAX, e.g. 64k..16m", 2))?;
-    if !(1..=4096).contains(&a.window) {
-        return refuse(format!("--window {} is out of range", a.window), "give 1 to 4096 messages");
-    }
-    Ok(())
-}
-
 fn net<T: Team>(cli: &Cli, a: &NetArgs, team: &T) -> Result<(), Failure> {
-    check_net(a)?;
+    a.validate()?;
     if a.serve {
         return net_serve(a, team);
     }
@@ -886,54 +742,6 @@ fn net<T: Team>(cli: &Cli, a: &NetArgs, team: &T) -> Result<(), Failure> {
         say!("iosurvey: note: every endpoint is a process of one node: the figures are its loopback and memory, not a network");
     }
     Ok(())
-}
-
-/// Refuses, before anything runs or is stored, settings that measure nothing (a link that
-/// carries nothing, a figure with no timed round), never end (writes of no bytes) or serve
-/// no one.
-fn refuse_net_zeros(a: &NetArgs) -> Result<(), Failure> {
-    let refusals: [(bool, String, &str, &str); 6] = [
-        (
-            a.transfer == 0,
-            "--transfer 0".into(),
-            "a write of no bytes moves nothing, for ever",
-            "give 1 byte or more, e.g. --transfer 1m",
-        ),
-        (
-            a.size == 0,
-            "--size 0".into(),
-            "a link that carries no bytes has no bandwidth",
-            "give 1 byte or more, e.g. --size 256m",
-        ),
-        (
-            a.repetitions == 0,
-            "--repetitions 0".into(),
-            "a figure needs a timed round (the warm-up is not timed)",
-            "give --repetitions 1 or more",
-        ),
-        (
-            a.streams.contains(&0),
-            "--streams 0".into(),
-            "a link carries its bytes on 1 stream or more",
-            "give --streams 1 or more",
-        ),
-        (
-            a.timeout == 0,
-            "--timeout 0".into(),
-            "a client that waits no time gives up at once",
-            "give a time, e.g. --timeout 30s",
-        ),
-        (
-            !(1..=net::serve::MAX_STREAMS).contains(&a.max_clients),
-            format!("--max-clients {}", a.max_clients),
-            "a server serves 1 to 256 clients at once, each with a stream of the 256 it reads at once",
-            "give --max-clients 1 to 256",
-        ),
-    ];
-    match refusals.into_iter().find(|r| r.0) {
-        Some((_, what, why, hint)) => Err(Failure::new(format!("{what}: {why}"), hint, 2)),
-        None => Ok(()),
-    }
 }
 
 /// `net --serve`: one process, no store, until interrupted or, with --once, one client.

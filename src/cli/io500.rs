@@ -13,14 +13,8 @@ use iosurvey::session::Place;
 use iosurvey::team::Team;
 
 pub(super) fn io500<T: Team>(cli: &Cli, a: &Io500Args, team: &T) -> Result<(), Failure> {
-    let stonewall = a.stonewall_secs.unwrap_or(if a.quick { 2.0 } else { io500::STONEWALL_SECS });
-    if !(stonewall > 0.0 && stonewall.is_finite()) {
-        return Err(Failure::new(
-            format!("a stonewall of {stonewall} s is not positive"),
-            "give --stonewall SECONDS above 0",
-            2,
-        ));
-    }
+    a.validate()?;
+    let stonewall = a.stonewall();
     // Each task's node (a process's tasks are consecutive ranks), for the shift.
     let task_nodes: Vec<u32> = team.process_nodes().into_iter().flat_map(|n| std::iter::repeat_n(n, a.tasks)).collect();
     let mut plan = Io500Plan::new(Shape::new(&task_nodes, stonewall, a.quick));
@@ -28,7 +22,7 @@ pub(super) fn io500<T: Team>(cli: &Cli, a: &Io500Args, team: &T) -> Result<(), F
     precheck_all(team, a.tasks, &plan.workloads())?;
     let place = Place::Fresh { parent: Some(a.dir.clone()), kind: "io500" };
     // The write phases fill until the stonewall: their size is a bound, not a need.
-    let target = super::TargetArgs { no_space_check: true, ..a.target.clone() };
+    let target = iosurvey::study::TargetArgs { no_space_check: true, ..a.target.clone() };
     let mut session = open(cli, team, (place, &target), a.tasks, Vec::new())?;
     let target = session.site().paths()[0].to_string_lossy().into_owned();
     let spec = serde_json::json!({ "target": target, "stonewall": stonewall, "quick": a.quick });

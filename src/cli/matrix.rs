@@ -6,36 +6,13 @@ use super::opening::{command_line, on_lead, open, warn_crowded};
 use super::{Cli, Failure, MatrixArgs};
 use iosurvey::engine::offsets::OffsetMap;
 use iosurvey::measure::WindowEnd;
-use iosurvey::plan::matrix::{decides, passes, workload, Grid, Kind, MatrixPlan, Pass, Shape, MIN_TRANSFERS};
+use iosurvey::plan::matrix::{decides, passes, workload, Grid, MatrixPlan, Pass, Shape, MIN_TRANSFERS};
 use iosurvey::record::{GroupKind, MatrixRecord, Status};
 use iosurvey::runner::RunError;
 use iosurvey::session::Place;
 use iosurvey::target::data_files;
 use iosurvey::team::Team;
 use iosurvey::units::now_unix;
-
-/// The kinds asked for, each once, in the matrix's order; stream kinds are left out with
-/// `--direct` (stdio's buffer cannot be aligned), with a note.
-fn kinds(a: &MatrixArgs) -> Result<(Vec<Kind>, Vec<String>), Failure> {
-    let mut asked = Vec::new();
-    for word in &a.kinds {
-        asked.extend(Kind::parse(word).map_err(|e| Failure::new(e, "see 'iosurvey matrix --help'", 2))?);
-    }
-    let mut notes = Vec::new();
-    if a.direct && asked.iter().any(|k| matches!(k, Kind::StreamWrite | Kind::StreamRead)) {
-        notes.push("stream-write and stream-read are not measured with --direct: stdio's buffer is not aligned".into());
-        asked.retain(|k| !matches!(k, Kind::StreamWrite | Kind::StreamRead));
-    }
-    let kinds: Vec<Kind> = Kind::ALL.into_iter().filter(|k| asked.contains(k)).collect();
-    if kinds.is_empty() {
-        return Err(Failure::new(
-            "--kinds leaves no kind to measure",
-            "name at least one kind, e.g. --kinds write,read",
-            2,
-        ));
-    }
-    Ok((kinds, notes))
-}
 
 pub(super) fn matrix<T: Team>(cli: &Cli, a: &MatrixArgs, team: &T) -> Result<(), Failure> {
     let (m, outcome) = play_matrix(cli, a, team)?;
@@ -56,19 +33,13 @@ pub(super) fn play_matrix<T: Team>(
     a: &MatrixArgs,
     team: &T,
 ) -> Result<(MatrixRecord, Result<(), Failure>), Failure> {
-    let (kinds, mut notes) = kinds(a)?;
+    a.validate()?;
+    let (kinds, mut notes) = a.kinds()?;
     if let Some(path) = &a.csv {
         // Refused before anything runs, not after the matrix.
         super::output::check(path, &cli.db, "--csv")?;
     }
-    let grid = Grid::new((a.min_file, a.max_file), (a.min_record, a.max_record), a.all_records);
-    if grid.cells().is_empty() {
-        return Err(Failure::new(
-            "the sizes give no cell: every record is larger than every file, or a minimum exceeds its maximum",
-            "give --min-record no larger than --max-file, and each minimum no larger than its maximum",
-            2,
-        ));
-    }
+    let grid = a.grid();
     let per_node = a.tasks * iosurvey::engine::placement::largest_node(&team.process_nodes()).max(1);
     let shape = Shape {
         tasks: team.processes() * a.tasks,
@@ -92,13 +63,6 @@ pub(super) fn play_matrix<T: Team>(
     if !a.full && full {
         notes.push(format!(
             "no cell of the grid holds {MIN_TRANSFERS} records, so none decides a peak or cliff: the grid measured whole, as with --full"
-        ));
-    }
-    if a.budget == Some(0) {
-        return Err(Failure::new(
-            "--budget 0 leaves no time to measure a cell",
-            "give --budget a duration above 0, e.g. 10m",
-            2,
         ));
     }
     precheck(team, a.tasks, &grid, &passes, &shape)?;

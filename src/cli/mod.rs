@@ -58,10 +58,11 @@ mod targets;
 use clap::{Args, Parser, Subcommand};
 use iosurvey::engine::{Cancel, EngineError};
 use iosurvey::runner::RunError;
-use iosurvey::spec::{SpecError, Workload};
+use iosurvey::spec::SpecError;
 use iosurvey::store::StoreError;
+use iosurvey::study::common::engine_arg;
+use iosurvey::study::{Io500Args, MatrixArgs, MetaArgs, NetArgs, RunArgs, SurveyArgs, TargetArgs, TargetsArgs};
 use iosurvey::sys::signal;
-use iosurvey::units::size_arg;
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
@@ -431,151 +432,6 @@ fn shown(s: &str) -> Result<Shown, String> {
     })
 }
 
-#[derive(Args)]
-struct RunArgs {
-    /// Directory under test: empty, or holding only iosurvey's files (a missing leaf is made).
-    #[arg(long, value_name = "DIR", required_unless_present = "device", conflicts_with = "device")]
-    dir: Option<PathBuf>,
-    #[command(flatten)]
-    device: DeviceArgs,
-    #[command(flatten)]
-    workload: Workload,
-    /// Aggregate bytes, split evenly over tasks (replaces --block); on a device, the bytes
-    /// used from its start (default: all of it).
-    #[arg(long, visible_alias = "size", value_parser = size_arg, conflicts_with = "block")]
-    total: Option<u64>,
-    #[command(flatten)]
-    team: TeamArgs,
-    /// A metadata run's further base directories (`meta --dir a@b`), after `dir`.
-    #[arg(skip)]
-    more_dirs: Vec<PathBuf>,
-}
-
-/// The options of `iosurvey targets`.
-#[derive(Args)]
-struct TargetsArgs {
-    /// Directories, one per target, joined by '@' (one per OST, per mount), instead of --device.
-    #[arg(long, value_name = "DIR@DIR...", required_unless_present = "device", conflicts_with = "device")]
-    dir: Option<PathBuf>,
-    #[command(flatten)]
-    device: DeviceArgs,
-    #[command(flatten)]
-    workload: Workload,
-    /// Parallel streams (tasks) on each target, each its own region or file.
-    #[arg(long, default_value_t = 4, value_parser = tasks_arg)]
-    streams: usize,
-    /// Bytes per target (default: all of the smallest device; 1 GiB per stream in a directory).
-    #[arg(long, value_parser = size_arg)]
-    size: Option<u64>,
-    /// Runs of each target alone, and of each k at once.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
-    repetitions: u32,
-    #[command(flatten)]
-    target: TargetArgs,
-}
-
-/// Block devices as targets (docs/safety.md, "Block devices").
-#[derive(Args, Clone, Default)]
-struct DeviceArgs {
-    /// Block device under test, instead of --dir; repeat or comma-separate for several at
-    /// once. Task t's region (or the one shared region) is on device t mod their number, the
-    /// (t / that number)-th of its size there; O_DIRECT unless --buffered; all of the devices
-    /// unless --size; --op read unless --op. Reading needs no further word.
-    #[arg(long, value_name = "DEVICE", value_delimiter = ',', conflicts_with = "block")]
-    device: Vec<PathBuf>,
-    /// Allow writing this device, which destroys every byte on it: name each device written.
-    #[arg(long, value_name = "DEVICE", value_delimiter = ',', requires = "device")]
-    destroy_data: Vec<PathBuf>,
-    /// Write over a file system or partition-table signature found on the device.
-    #[arg(long, requires = "destroy_data")]
-    ignore_signature: bool,
-    /// Go through the page cache of the device instead of O_DIRECT.
-    #[arg(long, requires = "device", conflicts_with = "direct")]
-    buffered: bool,
-}
-
-/// Who runs a workload, where it is filed and what else is written: the same for `run` and
-/// `meta`.
-#[derive(Args, Clone)]
-struct TeamArgs {
-    /// Tasks (threads) in each process; under MPI the team is ranks x tasks.
-    #[arg(long, default_value_t = 1, value_parser = tasks_arg)]
-    tasks: usize,
-    #[command(flatten)]
-    target: TargetArgs,
-    /// Sweep the number of active tasks inside one launch: "1,2,4,8", "1..64:x2", "2..8:+2";
-    /// active tasks are taken round-robin over nodes, the others wait.
-    #[arg(long, value_name = "LIST")]
-    clients: Option<String>,
-    /// Also write the run record as JSON to FILE.
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
-}
-
-/// The options of `iosurvey meta`, with mdtest's letter in each help line: a short option
-/// means what it means to mdtest, or is not given.
-#[derive(Args)]
-struct MetaArgs {
-    /// Directory under test: empty, or holding only iosurvey's files (a missing leaf is made);
-    /// several joined by '@' (mdtest -d a@b, for several metadata servers): task t works in
-    /// the (t mod their number)-th.
-    #[arg(long, short = 'd', value_name = "DIR[@DIR...]")]
-    dir: PathBuf,
-    /// Items in each directory that holds items (mdtest -I): items per task = this x those
-    /// directories.
-    #[arg(long, short = 'I', value_name = "N")]
-    items_per_dir: Option<u64>,
-    /// Each task its own tree (mdtest -u): the default, accepted for mdtest's command lines.
-    #[arg(long, short = 'u', conflicts_with = "shared")]
-    unique_dir: bool,
-    /// The shape: items, tree, bytes, shift, sync and how calls resolve.
-    #[command(flatten)]
-    meta: iosurvey::spec::Meta,
-    /// Files only: no directory items (mdtest -F).
-    #[arg(long, short = 'F', conflicts_with_all = ["dirs_only", "phases"])]
-    files_only: bool,
-    /// Directories only: no file items (mdtest -D).
-    #[arg(long, short = 'D', conflicts_with = "phases")]
-    dirs_only: bool,
-    /// The phases, in order, e.g. tree-create,file-create,file-stat (default: all of them:
-    /// tree-create, dir-create, dir-stat, dir-remove, file-create, file-stat, file-read,
-    /// file-remove, tree-remove). Items are made before they are stat'ed, read or removed
-    /// (here, or by an earlier run with --keep); the tree before the items, removed after them.
-    #[arg(long, value_delimiter = ',', value_parser = meta_phase)]
-    phases: Vec<iosurvey::spec::Op>,
-    /// Only the create phases: tree, directories, files (mdtest -C); with -T, -E, -r, the
-    /// phases of each, in mdtest's order.
-    #[arg(short = 'C', conflicts_with = "phases")]
-    create_only: bool,
-    /// Only the stat phases (mdtest -T).
-    #[arg(short = 'T', conflicts_with = "phases")]
-    stat_only: bool,
-    /// Only the file-read phase (mdtest -E).
-    #[arg(short = 'E', conflicts_with = "phases")]
-    read_only: bool,
-    /// Only the remove phases: directories, files, tree (mdtest -r).
-    #[arg(short = 'r', conflicts_with = "phases")]
-    remove_only: bool,
-    /// Check every byte read (mdtest -X).
-    #[arg(long, short = 'X')]
-    verify: bool,
-    /// Repetitions of the whole set of phases (mdtest -i).
-    #[arg(long, short = 'i', default_value_t = 1)]
-    iterations: u32,
-    /// Stop the create phases this many seconds in; every task then finishes as many items
-    /// as the most any task made (mdtest -W, with its wear-out).
-    #[arg(long = "stonewall", short = 'W', value_name = "SECONDS")]
-    stonewall_secs: Option<f64>,
-    /// sync and drop the page cache before each phase (root).
-    #[arg(long)]
-    drop_caches: bool,
-    /// Width of the time series' intervals, in seconds (at least 0.001).
-    #[arg(long = "interval", default_value_t = 1.0, value_name = "SECONDS")]
-    interval_secs: f64,
-    #[command(flatten)]
-    team: TeamArgs,
-}
-
 /// Which stored runs a report holds.
 #[derive(Args)]
 struct ReportFilter {
@@ -594,220 +450,6 @@ struct ReportFilter {
     /// Only the runs started on or before this day (YYYY-MM-DD, UTC).
     #[arg(long, value_name = "DATE", value_parser = iosurvey::units::parse_date)]
     until: Option<i64>,
-}
-
-/// The options of `iosurvey matrix`, with IOzone's letter where it has one.
-#[derive(Args)]
-struct MatrixArgs {
-    /// Where to make the matrix's fresh directory (removed afterwards).
-    #[arg(long, value_name = "DIR")]
-    dir: PathBuf,
-    /// Test kinds (IOzone -i): names (write, rewrite, read, reread, random-read, random-write,
-    /// backward-read, record-rewrite, stride-read, stream-write, stream-read, vectored-write,
-    /// vectored-read, mix), IOzone's numbers (0-8, 11, 12) or all.
-    #[arg(long, value_delimiter = ',', default_value = "all")]
-    kinds: Vec<String>,
-    /// Smallest file size (IOzone -n).
-    #[arg(long, value_parser = size_arg, default_value = "64k")]
-    min_file: u64,
-    /// Largest file size (IOzone -g).
-    #[arg(long, value_parser = size_arg, default_value = "512m")]
-    max_file: u64,
-    /// Smallest record size (IOzone -y).
-    #[arg(long, value_parser = size_arg, default_value = "4k")]
-    min_record: u64,
-    /// Largest record size (IOzone -q).
-    #[arg(long, value_parser = size_arg, default_value = "16m")]
-    max_record: u64,
-    /// Also records under 64 KiB on files over 16 MiB, which IOzone's -a skips unless -z.
-    #[arg(long)]
-    all_records: bool,
-    /// O_DIRECT (IOzone -I); the stream kinds are then left out.
-    #[arg(long)]
-    direct: bool,
-    /// Time to the end of close (IOzone -c); without --include-fsync a write phase then makes no
-    /// fsync, even with --fsync-after, as IOzone's -c alone.
-    #[arg(long)]
-    include_close: bool,
-    /// Time each write phase's fsync (IOzone -e).
-    #[arg(long)]
-    include_fsync: bool,
-    /// fsync each write phase after its timing, untimed, as IOzone's children and its
-    /// automatic mode do unless -c alone (`iosurvey iozone` sets it): the next phase then
-    /// starts from clean pages.
-    #[arg(long)]
-    fsync_after: bool,
-    /// Every cell (by default the adaptive mode measures the cells the findings need).
-    #[arg(long)]
-    full: bool,
-    /// Stop choosing cells after this long (e.g. 10m, 90s); the matrix keeps what it has.
-    #[arg(long, value_parser = iosurvey::units::parse_long_duration, value_name = "DURATION")]
-    budget: Option<u64>,
-    /// With --full, visits of every cell (the median is shown).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
-    repetitions: u32,
-    /// A fall of more than this percentage between neighbouring sizes is a cliff.
-    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u32).range(1..=99))]
-    cliff: u32,
-    /// For tests: an engine that touches no storage (null, delay:D, delay:D/SIZE:D2) in place
-    /// of every kind's own, so that a test can plant cliffs where it knows them.
-    #[arg(long, hide = true, value_name = "ENGINE", value_parser = stand_in_arg)]
-    stand_in: Option<iosurvey::spec::EngineName>,
-    /// Also write every cell as CSV to FILE (IOzone -R's role).
-    #[arg(long, value_name = "FILE")]
-    csv: Option<PathBuf>,
-    /// Tasks (threads) in each process, each on its own file (IOzone -t); under MPI the team
-    /// is ranks x tasks.
-    #[arg(long, short = 't', default_value_t = 1, value_parser = tasks_arg)]
-    tasks: usize,
-    #[command(flatten)]
-    target: TargetArgs,
-}
-
-#[derive(Args)]
-struct Io500Args {
-    /// Where to make the run's fresh directory (removed afterwards).
-    #[arg(long, value_name = "DIR")]
-    dir: PathBuf,
-    /// Small sizes and a 2 s stonewall: done within a minute, not valid for submission.
-    #[arg(long)]
-    quick: bool,
-    /// Seconds each write phase runs before the stonewall (default 300; 2 with --quick).
-    #[arg(long = "stonewall", value_name = "SECONDS")]
-    stonewall_secs: Option<f64>,
-    /// Tasks (threads) in each process; under MPI the team is ranks x tasks.
-    #[arg(long, short = 'n', default_value_t = 1, value_parser = tasks_arg)]
-    tasks: usize,
-    #[command(flatten)]
-    target: TargetArgs,
-}
-
-/// A `--tasks`: a count of at least 1.
-fn tasks_arg(text: &str) -> Result<usize, String> {
-    match text.parse::<usize>() {
-        Ok(0) => Err("a run needs at least one task (hint: give --tasks 1 or more)".into()),
-        Ok(n) => Ok(n),
-        Err(_) => Err(format!("'{text}' is not a count of tasks (hint: give --tasks a whole number, 1 or more)")),
-    }
-}
-
-/// A metadata phase by its name.
-fn meta_phase(text: &str) -> Result<iosurvey::spec::Op, String> {
-    iosurvey::spec::meta::ALL_PHASES
-        .into_iter()
-        .find(|op| op.name() == text)
-        .ok_or_else(|| format!("'{text}' is not a metadata phase (tree-create, dir-create, dir-stat, dir-remove, file-create, file-stat, file-read, file-remove, tree-remove)"))
-}
-
-#[derive(Args, Clone)]
-struct TargetArgs {
-    /// Leave the data files in place (they stay recorded as iosurvey's).
-    #[arg(long)]
-    keep: bool,
-    /// Use a directory that holds other files, or /; iosurvey still removes only its own.
-    #[arg(long)]
-    force: bool,
-    /// Skip the free-space check (for file systems that compress or deduplicate).
-    #[arg(long)]
-    no_space_check: bool,
-    /// Name the system measured, e.g. lustre-a or f800 (listed, filtered on, compared by).
-    #[arg(long, value_name = "NAME", value_parser = label_arg)]
-    label: Option<String>,
-}
-
-/// A `--label`: a short name of printable characters.
-fn label_arg(text: &str) -> Result<String, String> {
-    if !iosurvey::record::is_label(text) {
-        return Err("a label is 1 to 64 printable characters".into());
-    }
-    Ok(text.to_string())
-}
-
-impl TargetArgs {
-    fn options(&self) -> iosurvey::target::Options {
-        iosurvey::target::Options { force: self.force, keep: self.keep, must_exist: false }
-    }
-}
-
-#[derive(Args)]
-struct NetArgs {
-    /// Modes to measure: mpi (messages with a window in flight), tcp (streams, iperf's role);
-    /// default both (TCP with 1 and with 4 streams).
-    #[arg(long, value_enum, value_delimiter = ',')]
-    mode: Vec<iosurvey::net::Mode>,
-    /// Patterns to measure (default: every one that means something with these nodes).
-    #[arg(long, value_enum, value_delimiter = ',')]
-    pattern: Vec<iosurvey::net::Pattern>,
-    /// Also measure each pattern with every link carrying both ways at once.
-    #[arg(long)]
-    both_ways: bool,
-    /// TCP streams per link (default: 1, then 4).
-    #[arg(long, short = 'P', value_delimiter = ',')]
-    streams: Vec<usize>,
-    /// MPI message sizes: MIN..MAX, doubling.
-    #[arg(long, default_value = "64k..16m", value_name = "MIN..MAX")]
-    messages: String,
-    /// MPI messages in flight per stream.
-    #[arg(long, default_value_t = 64)]
-    window: usize,
-    /// Bytes per TCP write.
-    #[arg(long, short = 't', value_parser = size_arg, default_value = "1m")]
-    transfer: u64,
-    /// Bytes each link carries per repetition.
-    #[arg(long, value_parser = size_arg, default_value = "256m")]
-    size: u64,
-    /// Timed repetitions of each figure (warm-up excluded).
-    #[arg(long, default_value_t = 3)]
-    repetitions: usize,
-    /// The network interface TCP listens on, e.g. ib0 or eth0 (default: the host name's).
-    #[arg(long, value_name = "NAME")]
-    interface: Option<String>,
-    /// TCP sends with MSG_ZEROCOPY; says how many the kernel copied anyway.
-    #[arg(long)]
-    zerocopy: bool,
-    /// Serve TCP clients (no MPI needed): read and discard what they send, log each.
-    #[arg(long, conflicts_with = "to")]
-    serve: bool,
-    /// Where --serve listens (only there).
-    #[arg(long, default_value = "127.0.0.1", requires = "serve", value_name = "ADDR")]
-    bind: std::net::IpAddr,
-    /// The port of --serve.
-    #[arg(long, default_value_t = iosurvey::net::serve::DEFAULT_PORT, requires = "serve")]
-    port: u16,
-    /// With --serve: end after the first client's session (a whole 'net --to' run).
-    #[arg(long, requires = "serve")]
-    once: bool,
-    /// With --serve: clients served at once (1 to 256); more are turned away.
-    #[arg(long, default_value_t = 8, requires = "serve")]
-    max_clients: usize,
-    /// Send TCP streams to a server started with --serve (from every rank of an MPI launch).
-    #[arg(long, value_name = "HOST[:PORT]")]
-    to: Option<String>,
-    /// With --to: how long a connect, a write or the server's answer may take before the
-    /// client gives up on a server that stopped answering.
-    #[arg(long, value_parser = iosurvey::units::parse_duration, default_value = "30s", requires = "to", value_name = "DURATION")]
-    timeout: u64,
-}
-
-#[derive(Args)]
-struct SurveyArgs {
-    /// Directory in which to make the survey's scratch directory (default: the current one).
-    dir: Option<PathBuf>,
-    /// Bytes each sequential workload moves per phase.
-    #[arg(long, value_parser = size_arg, default_value = "1365m")]
-    size: u64,
-    /// Tasks (default: the number of CPUs).
-    #[arg(long, value_parser = tasks_arg)]
-    tasks: Option<usize>,
-    /// Seconds each random 4 KiB phase runs.
-    #[arg(long, default_value_t = 3.0)]
-    random_secs: f64,
-    /// Runs of each workload (separate runs, in turn), so that every figure and finding has
-    /// an interval; 1 gives single samples, said so.
-    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
-    repetitions: u32,
-    #[command(flatten)]
-    target: TargetArgs,
 }
 
 /// An error for the user: one line (none on processes other than the lead), and an exit code.
@@ -842,6 +484,13 @@ impl From<RunError> for Failure {
             RunError::Spec(e) => e.into(),
             e => Failure::new(&e, hints::spell(&e.hint()), e.exit_code()),
         }
+    }
+}
+
+impl From<iosurvey::study::Error> for Failure {
+    fn from(e: iosurvey::study::Error) -> Self {
+        let spelling = iosurvey::study::hint::Flags(hints::current());
+        Failure { line: e.line(&spelling), code: e.exit_code() }
     }
 }
 
@@ -940,20 +589,6 @@ fn report_format() -> impl clap::builder::TypedValueParser<Value = iosurvey::rep
         "md" => iosurvey::report::Format::Md,
         _ => iosurvey::report::Format::Html,
     })
-}
-
-/// An engine of the registry that touches no storage.
-fn stand_in_arg(text: &str) -> Result<iosurvey::spec::EngineName, String> {
-    // The engine's own words, naming this flag.
-    let engine = engine_arg(text).map_err(|why| why.replace("--engine", "--stand-in"))?;
-    match iosurvey::engine::backends::entry(&engine).caps.storage {
-        true => Err(format!("{text} touches storage (hint: give a test engine that touches none: null, or delay:D)")),
-        false => Ok(engine),
-    }
-}
-
-fn engine_arg(text: &str) -> Result<iosurvey::spec::EngineName, String> {
-    iosurvey::engine::backends::parse(text).map_err(|e| format!("{e} (hint: {})", hints::spell(&e.hint())))
 }
 
 /// The parsed command line, with what depends on whether a flag was typed: on a device the

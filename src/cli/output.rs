@@ -35,12 +35,7 @@ fn refusal(path: &Path, store: &Path) -> Option<&'static str> {
     sqlite.then_some("it is an SQLite database, which an output would destroy")
 }
 
-/// The path made absolute through its directory's real path (the name itself is not
-/// followed), to tell whether two names that do not exist yet are one.
-pub(super) fn absolute(path: &Path) -> Option<PathBuf> {
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    Some(parent.canonicalize().ok()?.join(path.file_name()?))
-}
+pub(super) use iosurvey::study::common::absolute;
 
 /// What the output given with option `what` holds, for messages.
 fn noun(what: &str) -> &'static str {

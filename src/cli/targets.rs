@@ -4,7 +4,7 @@
 //! for k = 1, 2, 4, ..., all; every run filed in one group, tN, that `show tN` lays out
 //! (`analysis::targets`).
 
-use super::commands::{base_dirs, smallest_device};
+use super::commands::smallest_device;
 use super::opening::{on_lead, open, precheck_all};
 use super::{Cli, Failure, TargetsArgs};
 use iosurvey::analysis::targets::{counts, Role};
@@ -12,14 +12,15 @@ use iosurvey::record::{GroupKind, RunRecord};
 use iosurvey::report::Format;
 use iosurvey::runner::RunError;
 use iosurvey::session::Place;
-use iosurvey::spec::{Access, Shape, Workload};
+use iosurvey::spec::{Shape, Workload};
+use iosurvey::study::common::base_dirs;
 use iosurvey::team::Team;
 
 /// The bytes each stream moves in a directory when no --size is given: run's default block.
 const STREAM_BYTES: u64 = 1 << 30;
 
 pub(super) fn targets<T: Team>(cli: &Cli, a: &TargetsArgs, team: &T) -> Result<(), Failure> {
-    super::commands::device_flags_need_a_device(&a.device, a.dir.is_some())?;
+    a.validate()?;
     let (place, labels) = match &a.dir {
         Some(dir) => {
             let mut dirs = base_dirs(dir)?;
@@ -45,26 +46,9 @@ pub(super) fn targets<T: Team>(cli: &Cli, a: &TargetsArgs, team: &T) -> Result<(
     };
     let labels: Vec<String> = labels;
     let n = labels.len();
-    if n < 2 {
-        return Err(Failure::new(
-            "a target survey compares targets, and one is given",
-            "give two or more (--device A,B or --dir a@b); for one target, use run",
-            2,
-        ));
-    }
-    if a.size == Some(0) {
-        return Err(Failure::new("--size 0 leaves nothing to move", "give --size above 0, e.g. 4g", 2));
-    }
     let mut w = a.workload.clone();
     w.tasks = a.streams;
     if let Shape::Data(d) = &mut w.shape {
-        if d.access == Access::Shared {
-            return Err(Failure::new(
-                "a target survey gives each stream its own file or region; --access shared would put every stream on the first target",
-                "leave --access out",
-                2,
-            ));
-        }
         if matches!(place, Place::Devices { .. }) {
             d.direct = !a.device.buffered;
         }
