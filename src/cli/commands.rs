@@ -1,19 +1,18 @@
 //! The commands, written once for any team: the lead process prints and owns the store and
 //! the target; every process runs its tasks.
 
-use super::opening::{on_lead, precheck_all};
+use super::opening::on_lead;
 use super::{Cli, Command, Failure, MetaArgs, NetArgs, ReportFilter, RunArgs, SurveyArgs};
 use iosurvey::analysis::{self, Report};
 use iosurvey::net;
-use iosurvey::plan::{self, SurveyShape};
+use iosurvey::plan;
 use iosurvey::record::{GroupId, GroupKind, RunRecord};
 use iosurvey::report::{self, Format};
 use iosurvey::session::Place;
-use iosurvey::spec::Workload;
 use iosurvey::store::Store;
-use iosurvey::target::cache;
+use iosurvey::study::Study;
 use iosurvey::team::Team;
-use iosurvey::units::{format_size, now_unix};
+use iosurvey::units::now_unix;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -542,164 +541,46 @@ pub(super) struct PlayedRun {
     pub outcome: Result<(), Failure>,
 }
 
-/// Plays a run command's points (one run, or a sweep) and prints nothing: `run` prints its
-/// tables, a front end its tool's layout.
+/// Plays a run command's points (one run, or a sweep) through the library and prints
+/// nothing: `run` prints its tables, a front end its tool's layout.
 pub(super) fn play_run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<PlayedRun, Failure> {
-    let team_size = team.processes() * a.team.tasks;
-    let counts = match &a.team.clients {
-        Some(list) => plan::parse_counts(list).map_err(|e| Failure { line: Some(e), code: 2 })?,
-        None => vec![team_size],
-    };
-    if let Some(&most) = counts.iter().max().filter(|&&m| m > team_size) {
-        return Err(Failure::new(
-            format!("--clients asks for {most} tasks but the team has {team_size}"),
-            "launch more ranks or raise --tasks",
-            2,
-        ));
-    }
-    let (mut points, place) = run_points(a, &counts, |paths| smallest_device(team, paths))?;
-    let workloads: Vec<Workload> = points.workloads().cloned().collect();
-    precheck_all(team, a.team.tasks, &workloads)?;
-    let sweep = counts.len() > 1;
     on_lead(team, || match &a.team.json {
         Some(path) => check_json_path(path, &cli.db),
         None => Ok(()),
     })?;
-    let mut session = super::opening::open(cli, team, (place, &a.team.target), a.team.tasks, workloads)?;
-    let group = match sweep {
-        true => Some(session.begin(GroupKind::Sweep, &serde_json::json!({ "parameter": "clients" }))?),
-        false => None,
-    };
-    let played = session.play(&mut points, group, |_| {});
-    // A store that cannot take the sweep's end is said after what ran.
-    let finished = group.map_or(Ok(()), |g| session.finish(g, played.failure.is_none(), None));
-    drop(session);
-    let outcome = played.failure.map_or(finished.map_err(Failure::from), |e| Err(e.into()));
-    Ok(PlayedRun { records: played.records, group, outcome })
+    let played = super::opening::play(cli, &Study::Run(Box::new(a.clone())), team)?;
+    let outcome = played.failure.map_or(Ok(()), |e| Err(e.into()));
+    Ok(PlayedRun { records: played.records, group: played.group, outcome })
 }
 
-/// A run command's points and where they go. On block devices: O_DIRECT unless --buffered,
-/// the devices with the user's consent, and used whole (as much of the smallest, `smallest`
-/// of them, as the device given most files holds) unless --size.
+/// A run command's points and where they go (see `RunArgs::points`).
 pub(super) fn run_points(
     a: &RunArgs,
     counts: &[usize],
     smallest: impl FnOnce(&[PathBuf]) -> u64,
 ) -> Result<(plan::List, Place), Failure> {
-    a.validate()?;
-    if a.device.device.is_empty() {
-        let place = Place::Dir { dir: a.dir.clone().unwrap_or_default(), more: a.more_dirs.clone() };
-        return Ok((plan::List::sweep(&a.workload, counts, a.total)?, place));
-    }
-    let mut w = a.workload.clone();
-    if let iosurvey::spec::Shape::Data(d) = &mut w.shape {
-        d.direct = !a.device.buffered;
-    }
-    let paths = &a.device.device;
-    let list = match a.total {
-        Some(total) => plan::List::sweep(&w, counts, Some(total))?,
-        None => {
-            let smallest = smallest(paths);
-            plan::List::filling(&w, counts, |p| iosurvey::target::site::whole_devices(p, paths.len(), smallest))?
-        }
-    };
-    let consent = iosurvey::target::device::Consent {
-        destroy: a.device.destroy_data.clone(),
-        ignore_signature: a.device.ignore_signature,
-    };
-    Ok((list, Place::Devices { paths: paths.clone(), consent }))
+    Ok(a.points(counts, smallest)?)
 }
 
-/// The size of the smallest of `devices` as this process finds it (0 when it cannot read
-/// one: the device's own check then says why).
-pub(super) fn smallest_here(devices: &[PathBuf]) -> u64 {
-    devices
-        .iter()
-        .map(|p| iosurvey::target::device::Device::open(p).map_or(0, |d| d.facts().size_bytes))
-        .min()
-        .unwrap_or(0)
-}
-
-/// The size of the smallest of `devices`, as the lead finds it (0 when it cannot read one:
-/// the device's own check then says why).
-pub(super) fn smallest_device<T: Team>(team: &T, devices: &[PathBuf]) -> u64 {
-    let mine = (team.process() == 0).then(|| smallest_here(devices));
-    iosurvey::team::share_value(team, mine.as_ref())
-}
-
-/// What the lead decides before a survey and every process needs.
-#[derive(serde::Serialize, serde::Deserialize)]
-struct SurveyChoice {
-    direct: bool,
-    drop_caches: bool,
-}
+pub(super) use iosurvey::study::run::{smallest_device, smallest_here};
 
 fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
-    let threads = a.tasks.unwrap_or_else(|| {
-        if team.processes() > 1 {
-            1
-        } else {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        }
-    });
-    let tasks = team.processes() * threads;
-    a.validate()?;
-    // Every workload of the battery, either way the lead may find O_DIRECT, checked before
-    // the survey makes its directory or its row in the store.
-    let shape =
-        |direct, drop_caches| SurveyShape { size: a.size, tasks, direct, drop_caches, random_secs: a.random_secs };
-    let battery = |direct| plan::survey(shape(direct, false)).into_iter().map(|i| i.workload);
-    let all: Vec<Workload> = battery(false).chain(battery(true)).collect();
-    precheck_all(team, threads, &all)?;
-    check_survey_size(a.size, tasks)?;
-    let place = Place::Fresh { parent: a.dir.clone(), kind: "survey" };
-    let mut session = super::opening::open(cli, team, (place, &a.target), threads, Vec::new())?;
-    let choice = session.decide(|lead| SurveyChoice {
-        direct: lead.target().direct_alignment(&[]).is_ok_and(|align| 4096 % align == 0),
-        drop_caches: cache::can_drop(),
-    });
-    let target = session.site().paths()[0].to_string_lossy().into_owned();
-    let group = session.begin(GroupKind::Survey, &serde_json::json!({ "target": target }))?;
-    let mut battery = plan::survey_plan(shape(choice.direct, choice.drop_caches), a.repetitions as usize);
-    let lead = team.process() == 0;
-    let played = session.play(&mut battery, Some(group), |step| {
-        if let (plan::Step::Run { workload, name }, false) = (step, cli.quiet) {
-            say!("iosurvey: {} ({})", name.as_deref().unwrap_or("-"), workload.label());
-        }
-    });
-    let finished = session.finish(group, played.failure.is_none(), None);
-    drop(session);
-    let records = played.records;
+    let played = super::opening::play(cli, &Study::Survey(a.clone()), team)?;
+    let records = &played.records;
     if cli.within.is_some() {
         // A campaign says its own progress.
-    } else if lead && cli.quiet {
+    } else if team.process() == 0 && cli.quiet {
         // As `run -q`: the ids only.
-        for r in &records {
+        for r in records {
             outln!("run {}", r.id.unwrap_or_default());
         }
-    } else if !records.is_empty() {
-        out!("{}", render(analysis::survey(group.number, &records), Format::Text));
+    } else if let (Some(group), false) = (played.group, records.is_empty()) {
+        out!("{}", render(analysis::survey(group.number, records), Format::Text));
     }
-    if lead && !choice.drop_caches && !cli.quiet {
-        say!(
-            "iosurvey: note: not root, so the page cache was not dropped; reads flagged as possibly cached may come from memory"
-        );
+    for note in played.notes.iter().filter(|_| !cli.quiet) {
+        say!("iosurvey: note: {note}");
     }
-    played.failure.map_or(Ok(finished?), |e| Err(e.into()))
-}
-
-/// Refuses a survey `--size` that gives a task less than one transfer, before anything runs.
-fn check_survey_size(size: u64, tasks: usize) -> Result<(), Failure> {
-    // Each task moves whole 1 MiB transfers: less than one each would be rounded up.
-    let least = (tasks as u64).saturating_mul(1 << 20);
-    if size < least {
-        return Err(Failure::new(
-            format!("--size {} gives each of the {tasks} tasks less than one 1 MiB transfer", format_size(size)),
-            format!("give --size at least {}", format_size(least)),
-            2,
-        ));
-    }
-    Ok(())
+    played.failure.map_or(Ok(()), |e| Err(e.into()))
 }
 
 fn net<T: Team>(cli: &Cli, a: &NetArgs, team: &T) -> Result<(), Failure> {

@@ -2,10 +2,13 @@
 //! is made, and a library session opened with the command line's settings, its notes said.
 
 use super::{progress, Cli, Failure, TargetArgs};
+use iosurvey::plan::Step;
 use iosurvey::runner::Watch;
-use iosurvey::session::{Opening, Place, Session};
+use iosurvey::session::{Place, Session};
 use iosurvey::spec::Workload;
-use iosurvey::team::{share_value, Team};
+use iosurvey::study::play::{Context, Observer, Outcome};
+use iosurvey::study::{Kind, Study};
+use iosurvey::team::Team;
 use std::io::IsTerminal;
 
 /// The command line as typed; an argument that is not UTF-8 is kept with replacement
@@ -15,19 +18,61 @@ pub(super) fn command_line() -> String {
 }
 
 /// Runs `f` on the lead process only; its success or exit code reaches every process, so
-/// that all of them stop together when the lead refuses.
+/// that all of them stop together when the lead refuses (see `iosurvey::study::play::on_lead`).
 pub(super) fn on_lead<T: Team, X>(team: &T, f: impl FnOnce() -> Result<X, Failure>) -> Result<Option<X>, Failure> {
-    let result = (team.process() == 0).then(f);
-    let code = share_value(team, result.as_ref().map(|r| r.as_ref().err().map_or(&0, |f| &f.code)));
-    match result {
-        Some(r) => r.map(Some),
-        None if code == 0 => Ok(None),
-        None => Err(Failure::silent(code)),
-    }
+    let mut refusal = None;
+    let shared = iosurvey::study::play::on_lead(team, || {
+        f().map_err(|failure| {
+            let kind = Kind::of_exit_code(failure.code);
+            refusal = Some(failure);
+            iosurvey::study::Error::silent(kind)
+        })
+    });
+    shared.map_err(|e| refusal.take().unwrap_or(Failure::silent(e.exit_code())))
 }
 
 fn watcher(cli: &Cli) -> Option<&'static Watch> {
     ((!cli.quiet || cli.live) && std::io::stderr().is_terminal()).then_some(&progress::watch as &Watch)
+}
+
+/// What the command hands a study: its store, its command line, the stop the signal thread
+/// asks for, where clean-up's leftovers go, its progress bar, its campaign point.
+fn context(cli: &Cli) -> Context<'static> {
+    Context {
+        store: cli.db.clone(),
+        command_line: command_line(),
+        cancel: super::CANCEL.clone(),
+        leftovers: super::LEFTOVERS.clone(),
+        watch: watcher(cli),
+        within: cli.within.clone(),
+    }
+}
+
+/// The command line's ear for a study: warnings and steps said on stderr.
+struct Said {
+    quiet: bool,
+}
+
+impl Observer for Said {
+    fn warning(&mut self, line: &str) {
+        say!("iosurvey: warning: {line}");
+    }
+
+    fn opening(&mut self) {
+        // From here a signal stops the study cleanly instead of ending the process.
+        super::RUNNING.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn step(&mut self, step: &Step) {
+        if let (Step::Run { workload, name }, false) = (step, self.quiet) {
+            say!("iosurvey: {} ({})", name.as_deref().unwrap_or("-"), workload.label());
+        }
+    }
+}
+
+/// Plays a study through the library, what it says said on stderr.
+pub(super) fn play<T: Team>(cli: &Cli, study: &Study, team: &T) -> Result<Outcome, Failure> {
+    Ok(iosurvey::study::play(&context(cli), study, team, &mut Said { quiet: cli.quiet })?)
 }
 
 /// Opens the command's session in `place` and says the target's notes. `check` holds the
@@ -39,60 +84,23 @@ pub(super) fn open<'t, T: Team>(
     threads: usize,
     check: Vec<Workload>,
 ) -> Result<Session<'t, T>, Failure> {
-    super::RUNNING.store(true, std::sync::atomic::Ordering::Relaxed);
-    let opening = Opening {
-        store: cli.db.clone(),
-        place,
-        // A campaign's target existed when its file was read: a point never makes it.
-        options: iosurvey::target::Options { must_exist: cli.within.is_some(), ..target.options() },
-        threads,
-        command_line: command_line(),
-        space_check: !target.no_space_check,
-        label: target.label.clone(),
-        cancel: super::CANCEL.clone(),
-        watch: watcher(cli),
-        leftovers: super::LEFTOVERS.clone(),
-        check,
-        within: cli.within.clone(),
-    };
-    let mut session = Session::open(team, opening)?;
-    for note in session.notes() {
-        say!("iosurvey: warning: {note}");
-    }
-    Ok(session)
+    let said = &mut Said { quiet: cli.quiet };
+    Ok(iosurvey::study::play::open(&context(cli), team, (place, target), threads, check, said)?)
 }
 
-/// Checks every workload a command will run before it makes anything (no store row, no
-/// directory): each one's rules, its engine's, and the memory bound for `threads` tasks per
-/// process. The lead decides (memory differs between nodes) and every process follows; when
-/// all pass, says whether the tasks crowd the cores.
+/// Checks every workload a command will run before it makes anything (see
+/// `iosurvey::study::play::precheck_all`), its warning said.
 pub(super) fn precheck_all<'w, T: Team>(
     team: &T,
     threads: usize,
     workloads: impl IntoIterator<Item = &'w Workload>,
 ) -> Result<(), Failure> {
-    let per_node = iosurvey::runner::per_node(team, threads);
-    on_lead(team, || {
-        let available = iosurvey::env::memory_available();
-        for w in workloads {
-            iosurvey::runner::precheck(w, per_node, available)?;
-        }
-        Ok(())
-    })?;
-    warn_crowded(team, threads);
-    Ok(())
+    Ok(iosurvey::study::play::precheck_all(team, threads, workloads, &mut Said { quiet: false })?)
 }
-
-/// Tasks per core above which a run measures the scheduler as much as the storage.
-const CROWDED: usize = 4;
 
 /// One warning line when `threads` tasks in this process far exceed the cores it may use.
 pub(super) fn warn_crowded<T: Team>(team: &T, threads: usize) {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if team.process() == 0 && threads > CROWDED * cores {
-        say!(
-            "iosurvey: warning: --tasks {threads} runs {threads} threads on the {cores} core{} this process may use (more than {CROWDED} per core): the figures will show the scheduler as much as the storage",
-            if cores == 1 { "" } else { "s" }
-        );
+    if let Some(line) = iosurvey::study::play::crowded(team, threads) {
+        say!("iosurvey: warning: {line}");
     }
 }

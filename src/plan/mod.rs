@@ -227,10 +227,18 @@ pub fn survey(shape: SurveyShape) -> Vec<SurveyItem> {
     ]
 }
 
+/// What to write for a list of counts that cannot be read.
+pub const COUNTS_HINT: &str = "use 1,2,4,8 or 1..64:x2 or 2..8:+2";
+
 /// Parses a list of counts: "1,2,4,8", a doubling range "1..64:x2", a stepped range
 /// "2..8:+2", or a plain range "1..4" (step 1). Counts are positive and returned in order.
 pub fn parse_counts(text: &str) -> Result<Vec<usize>, String> {
-    let bad = |why: &str| format!("invalid count list '{text}': {why} (hint: use 1,2,4,8 or 1..64:x2 or 2..8:+2)");
+    counts(text).map_err(|what| format!("{what} (hint: {COUNTS_HINT})"))
+}
+
+/// As [`parse_counts`], what is wrong without its hint ([`COUNTS_HINT`]).
+pub fn counts(text: &str) -> Result<Vec<usize>, String> {
+    let bad = |why: &str| format!("invalid count list '{text}': {why}");
     let mut out = Vec::new();
     let mut push = |n: usize| {
         if out.len() == MAX_COUNTS {

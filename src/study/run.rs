@@ -2,6 +2,7 @@
 
 use super::common::{device_flags_need_a_device, DeviceArgs, TeamArgs};
 use super::Error;
+use crate::session::Place;
 use crate::spec::{Access, Shape, Workload};
 use std::path::PathBuf;
 
@@ -49,4 +50,56 @@ impl RunArgs {
         }
         Ok(())
     }
+}
+
+impl RunArgs {
+    /// The run's points, one per client count, and where they go. On block devices: O_DIRECT
+    /// unless --buffered, the devices with the user's consent, and used whole (as much of the
+    /// smallest, `smallest` of them, as the device given most files holds) unless --size.
+    pub fn points(
+        &self,
+        counts: &[usize],
+        smallest: impl FnOnce(&[PathBuf]) -> u64,
+    ) -> Result<(crate::plan::List, Place), Error> {
+        use crate::plan::List;
+        self.validate()?;
+        if self.device.device.is_empty() {
+            let place = Place::Dir { dir: self.dir.clone().unwrap_or_default(), more: self.more_dirs.clone() };
+            return Ok((List::sweep(&self.workload, counts, self.total)?, place));
+        }
+        let mut w = self.workload.clone();
+        if let Shape::Data(d) = &mut w.shape {
+            d.direct = !self.device.buffered;
+        }
+        let paths = &self.device.device;
+        let list = match self.total {
+            Some(total) => List::sweep(&w, counts, Some(total))?,
+            None => {
+                let smallest = smallest(paths);
+                List::filling(&w, counts, |p| crate::target::site::whole_devices(p, paths.len(), smallest))?
+            }
+        };
+        let consent = crate::target::device::Consent {
+            destroy: self.device.destroy_data.clone(),
+            ignore_signature: self.device.ignore_signature,
+        };
+        Ok((list, Place::Devices { paths: paths.clone(), consent }))
+    }
+}
+
+/// The size of the smallest of `devices` as this process finds it (0 when it cannot read
+/// one: the device's own check then says why).
+pub fn smallest_here(devices: &[PathBuf]) -> u64 {
+    devices
+        .iter()
+        .map(|p| crate::target::device::Device::open(p).map_or(0, |d| d.facts().size_bytes))
+        .min()
+        .unwrap_or(0)
+}
+
+/// The size of the smallest of `devices`, as the lead finds it (0 when it cannot read one:
+/// the device's own check then says why).
+pub fn smallest_device<T: crate::team::Team>(team: &T, devices: &[PathBuf]) -> u64 {
+    let mine = (team.process() == 0).then(|| smallest_here(devices));
+    crate::team::share_value(team, mine.as_ref())
 }
