@@ -24,11 +24,19 @@ fn set_mode(path: &Path, mode: u32) {
     fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
 }
 
+/// `iosurvey campaign ARGS` on the bed's store, with a temporary directory of the bed's own
+/// (TMPDIR): what a campaign leaves there is this test's to find, not the machine's.
 fn campaign(bed: &Bed, args: &[&str]) -> Out {
-    let mut all = vec!["campaign"];
-    all.extend(args);
-    all.extend(["--db", bed.db.as_str()]);
-    iosurvey(&all)
+    let tmp = bed_tmp(bed);
+    fs::create_dir_all(&tmp).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_iosurvey"));
+    cmd.arg("campaign").args(args).args(["--db", bed.db.as_str()]).env("TMPDIR", &tmp);
+    outcome(cmd.output().expect("start iosurvey"))
+}
+
+/// The bed's own temporary directory, which [`campaign`] gives as TMPDIR.
+fn bed_tmp(bed: &Bed) -> std::path::PathBuf {
+    bed.tmp.path().join("tmp")
 }
 
 /// The store's runs filed in campaigns: (study, label, workload key, status); none while the
@@ -499,11 +507,9 @@ fn plan_calibrate_times_a_small_run_of_each_study_and_leaves_nothing_behind() {
     assert!((9.0..=30.0).contains(&secs(estimates[0])), "{}", estimates[0]);
     assert!(!Path::new(&bed.db).exists(), "a plan stores nothing");
     assert!(bed.entries().is_empty(), "{:?}", bed.entries());
-    let scratch = fs::read_dir(std::env::temp_dir())
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .any(|e| e.file_name().to_string_lossy().starts_with("iosurvey-calibrate-"));
-    assert!(!scratch, "the calibration store is removed");
+    // The calibration's scratch store was made in the test's own TMPDIR, and removed.
+    let left: Vec<_> = fs::read_dir(bed_tmp(&bed)).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
+    assert!(left.is_empty(), "the calibration store is removed: {left:?}");
 }
 
 #[test]
@@ -1011,4 +1017,63 @@ fn a_store_locked_to_the_end_of_a_campaign_leaves_no_version_running_for_good() 
             fs::remove_file(f).unwrap();
         }
     }
+}
+
+/// A store a campaign left at schema v16, made by main (ea9e279) from
+/// tests/fixtures/store-v16-campaign.toml, run at full size and at --scale 1/4: its point
+/// keys were text (`KEY tasks=N scale=1/M`, a matrix's flags as typed).
+const V16_STORE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store-v16-campaign.db");
+const V16_FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/store-v16-campaign.toml");
+
+#[test]
+fn a_store_of_schema_16_migrates_and_its_campaign_resumes_with_every_point_still_done() {
+    let bed = Bed::new();
+    fs::copy(V16_STORE, &bed.db).unwrap();
+    // The target's directory was the fixture maker's; the points are known by its label.
+    let text = fs::read_to_string(V16_FILE).unwrap().replace("/tmp/h37camp/fx/target", &bed.dir.display().to_string());
+    // The matrix's largest file written otherwise: the same size, so the same point.
+    let respelled = text.replace("max-file = \"1m\"", "max-file = \"1024k\"");
+    assert_ne!(text, respelled);
+    for text in [&text, &respelled] {
+        let path = file(&bed, text);
+        for scale in [&[][..], &["--scale", "1/4"][..]] {
+            let out = campaign(&bed, &[&["plan", path.as_str()][..], scale].concat());
+            assert_eq!(out.code, 0, "{}", out.stderr);
+            assert!(out.stdout.contains("total: 6 points, 0 to run, 6 stored already"), "{scale:?}: {}", out.stdout);
+        }
+    }
+    let conn = || rusqlite::Connection::open(&bed.db).unwrap();
+    let count = |sql: &str| -> i64 { conn().query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(count("PRAGMA user_version"), 17);
+    // Nothing lost: every run, group and hook is there, its key the study's alone.
+    assert_eq!(count("SELECT count(*) FROM runs"), 12);
+    assert_eq!(count("SELECT count(*) FROM groups WHERE kind = 'matrix' AND key LIKE 'matrix %'"), 4);
+    assert_eq!(count("SELECT count(*) FROM hooks"), 12);
+    assert_eq!(count("SELECT count(*) FROM hooks WHERE tasks IS NOT NULL AND key LIKE '{%'"), 8);
+    assert_eq!(count("SELECT count(*) FROM groups WHERE key LIKE '%scale=%' OR key LIKE '%--%'"), 0);
+    assert_eq!(count("SELECT count(*) FROM hooks WHERE key LIKE '% tasks=%' OR key LIKE '%scale=%'"), 0);
+    // Resumed: nothing runs again, and the status counts every point stored.
+    let path = file(&bed, &respelled);
+    let runs = campaign_runs(&bed.db).len();
+    let out = campaign(&bed, &["run", &path, "-q"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(campaign_runs(&bed.db).len(), runs, "a point stored before the migration ran again");
+    let status = campaign(&bed, &["status", &path]);
+    assert!(status.stdout.contains("6 of 6 points stored whole; 0 to run"), "{}", status.stdout);
+}
+
+#[test]
+fn a_whole_study_whose_sizes_are_written_otherwise_is_the_same_point() {
+    let bed = Bed::new();
+    let study = |max: &str| {
+        format!(
+            "name = \"m\"\nkind = \"matrix\"\nstand-in = \"null\"\nmin-file = \"64k\"\nmax-file = \"{max}\"\nmin-record = \"64k\"\nmax-record = \"64k\"\nkinds = \"write,read\"\n"
+        )
+    };
+    let out = campaign(&bed, &["run", &one_study(&bed, &study("1m")), "-q"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let plan = campaign(&bed, &["plan", &one_study(&bed, &study("1024k"))]);
+    assert!(plan.stdout.contains("0 to run, 2 stored already"), "{}", plan.stdout);
+    let plan = campaign(&bed, &["plan", &one_study(&bed, &study("2m"))]);
+    assert!(plan.stdout.contains("2 to run, 0 stored already"), "{}", plan.stdout);
 }

@@ -9,6 +9,7 @@ pub mod batch;
 pub mod file;
 pub mod hooks;
 
+use crate::record::point::PointKey;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -261,9 +262,10 @@ pub struct Point {
     pub clients: Option<usize>,
     /// Which repetition (0 the first).
     pub repetition: u32,
-    /// What it measures, as stored (the workload key of a run, or the study's settings);
-    /// shared by the point's repetitions, as its command line is.
-    pub key: Arc<str>,
+    /// What it measures, as stored (the workload key of a run and its tasks, or the study's
+    /// settings), at the campaign's scale; shared by the point's repetitions, as its command
+    /// line is.
+    pub key: Arc<PointKey>,
     /// The command line that runs it, as the command would be typed after `iosurvey`.
     pub argv: Arc<[String]>,
     /// What it measures, in words, after any scale (the workload's label, or the sizes).
@@ -277,12 +279,12 @@ pub struct Point {
 }
 
 /// A point's name for matching stored ones: study, target label, key.
-pub type Identity = (String, String, String);
+pub type Identity = (String, String, PointKey);
 
 impl Point {
     /// Its identity in `c`.
     pub fn identity(&self, c: &Campaign) -> Identity {
-        (c.studies[self.study].name.clone(), c.targets[self.target].label.clone(), self.key.to_string())
+        (c.studies[self.study].name.clone(), c.targets[self.target].label.clone(), PointKey::clone(&self.key))
     }
 }
 
@@ -326,6 +328,11 @@ pub fn is_done(c: &Campaign, p: &Point, done: &Done) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::point::StudyKey;
+
+    fn key(clients: usize) -> PointKey {
+        PointKey { study: StudyKey::Whole("k".into()), tasks: Some(clients), scale: None }
+    }
 
     fn point(study: usize, target: usize, clients: usize, repetition: u32) -> Point {
         Point {
@@ -333,7 +340,7 @@ mod tests {
             target,
             clients: Some(clients),
             repetition,
-            key: format!("k{clients}").into(),
+            key: Arc::new(key(clients)),
             argv: Arc::new([]),
             what: "".into(),
             bytes: None,
@@ -399,7 +406,7 @@ mod tests {
             batch: None,
         };
         let mut done = Done::new();
-        done.insert(("s".into(), "a".into(), "k1".into()), 1);
+        done.insert(("s".into(), "a".into(), key(1)), 1);
         assert!(is_done(&c, &point(0, 0, 1, 0), &done));
         assert!(!is_done(&c, &point(0, 0, 1, 1), &done));
         assert!(!is_done(&c, &point(0, 0, 2, 0), &done));

@@ -9,6 +9,7 @@ use iosurvey::campaign::hooks::{run_hook, HookRun};
 use iosurvey::campaign::{self, Campaign, Done, Kind, Point};
 use iosurvey::record::{GroupId, GroupKind};
 use iosurvey::session::Within;
+use iosurvey::store::campaigns::{PointKey, StudyKey};
 use iosurvey::store::{PointName, Store};
 use iosurvey::team::{share_value, Team};
 use iosurvey::units::{format_duration, format_size};
@@ -452,10 +453,11 @@ fn points<T: Team>(c: &Campaign, db: &Path, team: &T, scale: Option<Scale>) -> R
                     scaled(&mut cli, by, clients);
                 }
                 let measured = point_workload(&cli, clients).map_err(|f| in_study(c, s, clients, f))?;
-                let key: std::sync::Arc<str> = match &measured {
-                    Some(w) => iosurvey::store::campaigns::run_point_key(w, scale.map(|Scale(n)| n)).into(),
-                    None => group_key(s, &base, scale).into(),
-                };
+                let scale_n = scale.map(|Scale(n)| n);
+                let key = std::sync::Arc::new(match &measured {
+                    Some(w) => PointKey::run(w, scale_n),
+                    None => PointKey { study: whole_key(s, &base), tasks: None, scale: scale_n },
+                });
                 let what: std::sync::Arc<str> = measured.as_ref().map_or_else(|| sizes_of(&cli), |w| w.label()).into();
                 let bytes = bytes_of(&cli, measured.as_ref());
                 let argv: std::sync::Arc<[String]> = argv.into();
@@ -542,20 +544,19 @@ fn in_study(c: &Campaign, s: &campaign::Study, clients: Option<usize>, f: Failur
     at_line(c, s.line, format!("study '{}'{at}: {what}", s.name), hint.trim_end_matches(')'))
 }
 
-/// What a study run whole measures, as the store knows it: its kind and settings, each
-/// setting with its value, in name order; and the scale.
-fn group_key(s: &campaign::Study, base: &[String], scale: Option<Scale>) -> String {
+/// What a study run whole measures, as the store knows it: its kind and its settings (those
+/// of the file and those of `[cache]`, as `base` gives them to its command), each value in
+/// its normal form.
+fn whole_key(s: &campaign::Study, base: &[String]) -> StudyKey {
     // Pairs, not words: two studies that swap values between flags are not one.
-    let mut pairs: Vec<String> = Vec::new();
+    let mut pairs: Vec<(&str, Option<&str>)> = Vec::new();
     for arg in base {
         match (arg.starts_with('-'), pairs.last_mut()) {
-            (false, Some(last)) => *last = format!("{last}={arg}"),
-            _ => pairs.push(arg.clone()),
+            (false, Some((_, value @ None))) => *value = Some(arg.as_str()),
+            _ => pairs.push((arg.as_str(), None)),
         }
     }
-    pairs.sort();
-    let scaled = iosurvey::store::campaigns::scale_words(scale.map(|Scale(n)| n));
-    format!("{} {}{scaled}", s.kind.name(), pairs.join(" "))
+    StudyKey::whole(s.kind.name(), pairs)
 }
 
 /// The sizes a whole-study point runs with, after any scale, in words.
@@ -1493,7 +1494,7 @@ pub(super) fn report<T: Team>(
                 let point = PointName {
                     study: r.name.clone().unwrap_or_default(),
                     target: r.label.clone().unwrap_or_default(),
-                    key: iosurvey::store::campaigns::run_point_key(&r.workload, scale),
+                    key: PointKey::run(&r.workload, scale),
                 };
                 planned.contains(&point)
             })

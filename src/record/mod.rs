@@ -4,6 +4,7 @@
 
 pub mod execution;
 pub mod net;
+pub mod point;
 
 use crate::env::{is_memory_fs, Environment};
 use crate::measure::histogram::Latency;

@@ -5,6 +5,7 @@
 
 use super::{PointName, Store, StoreError};
 use crate::campaign::hooks::HookRun;
+pub use crate::record::point::{PointKey, StudyKey, WorkloadKey};
 use crate::record::{GroupId, GroupKind};
 use rusqlite::params;
 use std::collections::HashMap;
@@ -44,22 +45,6 @@ pub struct KeptHook {
 /// What a campaign's points came to: each point name with how many ended ok and failed.
 pub type Tally = HashMap<PointName, (usize, usize)>;
 
-/// A run's point key: its workload key and its count of tasks (the workload key leaves the
-/// count out, so that runs of a sweep compare as one workload).
-pub const RUN_KEY: &str = "workload_key || ' tasks=' || json_extract(spec_json, '$.tasks')";
-
-/// A run point's key as [`RUN_KEY`] reads it back from a stored run of workload `w`, with
-/// the words of the campaign's scale.
-pub fn run_point_key(w: &crate::spec::Workload, scale: Option<u64>) -> String {
-    format!("{} tasks={}{}", w.key(), w.tasks, scale_words(scale))
-}
-
-/// The words a campaign run at `--scale 1/N` adds to each point's key, so that a rehearsal
-/// never stands for the full-size point.
-pub fn scale_words(scale: Option<u64>) -> String {
-    scale.map_or(String::new(), |n| format!(" scale=1/{n}"))
-}
-
 /// The scale a campaign version's spec says it ran at. A scale that is not a whole number of
 /// 1 or more (a store written before the scale was capped, or made by hand) reads as its
 /// nearest such number, the same wherever it is read, so the store stays readable.
@@ -68,9 +53,47 @@ pub fn stored_scale(spec: &serde_json::Value) -> Option<u64> {
     n.as_u64().or_else(|| n.as_f64().filter(|x| x.is_finite()).map(|x| x.max(1.0) as u64)).filter(|&n| n >= 1)
 }
 
-/// A point key without its scale words: what a run of it stores.
-fn unscaled(key: &str) -> &str {
-    key.rsplit_once(" scale=1/").map_or(key, |(k, _)| k)
+/// Schema v17: the point keys kept before as text (`KEY tasks=N scale=1/M`, a whole study's
+/// `kind --flag=value ...` as typed) rewritten as [`PointKey`]'s columns: a group's key and a
+/// hook's key the study's key in its normal form, a hook's tasks in its own column, the scale
+/// left to the version's spec (where it always was). The one place old keys are read.
+pub(super) fn migrate_point_keys(tx: &rusqlite::Transaction) -> rusqlite::Result<()> {
+    let legacy = |text: &str| -> (StudyKey, Option<usize>) {
+        let text = text.rsplit_once(" scale=1/").map_or(text, |(k, _)| k);
+        if text.starts_with('{') {
+            return match text.rsplit_once(" tasks=") {
+                Some((k, n)) => (StudyKey::Workload(WorkloadKey(k.into())), n.parse().ok()),
+                None => (StudyKey::Workload(WorkloadKey(text.into())), None),
+            };
+        }
+        let (kind, rest) = text.split_once(' ').unwrap_or((text, ""));
+        // Each setting was written `--name=value` (or `--name` alone), joined by spaces.
+        let settings = rest.split(" --").filter(|s| !s.is_empty()).map(|s| {
+            let s = s.trim_start_matches('-');
+            match s.split_once('=') {
+                Some((name, value)) => (name, Some(value)),
+                None => (s, None),
+            }
+        });
+        (StudyKey::whole(kind, settings), None)
+    };
+    for (table, has_tasks) in [("groups", false), ("hooks", true)] {
+        let rows: Vec<(i64, String)> = tx
+            .prepare(&format!("SELECT id, key FROM {table} WHERE key IS NOT NULL"))?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<_, _>>()?;
+        for (id, text) in rows {
+            let (key, tasks) = legacy(&text);
+            match has_tasks {
+                true => tx.execute(
+                    "UPDATE hooks SET key = ?1, tasks = ?2 WHERE id = ?3",
+                    params![key.as_str(), tasks.map(|n| n as i64), id],
+                )?,
+                false => tx.execute("UPDATE groups SET key = ?1 WHERE id = ?2", params![key.as_str(), id])?,
+            };
+        }
+    }
+    Ok(())
 }
 
 /// The error a campaign's point is stored with until the hooks after it judged it: what it
@@ -83,41 +106,41 @@ const VERSIONS: &str = "SELECT id FROM groups WHERE kind = 'campaign' AND json_e
 impl Store {
     /// Every point of campaign `name`, in any version, with how many ended ok and failed.
     pub fn campaign_tally(&self, name: &str) -> Result<Tally, StoreError> {
-        // A run's key gets its version's scale words here, as the plan's points get them
-        // (stored_scale), so that every scale read back matches the one planned.
+        // Each point gets its version's scale (stored_scale), as the plan's points get it.
         let scales = self.campaign_scales(name)?;
-        let sql = format!(
-            "SELECT r.name, r.system_label, r.workload_key || ' tasks=' || json_extract(r.spec_json, '$.tasks'),
-                r.status, c.number
-             FROM runs r JOIN groups c ON c.id = r.group_id WHERE r.group_id IN ({VERSIONS})
-             UNION ALL
-             SELECT name, label, key, state, NULL FROM groups WHERE parent IN ({VERSIONS})"
+        let runs = format!(
+            "SELECT r.name, r.system_label, r.workload_key, json_extract(r.spec_json, '$.tasks'), r.status, c.number
+             FROM runs r JOIN groups c ON c.id = r.group_id WHERE r.group_id IN ({VERSIONS})"
         );
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.wrap(e))?;
-        let rows = stmt
-            .query_map(params![name], |r| {
-                let version: Option<i64> = r.get(4)?;
-                let mut key = r.get::<_, Option<String>>(2)?.unwrap_or_default();
-                if let Some(n) = version {
-                    key += &scale_words(scales.get(&n).copied().flatten());
-                }
-                Ok((
-                    PointName {
+        let groups = format!(
+            "SELECT g.name, g.label, g.key, NULL, g.state, c.number
+             FROM groups g JOIN groups c ON c.id = g.parent WHERE g.parent IN ({VERSIONS})"
+        );
+        let mut tally = Tally::new();
+        for (sql, whole) in [(runs, false), (groups, true)] {
+            let mut stmt = self.conn.prepare(&sql).map_err(|e| self.wrap(e))?;
+            let rows = stmt
+                .query_map(params![name], |r| {
+                    let key = r.get::<_, Option<String>>(2)?.unwrap_or_default();
+                    let point = PointName {
                         study: r.get::<_, Option<String>>(0)?.unwrap_or_default(),
                         target: r.get::<_, Option<String>>(1)?.unwrap_or_default(),
-                        key,
-                    },
-                    r.get::<_, String>(3)?,
-                ))
-            })
-            .map_err(|e| self.wrap(e))?;
-        let mut tally = Tally::new();
-        for row in rows {
-            let (point, state) = row.map_err(|e| self.wrap(e))?;
-            let entry = tally.entry(point).or_default();
-            match state.as_str() {
-                "ok" => entry.0 += 1,
-                _ => entry.1 += 1,
+                        key: PointKey {
+                            study: if whole { StudyKey::Whole(key) } else { StudyKey::Workload(WorkloadKey(key)) },
+                            tasks: r.get::<_, Option<i64>>(3)?.and_then(|n| usize::try_from(n).ok()),
+                            scale: scales.get(&r.get::<_, i64>(5)?).copied().flatten(),
+                        },
+                    };
+                    Ok((point, r.get::<_, String>(4)?))
+                })
+                .map_err(|e| self.wrap(e))?;
+            for row in rows {
+                let (point, state) = row.map_err(|e| self.wrap(e))?;
+                let entry = tally.entry(point).or_default();
+                match state.as_str() {
+                    "ok" => entry.0 += 1,
+                    _ => entry.1 += 1,
+                }
             }
         }
         Ok(tally)
@@ -138,22 +161,23 @@ impl Store {
             self.conn
                 .execute(
                     "INSERT INTO hooks (campaign, hook, command, study, target, key, repetition, node, status,
-                        output, secs, started, uid)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+                        output, secs, started, uid, tasks)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
                     params![
                         row,
                         h.hook,
                         h.command,
                         study,
                         point.map(|p| &p.0.target),
-                        point.map(|p| &p.0.key),
+                        point.map(|p| p.0.key.study.as_str()),
                         point.map(|p| p.1),
                         h.node,
                         h.status,
                         h.output,
                         h.secs,
                         now,
-                        super::uid::fresh().map_err(|e| self.wrap(e))?
+                        super::uid::fresh().map_err(|e| self.wrap(e))?,
+                        point.and_then(|p| p.0.key.tasks).map(|n| n as i64)
                     ],
                 )
                 .map_err(|e| self.wrap(e))?;
@@ -163,9 +187,11 @@ impl Store {
 
     /// The hooks kept for campaign `name`, in the order they ran.
     pub fn hooks_of(&self, name: &str) -> Result<Vec<KeptHook>, StoreError> {
+        let scales = self.campaign_scales(name)?;
         let sql = format!(
-            "SELECT hook, command, study, target, key, repetition, node, status, output, secs FROM hooks
-             WHERE campaign IN ({VERSIONS}) ORDER BY id"
+            "SELECT h.hook, h.command, h.study, h.target, h.key, h.repetition, h.node, h.status, h.output, h.secs,
+                h.tasks, c.number
+             FROM hooks h JOIN groups c ON c.id = h.campaign WHERE h.campaign IN ({VERSIONS}) ORDER BY h.id"
         );
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.wrap(e))?;
         let rows = stmt
@@ -173,8 +199,22 @@ impl Store {
                 let study: Option<String> = r.get(2)?;
                 let target: Option<String> = r.get(3)?;
                 let key: Option<String> = r.get(4)?;
+                let tasks = r.get::<_, Option<i64>>(10)?.and_then(|n| usize::try_from(n).ok());
+                let scale = scales.get(&r.get::<_, i64>(11)?).copied().flatten();
                 let point = match (&study, target, key) {
-                    (Some(s), Some(target), Some(key)) => Some(PointName { study: s.clone(), target, key }),
+                    // A run point has its tasks; a study run whole has none.
+                    (Some(s), Some(target), Some(key)) => Some(PointName {
+                        study: s.clone(),
+                        target,
+                        key: PointKey {
+                            study: match tasks {
+                                Some(_) => StudyKey::Workload(WorkloadKey(key)),
+                                None => StudyKey::Whole(key),
+                            },
+                            tasks,
+                            scale,
+                        },
+                    }),
                     _ => None,
                 };
                 Ok(KeptHook {
@@ -243,8 +283,10 @@ impl Store {
     /// The groups that are points of campaign `name` (a survey, a matrix, an IO500 list),
     /// with their point names and states.
     pub fn campaign_groups(&self, name: &str) -> Result<Vec<(GroupId, PointName, String)>, StoreError> {
+        let scales = self.campaign_scales(name)?;
         let sql = format!(
-            "SELECT kind, number, name, label, key, state FROM groups WHERE parent IN ({VERSIONS}) ORDER BY id"
+            "SELECT g.kind, g.number, g.name, g.label, g.key, g.state, c.number
+             FROM groups g JOIN groups c ON c.id = g.parent WHERE g.parent IN ({VERSIONS}) ORDER BY g.id"
         );
         let mut stmt = self.conn.prepare(&sql).map_err(|e| self.wrap(e))?;
         let rows = stmt
@@ -255,7 +297,11 @@ impl Store {
                     PointName {
                         study: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
                         target: r.get::<_, Option<String>>(3)?.unwrap_or_default(),
-                        key: r.get::<_, Option<String>>(4)?.unwrap_or_default(),
+                        key: PointKey {
+                            study: StudyKey::Whole(r.get::<_, Option<String>>(4)?.unwrap_or_default()),
+                            tasks: None,
+                            scale: scales.get(&r.get::<_, i64>(6)?).copied().flatten(),
+                        },
                     },
                     r.get(5)?,
                 ))
@@ -289,22 +335,23 @@ impl Store {
     ) -> Result<(), StoreError> {
         let row = self.group_row(campaign)?;
         let state = if why.is_some() { "failed" } else { "ok" };
-        let run = format!(
-            "UPDATE runs SET status = ?6, error = ?5,
-                record_json = json_set(record_json, '$.record.status', ?6, '$.record.error', ?5)
-             WHERE id = (SELECT MAX(id) FROM runs WHERE group_id = ?1 AND name = ?2 AND system_label = ?3
-                AND {RUN_KEY} = ?4) AND (?7 IS NULL OR error = ?7)"
-        );
-        self.conn
-            .execute(&run, params![row, point.study, point.target, unscaled(&point.key), why, state, only_if])
-            .map_err(|e| self.wrap(e))?;
-        self.conn
-            .execute(
+        let key = point.key.study.as_str();
+        match point.key.study {
+            StudyKey::Workload(_) => self.conn.execute(
+                "UPDATE runs SET status = ?6, error = ?5,
+                    record_json = json_set(record_json, '$.record.status', ?6, '$.record.error', ?5)
+                 WHERE id = (SELECT MAX(id) FROM runs WHERE group_id = ?1 AND name = ?2 AND system_label = ?3
+                    AND workload_key = ?4 AND json_extract(spec_json, '$.tasks') = ?8)
+                    AND (?7 IS NULL OR error = ?7)",
+                params![row, point.study, point.target, key, why, state, only_if, point.key.tasks.map(|n| n as i64)],
+            ),
+            StudyKey::Whole(_) => self.conn.execute(
                 "UPDATE groups SET state = ?5 WHERE id = (SELECT MAX(id) FROM groups WHERE parent = ?1
                     AND name = ?2 AND label = ?3 AND key = ?4)",
-                params![row, point.study, point.target, point.key, state],
-            )
-            .map_err(|e| self.wrap(e))?;
+                params![row, point.study, point.target, key, state],
+            ),
+        }
+        .map_err(|e| self.wrap(e))?;
         Ok(())
     }
 
@@ -405,34 +452,50 @@ impl Store {
             .map_err(|e| self.wrap(e))
     }
 
-    /// The groups stored whole that were a campaign's whole-study point `key` on the system
-    /// labelled `label`, newest first.
-    pub fn groups_of_point(&self, label: &str, key: &str) -> Result<Vec<GroupId>, StoreError> {
+    /// The groups stored whole that were a campaign's whole-study point `key` (at its scale)
+    /// on the system labelled `label`, newest first.
+    pub fn groups_of_point(&self, label: &str, key: &PointKey) -> Result<Vec<GroupId>, StoreError> {
         let mut stmt = self
             .conn
-            .prepare("SELECT kind, number FROM groups WHERE label = ?1 AND key = ?2 AND state = 'ok' ORDER BY id DESC LIMIT 20")
+            .prepare(
+                "SELECT g.kind, g.number, c.spec_json FROM groups g JOIN groups c ON c.id = g.parent
+                 WHERE g.label = ?1 AND g.key = ?2 AND g.state = 'ok' ORDER BY g.id DESC",
+            )
             .map_err(|e| self.wrap(e))?;
         let rows = stmt
-            .query_map(params![label, key], |r| {
+            .query_map(params![label, key.study.as_str()], |r| {
                 let kind: String = r.get(0)?;
-                Ok(GroupId { kind: GroupKind::from_name(&kind).unwrap_or(GroupKind::Survey), number: r.get(1)? })
+                let spec: serde_json::Value = serde_json::from_str(&r.get::<_, String>(2)?).unwrap_or_default();
+                let g = GroupId { kind: GroupKind::from_name(&kind).unwrap_or(GroupKind::Survey), number: r.get(1)? };
+                Ok((g, stored_scale(&spec)))
             })
             .map_err(|e| self.wrap(e))?;
-        rows.collect::<Result<_, _>>().map_err(|e| self.wrap(e))
+        let mut found = Vec::new();
+        for row in rows {
+            let (g, scale) = row.map_err(|e| self.wrap(e))?;
+            if scale == key.scale {
+                found.push(g);
+            }
+            if found.len() == 20 {
+                break;
+            }
+        }
+        Ok(found)
     }
 
-    /// The runs stored whole of point key `key` ([`RUN_KEY`]) on the system labelled
-    /// `label`, newest first.
-    pub fn runs_of_point(&self, label: &str, key: &str) -> Result<Vec<i64>, StoreError> {
-        // Any run of the workload estimates it, whatever campaign (or scale) it was run in.
-        let key = unscaled(key);
-        let (workload, _) = key.rsplit_once(" tasks=").unwrap_or((key, ""));
-        let sql = format!(
-            "SELECT id FROM runs WHERE system_label = ?1 AND workload_key = ?3 AND {RUN_KEY} = ?2 AND status = 'ok'
-             ORDER BY id DESC LIMIT 20"
-        );
-        let mut stmt = self.conn.prepare(&sql).map_err(|e| self.wrap(e))?;
-        let rows = stmt.query_map(params![label, key, workload], |r| r.get(0)).map_err(|e| self.wrap(e))?;
+    /// The runs stored whole of run point `key` on the system labelled `label`, newest first:
+    /// any run of the workload at its tasks estimates it, whatever campaign (or scale) it ran in.
+    pub fn runs_of_point(&self, label: &str, key: &PointKey) -> Result<Vec<i64>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT id FROM runs WHERE system_label = ?1 AND workload_key = ?2
+                    AND json_extract(spec_json, '$.tasks') = ?3 AND status = 'ok' ORDER BY id DESC LIMIT 20",
+            )
+            .map_err(|e| self.wrap(e))?;
+        let rows = stmt
+            .query_map(params![label, key.study.as_str(), key.tasks.map(|n| n as i64)], |r| r.get(0))
+            .map_err(|e| self.wrap(e))?;
         rows.collect::<Result<_, _>>().map_err(|e| self.wrap(e))
     }
 }

@@ -334,6 +334,7 @@ const HOOKS: Table = Table {
         "output",
         "secs",
         "started",
+        "tasks",
     ],
 };
 

@@ -327,6 +327,12 @@ CREATE UNIQUE INDEX groups_by_uid ON groups(uid);
 CREATE UNIQUE INDEX net_runs_by_uid ON net_runs(uid);
 CREATE UNIQUE INDEX hooks_by_uid ON hooks(uid);
 "#,
+    // v17: a campaign point's identity in columns ([`campaigns::PointKey`]): a hook keeps its
+    // point's tasks beside its key; the keys of groups and hooks kept as text before become
+    // their study's key in its normal form ([`campaigns::migrate_point_keys`]).
+    r#"
+ALTER TABLE hooks ADD COLUMN tasks INTEGER;
+"#,
 ];
 
 /// The schema version after which rows carry their unique id (`uid`), derived for the rows
@@ -340,6 +346,10 @@ const WHOLE_RECORDS: usize = 5;
 /// The schema versions after which every run's `workload_key` is recomputed from its record
 /// ([`rekey`]): those whose step changed what the key holds.
 const NEW_KEYS: &[usize] = &[11, 12];
+
+/// The schema version after which a campaign point's key is its columns
+/// ([`campaigns::migrate_point_keys`]).
+const POINT_KEYS: usize = 17;
 
 /// The version of the stored record's JSON shape.
 const RECORD_VERSION: u32 = 1;
@@ -566,8 +576,8 @@ pub struct PointName {
     pub study: String,
     /// The target's label.
     pub target: String,
-    /// What it measures: a run's workload key, or the study's settings.
-    pub key: String,
+    /// What it measures, at how many tasks and which scale.
+    pub key: campaigns::PointKey,
 }
 
 /// A group as stored.
@@ -694,6 +704,9 @@ impl Store {
                 if v + 1 == UIDS {
                     uid::fill(&tx).map_err(wrap)?;
                 }
+                if v + 1 == POINT_KEYS {
+                    campaigns::migrate_point_keys(&tx).map_err(wrap)?;
+                }
             }
             let broken: bool = tx.prepare("PRAGMA foreign_key_check").and_then(|mut s| s.exists([])).map_err(wrap)?;
             if broken {
@@ -764,7 +777,7 @@ impl Store {
                 start.spec,
                 start.point.as_ref().map(|p| &p.study),
                 start.point.as_ref().map(|p| &p.target),
-                start.point.as_ref().map(|p| &p.key),
+                start.point.as_ref().map(|p| p.key.study.as_str()),
                 uid
             ],
         )?;
@@ -1493,7 +1506,8 @@ mod tests {
                 .execute_batch(
                     "DROP INDEX runs_by_uid; DROP INDEX groups_by_uid; DROP INDEX net_runs_by_uid; DROP INDEX hooks_by_uid;
                      ALTER TABLE runs DROP COLUMN uid; ALTER TABLE groups DROP COLUMN uid;
-                     ALTER TABLE net_runs DROP COLUMN uid; ALTER TABLE hooks DROP COLUMN uid;",
+                     ALTER TABLE net_runs DROP COLUMN uid; ALTER TABLE hooks DROP COLUMN uid;
+                     ALTER TABLE hooks DROP COLUMN tasks;",
                 )
                 .unwrap();
             store.conn.pragma_update(None, "user_version", 15).unwrap();
