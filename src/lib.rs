@@ -35,4 +35,5 @@ pub mod store;
 pub mod sys;
 pub mod target;
 pub mod team;
+pub mod train;
 pub mod units;
