@@ -248,3 +248,43 @@ fn a_scaled_run_says_it_is_a_rehearsal() {
     let shown = iosurvey(&["show", &run["id"].to_string(), "--db", &bed.db]);
     assert!(shown.stdout.contains("train.au"), "{}", shown.stdout);
 }
+
+#[test]
+fn checkpoints_are_sharded_per_rank_read_back_shifted_and_stored_with_the_slowest_ranks_figures() {
+    let bed = Bed::new();
+    // llama3-8b at 1/1000000: 112,000 bytes, 28,000 a rank on 4 ranks.
+    let args = "--model llama3-8b --ranks 4 --scale 1/1000000 --checkpoints 3 --reads 2 --compute 0.01 --shift 1 --transfer 4k --no-drop-caches --keep";
+    let out = bed.command("checkpoint", args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let files = listing(&bed.dir);
+    let model: Vec<&String> = files.iter().filter(|n| n.ends_with("-model.pt")).collect();
+    let optim: Vec<&String> = files.iter().filter(|n| n.ends_with("-optim.pt")).collect();
+    assert_eq!((model.len(), optim.len()), (12, 12), "{files:?}");
+    assert_eq!(std::fs::metadata(bed.dir.join("ckpt-0002-rank-00003-model.pt")).unwrap().len(), 4000);
+    assert_eq!(std::fs::metadata(bed.dir.join("ckpt-0002-rank-00003-optim.pt")).unwrap().len(), 24000);
+    let run = bed.last_run();
+    let p = &run["tool_params"];
+    assert_eq!(p["ckpt.rank_bytes"], "28000");
+    assert_eq!(p["ckpt.shift"], "1");
+    for k in ["ckpt.write_max_duration_s", "ckpt.write_min_gib_s", "ckpt.read_min_gib_s", "ckpt.recovery_s"] {
+        assert!(p[k].as_str().and_then(|v| v.parse::<f64>().ok()).is_some_and(|v| v > 0.0), "{k}: {p}");
+    }
+    let ops: Vec<&str> = run["phases"].as_array().unwrap().iter().map(|ph| ph["op"].as_str().unwrap()).collect();
+    assert_eq!(ops, ["write", "write", "write", "read", "read"]);
+    let warnings = run["warnings"].to_string();
+    assert!(warnings.contains("rehearsal") && warnings.contains("page cache"), "{warnings}");
+}
+
+#[test]
+fn checkpoint_settings_that_cannot_run_are_refused_before_anything_is_written() {
+    let bed = Bed::new();
+    let target = bed.dir.join("fresh");
+    let dir = target.display().to_string();
+    for (args, needle) in [("--shift 8", "--shift 8"), ("--reads 11", "--reads 11"), ("--ranks 0", "--ranks 0")] {
+        let mut all = vec!["checkpoint", "--dir", &dir, "--db", &bed.db, "--model", "llama3-8b"];
+        all.extend(args.split_whitespace());
+        let out = iosurvey(&all);
+        assert_one_line_error(&out, 2, &[needle]);
+        assert!(!target.exists() && !Path::new(&bed.db).exists(), "{args}: nothing made");
+    }
+}

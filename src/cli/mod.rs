@@ -186,6 +186,12 @@ holding all their points.")]
   iosurvey train --dir /scratch/t --workload unet3d --accelerator h100 --accelerators 4 --generate
   iosurvey train --dir /scratch/t --workload resnet50 --generate --scale 1/1000 --find-max --max-accelerators 16")]
     Train(Box<train::TrainArgs>),
+    /// Emulate checkpoint I/O (MLPerf Storage): a model's state (14 bytes a parameter) sharded
+    /// over ranks, written with fsync, compute between, read back; slowest rank's figures.
+    #[command(after_help = "Examples:
+  iosurvey checkpoint --dir /scratch/c --model llama3-8b --ranks 8
+  iosurvey checkpoint --dir /scratch/c --model llama3-70b --ranks 8 --scale 1/1000 --compute 0 --shift 1")]
+    Checkpoint(Box<train::CheckpointArgs>),
     /// Measure the network ceiling between nodes (MPI point to point) and store it.
     #[command(after_help = "Examples:
   mpirun -np 6 --map-by node iosurvey net
@@ -1016,6 +1022,10 @@ pub fn main() -> i32 {
         Command::Train(args) => {
             prepare();
             return finish(train::train(&cli, args));
+        }
+        Command::Checkpoint(args) => {
+            prepare();
+            return finish(train::checkpoint(&cli, args));
         }
         Command::Merge(args) => {
             if let Some((var, n)) = iosurvey::team::launched_as_many(|v| std::env::var(v).ok()) {

@@ -183,46 +183,32 @@ fn study(
     store: &mut Store,
 ) -> Result<(), Failure> {
     let cancel = std::sync::atomic::AtomicBool::new(false);
-    let stop = super::CANCEL.clone();
-    let watching = std::sync::atomic::AtomicBool::new(true);
-    std::thread::scope(|sc| {
-        sc.spawn(|| {
-            while watching.load(std::sync::atomic::Ordering::Relaxed) {
-                if stop.is_cancelled() {
-                    cancel.store(true, std::sync::atomic::Ordering::Relaxed);
-                }
-                std::thread::sleep(std::time::Duration::from_millis(20));
+    watched(&cancel, || {
+        if a.generate {
+            let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
+            let g = emulate::generate(sized, target, threads, &cancel)?;
+            if !cli.quiet {
+                say!(
+                    "iosurvey: generated {} files, {} in {:.1} s",
+                    sized.files,
+                    iosurvey::units::format_size(g.bytes),
+                    g.secs
+                );
             }
-        });
-        let r = (|| {
-            if a.generate {
-                let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
-                let g = emulate::generate(sized, target, threads, &cancel)?;
-                if !cli.quiet {
-                    say!(
-                        "iosurvey: generated {} files, {} in {:.1} s",
-                        sized.files,
-                        iosurvey::units::format_size(g.bytes),
-                        g.secs
-                    );
-                }
-            } else {
-                emulate::check_existing(sized, target)?;
-            }
-            let dropped = a.drop_caches && drop_caches()?;
-            let throttle = a.throttle.map(Throttle::new);
-            let ctx = Ctx { cli, a, target, throttle: throttle.as_ref(), cancel: &cancel, dropped };
-            if a.find_max {
-                find_max(&ctx, over, store)
-            } else {
-                let s = resolve(a, a.accelerators, over)?;
-                let (sum, id) = ctx.once(&s, store)?;
-                print(cli, &s, &sum, id);
-                Ok(())
-            }
-        })();
-        watching.store(false, std::sync::atomic::Ordering::Relaxed);
-        r
+        } else {
+            emulate::check_existing(sized, target)?;
+        }
+        let dropped = a.drop_caches && drop_caches()?;
+        let throttle = a.throttle.map(Throttle::new);
+        let ctx = Ctx { cli, a, target, throttle: throttle.as_ref(), cancel: &cancel, dropped };
+        if a.find_max {
+            find_max(&ctx, over, store)
+        } else {
+            let s = resolve(a, a.accelerators, over)?;
+            let (sum, id) = ctx.once(&s, store)?;
+            print(cli, &s, &sum, id);
+            Ok(())
+        }
     })
 }
 
@@ -339,4 +325,116 @@ fn find_max(ctx: &Ctx, over: &Overrides, store: &mut Store) -> Result<(), Failur
         if pass == most { format!(" (the most tried: --max-accelerators {most})") } else { String::new() }
     );
     Ok(())
+}
+
+/// The options of `iosurvey checkpoint`.
+#[derive(clap::Args)]
+pub(super) struct CheckpointArgs {
+    /// Directory of the checkpoints: empty, or holding only iosurvey's files (a missing leaf
+    /// is made).
+    #[arg(long, value_name = "DIR")]
+    dir: PathBuf,
+    /// The model: 14 bytes per parameter, sharded evenly over the ranks.
+    #[arg(long, value_enum)]
+    model: iosurvey::train::checkpoint::Llama,
+    /// Ranks (threads) the model's state is sharded over, each writing its own files.
+    #[arg(long, default_value_t = 8)]
+    ranks: usize,
+    /// Checkpoints written, with --compute between them.
+    #[arg(long, default_value_t = 10)]
+    checkpoints: u32,
+    /// Checkpoints read back (0: none).
+    #[arg(long, default_value_t = 10)]
+    reads: u32,
+    /// Compute between checkpoints, seconds.
+    #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
+    compute: f64,
+    /// Bytes per write or read call.
+    #[arg(long, value_parser = size_arg, default_value = "16m")]
+    transfer: u64,
+    /// Rank r reads the shard rank (r + N) mod ranks wrote.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    shift: usize,
+    /// A rehearsal at 1/N of the model's size (said to be one wherever shown).
+    #[arg(long, value_name = "1/N", value_parser = scale_arg)]
+    scale: Option<u64>,
+    /// Never drop the page cache before the reads (else dropped, as root, when the data is
+    /// under 3x RAM).
+    #[arg(long)]
+    no_drop_caches: bool,
+    #[command(flatten)]
+    target: TargetArgs,
+}
+
+pub(super) fn checkpoint(cli: &super::Cli, a: &CheckpointArgs) -> Result<(), Failure> {
+    use iosurvey::train::checkpoint::{self as ckpt, Checkpoints};
+    let c = Checkpoints {
+        model: a.model,
+        ranks: a.ranks,
+        writes: a.checkpoints,
+        reads: a.reads,
+        compute: a.compute,
+        transfer: a.transfer,
+        shift: a.shift,
+        scale: a.scale,
+        ram_bytes: iosurvey::env::ram_bytes(),
+    };
+    c.check()?;
+    let mut store = Store::open(&cli.db)?;
+    let options = iosurvey::target::Options { force: a.target.force, keep: a.target.keep, must_exist: false };
+    let mut target = iosurvey::target::Target::open(&a.dir, options)?;
+    for note in target.take_notes() {
+        say!("iosurvey: warning: {note}");
+    }
+    let cancel = std::sync::atomic::AtomicBool::new(false);
+    let started = iosurvey::units::now_unix();
+    let result = watched(&cancel, || ckpt::run(&c, &mut target, !a.no_drop_caches, &cancel));
+    let env = iosurvey::env::collect(target.dir().path());
+    let left = target.cleanup();
+    if !left.problems.is_empty() {
+        say!("iosurvey: warning: clean-up could not remove {}", left.problems.join("; "));
+    }
+    let o = result?;
+    let mut r = iosurvey::train::record::checkpoint_record(&c, &o, (env, command_line(), started), Vec::new());
+    r.label = a.target.label.clone();
+    let id = store.save(&r)?;
+    if !cli.quiet {
+        let p = &r.tool_params;
+        let get = |k: &str| p.get(k).map_or("-", String::as_str);
+        outln!(
+            "run {id}: {} checkpoints of {} on {} ranks ({} a rank): write {} s max, {} GiB/s min over ranks; read {} s max, {} GiB/s min; recovery {} s",
+            c.writes,
+            c.model.name(),
+            c.ranks,
+            iosurvey::units::format_size(c.rank_bytes()),
+            get("ckpt.write_max_duration_s"),
+            get("ckpt.write_min_gib_s"),
+            get("ckpt.read_max_duration_s"),
+            get("ckpt.read_min_gib_s"),
+            get("ckpt.recovery_s"),
+        );
+        for w in &r.warnings {
+            say!("iosurvey: warning: {w}");
+        }
+    }
+    Ok(())
+}
+
+/// Runs `work` with `cancel` set once the command's stop signal arrives.
+fn watched<T>(cancel: &std::sync::atomic::AtomicBool, work: impl FnOnce() -> T) -> T {
+    let stop = super::CANCEL.clone();
+    let watching = std::sync::atomic::AtomicBool::new(true);
+    std::thread::scope(|sc| {
+        sc.spawn(|| {
+            while watching.load(std::sync::atomic::Ordering::Relaxed) {
+                if stop.is_cancelled() {
+                    cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        });
+        let r = work();
+        watching.store(false, std::sync::atomic::Ordering::Relaxed);
+        r
+    })
 }

@@ -7,6 +7,7 @@
 //! Accelerators are threads of one process here; docs/methodology.md says how each figure is
 //! computed.
 
+pub mod checkpoint;
 pub mod emulate;
 pub mod figures;
 pub mod format;
@@ -364,9 +365,9 @@ impl Settings {
                 "give --reader-threads 1..256 and --prefetch 1..64",
             );
         }
-        if !(self.compute.is_finite() && self.compute >= 0.0 && self.compute <= 3600.0)
-            || !(self.compute_stdev.is_finite() && self.compute_stdev >= 0.0)
-        {
+        let compute_ok = self.compute.is_finite() && (0.0..=3600.0).contains(&self.compute);
+        let stdev_ok = self.compute_stdev.is_finite() && self.compute_stdev >= 0.0;
+        if !(compute_ok && stdev_ok) {
             return bad(
                 format!(
                     "--compute {} / --compute-stdev {} is not a time of 0 to 3600 s",

@@ -105,18 +105,7 @@ pub fn run_record(
         .timings
         .iter()
         .enumerate()
-        .map(|(e, tasks)| {
-            let p = PhaseOutcome {
-                op: Op::Read,
-                iteration: e as u32,
-                tasks: tasks.clone(),
-                verify: None,
-                caches_dropped: caches_dropped && e == 0,
-                latency: Latency::default(),
-                series: Series::default(),
-            };
-            PhaseRecord::from_outcome(p, &w, &env, (false, page_cache))
-        })
+        .map(|(e, tasks)| phase((Op::Read, e as u32), tasks.clone(), &w, &env, (caches_dropped && e == 0, page_cache)))
         .collect();
     let mut params = BTreeMap::new();
     let mut put = |k: &str, v: String| drop(params.insert(format!("train.{k}"), v));
@@ -146,15 +135,27 @@ pub fn run_record(
     if let Some(n) = s.scale {
         put("scale", format!("1/{n}"));
     }
+    let name = format!("train {} {} x{}", s.model.name(), s.accelerator.name(), s.accelerators);
+    stored(name, w, (env, command_line, started), phases, (warnings, params))
+}
+
+/// A study's run as the store keeps every run.
+fn stored(
+    name: String,
+    workload: Workload,
+    (env, command_line, started): (Environment, String, i64),
+    phases: Vec<PhaseRecord>,
+    (warnings, params): (Vec<String>, BTreeMap<String, String>),
+) -> RunRecord {
     RunRecord {
         id: None,
         survey_id: None,
-        name: Some(format!("train {} {} x{}", s.model.name(), s.accelerator.name(), s.accelerators)),
+        name: Some(name),
         started,
         status: Status::Ok,
         error: None,
         command_line,
-        workload: w,
+        workload,
         env,
         phases,
         warnings,
@@ -172,4 +173,71 @@ pub fn run_record(
         events: Vec::new(),
         tool_params: params,
     }
+}
+
+/// A phase of every rank as a stored phase.
+fn phase(
+    (op, iteration): (Op, u32),
+    tasks: Vec<crate::measure::TaskTiming>,
+    w: &Workload,
+    env: &Environment,
+    (dropped, page_cache): (bool, PageCache),
+) -> PhaseRecord {
+    let p = PhaseOutcome {
+        op,
+        iteration,
+        tasks,
+        verify: None,
+        caches_dropped: dropped,
+        latency: Latency::default(),
+        series: Series::default(),
+    };
+    PhaseRecord::from_outcome(p, w, env, (false, page_cache))
+}
+
+/// A checkpoint study as a stored run: a write phase per checkpoint, a read phase per
+/// checkpoint read back, and its figures by name (`ckpt.*`).
+pub fn checkpoint_record(
+    c: &super::checkpoint::Checkpoints,
+    o: &super::checkpoint::Outcome,
+    (env, command_line, started): (Environment, String, i64),
+    mut warnings: Vec<String>,
+) -> RunRecord {
+    let data = Data { transfer: c.transfer, block: c.rank_bytes(), fsync: true, ..Data::default() };
+    let w = Workload { ops: vec![Op::Write, Op::Read], tasks: c.ranks, ..Workload::from(data) };
+    let mut phases = Vec::new();
+    for (k, p) in o.writes.iter().enumerate() {
+        phases.push(phase((Op::Write, k as u32), p.tasks.clone(), &w, &env, (false, PageCache::Through)));
+    }
+    for (k, p) in o.reads.iter().enumerate() {
+        phases.push(phase((Op::Read, k as u32), p.tasks.clone(), &w, &env, (o.dropped && k == 0, PageCache::Through)));
+    }
+    if !o.dropped && !o.reads.is_empty() && super::checkpoint::needs_drop(c.total_bytes(), c.ram_bytes) {
+        warnings.push("checkpoints under 3x the client's RAM read back without the page cache dropped: the reads may be the cache's".into());
+    }
+    if let Some(n) = c.scale {
+        warnings.push(format!("rehearsal at --scale 1/{n}: the checkpoint is 1/{n} of the model's; not a result"));
+    }
+    let mut params = BTreeMap::new();
+    let mut put = |k: &str, v: String| drop(params.insert(format!("ckpt.{k}"), v));
+    put("model", c.model.name().into());
+    put("ranks", c.ranks.to_string());
+    put("rank_bytes", c.rank_bytes().to_string());
+    put("checkpoints", c.writes.to_string());
+    put("reads", c.reads.to_string());
+    put("shift", c.shift.to_string());
+    let mean = |xs: Vec<f64>| xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+    let gib = (1u64 << 30) as f64;
+    put("write_max_duration_s", format!("{:.4}", mean(o.writes.iter().map(|p| p.max_secs()).collect())));
+    put("write_min_gib_s", format!("{:.4}", mean(o.writes.iter().map(|p| p.min_rate() / gib).collect())));
+    if let Some(first) = o.reads.first() {
+        put("read_max_duration_s", format!("{:.4}", mean(o.reads.iter().map(|p| p.max_secs()).collect())));
+        put("read_min_gib_s", format!("{:.4}", mean(o.reads.iter().map(|p| p.min_rate() / gib).collect())));
+        put("recovery_s", format!("{:.4}", first.max_secs()));
+    }
+    if let Some(n) = c.scale {
+        put("scale", format!("1/{n}"));
+    }
+    let name = format!("checkpoint {} x{}", c.model.name(), c.ranks);
+    stored(name, w, (env, command_line, started), phases, (warnings, params))
 }
