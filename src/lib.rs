@@ -36,4 +36,5 @@ pub mod study;
 pub mod sys;
 pub mod target;
 pub mod team;
+pub mod train;
 pub mod units;

@@ -144,6 +144,8 @@ fn every_command_that_prints_ends_quietly_when_its_reader_goes_and_its_work_is_d
     add("import", format!("import {} --db {{db}}", fixture("ior-fpp-2tasks.txt")));
     add("merge", format!("merge {{db}} --into {}/merged-{{n}}.db", at("merged")));
     add("net", "net --to {net} --size 1m --repetitions 1 --streams 1 --db {db}".into());
+    add("train", format!("train --dir {} --workload unet3d --generate --files 6 --sample-bytes 4k --sample-stdev 0 --batch 2 --compute 0.001 --db {{db}}", at("train")));
+    add("checkpoint", format!("checkpoint --dir {} --model llama3-8b --ranks 2 --scale 1/10000000 --checkpoints 2 --reads 1 --compute 0 --transfer 4k --no-drop-caches --db {{db}}", at("ckpt")));
     add("campaign plan", format!("campaign plan {camp} --db {{db}}"));
     add("campaign run", run_campaign);
     add("campaign status", format!("campaign status {camp} --db {{db}}"));

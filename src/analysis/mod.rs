@@ -340,6 +340,13 @@ pub fn run(r: &RunRecord) -> Report {
         if !params.rows.is_empty() {
             report.tables.push(params);
         }
+    } else if !r.tool_params.is_empty() {
+        // A study measured beside the data phases (train): its own figures, by name.
+        let mut figures = Table::new("the study's figures", &["figure", "value"]);
+        for (k, v) in &r.tool_params {
+            figures.rows.push(vec![Cell::text(k), Cell::text(v)]);
+        }
+        report.tables.push(figures);
     }
     let meta = w.meta().is_some();
     if meta {

@@ -51,6 +51,11 @@ pub(crate) fn monotonic_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)
 }
 
+/// CPU time this process (all its threads) has used, nanoseconds.
+pub(crate) fn process_cpu_ns() -> u64 {
+    clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID)
+}
+
 /// Nanoseconds on CLOCK_MONOTONIC_COARSE: as cheap as reading memory, a tick coarse.
 #[inline]
 pub(crate) fn coarse_ns() -> u64 {

@@ -1,0 +1,373 @@
+//! Checkpoint I/O as MLPerf Storage's checkpointing workload: a model's state, 14 bytes per
+//! parameter (2 of weights, 12 of optimizer state), sharded evenly over ranks, each rank
+//! writing a weights file and an optimizer file per checkpoint with fsync, compute time
+//! between checkpoints; then the page cache dropped when the data is under 3x the client's
+//! RAM, and the checkpoints read back, each rank optionally reading another rank's shard.
+//! Per checkpoint the figures are the slowest rank's duration and throughput.
+
+use super::TrainError;
+use crate::measure::TaskTiming;
+use crate::target::Target;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant};
+
+/// A model whose checkpoints are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+pub enum Llama {
+    /// Llama 3, 8 billion parameters.
+    #[value(name = "llama3-8b")]
+    Llama3_8b,
+    /// Llama 3, 70 billion parameters.
+    #[value(name = "llama3-70b")]
+    Llama3_70b,
+    /// Llama 3, 405 billion parameters.
+    #[value(name = "llama3-405b")]
+    Llama3_405b,
+    /// A model of a trillion parameters.
+    #[value(name = "llama3-1t")]
+    Llama3_1t,
+}
+
+impl Llama {
+    /// Parameters.
+    pub fn parameters(self) -> u64 {
+        match self {
+            Llama::Llama3_8b => 8_000_000_000,
+            Llama::Llama3_70b => 70_000_000_000,
+            Llama::Llama3_405b => 405_000_000_000,
+            Llama::Llama3_1t => 1_000_000_000_000,
+        }
+    }
+
+    /// The name as the command line spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Llama::Llama3_8b => "llama3-8b",
+            Llama::Llama3_70b => "llama3-70b",
+            Llama::Llama3_405b => "llama3-405b",
+            Llama::Llama3_1t => "llama3-1t",
+        }
+    }
+}
+
+/// Bytes of checkpoint per parameter: bf16 weights (2) and fp32 optimizer state (master
+/// weights and two moments, 12).
+pub const BYTES_PER_PARAMETER: u64 = 14;
+const WEIGHTS_PER_PARAMETER: u64 = 2;
+
+/// A checkpoint study's settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checkpoints {
+    /// The model.
+    pub model: Llama,
+    /// Ranks the state is sharded over.
+    pub ranks: usize,
+    /// Checkpoints written.
+    pub writes: u32,
+    /// Checkpoints read back (the first ones written).
+    pub reads: u32,
+    /// Compute between checkpoints, seconds.
+    pub compute: f64,
+    /// Bytes per write or read call.
+    pub transfer: u64,
+    /// Rank r reads the shard of rank (r + shift) mod ranks.
+    pub shift: usize,
+    /// 1/N of the model's size: a rehearsal.
+    pub scale: Option<u64>,
+    /// The client's RAM, bytes.
+    pub ram_bytes: u64,
+}
+
+impl Checkpoints {
+    /// Checks the settings; every refusal is one line, before anything is written.
+    pub fn check(&self) -> Result<(), TrainError> {
+        let bad = |what: String, hint: &str| Err(TrainError::refused(what, hint));
+        if self.ranks == 0 || self.ranks > 4096 {
+            return bad(format!("--ranks {} is not 1 to 4096", self.ranks), "give --ranks N");
+        }
+        if self.writes == 0 || self.writes > 1000 || self.reads > self.writes {
+            return bad(
+                format!(
+                    "--checkpoints {} / --reads {}: 1 to 1000 written, at most as many read",
+                    self.writes, self.reads
+                ),
+                "give e.g. --checkpoints 10 --reads 10",
+            );
+        }
+        if !(self.compute.is_finite() && (0.0..=3600.0).contains(&self.compute)) {
+            return bad(format!("--compute {} is not 0 to 3600 s", self.compute), "give seconds, e.g. --compute 5");
+        }
+        if self.transfer == 0 || self.transfer > 1 << 30 {
+            return bad(format!("--transfer {} is not 1 byte to 1 GiB", self.transfer), "give e.g. --transfer 16m");
+        }
+        if self.shift >= self.ranks {
+            return bad(
+                format!("--shift {} is not below --ranks {}", self.shift, self.ranks),
+                "give a smaller --shift",
+            );
+        }
+        if self.rank_bytes() == 0 {
+            return bad("the scaled checkpoint leaves a rank no bytes".into(), "give a smaller --scale divisor");
+        }
+        Ok(())
+    }
+
+    /// Bytes each rank writes per checkpoint.
+    pub fn rank_bytes(&self) -> u64 {
+        (self.model.parameters() * BYTES_PER_PARAMETER / self.scale.unwrap_or(1)) / self.ranks as u64
+    }
+
+    /// A rank's two files of a checkpoint: weights, then optimizer state, with their bytes.
+    pub fn files(&self, checkpoint: u32, rank: usize) -> [(String, u64); 2] {
+        let all = self.rank_bytes();
+        let weights = all * WEIGHTS_PER_PARAMETER / BYTES_PER_PARAMETER;
+        let stem = format!("ckpt-{checkpoint:04}-rank-{rank:05}");
+        [(format!("{stem}-model.pt"), weights), (format!("{stem}-optim.pt"), all - weights)]
+    }
+
+    /// Every file name, in order.
+    pub fn names(&self) -> Vec<String> {
+        (0..self.writes).flat_map(|c| (0..self.ranks).flat_map(move |r| self.files(c, r).map(|f| f.0))).collect()
+    }
+
+    /// Bytes written in all.
+    pub fn total_bytes(&self) -> u64 {
+        self.rank_bytes() * self.ranks as u64 * self.writes as u64
+    }
+}
+
+/// Whether the page cache is dropped before the reads: the data this client wrote is under
+/// 3x its RAM, so the page cache could serve the reads.
+pub fn needs_drop(bytes: u64, ram_bytes: u64) -> bool {
+    bytes < 3u64.saturating_mul(ram_bytes)
+}
+
+/// One phase (a checkpoint written, or read) of every rank.
+#[derive(Debug, Clone)]
+pub struct Phase {
+    /// Each rank's timing (ns from the study's start).
+    pub tasks: Vec<TaskTiming>,
+}
+
+impl Phase {
+    /// The slowest rank's duration, seconds.
+    pub fn max_secs(&self) -> f64 {
+        self.tasks.iter().map(|t| t.close_end.saturating_sub(t.open_start)).max().unwrap_or(0) as f64 / 1e9
+    }
+
+    /// The slowest rank's throughput, bytes per second.
+    pub fn min_rate(&self) -> f64 {
+        self.tasks
+            .iter()
+            .map(|t| t.bytes as f64 / (t.close_end.saturating_sub(t.open_start).max(1) as f64 / 1e9))
+            .fold(f64::INFINITY, f64::min)
+    }
+}
+
+/// What the study measured.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Each checkpoint's write.
+    pub writes: Vec<Phase>,
+    /// Each checkpoint's read.
+    pub reads: Vec<Phase>,
+    /// Whether the page cache was dropped before the reads.
+    pub dropped: bool,
+}
+
+/// Runs the study in the target: the files named in its manifest first.
+pub fn run(c: &Checkpoints, target: &mut Target, drop: bool, cancel: &AtomicBool) -> Result<Outcome, TrainError> {
+    let need = c.total_bytes();
+    let free = target.dir().free_bytes().unwrap_or(u64::MAX);
+    if need > free {
+        return Err(TrainError::refused(
+            format!(
+                "{} checkpoints of {} need {} but {} has {} free",
+                c.writes,
+                c.model.name(),
+                crate::units::format_size(need),
+                target.dir().path().display(),
+                crate::units::format_size(free)
+            ),
+            "give --scale 1/N for a rehearsal, fewer --checkpoints, or free space",
+        ));
+    }
+    target.claim(&c.names())?;
+    let t: &Target = target;
+    let clock = Clock { origin: Instant::now(), cancel };
+    let mut writes = Vec::new();
+    for k in 0..c.writes {
+        if k > 0 {
+            std::thread::sleep(Duration::from_secs_f64(c.compute));
+        }
+        writes.push(phase(c, t, &clock, |r| (k, r), true)?);
+    }
+    let dropped = drop && needs_drop(need, c.ram_bytes) && crate::target::cache::can_drop() && {
+        crate::target::cache::drop_caches().is_ok()
+    };
+    let mut reads = Vec::new();
+    for k in 0..c.reads {
+        reads.push(phase(c, t, &clock, |r| (k, (r + c.shift) % c.ranks), false)?);
+    }
+    Ok(Outcome { writes, reads, dropped })
+}
+
+/// The study's clock and its stop.
+struct Clock<'a> {
+    origin: Instant,
+    cancel: &'a AtomicBool,
+}
+
+/// Every rank writes (or reads) its files of one checkpoint at once, after a barrier.
+fn phase(
+    c: &Checkpoints,
+    t: &Target,
+    clock: &Clock,
+    whose: impl Fn(usize) -> (u32, usize) + Sync,
+    write: bool,
+) -> Result<Phase, TrainError> {
+    let barrier = Barrier::new(c.ranks);
+    let failure: Mutex<Option<TrainError>> = Mutex::new(None);
+    let tasks: Vec<TaskTiming> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..c.ranks)
+            .map(|r| {
+                let (barrier, failure, whose) = (&barrier, &failure, &whose);
+                sc.spawn(move || {
+                    barrier.wait();
+                    let (k, owner) = whose(r);
+                    match rank_io(c, t, (k, owner), write, clock) {
+                        Ok(mut timing) => {
+                            timing.task = r as u32;
+                            timing
+                        }
+                        Err(e) => {
+                            if let Ok(mut g) = failure.lock() {
+                                g.get_or_insert(e);
+                            }
+                            TaskTiming::default()
+                        }
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
+    });
+    if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    Ok(Phase { tasks })
+}
+
+fn rank_io(
+    c: &Checkpoints,
+    t: &Target,
+    (k, owner): (u32, usize),
+    write: bool,
+    clock: &Clock,
+) -> Result<TaskTiming, TrainError> {
+    let ns = || clock.origin.elapsed().as_nanos() as u64;
+    let mut buf = vec![0u8; c.transfer as usize];
+    crate::engine::data::fill_random(&mut buf, crate::engine::offsets::mix(k as u64, owner as u64));
+    let open_start = ns();
+    let (mut bytes, mut ops, mut xfer_start) = (0u64, 0u64, None);
+    let mut sync_ns = 0u64;
+    for (name, len) in c.files(k, owner) {
+        let io = |e: std::io::Error, what: &str| TrainError::Io {
+            what: format!("{what} {}", t.dir().show(&name).display()),
+            source: e,
+        };
+        let file = match write {
+            true => t.dir().create_or_open_own(&name, crate::sys::fs::O_WRONLY).map_err(|e| io(e, "create"))?,
+            false => t.dir().open_own(&name, crate::sys::fs::O_RDONLY).map_err(|e| io(e, "open"))?,
+        };
+        xfer_start.get_or_insert_with(ns);
+        let mut at = 0u64;
+        while at < len {
+            if clock.cancel.load(Relaxed) {
+                return Err(TrainError::Interrupted);
+            }
+            let n = (len - at).min(c.transfer) as usize;
+            let done = match write {
+                true => file.write_at(&buf[..n], at),
+                false => file.read_at(&mut buf[..n], at),
+            }
+            .map_err(|e| io(e, if write { "write" } else { "read" }))?;
+            if done == 0 {
+                return Err(io(std::io::Error::from(std::io::ErrorKind::UnexpectedEof), "read"));
+            }
+            at += done as u64;
+            bytes += done as u64;
+            ops += 1;
+        }
+        if write {
+            let s0 = ns();
+            file.sync_all().map_err(|e| io(e, "fsync"))?;
+            sync_ns += ns() - s0;
+        }
+    }
+    let end = ns();
+    Ok(TaskTiming {
+        task: 0,
+        node: 0,
+        bytes,
+        ops,
+        open_start,
+        xfer_start: xfer_start.unwrap_or(open_start),
+        xfer_end: end - sync_ns,
+        sync_end: end,
+        close_end: end,
+        bytes_at_first_finish: bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eight_b(ranks: usize) -> Checkpoints {
+        Checkpoints {
+            model: Llama::Llama3_8b,
+            ranks,
+            writes: 10,
+            reads: 10,
+            compute: 5.0,
+            transfer: 16 << 20,
+            shift: 0,
+            scale: None,
+            ram_bytes: 1 << 30,
+        }
+    }
+
+    #[test]
+    fn llama3_8b_on_8_ranks_is_about_13_gib_a_rank_in_two_files() {
+        let c = eight_b(8);
+        assert_eq!(c.rank_bytes(), 14_000_000_000);
+        let [(w, wb), (o, ob)] = c.files(0, 7);
+        assert_eq!((w.as_str(), o.as_str()), ("ckpt-0000-rank-00007-model.pt", "ckpt-0000-rank-00007-optim.pt"));
+        assert_eq!(wb + ob, c.rank_bytes());
+        assert_eq!(wb, 2_000_000_000);
+        assert_eq!(c.names().len(), 10 * 8 * 2);
+    }
+
+    #[test]
+    fn caches_are_dropped_under_three_times_ram() {
+        assert!(needs_drop(3 * (1 << 30) - 1, 1 << 30));
+        assert!(!needs_drop(3 * (1 << 30), 1 << 30));
+    }
+
+    #[test]
+    fn settings_that_cannot_run_are_refused() {
+        for c in [
+            Checkpoints { ranks: 0, ..eight_b(8) },
+            Checkpoints { reads: 11, ..eight_b(8) },
+            Checkpoints { shift: 8, ..eight_b(8) },
+            Checkpoints { compute: f64::NAN, ..eight_b(8) },
+            Checkpoints { scale: Some(1 << 40), ..eight_b(8) },
+        ] {
+            assert_eq!(c.check().unwrap_err().exit_code(), 2, "{c:?}");
+        }
+        assert!(eight_b(8).check().is_ok());
+    }
+}

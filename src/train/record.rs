@@ -1,0 +1,243 @@
+//! A training run as a stored run: a read phase per epoch (its ranks as tasks, so the read
+//! rate is the store's usual figure, with its page-cache flag), the study's figures by name
+//! in `tool_params` (`train.au`, ...), and its honesty flags as warnings.
+
+use super::emulate::Outcome;
+use super::figures;
+use super::Settings;
+use crate::env::Environment;
+use crate::measure::histogram::Latency;
+use crate::measure::Series;
+use crate::record::execution::{PageCache, PhaseOutcome};
+use crate::record::{PhaseRecord, RunRecord, Status};
+use crate::spec::{Data, Op, Workload};
+use std::collections::BTreeMap;
+
+/// The figures of a run, as printed and stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// Mean AU over ranks and epochs (a fraction).
+    pub au: f64,
+    /// Each rank's AU, mean over epochs.
+    pub rank_au: Vec<f64>,
+    /// Samples per second summed over ranks, mean over epochs.
+    pub samples_per_sec: f64,
+    /// Bytes read per second over the epochs' wall time.
+    pub read_bytes_per_sec: f64,
+    /// The median and 99th percentile of the steps' data waits, seconds.
+    pub wait_p50: Option<f64>,
+    /// See `wait_p50`.
+    pub wait_p99: Option<f64>,
+    /// Whether the AU reached the workload's.
+    pub pass: bool,
+    /// Client CPU time per sample read, seconds.
+    pub cpu_per_sample: Option<f64>,
+}
+
+/// The figures of an outcome by DLIO's definitions.
+pub fn summarize(s: &Settings, o: &Outcome) -> Summary {
+    let f = figures::run(&o.epochs, s.batch);
+    let rank_au = (0..s.accelerators)
+        .map(|r| {
+            let each: Vec<f64> = o.epochs.iter().filter_map(|e| e.get(r)).map(|x| x.au()).collect();
+            each.iter().sum::<f64>() / each.len().max(1) as f64
+        })
+        .collect();
+    let wall: u64 = o.epochs.iter().map(|e| e.iter().map(|r| r.wall_ns).max().unwrap_or(0)).sum();
+    Summary {
+        au: f.au,
+        rank_au,
+        samples_per_sec: f.samples_per_sec,
+        read_bytes_per_sec: if wall == 0 { 0.0 } else { o.bytes as f64 / (wall as f64 / 1e9) },
+        wait_p50: figures::wait_quantile(&o.epochs, 0.5),
+        wait_p99: figures::wait_quantile(&o.epochs, 0.99),
+        pass: f.au >= s.au,
+        cpu_per_sample: (o.samples > 0).then(|| o.cpu_ns as f64 / 1e9 / o.samples as f64),
+    }
+}
+
+/// The flags beyond DLIO's: a data set the page cache could hold, a rehearsal, a client
+/// whose CPU was the limit.
+pub fn flags(s: &Settings, o: &Outcome, sum: &Summary, cpus: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let data = s.dataset_bytes();
+    if s.ram_bytes > 0 && data < 5u64.saturating_mul(s.ram_bytes) {
+        out.push(format!(
+            "data set of {} is under 5x the client's RAM ({}): the page cache can hold much of it, so reads may not reach the storage",
+            crate::units::format_size(data),
+            crate::units::format_size(s.ram_bytes)
+        ));
+    }
+    if let Some(n) = s.scale {
+        out.push(format!("rehearsal at --scale 1/{n}: the data set is 1/{n} of the rule's; not a result"));
+    }
+    // Readers that kept every core busy were the limit, not the storage.
+    let busy = o.cpu_ns as f64 / (o.wall_ns.max(1) as f64 * cpus.max(1) as f64);
+    if !sum.pass && busy > 0.8 {
+        out.push(format!(
+            "the client's CPUs were {:.0}% busy: the AU shortfall may be the client's, not the storage's",
+            busy * 100.0
+        ));
+    }
+    out
+}
+
+/// The stored run.
+pub fn run_record(
+    s: &Settings,
+    o: &Outcome,
+    (env, command_line, started): (Environment, String, i64),
+    (caches_dropped, warnings): (bool, Vec<String>),
+) -> RunRecord {
+    let sum = summarize(s, o);
+    let data = Data {
+        transfer: match s.format {
+            super::format::Format::Tfrecord => s.transfer,
+            _ => super::WHOLE_CALL,
+        },
+        block: s.dataset_bytes() / s.accelerators as u64,
+        direct: s.direct,
+        ..Data::default()
+    };
+    let w = Workload { ops: vec![Op::Read], tasks: s.accelerators, seed: s.seed, ..Workload::from(data) };
+    let page_cache = if s.direct { PageCache::Bypassed } else { PageCache::Through };
+    let phases: Vec<PhaseRecord> = o
+        .timings
+        .iter()
+        .enumerate()
+        .map(|(e, tasks)| phase((Op::Read, e as u32), tasks.clone(), &w, &env, (caches_dropped && e == 0, page_cache)))
+        .collect();
+    let mut params = BTreeMap::new();
+    let mut put = |k: &str, v: String| drop(params.insert(format!("train.{k}"), v));
+    put("workload", s.model.name().into());
+    put("accelerator", s.accelerator.name().into());
+    put("accelerators", s.accelerators.to_string());
+    put("format", s.format.name().into());
+    put("batch", s.batch.to_string());
+    put("compute_s", s.compute.to_string());
+    put("steps", s.steps.to_string());
+    put("epochs", s.epochs.to_string());
+    put("files", s.files.to_string());
+    put("sample_bytes", s.sample_bytes.to_string());
+    put("au", format!("{:.4}", sum.au));
+    put("au_target", s.au.to_string());
+    put("pass", if sum.pass { "pass" } else { "fail" }.into());
+    put("rank_au", sum.rank_au.iter().map(|a| format!("{a:.4}")).collect::<Vec<_>>().join(","));
+    put("samples_per_s", format!("{:.2}", sum.samples_per_sec));
+    put("read_mib_s", format!("{:.2}", sum.read_bytes_per_sec / (1 << 20) as f64));
+    if let (Some(p50), Some(p99)) = (sum.wait_p50, sum.wait_p99) {
+        put("wait_p50_s", format!("{p50:.6}"));
+        put("wait_p99_s", format!("{p99:.6}"));
+    }
+    if let Some(c) = sum.cpu_per_sample {
+        put("cpu_per_sample_s", format!("{c:.9}"));
+    }
+    if let Some(n) = s.scale {
+        put("scale", format!("1/{n}"));
+    }
+    let name = format!("train {} {} x{}", s.model.name(), s.accelerator.name(), s.accelerators);
+    stored(name, w, (env, command_line, started), phases, (warnings, params))
+}
+
+/// A study's run as the store keeps every run.
+fn stored(
+    name: String,
+    workload: Workload,
+    (env, command_line, started): (Environment, String, i64),
+    phases: Vec<PhaseRecord>,
+    (warnings, params): (Vec<String>, BTreeMap<String, String>),
+) -> RunRecord {
+    RunRecord {
+        id: None,
+        survey_id: None,
+        name: Some(name),
+        started,
+        status: Status::Ok,
+        error: None,
+        command_line,
+        workload,
+        env,
+        phases,
+        warnings,
+        sweep_id: None,
+        hosts: vec![crate::env::hostname()],
+        clock_uncertainty_ns: 0,
+        reorder_crosses_nodes: false,
+        failure_hint: None,
+        interrupted: false,
+        provenance: "measured".into(),
+        label: None,
+        matrix_id: None,
+        campaign_id: None,
+        targets_id: None,
+        events: Vec::new(),
+        tool_params: params,
+    }
+}
+
+/// A phase of every rank as a stored phase.
+fn phase(
+    (op, iteration): (Op, u32),
+    tasks: Vec<crate::measure::TaskTiming>,
+    w: &Workload,
+    env: &Environment,
+    (dropped, page_cache): (bool, PageCache),
+) -> PhaseRecord {
+    let p = PhaseOutcome {
+        op,
+        iteration,
+        tasks,
+        verify: None,
+        caches_dropped: dropped,
+        latency: Latency::default(),
+        series: Series::default(),
+    };
+    PhaseRecord::from_outcome(p, w, env, (false, page_cache))
+}
+
+/// A checkpoint study as a stored run: a write phase per checkpoint, a read phase per
+/// checkpoint read back, and its figures by name (`ckpt.*`).
+pub fn checkpoint_record(
+    c: &super::checkpoint::Checkpoints,
+    o: &super::checkpoint::Outcome,
+    (env, command_line, started): (Environment, String, i64),
+    mut warnings: Vec<String>,
+) -> RunRecord {
+    let data = Data { transfer: c.transfer, block: c.rank_bytes(), fsync: true, ..Data::default() };
+    let w = Workload { ops: vec![Op::Write, Op::Read], tasks: c.ranks, ..Workload::from(data) };
+    let mut phases = Vec::new();
+    for (k, p) in o.writes.iter().enumerate() {
+        phases.push(phase((Op::Write, k as u32), p.tasks.clone(), &w, &env, (false, PageCache::Through)));
+    }
+    for (k, p) in o.reads.iter().enumerate() {
+        phases.push(phase((Op::Read, k as u32), p.tasks.clone(), &w, &env, (o.dropped && k == 0, PageCache::Through)));
+    }
+    if !o.dropped && !o.reads.is_empty() && super::checkpoint::needs_drop(c.total_bytes(), c.ram_bytes) {
+        warnings.push("checkpoints under 3x the client's RAM read back without the page cache dropped: the reads may be the cache's".into());
+    }
+    if let Some(n) = c.scale {
+        warnings.push(format!("rehearsal at --scale 1/{n}: the checkpoint is 1/{n} of the model's; not a result"));
+    }
+    let mut params = BTreeMap::new();
+    let mut put = |k: &str, v: String| drop(params.insert(format!("ckpt.{k}"), v));
+    put("model", c.model.name().into());
+    put("ranks", c.ranks.to_string());
+    put("rank_bytes", c.rank_bytes().to_string());
+    put("checkpoints", c.writes.to_string());
+    put("reads", c.reads.to_string());
+    put("shift", c.shift.to_string());
+    let mean = |xs: Vec<f64>| xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+    let gib = (1u64 << 30) as f64;
+    put("write_max_duration_s", format!("{:.4}", mean(o.writes.iter().map(|p| p.max_secs()).collect())));
+    put("write_min_gib_s", format!("{:.4}", mean(o.writes.iter().map(|p| p.min_rate() / gib).collect())));
+    if let Some(first) = o.reads.first() {
+        put("read_max_duration_s", format!("{:.4}", mean(o.reads.iter().map(|p| p.max_secs()).collect())));
+        put("read_min_gib_s", format!("{:.4}", mean(o.reads.iter().map(|p| p.min_rate() / gib).collect())));
+        put("recovery_s", format!("{:.4}", first.max_secs()));
+    }
+    if let Some(n) = c.scale {
+        put("scale", format!("1/{n}"));
+    }
+    let name = format!("checkpoint {} x{}", c.model.name(), c.ranks);
+    stored(name, w, (env, command_line, started), phases, (warnings, params))
+}

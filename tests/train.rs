@@ -1,0 +1,290 @@
+//! `iosurvey train`: the data set's formats read by independent readers, the AU contrast, the
+//! search for the most accelerators, and the safety every study keeps.
+
+mod common;
+
+use common::{assert_one_line_error, iosurvey, listing, Bed, Out};
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+fn train(bed: &Bed, args: &str) -> Out {
+    bed.command("train", args)
+}
+
+/// The stored run's study figures (`train.*`).
+fn figures(bed: &Bed) -> serde_json::Map<String, Value> {
+    bed.last_run()["tool_params"].as_object().expect("the study's figures").clone()
+}
+
+fn python(script: &str, args: &[&Path]) -> Out {
+    let out = Command::new("python3").arg("-c").arg(script).args(args).output().expect("python3 runs");
+    common::outcome(out)
+}
+
+/// Python's zipfile opens every generated npz: two stored arrays whose CRCs check, whose
+/// .npy headers give the shape the data fills (numpy loads them where it is installed).
+const NPZ_CHECK: &str = r#"
+import ast, sys, zipfile
+for path in sys.argv[1:]:
+    z = zipfile.ZipFile(path)
+    assert z.testzip() is None, path
+    assert sorted(z.namelist()) == ["x.npy", "y.npy"], z.namelist()
+    assert all(i.compress_type == zipfile.ZIP_STORED for i in z.infolist())
+    x = z.read("x.npy")
+    assert x[:6] == b"\x93NUMPY", x[:8]
+    hlen = int.from_bytes(x[8:10], "little")
+    head = ast.literal_eval(x[10:10 + hlen].decode("latin1"))
+    assert head["descr"] == "|u1" and not head["fortran_order"], head
+    n = 1
+    for d in head["shape"]:
+        n *= d
+    assert (10 + hlen) % 64 == 0 and len(x) == 10 + hlen + n, (len(x), hlen, head)
+    try:
+        import numpy
+    except ImportError:
+        continue
+    arrays = numpy.load(path)
+    assert arrays["x"].shape == tuple(head["shape"])
+print("ok", len(sys.argv) - 1)
+"#;
+
+/// An independent TFRecord reader: every length and data CRC32C (bitwise, masked) checks,
+/// and the records fill the file exactly.
+const TFRECORD_CHECK: &str = r#"
+import struct, sys
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+    return crc ^ 0xFFFFFFFF
+def masked(c):
+    return ((((c >> 15) | (c << 17)) & 0xFFFFFFFF) + 0xA282EAD8) & 0xFFFFFFFF
+records = 0
+for path in sys.argv[1:]:
+    data = open(path, "rb").read()
+    at = 0
+    while at < len(data):
+        (length,) = struct.unpack_from("<Q", data, at)
+        (lcrc,) = struct.unpack_from("<I", data, at + 8)
+        assert lcrc == masked(crc32c(data[at:at + 8])), (path, at)
+        body = data[at + 12:at + 12 + length]
+        (dcrc,) = struct.unpack_from("<I", data, at + 12 + length)
+        assert dcrc == masked(crc32c(body)), (path, at)
+        at += 16 + length
+        records += 1
+    assert at == len(data), path
+print("ok", records)
+"#;
+
+fn kept_files(bed: &Bed, ext: &str) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> =
+        listing(&bed.dir).into_iter().filter(|n| n.ends_with(ext)).map(|n| bed.dir.join(n)).collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn generated_npz_files_open_with_pythons_zipfile() {
+    let bed = Bed::new();
+    let out = train(&bed, "--workload unet3d --generate --keep --files 6 --sample-bytes 20000 --sample-stdev 3000 --batch 2 --compute 0.001");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let files = kept_files(&bed, ".npz");
+    assert_eq!(files.len(), 6);
+    let paths: Vec<&Path> = files.iter().map(|p| p.as_path()).collect();
+    let check = python(NPZ_CHECK, &paths);
+    assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
+    assert_eq!(check.stdout.trim(), "ok 6");
+}
+
+#[test]
+fn generated_tfrecord_crcs_verify_with_an_independent_reader() {
+    let bed = Bed::new();
+    // resnet50's layout (many records per file), its sizes spread so that no two records agree.
+    let out = train(&bed, "--workload resnet50 --generate --keep --files 3 --samples-per-file 5 --sample-bytes 3000 --sample-stdev 500 --batch 1 --compute 0.001");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let files = kept_files(&bed, ".tfrecord");
+    assert_eq!(files.len(), 3);
+    let paths: Vec<&Path> = files.iter().map(|p| p.as_path()).collect();
+    let check = python(TFRECORD_CHECK, &paths);
+    assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
+    assert_eq!(check.stdout.trim(), "ok 15");
+    // A run without --generate reads the kept set: 15 samples, a block of 5 for each of 3
+    // ranks, 5 steps of 1.
+    let again = train(&bed, "--workload resnet50 --files 3 --samples-per-file 5 --sample-bytes 3000 --sample-stdev 500 --batch 1 --compute 0.001 --accelerators 3");
+    assert_eq!(again.code, 0, "{}", again.stderr);
+    assert_eq!(figures(&bed)["train.steps"], "5");
+}
+
+/// The planted contrast on tmpfs: the same reads with a compute time far shorter than a
+/// batch's load fail the AU; with one far longer, pass.
+#[test]
+fn a_short_compute_fails_the_au_and_a_long_one_passes() {
+    let Some(fs) = common::Tmpfs::mount("size=256m") else { return };
+    let bed = &fs.bed;
+    let common = "--workload cosmoflow --accelerators 2 --files 24 --sample-bytes 4m --sample-stdev 0 --batch 2 --reader-threads 1 --prefetch 1";
+    let out = train(bed, &format!("--generate --keep {common} --compute 0.00001"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let short = figures(bed);
+    assert_eq!(short["train.pass"], "fail", "{short:?}");
+    let out = train(bed, &format!("{common} --compute 0.3"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let long = figures(bed);
+    assert_eq!(long["train.pass"], "pass", "{long:?}");
+    assert_eq!(long["train.au_target"], "0.7");
+    let run = bed.last_run();
+    // The read phase is stored as every run's, with the page-cache flag tmpfs earns.
+    assert_eq!(run["phases"][0]["op"], "read");
+    assert!(run["phases"][0]["possibly_cached"].to_string().contains("memory file system"), "{}", run["phases"][0]);
+    assert!(run["warnings"].to_string().contains("under 5x the client's RAM"), "{}", run["warnings"]);
+}
+
+/// A shared read rate planted so that 2 ranks need 0.83 of it and 3 ranks 1.25: the most
+/// accelerators that pass is 2.
+#[test]
+fn find_max_finds_the_planted_boundary() {
+    let bed = Bed::new();
+    // Each step of each rank reads 1 MiB (4 x 256 KiB) in 0.1 s of compute: 2.4 ranks
+    // saturate 24 MiB/s.
+    let dir = bed.dir.display().to_string();
+    let out = iosurvey(&[
+        "train",
+        "--dir",
+        &dir,
+        "--db",
+        &bed.db,
+        "--workload",
+        "cosmoflow",
+        "--generate",
+        "--files",
+        "256",
+        "--sample-bytes",
+        "256k",
+        "--sample-stdev",
+        "0",
+        "--batch",
+        "4",
+        "--reader-threads",
+        "2",
+        "--compute",
+        "0.1",
+        "--au",
+        "0.9",
+        "--steps",
+        "8",
+        "--throttle",
+        "24m",
+        "--find-max",
+        "--max-accelerators",
+        "8",
+        "--probe-runs",
+        "3",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stdout.contains("most accelerators that pass: 2\n"), "{}", out.stdout);
+    assert!(bed.runs().len() >= 3, "each probe's runs stored");
+    assert!(listing(&bed.dir).is_empty() || !bed.dir.exists(), "the data set removed");
+}
+
+#[test]
+fn malformed_settings_are_refused_in_one_line_before_anything_is_written() {
+    let bed = Bed::new();
+    let target = bed.dir.join("fresh");
+    let dir = target.display().to_string();
+    for (args, needle) in [
+        ("--batch 0", "--batch"),
+        ("--au 1.5", "--au 1.5"),
+        ("--files 2 --batch 7", "steps per epoch"),
+        ("--compute=-1", "--compute"),
+        ("--accelerators 0", "--accelerators 0"),
+    ] {
+        let mut all = vec!["train", "--dir", &dir, "--db", &bed.db, "--workload", "unet3d", "--generate"];
+        all.extend(args.split_whitespace());
+        let out = iosurvey(&all);
+        assert_one_line_error(&out, 2, &[needle]);
+        assert!(!target.exists(), "{args}: nothing made");
+        assert!(!Path::new(&bed.db).exists(), "{args}: no store made");
+    }
+    // retinanet has no published A100 time.
+    let out = iosurvey(&["train", "--dir", &dir, "--db", &bed.db, "--workload", "retinanet", "--accelerator", "a100"]);
+    assert_one_line_error(&out, 2, &["no published compute time"]);
+}
+
+#[test]
+fn the_data_set_is_removed_unless_kept_and_a_foreign_file_is_never_touched() {
+    let bed = Bed::new();
+    let args =
+        "--workload retinanet --accelerator b200 --generate --files 8 --sample-bytes 10k --batch 2 --compute 0.001";
+    let out = train(&bed, args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(listing(&bed.dir).is_empty(), "{:?}", listing(&bed.dir));
+    // A directory with someone else's file is refused, the file left as it was.
+    std::fs::write(bed.dir.join("theirs.jpg"), b"keep me").unwrap();
+    let out = train(&bed, args);
+    assert_ne!(out.code, 0);
+    assert_eq!(std::fs::read(bed.dir.join("theirs.jpg")).unwrap(), b"keep me");
+    assert_eq!(listing(&bed.dir), vec!["theirs.jpg".to_string()]);
+    // Without --generate a missing data set is refused in one line.
+    std::fs::remove_file(bed.dir.join("theirs.jpg")).unwrap();
+    let out =
+        train(&bed, "--workload retinanet --accelerator b200 --files 8 --sample-bytes 10k --batch 2 --compute 0.001");
+    assert_one_line_error(&out, 2, &["no data set", "--generate"]);
+}
+
+#[test]
+fn a_scaled_run_says_it_is_a_rehearsal() {
+    let bed = Bed::new();
+    // The rule's data set (5x this machine's RAM in 64 KiB samples), at 1/20000.
+    let out = train(
+        &bed,
+        "--workload unet3d --generate --scale 1/20000 --sample-bytes 64k --sample-stdev 0 --batch 1 --compute 0.001",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = bed.last_run();
+    assert_eq!(run["tool_params"]["train.scale"], "1/20000");
+    assert!(run["warnings"].to_string().contains("rehearsal"), "{}", run["warnings"]);
+    let shown = iosurvey(&["show", &run["id"].to_string(), "--db", &bed.db]);
+    assert!(shown.stdout.contains("train.au"), "{}", shown.stdout);
+}
+
+#[test]
+fn checkpoints_are_sharded_per_rank_read_back_shifted_and_stored_with_the_slowest_ranks_figures() {
+    let bed = Bed::new();
+    // llama3-8b at 1/1000000: 112,000 bytes, 28,000 a rank on 4 ranks.
+    let args = "--model llama3-8b --ranks 4 --scale 1/1000000 --checkpoints 3 --reads 2 --compute 0.01 --shift 1 --transfer 4k --no-drop-caches --keep";
+    let out = bed.command("checkpoint", args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let files = listing(&bed.dir);
+    let model: Vec<&String> = files.iter().filter(|n| n.ends_with("-model.pt")).collect();
+    let optim: Vec<&String> = files.iter().filter(|n| n.ends_with("-optim.pt")).collect();
+    assert_eq!((model.len(), optim.len()), (12, 12), "{files:?}");
+    assert_eq!(std::fs::metadata(bed.dir.join("ckpt-0002-rank-00003-model.pt")).unwrap().len(), 4000);
+    assert_eq!(std::fs::metadata(bed.dir.join("ckpt-0002-rank-00003-optim.pt")).unwrap().len(), 24000);
+    let run = bed.last_run();
+    let p = &run["tool_params"];
+    assert_eq!(p["ckpt.rank_bytes"], "28000");
+    assert_eq!(p["ckpt.shift"], "1");
+    for k in ["ckpt.write_max_duration_s", "ckpt.write_min_gib_s", "ckpt.read_min_gib_s", "ckpt.recovery_s"] {
+        assert!(p[k].as_str().and_then(|v| v.parse::<f64>().ok()).is_some_and(|v| v > 0.0), "{k}: {p}");
+    }
+    let ops: Vec<&str> = run["phases"].as_array().unwrap().iter().map(|ph| ph["op"].as_str().unwrap()).collect();
+    assert_eq!(ops, ["write", "write", "write", "read", "read"]);
+    let warnings = run["warnings"].to_string();
+    assert!(warnings.contains("rehearsal") && warnings.contains("page cache"), "{warnings}");
+}
+
+#[test]
+fn checkpoint_settings_that_cannot_run_are_refused_before_anything_is_written() {
+    let bed = Bed::new();
+    let target = bed.dir.join("fresh");
+    let dir = target.display().to_string();
+    for (args, needle) in [("--shift 8", "--shift 8"), ("--reads 11", "--reads 11"), ("--ranks 0", "--ranks 0")] {
+        let mut all = vec!["checkpoint", "--dir", &dir, "--db", &bed.db, "--model", "llama3-8b"];
+        all.extend(args.split_whitespace());
+        let out = iosurvey(&all);
+        assert_one_line_error(&out, 2, &[needle]);
+        assert!(!target.exists() && !Path::new(&bed.db).exists(), "{args}: nothing made");
+    }
+}
