@@ -300,8 +300,8 @@ fn a_server_frozen_then_killed_mid_request_gives_one_typed_line_and_a_restart_cl
     client.put(&key, &stamped(3, 1 << 20)).unwrap();
     // Frozen: the request goes out and no answer comes, so the read's limit ends it.
     server.signal(libc::SIGSTOP);
-    let err = client.get(&key, &mut Vec::new()).unwrap_err();
-    assert!(matches!(err, S3Error::Timeout { .. }), "{err:?}");
+    let timeout = client.get(&key, &mut Vec::new()).unwrap_err();
+    assert!(matches!(timeout, S3Error::Timeout { .. }), "{timeout:?}");
     // Frozen, then killed while a request waits: the connection drops under it.
     let patient = server.client_with("kill", &Options { io_timeout: Duration::from_secs(60), ..Options::default() });
     let key2 = key.clone();
@@ -310,7 +310,7 @@ fn a_server_frozen_then_killed_mid_request_gives_one_typed_line_and_a_restart_cl
     server.signal(libc::SIGKILL);
     let err = waiting.join().unwrap().unwrap_err();
     assert!(matches!(err, S3Error::Dropped { .. }), "{err:?}");
-    for e in [&err] {
+    for e in [&timeout, &err] {
         let line = e.to_string();
         assert_eq!(line.lines().count(), 1, "{line}");
         assert!(line.starts_with("S3 GET iosv/kill/iosurvey-0000000000000005/obj: "), "{line}");

@@ -102,6 +102,16 @@ impl std::fmt::Debug for Client {
     }
 }
 
+/// A request before it is signed: the operation, the method, the object (none for a request
+/// on the bucket), query pairs and headers to sign, all unencoded.
+struct Call<'a> {
+    op: Op,
+    method: &'a str,
+    key: Option<&'a str>,
+    query: &'a [(&'a str, &'a str)],
+    headers: &'a [(&'a str, &'a str)],
+}
+
 /// Where a request goes: the URL to send to, and the host and path as signed.
 struct Target {
     url: String,
@@ -151,7 +161,8 @@ impl Client {
     /// Stores `body` as `key` (of iosurvey's naming).
     pub fn put(&self, key: &str, body: &[u8]) -> Result<Timing, S3Error> {
         self.ours(Op::Put, key)?;
-        let (mut resp, start, head) = self.send(Op::Put, "PUT", Some(key), &[], &[], Some(body))?;
+        let (mut resp, start, head) =
+            self.send(Call { op: Op::Put, method: "PUT", key: Some(key), query: &[], headers: &[] }, Some(body))?;
         self.drain(Op::Put, key, &mut resp)?;
         Ok(Timing { first_byte: head, total: start.elapsed() })
     }
@@ -178,7 +189,8 @@ impl Client {
         self.under_prefix(Op::Get, key)?;
         let range_value = range.map(|(o, l)| format!("bytes={o}-{}", o + l - 1));
         let headers: Vec<(&str, &str)> = range_value.as_deref().map(|r| ("range", r)).into_iter().collect();
-        let (mut resp, start, head) = self.send(Op::Get, "GET", Some(key), &[], &headers, None)?;
+        let (mut resp, start, head) =
+            self.send(Call { op: Op::Get, method: "GET", key: Some(key), query: &[], headers: &headers }, None)?;
         buf.clear();
         if let Some(n) = resp.body().content_length() {
             buf.reserve(n as usize);
@@ -212,7 +224,8 @@ impl Client {
     /// Size and ETag of `key`.
     pub fn head(&self, key: &str) -> Result<Head, S3Error> {
         self.under_prefix(Op::Head, key)?;
-        let (resp, _, _) = self.send(Op::Head, "HEAD", Some(key), &[], &[], None)?;
+        let (resp, _, _) =
+            self.send(Call { op: Op::Head, method: "HEAD", key: Some(key), query: &[], headers: &[] }, None)?;
         let header = |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
         let size = header("content-length").and_then(|v| v.parse().ok());
         let size = size.ok_or_else(|| S3Error::Protocol {
@@ -227,7 +240,7 @@ impl Client {
     /// as one that was, so this does not tell which.
     pub fn delete(&self, key: &str) -> Result<(), S3Error> {
         self.ours(Op::Delete, key)?;
-        match self.send(Op::Delete, "DELETE", Some(key), &[], &[], None) {
+        match self.send(Call { op: Op::Delete, method: "DELETE", key: Some(key), query: &[], headers: &[] }, None) {
             Ok((mut resp, _, _)) => self.drain(Op::Delete, key, &mut resp),
             Err(S3Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(e),
@@ -244,7 +257,8 @@ impl Client {
             if let Some(t) = &token {
                 query.push(("continuation-token", t));
             }
-            let (mut resp, _, _) = self.send(Op::List, "GET", None, &query, &[], None)?;
+            let (mut resp, _, _) =
+                self.send(Call { op: Op::List, method: "GET", key: None, query: &query, headers: &[] }, None)?;
             let body = self.text(Op::List, prefix, &mut resp)?;
             let page = xml::list_page(&body).map_err(|why| S3Error::Protocol {
                 op: Op::List,
@@ -283,8 +297,10 @@ impl Client {
     pub fn put_multipart(&self, key: &str, body: &[u8], part_size: usize) -> Result<Timing, S3Error> {
         self.ours(Op::CreateMultipart, key)?;
         let start = Instant::now();
-        let (mut resp, _, head) =
-            self.send(Op::CreateMultipart, "POST", Some(key), &[("uploads", "")], &[], Some(&[]))?;
+        let (mut resp, _, head) = self.send(
+            Call { op: Op::CreateMultipart, method: "POST", key: Some(key), query: &[("uploads", "")], headers: &[] },
+            Some(&[]),
+        )?;
         let answer = self.text(Op::CreateMultipart, key, &mut resp)?;
         let id = xml::upload_id(&answer).map_err(|why| S3Error::Protocol {
             op: Op::CreateMultipart,
@@ -296,7 +312,16 @@ impl Client {
             Err(e) => {
                 // The upload's own error is the one to report; a failed abort leaves parts the
                 // server expires by its lifecycle rules.
-                let _ = self.send(Op::AbortMultipart, "DELETE", Some(key), &[("uploadId", &id)], &[], None);
+                let _ = self.send(
+                    Call {
+                        op: Op::AbortMultipart,
+                        method: "DELETE",
+                        key: Some(key),
+                        query: &[("uploadId", &id)],
+                        headers: &[],
+                    },
+                    None,
+                );
                 Err(e)
             }
         }
@@ -308,11 +333,13 @@ impl Client {
         for (i, part) in chunks.into_iter().enumerate() {
             let number = (i + 1).to_string();
             let (mut resp, _, _) = self.send(
-                Op::UploadPart,
-                "PUT",
-                Some(key),
-                &[("partNumber", &number), ("uploadId", id)],
-                &[],
+                Call {
+                    op: Op::UploadPart,
+                    method: "PUT",
+                    key: Some(key),
+                    query: &[("partNumber", &number), ("uploadId", id)],
+                    headers: &[],
+                },
                 Some(part),
             )?;
             let etag = resp.headers().get("etag").and_then(|v| v.to_str().ok()).map(str::to_string);
@@ -328,19 +355,28 @@ impl Client {
             ));
         }
         done.push_str("</CompleteMultipartUpload>");
-        let (mut resp, _, _) =
-            self.send(Op::CompleteMultipart, "POST", Some(key), &[("uploadId", id)], &[], Some(done.as_bytes()))?;
+        let (mut resp, _, _) = self.send(
+            Call {
+                op: Op::CompleteMultipart,
+                method: "POST",
+                key: Some(key),
+                query: &[("uploadId", id)],
+                headers: &[],
+            },
+            Some(done.as_bytes()),
+        )?;
         // S3 may answer 200 and report the failure in the body, after the parts were joined.
         let answer = self.text(Op::CompleteMultipart, key, &mut resp)?;
         match xml::error(&answer) {
-            Some((code, message)) => Err(self.status_error(Op::CompleteMultipart, key, 200, code, message)),
+            Some((code, message)) => Err(self.status_error(Op::CompleteMultipart, key, 200, (code, message))),
             None => Ok(()),
         }
     }
 
     /// Makes the location's bucket: for test beds, where the server starts empty.
     pub fn create_bucket(&self) -> Result<(), S3Error> {
-        let (mut resp, _, _) = self.send(Op::CreateBucket, "PUT", None, &[], &[], Some(&[]))?;
+        let (mut resp, _, _) =
+            self.send(Call { op: Op::CreateBucket, method: "PUT", key: None, query: &[], headers: &[] }, Some(&[]))?;
         self.drain(Op::CreateBucket, "", &mut resp)
     }
 
@@ -391,13 +427,10 @@ impl Client {
     /// sent and how long its head took, or the typed error of any other outcome.
     fn send(
         &self,
-        op: Op,
-        method: &str,
-        key: Option<&str>,
-        query: &[(&str, &str)],
-        headers: &[(&str, &str)],
+        call: Call,
         body: Option<&[u8]>,
     ) -> Result<(http::Response<ureq::Body>, Instant, Duration), S3Error> {
+        let Call { op, method, key, query, headers } = call;
         let key_name = key.unwrap_or("");
         let target = self.request_target(key);
         let payload_hash = match (body, self.payload) {
@@ -444,10 +477,11 @@ impl Client {
         let text =
             if method == "HEAD" { String::new() } else { self.text(op, key_name, &mut resp).unwrap_or_default() };
         let (code, message) = xml::error(&text).unwrap_or_else(|| ("-".into(), String::new()));
-        Err(self.status_error(op, key_name, status, code, message))
+        Err(self.status_error(op, key_name, status, (code, message)))
     }
 
-    fn status_error(&self, op: Op, key: &str, status: u16, code: String, message: String) -> S3Error {
+    /// The error of a status other than 2xx, with the S3 error's code and message.
+    fn status_error(&self, op: Op, key: &str, status: u16, (code, message): (String, String)) -> S3Error {
         let target = self.target(key);
         match status {
             503 => S3Error::SlowDown { op, target, code },
@@ -529,4 +563,31 @@ fn ca_roots(bundle: &std::path::Path) -> Result<ureq::tls::RootCerts, S3Error> {
         return Err(S3Error::Tls { why: format!("{} holds no PEM certificate", bundle.display()) });
     }
     Ok(ureq::tls::RootCerts::Specific(Arc::new(certs)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(url: &str, addressing: Addressing) -> Client {
+        let options = Options { addressing: Some(addressing), region: Some("us-east-1".into()), ..Options::default() };
+        Client::new(&Location::parse(url).unwrap(), Credentials::new("AK", "SK", None), &options).unwrap()
+    }
+
+    #[test]
+    fn path_style_names_the_bucket_in_the_path_and_virtual_host_in_the_host() {
+        let path = client("http://10.0.0.1:9000/bkt/p", Addressing::Path).request_target(Some("p/a b"));
+        assert_eq!(
+            (path.url.as_str(), path.host.as_str(), path.path.as_str()),
+            ("http://10.0.0.1:9000/bkt/p/a%20b", "10.0.0.1:9000", "/bkt/p/a%20b")
+        );
+        let vhost = client("https://s3.example.org/bkt/p", Addressing::VirtualHost);
+        let t = vhost.request_target(Some("p/x"));
+        assert_eq!(
+            (t.url.as_str(), t.host.as_str(), t.path.as_str()),
+            ("https://bkt.s3.example.org/p/x", "bkt.s3.example.org", "/p/x")
+        );
+        let t = vhost.request_target(None);
+        assert_eq!((t.url.as_str(), t.path.as_str()), ("https://bkt.s3.example.org/", "/"));
+    }
 }
