@@ -22,6 +22,7 @@ pub mod plan;
 pub mod record;
 pub mod report;
 pub mod runner;
+pub mod s3;
 pub mod scratch;
 pub mod session;
 pub mod shell;
