@@ -437,6 +437,27 @@ fn iozone_lines_fsync_each_written_file_after_the_timing_as_iozones_children_do(
     }
 }
 
+/// iosurvey's tasks in one process are threads, so its throughput-mode figures are those of
+/// IOzone's -T (threads), not of its default forked processes, which measured slower on ext4
+/// (docs/methodology.md, "Agreement"): the output says threads as `iozone -T` does, and names
+/// the difference from IOzone's default, with or without -T on the line.
+#[test]
+fn iozone_throughput_mode_says_its_children_are_threads_as_iozone_t_prints() {
+    let bed = Bed::new();
+    let dir = bed.dir.display().to_string();
+    for t in ["", "-T "] {
+        let line = format!("iozone {t}-i 0 -t 2 -s 1m -r 64k -F {dir}/a {dir}/b");
+        let out = tool(&bed, &line, None);
+        assert_eq!(out.code, 0, "{line}: {}", out.stderr);
+        assert!(out.stdout.contains("\tThroughput test with 2 threads\n"), "{line}: {}", out.stdout);
+        assert!(out.stdout.contains("as iozone -T measures; IOzone's default forks processes"), "{}", out.stdout);
+        for what in ["Min", "Max", "Avg"] {
+            assert!(out.stdout.contains(&format!("\t{what} throughput per thread \t")), "{what}: {}", out.stdout);
+        }
+        assert!(!out.stdout.contains("process \t"), "{}", out.stdout);
+    }
+}
+
 #[test]
 fn the_seeds_iozone_lines_run_as_one_cell_per_thread_count_and_print_iozones_layouts() {
     let bed = Bed::new();

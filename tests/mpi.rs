@@ -505,6 +505,9 @@ fn the_front_ends_under_mpirun_take_a_task_per_rank_and_print_once() {
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(out.stdout.matches("Children see throughput for  4 initial writers").count(), 1, "{}", out.stdout);
+    // A rank per child is IOzone's own process per child, said in its words.
+    assert!(out.stdout.contains("\tThroughput test with 4 processes\n"), "{}", out.stdout);
+    assert!(out.stdout.contains("\tMin throughput per process \t"), "{}", out.stdout);
     // -t that does not share evenly over the ranks is refused before any rank runs.
     let out = launch(
         &launcher,

@@ -292,7 +292,12 @@ fn play_iozone<T: Team>(f: &Front<iozone::Settings>, verbose: bool, team: &T) ->
                 let store = Store::open_existing(&cli.db)?;
                 let ids: Vec<i64> = m.cells.iter().flat_map(|c| c.runs.iter().copied()).collect();
                 let runs = ids.into_iter().map(|id| store.load(id)).collect::<Result<Vec<_>, _>>()?;
-                layout::iozone::throughput(settings, &m, &runs)
+                // A rank per child is IOzone's process per child; threads are -T's.
+                let children = match team.processes() {
+                    p if p > 1 && p == m.shape.tasks => layout::iozone::Children::Processes,
+                    _ => layout::iozone::Children::Threads,
+                };
+                layout::iozone::throughput(settings, &m, &runs, children)
             }
             None => layout::iozone::report(settings, &m),
         })

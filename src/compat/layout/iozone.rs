@@ -146,11 +146,15 @@ pub struct Figures {
 ///   it made at its end);
 /// - "Children see" adds the children's rates; "Parent sees" is what they counted over the
 ///   parent's clock, from the children's start until the last of them has exited, its
-///   untimed fsync and close done.
+///   untimed fsync and close done. A stopped writer writes on to its file's end, uncounted,
+///   before it exits; a stopped rewriter or reader leaves its loop at the stop (its
+///   `thread_*_test` breaks on the stop flag), so it exits at the stop plus its fsync and
+///   close, taken as long as the ones iosurvey's task made at its end (its task reads or
+///   rewrites on, and that time is not IOzone's).
 ///
 /// The stop's moment is the first task's end of transfers, where the matrix's engine records
 /// each task's bytes (`bytes_at_first_finish`).
-pub fn figures(tasks: &[TaskTiming], end: WindowEnd, stonewall: bool) -> Figures {
+pub fn figures(tasks: &[TaskTiming], end: WindowEnd, stonewall: bool, kind: Kind) -> Figures {
     let end_of = |t: &TaskTiming| match end {
         WindowEnd::Transfers => t.xfer_end,
         WindowEnd::Fsync => t.sync_end,
@@ -171,7 +175,16 @@ pub fn figures(tasks: &[TaskTiming], end: WindowEnd, stonewall: bool) -> Figures
     let own: Vec<f64> = counted.iter().map(|&(b, ns)| crate::units::rate(b, ns).unwrap_or(0.0)).collect();
     let (max, min, _, _) = crate::compat::layout::spread(&own, false);
     let start = tasks.iter().map(|t| t.xfer_start).min().unwrap_or(0);
-    let exited = tasks.iter().map(|t| t.close_end).max().unwrap_or(0);
+    // IOzone's initial and random writers write on after the stop; its other children stop.
+    let writes_on = matches!(kind, Kind::Write | Kind::RandomWrite | Kind::StreamWrite | Kind::VectoredWrite);
+    let exited = tasks
+        .iter()
+        .map(|t| match stonewall && !writes_on && t.bytes_at_first_finish < t.bytes {
+            true => stop + t.close_end.saturating_sub(t.xfer_end),
+            false => t.close_end,
+        })
+        .max()
+        .unwrap_or(0);
     Figures {
         children: own.iter().sum(),
         parent: crate::units::rate(counted.iter().map(|c| c.0).sum(), exited.saturating_sub(start)).unwrap_or(0.0),
@@ -181,13 +194,34 @@ pub fn figures(tasks: &[TaskTiming], end: WindowEnd, stonewall: bool) -> Figures
     }
 }
 
-/// Throughput mode's lines for every kind measured, from the runs that measured each.
-pub fn throughput(s: &Settings, m: &MatrixRecord, runs: &[RunRecord]) -> String {
+/// What IOzone's children were: its default forks a process per child, -T starts threads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Children {
+    /// Threads of one process (iosurvey's tasks without a launcher): IOzone's -T.
+    Threads,
+    /// A process per child (MPI ranks of one task each): IOzone's default.
+    Processes,
+}
+
+/// Throughput mode's lines for every kind measured, from the runs that measured each, in
+/// IOzone's words for `children` ("threads" as -T prints them, or "processes").
+pub fn throughput(s: &Settings, m: &MatrixRecord, runs: &[RunRecord], children: Children) -> String {
     let n = m.shape.tasks;
+    // IOzone's words: "Throughput test with N threads", "... per thread" (or processes).
+    let (many, one) = match children {
+        Children::Threads => ("threads", "thread"),
+        Children::Processes => ("processes", "process"),
+    };
     let mut out = String::new();
     let _ = writeln!(out, "\tIozone: Performance Test of File I/O (iosurvey {})", env!("CARGO_PKG_VERSION"));
     let _ = writeln!(out, "\tCommand line used: iozone {}", s.command_line);
-    let _ = writeln!(out, "\tThroughput test with {n} processes");
+    let _ = writeln!(out, "\tThroughput test with {n} {many}");
+    if children == Children::Threads {
+        // The figures are -T's: on ext4 IOzone's forked children rewrote and read slower than
+        // its threads on the same line (docs/methodology.md, "Agreement").
+        let _ =
+            writeln!(out, "\tiosurvey's children are threads, as iozone -T measures; IOzone's default forks processes");
+    }
     let (unit, per) = if s.ops { ("ops/sec", "ops") } else { ("kB/sec", "kB") };
     for c in &m.cells {
         let Some((_, _, _, name)) = COLUMNS.iter().find(|k| k.0 == c.kind) else { continue };
@@ -198,7 +232,7 @@ pub fn throughput(s: &Settings, m: &MatrixRecord, runs: &[RunRecord]) -> String 
             .find_map(|r| phase_of(&m.kinds, c.kind, r));
         let Some(phase) = phase else { continue };
         let scale = |bytes_per_s: f64| if s.ops { bytes_per_s / c.record as f64 } else { bytes_per_s / 1024.0 };
-        let f = figures(&phase.tasks, m.timing, !s.no_stonewall);
+        let f = figures(&phase.tasks, m.timing, !s.no_stonewall, c.kind);
         let (children, parent, min, max) = (scale(f.children), scale(f.parent), scale(f.min), scale(f.max));
         let least = if s.ops { f.least as f64 / c.record as f64 } else { f.least as f64 / 1024.0 };
         let _ = writeln!(out, "\n\tChildren see throughput for {n:>2} {name:<16}\t= {children:>10.2} {unit}");
@@ -206,11 +240,11 @@ pub fn throughput(s: &Settings, m: &MatrixRecord, runs: &[RunRecord]) -> String 
         if s.clients.is_empty() {
             let _ = writeln!(out, "\tParent sees throughput for {n:>2} {name:<16}\t= {parent:>10.2} {unit}");
         }
-        let _ = writeln!(out, "\tMin throughput per process \t\t\t= {min:>10.2} {unit} ");
-        let _ = writeln!(out, "\tMax throughput per process \t\t\t= {max:>10.2} {unit}");
+        let _ = writeln!(out, "\tMin throughput per {one} \t\t\t= {min:>10.2} {unit} ");
+        let _ = writeln!(out, "\tMax throughput per {one} \t\t\t= {max:>10.2} {unit}");
         let _ = writeln!(
             out,
-            "\tAvg throughput per process \t\t\t= {:>10.2} {unit}",
+            "\tAvg throughput per {one} \t\t\t= {:>10.2} {unit}",
             children / phase.tasks.len().max(1) as f64
         );
         let _ = writeln!(out, "\tMin xfer \t\t\t\t\t= {least:>10.2} {per}");
@@ -257,7 +291,7 @@ mod tests {
 
     #[test]
     fn the_parent_waits_for_every_childs_fsync_and_close_and_counts_what_they_moved_by_the_stonewall() {
-        let f = figures(&writers(), WindowEnd::Transfers, true);
+        let f = figures(&writers(), WindowEnd::Transfers, true, Kind::Write);
         assert!(near(f.parent, 1.5 * GIB as f64 / 5.5), "{f:?}");
         // Each child's own: the first its whole file over its writes, the second what it had
         // written when the first finished, over the time until then.
@@ -268,17 +302,37 @@ mod tests {
 
     #[test]
     fn without_the_stonewall_every_child_counts_its_whole_file() {
-        let f = figures(&writers(), WindowEnd::Transfers, false);
+        let f = figures(&writers(), WindowEnd::Transfers, false, Kind::Write);
         assert!(near(f.parent, 2.0 * GIB as f64 / 5.5), "{f:?}");
         assert!(near(f.children, GIB as f64 + GIB as f64 / 2.0), "{f:?}");
         assert_eq!(f.least, GIB);
+    }
+
+    /// IOzone's rewriters and readers leave their loop at the stop (`break` on its stop flag
+    /// in thread_rwrite_test, thread_read_test, ...), close and exit; its writers write on.
+    /// Two readers: the first reads 1 GiB by 1 s and closes at 1.1 s; the second had read half
+    /// by then and would close at 2.2 s, 0.2 s after its last read.
+    #[test]
+    fn a_stopped_reader_or_rewriter_exits_at_the_stop_so_the_parents_clock_ends_there() {
+        let readers = [task(GIB, GIB, (0.0, 1.0, 1.0, 1.1)), task(GIB, GIB / 2, (0.0, 2.0, 2.0, 2.2))];
+        for kind in [Kind::Read, Kind::Reread, Kind::Rewrite, Kind::RandomRead] {
+            let f = figures(&readers, WindowEnd::Transfers, true, kind);
+            // The second leaves at the stop (1 s) and closes as long as it did: 1.2 s.
+            assert!(near(f.parent, 1.5 * GIB as f64 / 1.2), "{kind:?}: {f:?}");
+        }
+        // Writers write on to their file's end, uncounted: the parent waits for that.
+        let f = figures(&readers, WindowEnd::Transfers, true, Kind::Write);
+        assert!(near(f.parent, 1.5 * GIB as f64 / 2.2), "{f:?}");
+        // Without the stonewall nobody stops.
+        let f = figures(&readers, WindowEnd::Transfers, false, Kind::Read);
+        assert!(near(f.parent, 2.0 * GIB as f64 / 2.2), "{f:?}");
     }
 
     #[test]
     fn with_e_a_stopped_child_times_its_fsync_too() {
         // -e: the first child's time runs to its fsync's end (3 s); the stopped one's to the
         // stop plus its own fsync (1 s + 3 s).
-        let f = figures(&writers(), WindowEnd::Fsync, true);
+        let f = figures(&writers(), WindowEnd::Fsync, true, Kind::Write);
         assert!(near(f.max, GIB as f64 / 3.0), "{f:?}");
         assert!(near(f.min, (GIB / 2) as f64 / 4.0), "{f:?}");
         assert!(near(f.parent, 1.5 * GIB as f64 / 5.5), "{f:?}");
