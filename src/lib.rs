@@ -7,6 +7,7 @@
 
 pub mod analysis;
 pub mod campaign;
+pub mod cancel;
 pub mod compat;
 pub mod engine;
 pub mod env;

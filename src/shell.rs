@@ -1,7 +1,7 @@
 //! A shell command run for a study (a campaign's hook, a run's event): `sh -c` in a process
 //! group of its own, its output's end kept, a stop ending the whole group.
 
-use crate::engine::Cancel;
+use crate::cancel::Cancel;
 use serde::{Deserialize, Serialize};
 use std::io::Read;
 use std::process::{Command, Stdio};

@@ -3,7 +3,7 @@
 //! 64 KiB) and how it ended are kept.
 
 use super::{Hook, HookPlace};
-use crate::engine::Cancel;
+use crate::cancel::Cancel;
 pub use crate::shell::{run, HookRun, KEPT_OUTPUT};
 use crate::team::{Member, Team};
 

@@ -11,7 +11,7 @@
 //! run at a time: a run's last will and its janitor's duty are the process's (`store::will`,
 //! `janitor`), so sessions of one process take turns.
 
-use crate::engine::Cancel;
+use crate::cancel::Cancel;
 use crate::plan::{HookError, HookSite, Last, Plan, Step};
 use crate::record::{GroupId, GroupKind, RunRecord};
 use crate::runner::{check_meta_order, Filing, Held, Lead, RunError, Runner, Watch};
