@@ -4,7 +4,8 @@
 
 use super::{Hook, HookPlace};
 use crate::cancel::Cancel;
-pub use crate::shell::{run, HookRun, KEPT_OUTPUT};
+pub use crate::record::HookRun;
+pub use crate::shell::{run, KEPT_OUTPUT};
 use crate::team::{Member, Team};
 
 /// Runs `hook` where it says: on the lead, or on the first process of every node. Every
