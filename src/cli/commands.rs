@@ -140,7 +140,7 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
                 }
             }
         }
-        Command::Overhead => lead_prints(team, || Ok(iosurvey::measure::overhead::report())),
+        Command::Overhead => lead_prints(team, || Ok(iosurvey::engine::overhead::report())),
         // Served before the team starts (see cli::main).
         Command::Janitor | Command::Completions { .. } | Command::Manpages { .. } | Command::Merge(_) => Ok(()),
         Command::Engines { json, all } => lead_prints(team, || {

@@ -12,6 +12,7 @@ pub mod data;
 pub mod error;
 mod meta;
 pub mod offsets;
+pub mod overhead;
 mod phase;
 pub mod placement;
 mod transfer;
