@@ -33,7 +33,7 @@ use meta::{MetaIo, MetaItems};
 use offsets::{mix, OffsetMap};
 use phase::{drop_on_each_node, Step, TaskClock};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use transfer::{TaskIo, Transfers};
 
