@@ -3,6 +3,7 @@
 //! per-task timings by [`crate::measure::aggregate`], so the two can never disagree.
 
 pub mod execution;
+pub mod imported;
 pub mod net;
 
 use crate::env::{is_memory_fs, Environment};
