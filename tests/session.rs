@@ -137,13 +137,14 @@ fn a_caller_outside_the_cli_runs_a_sweep_plan_and_a_matrix_plan_and_reads_both_g
 fn two_sessions_in_one_process_run_at_once_and_each_files_its_own_run() {
     // Each run, its last will and janitor duty armed, waits for the other's: both are in
     // flight at once, as the sessions of two threads of a library caller may be.
-    let both_armed = std::sync::Barrier::new(2);
-    let both_armed = &both_armed;
+    // The watch is `'static`: it holds the barrier, not a borrow of it.
+    let both_armed = std::sync::Arc::new(std::sync::Barrier::new(2));
     std::thread::scope(|scope| {
         let sessions: Vec<_> = (0..2)
             .map(|n| {
+                let both_armed = both_armed.clone();
                 scope.spawn(move || {
-                    let wait = |_: std::sync::Arc<iosurvey::engine::Progress>| -> Box<dyn FnOnce()> {
+                    let wait = move |_: std::sync::Arc<iosurvey::engine::Progress>| -> Box<dyn FnOnce()> {
                         both_armed.wait();
                         Box::new(|| {})
                     };
