@@ -5,7 +5,8 @@
 //! fails is kept as it ended and the run goes on; an event the run ended before is kept as
 //! not reached.
 
-use crate::engine::{Cancel, Progress};
+use crate::cancel::Cancel;
+use crate::engine::Progress;
 use crate::record::EventRun;
 use crate::spec::Event;
 use crate::team::clock::monotonic_ns;

@@ -5,10 +5,11 @@
 //! The lead tells it, over a pipe, when it takes a target (`hold`) and when that target's
 //! clean-up is done (`release`): the whole of a command, between its runs (an io500's find, a
 //! matrix's next cell) and during the clean-up itself. Within that, it tells it when a run
-//! starts (`arm`, with the record to store) and when the run has filed itself (`disarm`).
+//! starts (`arm`, with its number and the record to store) and when the run has filed itself
+//! (`disarm` and its number), so that runs of several sessions at once are each watched.
 //! When the pipe closes with targets held, the lead is gone: the janitor removes their files
 //! as the next run there would (the manifest's `running` entries, once the dead run's lock is
-//! gone), stores an armed run as failed, and says so in one line. It holds each target by
+//! gone), stores every armed run as failed, and says so in one line. It holds each target by
 //! the lead's own descriptor (opened through /proc when told), so a target renamed meanwhile
 //! is cleaned where it went, and a path that is not UTF-8 is never in the way. It runs in its
 //! own process group, out of reach of the signals and the launcher that end the lead.
@@ -18,14 +19,14 @@ use crate::store::Store;
 use crate::target::dir::Dir;
 use crate::target::Target;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsString;
 use std::io::{BufRead, Write};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::io::RawFd;
 use std::path::PathBuf;
 use std::process::{ChildStdin, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -67,12 +68,21 @@ pub struct Held {
     path: Vec<u8>,
 }
 
+// Statics because the signal thread must reach the janitor when the process ends at once
+// (to disarm every run and release every target), and nothing can be handed to it then. The
+// janitor is the process's, one pipe for all its sessions; each run under its watch has a
+// number of its own, so sessions of one process need not take turns.
 static PIPE: Mutex<Option<ChildStdin>> = Mutex::new(None);
-static ON_WATCH: AtomicBool = AtomicBool::new(false);
+static WATCHED: Mutex<BTreeSet<u64>> = Mutex::new(BTreeSet::new());
+static NEXT: AtomicU64 = AtomicU64::new(1);
 
-/// A run under the janitor's watch; disarmed on drop.
+fn watched() -> std::sync::MutexGuard<'static, BTreeSet<u64>> {
+    WATCHED.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A run under the janitor's watch, by its number; disarmed on drop.
 #[derive(Debug)]
-pub struct Watch(());
+pub struct Watch(Option<u64>);
 
 fn started() -> bool {
     let mut pipe = PIPE.lock().unwrap_or_else(|p| p.into_inner());
@@ -87,11 +97,15 @@ fn started() -> bool {
 pub fn arm(duty: &Duty) -> Watch {
     if started() {
         if let Ok(json) = serde_json::to_string(duty) {
-            tell(format!("arm {json}\n").as_bytes());
-            ON_WATCH.store(PIPE.lock().is_ok_and(|p| p.is_some()), Ordering::SeqCst);
+            let run = NEXT.fetch_add(1, Ordering::Relaxed);
+            tell(format!("arm {run} {json}\n").as_bytes());
+            if PIPE.lock().is_ok_and(|p| p.is_some()) {
+                watched().insert(run);
+                return Watch(Some(run));
+            }
         }
     }
-    Watch(())
+    Watch(None)
 }
 
 /// Puts a target in the janitor's care from the moment the lead takes it until [`release`]
@@ -130,12 +144,12 @@ pub fn release_all() {
 
 /// Whether a janitor is watching a run of this process now.
 pub fn on_watch() -> bool {
-    ON_WATCH.load(Ordering::SeqCst)
+    !watched().is_empty()
 }
 
-/// Tells the janitor the run has filed itself (or is being filed by the signal path).
+/// Tells the janitor every run of this process is being filed by the signal path.
 pub fn disarm() {
-    ON_WATCH.store(false, Ordering::SeqCst);
+    watched().clear();
     tell(b"disarm\n");
 }
 
@@ -154,8 +168,11 @@ fn tell(message: &[u8]) {
 }
 
 impl Drop for Watch {
+    /// The run has filed itself.
     fn drop(&mut self) {
-        disarm();
+        if let Some(run) = self.0.filter(|run| watched().remove(run)) {
+            tell(format!("disarm {run}\n").as_bytes());
+        }
     }
 }
 
@@ -173,10 +190,11 @@ fn start() -> std::io::Result<ChildStdin> {
 /// One line the lead tells the janitor.
 #[derive(Debug)]
 pub enum Message {
-    /// A run started: store it as failed should the lead die before it is filed.
-    Arm(Box<Duty>),
-    /// The run has filed itself.
-    Disarm,
+    /// A run started, by its number: store it as failed should the lead die before it is
+    /// filed.
+    Arm(u64, Box<Duty>),
+    /// A run has filed itself (`None`: every run is being filed by the lead's signal path).
+    Disarm(Option<u64>),
     /// A target taken (not to be opened from the line: the lead's descriptor is opened).
     Hold(Held),
     /// A target's clean-up is done (`None`: every target's).
@@ -189,14 +207,18 @@ impl Message {
     /// The message a line holds; `None` for anything else, which the janitor ignores.
     pub fn parse(line: &str) -> Option<Message> {
         match line.split_once(' ') {
-            Some(("arm", json)) => serde_json::from_str(json).ok().map(|d| Message::Arm(Box::new(d))),
+            Some(("arm", rest)) => {
+                let (run, json) = rest.split_once(' ')?;
+                Some(Message::Arm(run.parse().ok()?, Box::new(serde_json::from_str(json).ok()?)))
+            }
+            Some(("disarm", run)) => Some(Message::Disarm(Some(run.parse().ok()?))),
             Some(("hold", json)) => serde_json::from_str(json).ok().map(Message::Hold),
             Some(("release", "all")) => Some(Message::Release(None)),
             Some(("release", key)) => {
                 let (dev, ino) = key.split_once(' ')?;
                 Some(Message::Release(Some((dev.parse().ok()?, ino.parse().ok()?))))
             }
-            None if line == "disarm" => Some(Message::Disarm),
+            None if line == "disarm" => Some(Message::Disarm(None)),
             None if line == "quiet" => Some(Message::Quiet),
             _ => None,
         }
@@ -232,38 +254,40 @@ pub fn serve(input: impl BufRead) -> i32 {
     crate::sys::signal::unblock_all();
     // The lead started this process.
     let lead = crate::sys::proc::parent_pid();
-    let mut duty: Option<Duty> = None;
+    let mut duties: BTreeMap<u64, Duty> = BTreeMap::new();
     // Each held target, opened, or why it could not be.
     let mut held: BTreeMap<(u64, u64), Result<Opened, String>> = BTreeMap::new();
     let mut quiet = false;
     for line in input.lines() {
         let Ok(line) = line else { break };
         match Message::parse(&line) {
-            Some(Message::Arm(d)) => duty = Some(*d),
+            Some(Message::Arm(run, d)) => drop(duties.insert(run, *d)),
             Some(Message::Hold(h)) => drop(held.insert(h.id, open_held(lead, h))),
             Some(Message::Release(Some(key))) => drop(held.remove(&key)),
             Some(Message::Release(None)) => held.clear(),
-            Some(Message::Disarm) => duty = None,
+            Some(Message::Disarm(Some(run))) => drop(duties.remove(&run)),
+            Some(Message::Disarm(None)) => duties.clear(),
             Some(Message::Quiet) => quiet = true,
             None => {}
         }
     }
-    if duty.is_none() && held.is_empty() {
+    if duties.is_empty() && held.is_empty() {
         return 0;
     }
-    let (line, code) = finish(lead, duty, held.into_values().collect());
+    let (line, code) = finish(lead, duties.into_values().collect(), held.into_values().collect());
     if !quiet {
         eprintln!("iosurvey: error: {}", crate::escape::visible(&line));
     }
     code
 }
 
-/// Cleans up after a dead lead and stores its run: the line to say, and the exit code.
-fn finish(lead: u32, duty: Option<Duty>, held: Vec<Result<Opened, String>>) -> (String, i32) {
-    let pid = duty.as_ref().map_or(lead, |d| d.pid);
-    let why = match duty {
-        Some(_) => format!("the iosurvey process {pid} ended during the run without cleaning up (killed?)"),
-        None => format!("the iosurvey process {pid} ended without cleaning up (killed?)"),
+/// Cleans up after a dead lead and stores its runs: the line to say, and the exit code.
+fn finish(lead: u32, duties: Vec<Duty>, held: Vec<Result<Opened, String>>) -> (String, i32) {
+    let pid = duties.first().map_or(lead, |d| d.pid);
+    let why = match duties.len() {
+        0 => format!("the iosurvey process {pid} ended without cleaning up (killed?)"),
+        1 => format!("the iosurvey process {pid} ended during the run without cleaning up (killed?)"),
+        _ => format!("the iosurvey process {pid} ended during its runs without cleaning up (killed?)"),
     };
     let mut left = Vec::new();
     for opened in &held {
@@ -282,23 +306,53 @@ fn finish(lead: u32, duty: Option<Duty>, held: Vec<Result<Opened, String>>) -> (
         (true, false) => ("its files were removed".to_string(), true),
         (false, _) => (format!("some files were left: {}", left.join("; ")), false),
     };
-    let Some(duty) = duty else {
+    if duties.is_empty() {
         return (format!("{why}: {files} (hint: run it again)"), if removed { 0 } else { 1 });
-    };
-    let mut record = duty.record;
-    record.status = Status::Failed;
-    record.error = Some(why.clone());
-    let store = PathBuf::from(OsString::from_vec(duty.store));
-    let (stored, saved) = match Store::open(&store).and_then(|mut s| s.save(&record)) {
-        Ok(id) => (format!("stored as failed run {id}"), true),
-        Err(e) => (format!("the run could not be stored ({e})"), false),
-    };
-    (format!("{why}: {stored}; {files} (hint: run it again)"), if removed && saved { 0 } else { 1 })
+    }
+    let mut said = Vec::new();
+    let mut saved = true;
+    for duty in duties {
+        let mut record = duty.record;
+        record.status = Status::Failed;
+        record.error = Some(why.clone());
+        let store = PathBuf::from(OsString::from_vec(duty.store));
+        match Store::open(&store).and_then(|mut s| s.save(&record)) {
+            Ok(id) => said.push(format!("stored as failed run {id}")),
+            Err(e) => {
+                said.push(format!("the run could not be stored ({e})"));
+                saved = false;
+            }
+        }
+    }
+    (format!("{why}: {}; {files} (hint: run it again)", said.join("; ")), if removed && saved { 0 } else { 1 })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_of_sessions_at_once_are_each_armed_and_disarmed_by_their_number() {
+        let tmp = tempfile::tempdir().unwrap();
+        let db = tmp.path().join("s.db");
+        let arm = |run: u64, started: i64| {
+            let facts = crate::record::RunFacts { started, ..Default::default() };
+            let record = RunRecord::assemble(Default::default(), Default::default(), facts);
+            format!("arm {run} {}\n", serde_json::to_string(&Duty::new(&db, record)).unwrap())
+        };
+        // Two sessions' runs at once; the first files itself, then the lead dies.
+        let lines = format!("{}{}disarm 1\n", arm(1, 10), arm(2, 20));
+        assert_eq!(serve(lines.as_bytes()), 0);
+        let store = Store::open(&db).unwrap();
+        let rows = store.list().unwrap();
+        assert_eq!(rows.len(), 1, "the run still armed is stored, and only it");
+        let r = store.load(rows[0].id).unwrap();
+        assert_eq!((r.started, r.status), (20, Status::Failed));
+        // The signal path's disarm covers every run.
+        let lines = format!("{}{}disarm\n", arm(3, 30), arm(4, 40));
+        assert_eq!(serve(lines.as_bytes()), 0);
+        assert_eq!(Store::open(&db).unwrap().list().unwrap().len(), 1);
+    }
 
     #[test]
     fn lines_the_lead_writes_parse_back_and_nothing_else_does() {
@@ -315,7 +369,8 @@ mod tests {
         }
         assert!(matches!(Message::parse("release 2049 131"), Some(Message::Release(Some((2049, 131))))));
         assert!(matches!(Message::parse("release all"), Some(Message::Release(None))));
-        assert!(matches!(Message::parse("disarm"), Some(Message::Disarm)));
+        assert!(matches!(Message::parse("disarm"), Some(Message::Disarm(None))));
+        assert!(matches!(Message::parse("disarm 3"), Some(Message::Disarm(Some(3)))));
         assert!(matches!(Message::parse("quiet"), Some(Message::Quiet)));
         // The lead gone before the line was read: found by its path, if it is still that one.
         let tmp = tempfile::tempdir().unwrap();

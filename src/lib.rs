@@ -3,10 +3,30 @@
 //!
 //! Data flows one way: `spec` -> `plan` -> `engine` (per task, through `team`) -> `measure`
 //! and `record` (team-wide figures) -> `store` -> `report`. See docs/architecture.md.
+//!
+//! # Layers
+//!
+//! The rooms in the one order they may use each other: a room uses only rooms listed before
+//! it (on an earlier line, or earlier on its own), so no import goes back and the rooms make
+//! no cycle. `tests/layers.rs` reads every `crate::` path of the library and `iosurvey::` path
+//! of the binary outside test modules, doc links included, and fails on one that goes back
+//! and on a room this table does not place; docs/architecture.md shows the same table.
+//!
+//! ```text
+//! ground:  units escape spelling cancel sys input scratch
+//! data:    measure env spec stats record
+//! machine: team target shell engine net events
+//! keep:    store janitor
+//! run:     runner plan session io500 campaign
+//! tools:   compat import
+//! results: analysis report
+//! binary:  cli
+//! ```
 #![deny(missing_docs)]
 
 pub mod analysis;
 pub mod campaign;
+pub mod cancel;
 pub mod compat;
 pub mod engine;
 pub mod env;

@@ -3,7 +3,8 @@
 //! failed) in one transaction. Decisions only the lead can take reach the other processes
 //! through [`Team::share`], so every process takes the same path and nobody waits for ever.
 
-use crate::engine::{self, offsets::mix, offsets::OffsetMap, Cancel, DataFiles, EngineError, Execution, Progress};
+use crate::cancel::Cancel;
+use crate::engine::{self, offsets::mix, offsets::OffsetMap, DataFiles, EngineError, Execution, Progress};
 use crate::env;
 use crate::janitor::{self, Duty};
 use crate::record::{GroupId, GroupKind, RunFacts, RunRecord, Status};

@@ -1,49 +1,14 @@
 //! A shell command run for a study (a campaign's hook, a run's event): `sh -c` in a process
 //! group of its own, its output's end kept, a stop ending the whole group.
 
-use crate::engine::Cancel;
-use serde::{Deserialize, Serialize};
+use crate::cancel::Cancel;
+use crate::record::HookRun;
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
 /// How much of a hook's output is kept: its end, where a failure says why.
 pub const KEPT_OUTPUT: usize = 64 * 1024;
-
-/// One hook as it ran on one node.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HookRun {
-    /// before-run, after-run, before-study or after-study.
-    pub hook: String,
-    /// The command.
-    pub command: String,
-    /// The node it ran on.
-    pub node: String,
-    /// Its exit status; none when a signal ended it or it could not start.
-    pub status: Option<i32>,
-    /// The end of what it printed (standard output and error together).
-    pub output: String,
-    /// How long it took.
-    pub secs: f64,
-    /// Whether iosurvey ended it (a stop signal, or the end of the run it was an event of).
-    #[serde(default)]
-    pub stopped: bool,
-}
-
-impl HookRun {
-    /// Whether it ended with status 0.
-    pub fn ok(&self) -> bool {
-        self.status == Some(0)
-    }
-
-    /// How it ended, in words.
-    pub fn ending(&self) -> String {
-        match self.status {
-            Some(code) => format!("exit status {code}"),
-            None => "killed by a signal, or could not start".into(),
-        }
-    }
-}
 
 /// How long a command asked to stop (SIGTERM) has before it is killed (SIGKILL).
 const KILL_AFTER: std::time::Duration = std::time::Duration::from_secs(5);

@@ -16,11 +16,7 @@ use iosurvey::team::local::LocalTeam;
 use iosurvey::units::KIB;
 use std::path::{Path, PathBuf};
 
-/// A process files one run at a time (its last will and its janitor's duty are the
-/// process's): the tests of this file take turns.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn opening(db: &Path, place: Place, cancel: Cancel) -> Opening<'static> {
+fn opening<'a>(db: &Path, place: Place, cancel: Cancel) -> Opening<'a> {
     Opening {
         store: db.to_path_buf(),
         place,
@@ -71,7 +67,6 @@ fn matrix_record(db_dir: &Path) -> MatrixRecord {
 
 #[test]
 fn a_caller_outside_the_cli_runs_a_sweep_plan_and_a_matrix_plan_and_reads_both_groups_back() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let Some(fs) = Tmpfs::mount("size=64m") else { return };
     let db = fs.bed.tmp.path().join("campaign.db");
     let team = LocalTeam;
@@ -138,6 +133,45 @@ fn a_caller_outside_the_cli_runs_a_sweep_plan_and_a_matrix_plan_and_reads_both_g
     assert!(back.cells.iter().all(|c| c.runs.iter().all(|id| store.group_runs(group).unwrap().contains(id))));
 }
 
+#[test]
+fn two_sessions_in_one_process_run_at_once_and_each_files_its_own_run() {
+    // Each run, its last will and janitor duty armed, waits for the other's: both are in
+    // flight at once, as the sessions of two threads of a library caller may be.
+    // The watch is `'static`: it holds the barrier, not a borrow of it.
+    let both_armed = std::sync::Arc::new(std::sync::Barrier::new(2));
+    std::thread::scope(|scope| {
+        let sessions: Vec<_> = (0..2)
+            .map(|n| {
+                let both_armed = both_armed.clone();
+                scope.spawn(move || {
+                    let wait = move |_: std::sync::Arc<iosurvey::engine::Progress>| -> Box<dyn FnOnce()> {
+                        both_armed.wait();
+                        Box::new(|| {})
+                    };
+                    let bed = common::Bed::new();
+                    let db = bed.tmp.path().join("s.db");
+                    let mut o: Opening =
+                        opening(&db, Place::Dir { dir: bed.dir.clone(), more: Vec::new() }, Cancel::new());
+                    o.watch = Some(&wait);
+                    let mut session = Session::open(&LocalTeam, o).unwrap();
+                    let mut one = List::new([(Some(format!("session {n}")), Workload { tasks: 1, ..small() })]);
+                    let played = session.play(&mut one, None, |_| {});
+                    drop(session);
+                    assert!(played.failure.is_none(), "session {n}: {:?}", played.failure);
+                    let store = Store::open_existing(&db).unwrap();
+                    let rows = store.list().unwrap();
+                    assert_eq!(rows.len(), 1, "session {n} filed its run, once");
+                    assert_eq!(store.load(rows[0].id).unwrap().status, Status::Ok, "session {n}");
+                    assert!(common::listing(&bed.dir).is_empty(), "session {n} removed its files");
+                })
+            })
+            .collect();
+        for s in sessions {
+            s.join().unwrap();
+        }
+    });
+}
+
 /// Plays `plan` in a session on a fresh bed, its runs obeying `cancel`; the session closed.
 fn play_on_a_bed(plan: &mut dyn Plan, cancel: Cancel) -> (common::Bed, PathBuf, iosurvey::session::Played) {
     let bed = common::Bed::new();
@@ -173,7 +207,6 @@ impl Plan for CancelAfterOne {
 
 #[test]
 fn a_cancelled_token_stops_a_plan_between_runs_and_the_runs_before_stay_stored() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let cancel = Cancel::new();
     let mut plan = CancelAfterOne { cancel: cancel.clone(), steps: 0 };
     let (bed, db, played) = play_on_a_bed(&mut plan, cancel);
@@ -207,7 +240,6 @@ impl Plan for OneRunThenStop {
 
 #[test]
 fn a_plan_hears_of_its_last_run_even_when_a_stop_came_and_a_finished_plan_is_no_stop() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let cancel = Cancel::new();
     let mut plan = OneRunThenStop { cancel: cancel.clone(), heard: Vec::new(), asked: 0 };
     let (_bed, _db, played) = play_on_a_bed(&mut plan, cancel);

@@ -3,8 +3,9 @@
 //! 64 KiB) and how it ended are kept.
 
 use super::{Hook, HookPlace};
-use crate::engine::Cancel;
-pub use crate::shell::{run, HookRun, KEPT_OUTPUT};
+use crate::cancel::Cancel;
+pub use crate::record::HookRun;
+pub use crate::shell::{run, KEPT_OUTPUT};
 use crate::team::{Member, Team};
 
 /// Runs `hook` where it says: on the lead, or on the first process of every node. Every

@@ -137,7 +137,7 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
                 }
             }
         }
-        Command::Overhead => lead_prints(team, || Ok(iosurvey::measure::overhead::report())),
+        Command::Overhead => lead_prints(team, || Ok(iosurvey::engine::overhead::report())),
         // Served before the team starts (see cli::main).
         Command::Janitor | Command::Completions { .. } | Command::Manpages { .. } | Command::Merge(_) => Ok(()),
         Command::Train(_) | Command::Checkpoint(_) => Ok(()),

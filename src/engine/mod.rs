@@ -12,11 +12,15 @@ pub mod data;
 pub mod error;
 mod meta;
 pub mod offsets;
+pub mod overhead;
 mod phase;
 pub mod placement;
 mod transfer;
 pub mod tree;
 
+/// The stop token lives below every room that runs anything; the engine's callers have long
+/// named it here.
+pub use crate::cancel::Cancel;
 use crate::measure::MIN_INTERVAL_NS;
 pub use crate::record::execution::{BadTransfer, Execution, PageCache, PhaseOutcome, TaskFailure, VerifyTally};
 use crate::spec::{Data, Meta, Op, Shape, Workload};
@@ -29,33 +33,9 @@ use meta::{MetaIo, MetaItems};
 use offsets::{mix, OffsetMap};
 use phase::{drop_on_each_node, Step, TaskClock};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use transfer::{TaskIo, Transfers};
-
-/// A request to stop, handed to whatever runs (a signal thread, a campaign's time budget, a
-/// test holds a clone and cancels): every task stops after its current transfer and the run
-/// ends as failed, stored and cleaned up, instead of dying half way; a sequence of runs stops
-/// before its next one.
-#[derive(Debug, Clone, Default)]
-pub struct Cancel(Arc<AtomicBool>);
-
-impl Cancel {
-    /// A token nobody has cancelled yet.
-    pub fn new() -> Self {
-        Cancel::default()
-    }
-
-    /// Asks everything holding a clone to stop.
-    pub fn cancel(&self) {
-        self.0.store(true, Relaxed);
-    }
-
-    /// Whether a stop was asked for.
-    pub fn is_cancelled(&self) -> bool {
-        self.0.load(Relaxed)
-    }
-}
 
 /// A counter on its own cache line, so tasks updating theirs never contend.
 #[repr(align(128))]

@@ -4,7 +4,6 @@
 //! rules follow IOR's definitions; docs/methodology.md states them with examples.
 
 pub mod histogram;
-pub mod overhead;
 
 use crate::units::rate;
 use serde::{Deserialize, Serialize};

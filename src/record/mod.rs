@@ -3,6 +3,7 @@
 //! per-task timings by [`crate::measure::aggregate`], so the two can never disagree.
 
 pub mod execution;
+pub mod imported;
 pub mod net;
 pub mod point;
 
@@ -142,9 +143,45 @@ pub struct EventRun {
     /// When it started, ns on the team clock; none when the run ended before its time.
     pub started_ns: Option<u64>,
     /// The command, its status and output; none when it did not run.
-    pub ran: Option<crate::shell::HookRun>,
+    pub ran: Option<HookRun>,
     /// The command asked for.
     pub command: String,
+}
+
+/// A shell command as it ran on one node (a campaign's hook, a run's event): plain data the
+/// store keeps and the report shows; `shell` runs it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HookRun {
+    /// before-run, after-run, before-study or after-study.
+    pub hook: String,
+    /// The command.
+    pub command: String,
+    /// The node it ran on.
+    pub node: String,
+    /// Its exit status; none when a signal ended it or it could not start.
+    pub status: Option<i32>,
+    /// The end of what it printed (standard output and error together).
+    pub output: String,
+    /// How long it took.
+    pub secs: f64,
+    /// Whether iosurvey ended it (a stop signal, or the end of the run it was an event of).
+    #[serde(default)]
+    pub stopped: bool,
+}
+
+impl HookRun {
+    /// Whether it ended with status 0.
+    pub fn ok(&self) -> bool {
+        self.status == Some(0)
+    }
+
+    /// How it ended, in words.
+    pub fn ending(&self) -> String {
+        match self.status {
+            Some(code) => format!("exit status {code}"),
+            None => "killed by a signal, or could not start".into(),
+        }
+    }
 }
 
 /// Whether `text` may name a system measured, a campaign or a study: 1 to 64 printable

@@ -1,5 +1,5 @@
 //! A network figure as plain data: what the store keeps and the analysis reads of a ceiling
-//! measured between nodes (`crate::net` measures it).
+//! measured between nodes (the `net` room measures it, above this one).
 
 use serde::{Deserialize, Serialize};
 

@@ -7,11 +7,12 @@
 //! and hands what could not be removed to the caller's [`Leftovers`].
 //!
 //! Every method is collective: every process of the team calls it, in the same order; the
-//! lead decides and the others follow, so nobody waits for ever. A process runs one session's
-//! run at a time: a run's last will and its janitor's duty are the process's (`store::will`,
-//! `janitor`), so sessions of one process take turns.
+//! lead decides and the others follow, so nobody waits for ever. Sessions of one process may
+//! run at the same time (on threads of their own, each with its team): what a session needs
+//! is handed in (the stop token, the leftovers), and what the signal path must reach of a run
+//! (its last will in `store::will`, its janitor duty, its live files) is kept per run.
 
-use crate::engine::Cancel;
+use crate::cancel::Cancel;
 use crate::plan::{HookError, HookSite, Last, Plan, Step};
 use crate::record::{GroupId, GroupKind, RunRecord};
 use crate::runner::{check_meta_order, Filing, Held, Lead, RunError, Runner, Watch};

@@ -1,7 +1,8 @@
 //! The shape of a metadata workload (the mdtest class): how many items each task makes, in
 //! which tree of directories, of which size, and whose items a task visits. The names and
-//! paths of items are the engine's business ([`crate::engine::tree`]); what is decided here is
-//! how many there are and where each goes, so that the rules are checked before a run.
+//! paths of items are the engine's business (its `tree` module, a room above this one); what
+//! is decided here is how many there are and where each goes, so that the rules are checked
+//! before a run.
 //!
 //! Directories are numbered breadth-first: 0 is the tree's root, the children of directory d
 //! are d * branch + 1 ..= d * branch + branch.
@@ -12,8 +13,8 @@ use serde::{Deserialize, Serialize};
 /// The name of the directory that holds everything a metadata run makes, unless told otherwise.
 pub const ROOT: &str = "iosurvey.meta";
 
-/// Whether `name` is one iosurvey's metadata naming makes ([`crate::engine::tree`]): in the
-/// run's root (`top`) a task's tree `u.N` or the shared tree `shared`; below, a tree
+/// Whether `name` is one iosurvey's metadata naming makes (the engine's `tree` writes them):
+/// in the run's root (`top`) a task's tree `u.N` or the shared tree `shared`; below, a tree
 /// directory `t.N` or an item `f.T.N` / `d.T.N`. Clean-up removes these names only, so a file
 /// someone put in a tree is left and named, whoever owns it.
 pub fn made_name(name: &[u8], top: bool) -> bool {

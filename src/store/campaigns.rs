@@ -4,8 +4,8 @@
 //! carrying the same three; the hooks run around points are kept beside them.
 
 use super::{PointName, Store, StoreError};
-use crate::campaign::hooks::HookRun;
 pub use crate::record::point::{PointKey, StudyKey, WorkloadKey};
+use crate::record::HookRun;
 use crate::record::{GroupId, GroupKind};
 use rusqlite::params;
 use std::collections::HashMap;

@@ -3,7 +3,7 @@
 //! nothing.
 
 use super::{write_run, GroupStart, Store, StoreError};
-use crate::import::Imported;
+use crate::record::imported::Imported;
 use crate::record::{GroupId, GroupKind};
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};
@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 pub struct ImportFile<'a> {
     /// The file as the user named it.
     pub file: &'a str,
-    /// FNV-1a 64 of its bytes ([`crate::import::digest`]).
+    /// FNV-1a 64 of its bytes (the `import` room's `digest`).
     pub digest: u64,
     /// The tool.
     pub tool: &'a str,

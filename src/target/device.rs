@@ -14,59 +14,13 @@
 use super::TargetError;
 use crate::sys::errno::EBUSY;
 use crate::sys::fs::{O_CLOEXEC, O_DIRECT, O_EXCL, O_NONBLOCK, O_PATH, O_RDONLY};
-use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Seek, SeekFrom};
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
-/// What a record keeps of a device: enough to group devices by controller, port or card.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct DeviceFacts {
-    /// The path given (`/dev/loop3`, `/dev/disk/by-id/...`).
-    pub path: String,
-    /// The kernel's name (`loop3`, `sdb`, `nvme0n1p2`).
-    pub name: String,
-    /// major:minor.
-    pub dev: String,
-    /// The model, as the device reports it (empty when it reports none, as loop devices).
-    pub model: String,
-    /// Bytes.
-    pub size_bytes: u64,
-    /// The smallest unit it addresses, bytes (the O_DIRECT alignment).
-    pub logical_block: u64,
-    /// The unit it writes internally, bytes.
-    pub physical_block: u64,
-    /// Whether it says it spins.
-    pub rotational: bool,
-    /// The I/O scheduler in use ("none", "mq-deadline").
-    pub scheduler: String,
-    /// The device's place in the kernel's device tree, from the root to it through its host
-    /// adapter, port and target (`/sys/devices/pci0000:00/.../host2/target2:0:0/2:0:0:0/block/sdb`).
-    pub sysfs_path: String,
-    /// The disk it is a partition of, when it is one.
-    pub partition_of: Option<String>,
-}
-
-impl DeviceFacts {
-    /// The device's adapter path: its sysfs path up to the last component that names a host,
-    /// port or controller, so devices behind one adapter share it. Virtual devices (loop) have
-    /// none and group alone.
-    pub fn adapter(&self) -> Option<String> {
-        let parts: Vec<&str> = self.sysfs_path.split('/').collect();
-        let at = parts.iter().rposition(|p| {
-            let numbered = |prefix: &str| {
-                p.strip_prefix(prefix).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-            };
-            numbered("host")
-                || numbered("nvme")
-                || numbered("ata")
-                || p.starts_with("port-")
-                || p.starts_with("end_device-")
-        })?;
-        Some(parts[..=at].join("/"))
-    }
-}
+/// What a record keeps of a device is an environment fact; it is filled here, from sysfs.
+pub use crate::env::DeviceFacts;
 
 /// major and minor of a device number (glibc's encoding).
 pub fn split_dev(rdev: u64) -> (u64, u64) {

@@ -2,7 +2,7 @@
 //! the histogram, the time series, the progress counter and abort flag, and verification's fill
 //! and check, each timed here and now.
 
-use crate::engine::data::{check, fill_verified, Stamp};
+use super::data::{check, fill_verified, Stamp};
 use crate::measure::histogram::Histogram;
 use crate::measure::Series;
 use crate::team::clock::monotonic_ns;
