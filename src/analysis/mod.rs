@@ -1264,14 +1264,6 @@ pub fn compare(a: Side, b: Side) -> Report {
         // A figure that may be the page cache's says so wherever it goes.
         let caveat = cached_caveat(&[(a.name, ga), (b.name, gb)]);
         t.rows.last_mut().expect("just pushed").push(Cell::text(&caveat));
-        if interval.is_some() {
-            let caveat = if caveat.is_empty() { caveat } else { format!(" ({caveat})") };
-            findings.push(Finding {
-                text: format!("{workload} {op}: {verdict}{caveat}"),
-                value: ma / mb,
-                runs: ids(a.runs).into_iter().chain(ids(b.runs)).collect(),
-            });
-        }
     }
     findings.extend(unlike(a, &fa, b, &fb));
     for (side, figures) in [(&a, &fa), (&b, &fb)] {

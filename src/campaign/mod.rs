@@ -8,6 +8,7 @@
 pub mod batch;
 pub mod file;
 pub mod hooks;
+pub mod root;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
