@@ -130,7 +130,8 @@ fn invocations(line: &str) -> Vec<Vec<String>> {
     for part in uncommented(line).split("&&").flat_map(|p| p.split(';')).flat_map(|p| p.split(" | ")) {
         let mut words: Vec<String> = Vec::new();
         let mut skip = false;
-        for w in part.split_whitespace() {
+        for w in shell_words(part) {
+            let w = w.as_str();
             if skip {
                 skip = false;
                 continue;
@@ -138,7 +139,7 @@ fn invocations(line: &str) -> Vec<Vec<String>> {
             match w {
                 ">" | ">>" | "2>" | "<" => skip = true,
                 _ if w.starts_with('>') => {}
-                _ => words.push(w.trim_matches(|c| c == '"' || c == '\'').to_string()),
+                _ => words.push(w.to_string()),
             }
         }
         if let Some(k) = words.iter().position(|w| w == "iosurvey" || w.ends_with("/iosurvey")) {
@@ -200,6 +201,29 @@ fn every_command_the_readme_and_the_docs_show_runs_or_is_marked_and_parses() {
     }
 }
 
+/// `text` split into words as a shell splits them: at blanks outside quotes, the quotes
+/// removed.
+fn shell_words(text: &str) -> Vec<String> {
+    let (mut words, mut word, mut quote, mut any) = (Vec::new(), String::new(), None, false);
+    for c in text.chars() {
+        match (quote, c) {
+            (None, '\'' | '"') => (quote, any) = (Some(c), true),
+            (Some(q), _) if c == q => quote = None,
+            (None, c) if c.is_whitespace() => {
+                if any {
+                    words.push(std::mem::take(&mut word));
+                }
+                any = false;
+            }
+            _ => (word.push(c), any = true).0,
+        }
+    }
+    if any {
+        words.push(word);
+    }
+    words
+}
+
 #[test]
 fn comments_redirections_and_launchers_are_left_out_of_an_invocation() {
     assert_eq!(
@@ -212,4 +236,8 @@ fn comments_redirections_and_launchers_are_left_out_of_an_invocation() {
     );
     assert_eq!(invocations("cargo run --release -- survey  # or"), [vec!["survey".to_string()]]);
     assert_eq!(invocations("iosurvey merge jobs/*.db --into e.db && bash jobs/submit").len(), 1);
+    assert_eq!(
+        invocations("iosurvey run --event '20s:mdadm /dev/md0 --fail /dev/sdc'"),
+        [vec!["run".to_string(), "--event".into(), "20s:mdadm /dev/md0 --fail /dev/sdc".into()]]
+    );
 }
