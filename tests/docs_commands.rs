@@ -215,7 +215,10 @@ fn shell_words(text: &str) -> Vec<String> {
                 }
                 any = false;
             }
-            _ => (word.push(c), any = true).0,
+            _ => {
+                word.push(c);
+                any = true;
+            }
         }
     }
     if any {
