@@ -15,9 +15,9 @@
 //! ```text
 //! ground:  units escape spelling cancel sys input scratch
 //! data:    measure env spec stats record
-//! machine: team target shell engine net events
+//! machine: team target s3 shell engine net events
 //! keep:    store janitor
-//! run:     runner plan session io500 campaign
+//! run:     runner plan session io500 train study campaign
 //! tools:   compat import
 //! results: analysis report
 //! binary:  cli

@@ -58,16 +58,17 @@ fn with_short_reader(args: &[String], gone_before: bool) -> Out {
     Out { code: status.and_then(|s| s.code()).unwrap_or(-1), stdout: String::new(), stderr: said.join().unwrap() }
 }
 
-/// The commands a help text lists (its "Commands:" section).
+/// The commands a help text lists (under "Commands:", or the top level's headings of what
+/// each is for), before its options.
 fn listed(help_of: &[&str]) -> Vec<String> {
     let mut args = help_of.to_vec();
     args.push("--help");
     let help = iosurvey(&args).stdout;
     help.lines()
-        .skip_while(|l| !l.starts_with("Commands:"))
-        .skip(1)
-        .take_while(|l| l.starts_with("  "))
+        .take_while(|l| !l.starts_with("Options:"))
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
         .filter_map(|l| l.split_whitespace().next())
+        .filter(|name| !name.starts_with('-'))
         .map(|name| help_of.iter().copied().chain([name]).collect::<Vec<_>>().join(" "))
         .collect()
 }
@@ -177,7 +178,7 @@ fn every_command_that_prints_ends_quietly_when_its_reader_goes_and_its_work_is_d
     add("help", "--version".into());
     add("help", "-V".into());
     add("help", String::new());
-    // Hidden commands and the front ends, which no help lists.
+    // Hidden commands, which no help lists, and the front ends.
     add("team-timing", "team-timing --rounds 1".into());
     add("overhead", "overhead".into());
     add("ior", format!("ior -w -r -t 64k -b 256k -o {dir}/t --db {{db}}"));

@@ -8,6 +8,7 @@
 pub mod batch;
 pub mod file;
 pub mod hooks;
+pub mod root;
 
 use crate::record::point::PointKey;
 use std::collections::HashMap;

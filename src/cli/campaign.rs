@@ -104,12 +104,20 @@ pub(super) struct Asked<'a> {
     pub file: &'a Path,
     pub scale: Option<Scale>,
     pub only: Option<&'a Only>,
+    /// `--root DIR`: every target placed at DIR/LABEL.
+    pub root: Option<&'a Path>,
 }
 
 /// Reads the file after checking who may have written it: a campaign runs its hooks as the
 /// user who runs it, so as root a file (or its directory) that someone else could change is
 /// refused.
 fn read(path: &Path) -> Result<Campaign, Failure> {
+    read_placed(path, None).map(|(c, _)| c)
+}
+
+/// As [`read`], each target placed under `root` when given (made there, and removed when the
+/// returned guard goes, if iosurvey made it); the file's own dirs need not exist then.
+fn read_placed(path: &Path, root: Option<&Path>) -> Result<(Campaign, Option<campaign::root::Placed>), Failure> {
     use std::os::unix::fs::MetadataExt;
     let refuse = |what: String, hint: &str| Failure::new(what, hint, 2);
     use iosurvey::input::{read_text, InputError, Links};
@@ -142,9 +150,17 @@ fn read(path: &Path) -> Result<Campaign, Failure> {
             }
         }
     }
-    let c = campaign::parse(path, &text).map_err(|e| Failure::new(&e, &e.hint, 2))?;
+    let parsed = match root {
+        None => campaign::parse(path, &text),
+        Some(_) => campaign::parse_stored(path, &text),
+    };
+    let mut c = parsed.map_err(|e| Failure::new(&e, &e.hint, 2))?;
+    let placed = match root {
+        Some(root) => Some(campaign::root::place(&mut c, root, true).map_err(|e| Failure::new(&e, &e.hint, 2))?),
+        None => None,
+    };
     super::hints::speak(spelling(&c));
-    Ok(c)
+    Ok((c, placed))
 }
 
 /// How hints name a point's flags to the one who wrote the campaign file: by the file's keys
@@ -761,7 +777,7 @@ fn past_secs(store: &Store, c: &Campaign, p: &Point) -> Option<f64> {
 
 /// `campaign plan FILE`: every point in order, its hooks, refusals and estimates.
 pub(super) fn plan<T: Team>(cli: &Cli, asked: &Asked, calibrate: bool, team: &T) -> Result<(), Failure> {
-    let c = read(asked.file)?;
+    let (c, _placed) = read_placed(asked.file, asked.root)?;
     let all = keep(&c, asked_points(&c, &cli.db, team, asked.scale)?, asked.only, Some(Launch::of(team)))?;
     let store = match (team.process(), cli.db.exists()) {
         (0, true) => Some(Store::open_existing(&cli.db)?),
@@ -1031,7 +1047,7 @@ struct Running {
 
 /// `campaign run FILE`.
 pub(super) fn run<T: Team>(cli: &Cli, asked: &Asked, team: &T) -> Result<(), Failure> {
-    let c = read(asked.file)?;
+    let (c, _placed) = read_placed(asked.file, asked.root)?;
     let launch = Launch::of(team);
     launch_fits(&c, asked.only, launch)?;
     let all = keep(&c, asked_points(&c, &cli.db, team, asked.scale)?, asked.only, Some(launch))?;

@@ -53,7 +53,7 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
         Command::Matrix(args) => super::matrix::matrix(cli, args, team),
         Command::Survey(args) => survey(cli, args, team),
         Command::Targets(args) => super::targets::targets(cli, args, team),
-        Command::Ls { json, label, format, limit, all } => lead_prints(team, || {
+        Command::Ls { json, label, format, limit, all, wide } => lead_prints(team, || {
             let store = Store::open_existing(&cli.db)?;
             // What scripts read (--json, the array of runs it has always been; csv and json
             // tables) stays whole unless --limit: a page of it would look whole. A table for
@@ -83,9 +83,9 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
                     .notes
                     .push(format!("{unlisted} older runs not shown: --limit N lists the newest N, --all every one"));
             }
-            Ok(render(
+            Ok(render_fitted(
                 listed.and(analysis::matrix::list(&matrices)).and(analysis::campaign::list(&store.campaigns()?)),
-                *format,
+                (*format, *wide),
             ))
         }),
         Command::Show { id: super::Shown::Campaign(n), json: false, .. } => {
@@ -102,7 +102,7 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
                 (None, _) => Err(Failure::new("report needs -o FILE", "give -o report.html", 2)),
             })
         }
-        Command::Compare { sides, format } => lead_prints(team, || compare(&cli.db, sides, *format)),
+        Command::Compare { sides, format, wide } => lead_prints(team, || compare(&cli.db, sides, (*format, *wide))),
         Command::Export { ids, format, output } => {
             lead_prints(team, || export(&cli.db, ids, *format, output.as_deref()))
         }
@@ -114,13 +114,23 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
             match c {
                 super::CampaignCommand::Plan { file: a, calibrate } => camp::plan(
                     cli,
-                    &camp::Asked { file: &a.file, scale: a.scale, only: campaign::Only::merged(&a.only).as_ref() },
+                    &camp::Asked {
+                        file: &a.file,
+                        scale: a.scale,
+                        only: campaign::Only::merged(&a.only).as_ref(),
+                        root: a.root.as_deref(),
+                    },
                     *calibrate,
                     team,
                 ),
                 super::CampaignCommand::Run(a) => camp::run(
                     cli,
-                    &camp::Asked { file: &a.file, scale: a.scale, only: campaign::Only::merged(&a.only).as_ref() },
+                    &camp::Asked {
+                        file: &a.file,
+                        scale: a.scale,
+                        only: campaign::Only::merged(&a.only).as_ref(),
+                        root: a.root.as_deref(),
+                    },
                     team,
                 ),
                 super::CampaignCommand::Status { which, scale } => camp::status(cli, which, *scale, team),
@@ -172,6 +182,15 @@ const LS_PAGE: usize = 50;
 /// A report laid out in a format.
 fn render(r: Report, format: Format) -> String {
     report::exporter(format).render(&r)
+}
+
+/// As [`render`], a text table fitted to the terminal unless `wide`; the machine formats
+/// always whole.
+fn render_fitted(r: Report, (format, wide): (Format, bool)) -> String {
+    match (format, wide) {
+        (Format::Text, false) => report::text_within(&r, super::width::columns()),
+        _ => render(r, format),
+    }
 }
 
 /// `show`: one run in full, or the table of a survey or a sweep.
@@ -422,7 +441,7 @@ fn export(db: &Path, names: &[String], format: super::ExportFormat, output: Opti
     }
 }
 
-fn compare(db: &Path, names: &[String], format: Format) -> Result<String, Failure> {
+fn compare(db: &Path, names: &[String], (format, wide): (Format, bool)) -> Result<String, Failure> {
     let store = Store::open_existing(db)?;
     let matrices: Vec<i64> = names
         .iter()
@@ -435,7 +454,7 @@ fn compare(db: &Path, names: &[String], format: Format) -> Result<String, Failur
         (0, _) => {}
         (2, 2) => {
             let (a, b) = (store.load_matrix(matrices[0])?, store.load_matrix(matrices[1])?);
-            return Ok(render(analysis::matrix::compare(&a, &b), format));
+            return Ok(render_fitted(analysis::matrix::compare(&a, &b), (format, wide)));
         }
         _ => {
             return Err(Failure::new(
@@ -464,12 +483,13 @@ fn compare(db: &Path, names: &[String], format: Format) -> Result<String, Failur
         .collect();
     let sides: Vec<analysis::Side> =
         names.iter().zip(&runs).map(|(name, runs)| analysis::Side { name, runs }).collect();
-    let recommended = analysis::recommend(&sides);
+    // Two sides: the table's verdict column says each verdict; a pick per I/O pattern would
+    // say them again.
     let report = match sides.as_slice() {
-        [a, b] => analysis::compare(*a, *b).and(recommended),
-        _ => recommended,
+        [a, b] => analysis::compare(*a, *b),
+        _ => analysis::recommend(&sides),
     };
-    Ok(render(report, format))
+    Ok(render_fitted(report, (format, wide)))
 }
 
 fn lead_prints<T: Team>(team: &T, f: impl FnOnce() -> Result<String, Failure>) -> Result<(), Failure> {

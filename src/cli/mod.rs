@@ -55,6 +55,7 @@ mod progress;
 mod stdout;
 mod targets;
 mod train;
+mod width;
 
 use clap::{Args, Parser, Subcommand};
 use iosurvey::engine::{Cancel, EngineError};
@@ -67,13 +68,12 @@ use iosurvey::sys::signal;
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
-Examples:
-  iosurvey survey /scratch                      standard battery, about a minute
-  iosurvey run --dir /scratch/x --access file-per-task --op write,read --transfer 1m --block 2g --tasks 4 --fsync
-  iosurvey run --dir /scratch/x --access shared --layout strided --transfer 47008 --block 47008 --segments 1000 --tasks 2 --verify
-  iosurvey run --dir /scratch/x --pattern random --transfer 4k --block 1g --direct --tasks 2
-  iosurvey ls
-  iosurvey show 7 --json";
+Start here:
+  iosurvey survey /scratch               the standard battery, three runs of each workload
+  iosurvey ls                            what the store holds
+  iosurvey compare lustre-a f800         two labelled systems, like with like
+  iosurvey help run                      a command's options and examples
+The README and docs/ say the rest.";
 
 /// Storage benchmark and characterization: IOR-style runs, surveys, and a result store.
 #[derive(Parser)]
@@ -263,6 +263,10 @@ holding all their points.")]
         /// Lay the table out as text, json, csv or md.
         #[arg(long, value_enum, default_value = "text")]
         format: iosurvey::report::Format,
+        /// Lines whole, however wide, where the text table otherwise fits the terminal
+        /// (COLUMNS, else the terminal's width).
+        #[arg(long)]
+        wide: bool,
     },
     /// Compare sets of runs like with like: runs, surveys or sweeps by id, or labels; with
     /// two, side by side with the ratio and its interval; with any number, which is best for
@@ -278,6 +282,10 @@ holding all their points.")]
         /// Lay the tables out as text, json, csv or md.
         #[arg(long, value_enum, default_value = "text")]
         format: iosurvey::report::Format,
+        /// Lines whole, however wide, where the text tables otherwise fit the terminal
+        /// (COLUMNS, else the terminal's width).
+        #[arg(long)]
+        wide: bool,
     },
     /// Write a report as an evaluation reads: what was measured and how, a summary of the
     /// findings, a section per study (its figures, tables and findings), an appendix of every run.
@@ -415,6 +423,11 @@ struct CampaignFileArgs {
     /// a backslash \\); repeatable.
     #[arg(long, value_parser = campaign::only_arg, value_name = "study=NAME,target=LABEL,nodes=N")]
     only: Vec<campaign::Only>,
+    /// Place every target at DIR/LABEL (DIR and each made 0700 where missing, and removed
+    /// afterwards if iosurvey made them and they are empty), to rehearse a campaign whose
+    /// targets are not mounted here; the file keeps its real paths.
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
 }
 
 /// What `show` shows.
@@ -571,7 +584,7 @@ fn parse_error_line(text: &str) -> String {
 /// declares the flag sits below the engine room, so the registry is brought in here.
 fn parser() -> clap::Command {
     use clap::CommandFactory;
-    let mut cli = Cli::command();
+    let mut cli = front_ends(Cli::command());
     let with_engine: Vec<String> = cli
         .get_subcommands()
         .filter(|c| c.get_arguments().any(|a| a.get_id() == "engine"))
@@ -590,7 +603,131 @@ fn parser() -> clap::Command {
                 .mut_arg("iodepth", |a| a.help(depth.clone()))
         });
     }
+    fitted(cli)
+}
+
+/// What a user does with each command, in the order the help lists them: the top-level help
+/// is grouped by these, not by the order the commands are declared in.
+const GROUPS: &[(&str, &[&str])] = &[
+    ("Measure", &["survey", "run", "meta", "matrix", "io500", "targets", "net"]),
+    ("Keep and compare", &["ls", "show", "compare", "import", "export", "merge"]),
+    ("Report", &["report"]),
+    ("Campaigns (a whole evaluation from one file)", &["campaign"]),
+    ("Other tools' command lines, run by iosurvey", &["ior", "mdtest", "iozone"]),
+    ("Set up", &["engines", "completions", "manpages", "help"]),
+];
+
+/// The front ends (`iosurvey ior ...`) as commands of the tree, so that the help and the
+/// completions offer them; their words are read by `compat` before clap sees them.
+fn front_ends(cli: clap::Command) -> clap::Command {
+    let about = [
+        ("ior", "IOR's command line as it is, run natively, IOR's output ('iosurvey ior --help')"),
+        ("mdtest", "mdtest's command line as it is, run as meta, mdtest's SUMMARY table"),
+        ("iozone", "IOzone's command line as it is, run as matrix, IOzone's report"),
+    ];
+    about.into_iter().fold(cli, |cli, (name, about)| {
+        cli.subcommand(clap::Command::new(name).about(about).disable_help_flag(true).arg(
+            clap::Arg::new("args").num_args(0..).trailing_var_arg(true).allow_hyphen_values(true).value_name("OPTIONS"),
+        ))
+    })
+}
+
+/// The tree laid out for the terminal: the top-level help grouped by [`GROUPS`], every help
+/// wrapped at the width of [`width::columns`], examples included.
+fn fitted(cli: clap::Command) -> clap::Command {
+    let width = width::columns();
+    let grouped = grouped_help(&cli, width.unwrap_or(100));
+    let mut cli = cli.help_template(grouped);
+    if let Some(w) = width {
+        cli = wrapped_examples(cli, w);
+    }
     cli
+}
+
+/// A command (and its subcommands) with each line of its examples wrapped at `width`, the
+/// rest of a line indented under its start.
+fn wrapped_examples(c: clap::Command, width: usize) -> clap::Command {
+    let mut c = c.term_width(width);
+    if let Some(after) = c.get_after_help().map(|t| t.to_string()) {
+        let lines: Vec<String> = after
+            .lines()
+            .map(|l| {
+                if l.chars().count() <= width {
+                    // A line that fits keeps its own alignment.
+                    return l.to_string();
+                }
+                let lead = l.len() - l.trim_start().len();
+                let body = width::wrap(l.trim_start(), width.saturating_sub(lead).max(20), 4);
+                body.lines().map(|b| format!("{}{b}", &l[..lead])).collect::<Vec<_>>().join("\n")
+            })
+            .collect();
+        c = c.after_help(lines.join("\n"));
+    }
+    let names: Vec<String> = c.get_subcommands().map(|s| s.get_name().to_string()).collect();
+    for name in names {
+        c = c.mut_subcommand(name, |s| wrapped_examples(s, width));
+    }
+    c
+}
+
+/// The top-level help's template: the commands a user sees, under what they are for, each
+/// with the first sentence of its own about text (so the list never drifts from the
+/// commands); hidden ones left out.
+fn grouped_help(cli: &clap::Command, width: usize) -> String {
+    let shown: Vec<&clap::Command> = cli.get_subcommands().filter(|c| !c.is_hide_set()).collect();
+    let pad = shown.iter().map(|c| c.get_name().len()).max().unwrap_or(0).max(4) + 4;
+    let line = |name: &str, about: &str| {
+        let body = width::wrap(about, width.saturating_sub(pad).max(20), 0);
+        let lines = body.lines().enumerate().map(|(k, l)| match k {
+            0 => format!("  {name:<w$}{l}", w = pad - 2),
+            _ => format!("{:pad$}{l}", ""),
+        });
+        lines.collect::<Vec<_>>().join("\n")
+    };
+    let mut groups = String::new();
+    let mut listed: Vec<&str> = Vec::new();
+    let section = |title: &str, names: Vec<&str>, groups: &mut String| {
+        let rows: Vec<String> = names
+            .iter()
+            .filter_map(|n| {
+                let about = match *n {
+                    "help" => "Print this help, or a command's ('iosurvey help run')".to_string(),
+                    _ => shown.iter().find(|c| c.get_name() == *n).and_then(|c| c.get_about())?.to_string(),
+                };
+                Some(line(n, first_sentence(&about)))
+            })
+            .collect();
+        if !rows.is_empty() {
+            *groups += &format!("{title}:\n{}\n\n", rows.join("\n"));
+        }
+    };
+    for (title, names) in GROUPS {
+        section(title, names.to_vec(), &mut groups);
+        listed.extend(names.iter());
+    }
+    // A command no group names is still listed, never dropped from the help.
+    let rest: Vec<&str> = shown.iter().map(|c| c.get_name()).filter(|n| !listed.contains(n)).collect();
+    section("Other", rest, &mut groups);
+    format!("{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{groups}Options:\n{{options}}{{after-help}}")
+}
+
+/// The text up to its first full stop that ends a sentence.
+fn first_sentence(text: &str) -> &str {
+    let text = text.trim();
+    let end = text.find(". ").or_else(|| text.find(".\n")).map_or(text.len(), |k| k);
+    text[..end].trim_end_matches('.')
+}
+
+/// The tree the completions are made from: the commands of the help, the internal ones (the
+/// janitor, the timing tools of the benches) removed, so no shell offers them.
+fn visible_tree() -> clap::Command {
+    let full = parser();
+    let shown: Vec<clap::Command> = full.get_subcommands().filter(|c| !c.is_hide_set()).cloned().collect();
+    let mut tree = clap::Command::new(full.get_name().to_string()).subcommands(shown);
+    for a in full.get_arguments().filter(|a| !a.is_hide_set()) {
+        tree = tree.arg(a.clone());
+    }
+    tree
 }
 
 /// `--engine`, read by the engine registry: a registered name, with its parameter where the

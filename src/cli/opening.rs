@@ -51,6 +51,40 @@ fn context(cli: &Cli) -> Context<'static> {
 /// The command line's ear for a study: warnings and steps said on stderr.
 struct Said {
     quiet: bool,
+    /// Where a battery is, once it has said its shape.
+    progress: Option<Progress>,
+}
+
+impl Said {
+    fn new(quiet: bool) -> Self {
+        Said { quiet, progress: None }
+    }
+}
+
+/// Where a battery is, for its progress lines: the step of all, the repetition of the
+/// workload, and the time left at the pace of the steps done (none before the first ends).
+struct Progress {
+    per_round: usize,
+    rounds: usize,
+    begun: usize,
+    start: std::time::Instant,
+}
+
+impl Progress {
+    /// The words for the step beginning now: `[4/9, repetition 2 of 3, ETA 40 s]`.
+    fn next(&mut self) -> String {
+        let total = self.per_round * self.rounds;
+        let eta = match self.begun {
+            0 => "ETA after the first".to_string(),
+            done => {
+                let left = self.start.elapsed().as_secs_f64() / done as f64 * (total.saturating_sub(done)) as f64;
+                format!("ETA {} s", left.round())
+            }
+        };
+        self.begun += 1;
+        let round = (self.begun - 1) / self.per_round + 1;
+        format!("[{}/{total}, repetition {round} of {}, {eta}] ", self.begun, self.rounds)
+    }
 }
 
 impl Observer for Said {
@@ -65,14 +99,20 @@ impl Observer for Said {
 
     fn step(&mut self, step: &Step) {
         if let (Step::Run { workload, name }, false) = (step, self.quiet) {
-            say!("iosurvey: {} ({})", name.as_deref().unwrap_or("-"), workload.label());
+            let at = self.progress.as_mut().map(Progress::next).unwrap_or_default();
+            say!("iosurvey: {at}{} ({})", name.as_deref().unwrap_or("-"), workload.label());
         }
+    }
+
+    fn rounds(&mut self, per_round: usize, rounds: usize) {
+        let per_round = per_round.max(1);
+        self.progress = Some(Progress { per_round, rounds, begun: 0, start: std::time::Instant::now() });
     }
 }
 
 /// Plays a study through the library, what it says said on stderr.
 pub(super) fn play<T: Team>(cli: &Cli, study: &Study, team: &T) -> Result<Outcome, Failure> {
-    Ok(iosurvey::study::play(&context(cli), study, team, &mut Said { quiet: cli.quiet })?)
+    Ok(iosurvey::study::play(&context(cli), study, team, &mut Said::new(cli.quiet))?)
 }
 
 /// Opens the command's session in `place` and says the target's notes. `check` holds the
@@ -84,7 +124,7 @@ pub(super) fn open<'t, T: Team>(
     threads: usize,
     check: Vec<Workload>,
 ) -> Result<Session<'t, T>, Failure> {
-    let said = &mut Said { quiet: cli.quiet };
+    let said = &mut Said::new(cli.quiet);
     Ok(iosurvey::study::play::open(&context(cli), team, (place, target), threads, check, said)?)
 }
 
@@ -95,7 +135,7 @@ pub(super) fn precheck_all<'w, T: Team>(
     threads: usize,
     workloads: impl IntoIterator<Item = &'w Workload>,
 ) -> Result<(), Failure> {
-    Ok(iosurvey::study::play::precheck_all(team, threads, workloads, &mut Said { quiet: false })?)
+    Ok(iosurvey::study::play::precheck_all(team, threads, workloads, &mut Said::new(false))?)
 }
 
 /// One warning line when `threads` tasks in this process far exceed the cores it may use.

@@ -62,7 +62,7 @@ fn mpi_library() -> String {
 /// `iosurvey completions SHELL`: the script on standard output. Made whole first:
 /// clap_complete panics on a write error, such as a reader that closed the pipe.
 pub(super) fn completions(shell: Shell) -> Result<(), Failure> {
-    let mut cmd = super::parser();
+    let mut cmd = super::visible_tree();
     let shell = match shell {
         Shell::Bash => clap_complete::Shell::Bash,
         Shell::Zsh => clap_complete::Shell::Zsh,

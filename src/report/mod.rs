@@ -56,20 +56,64 @@ pub struct Text;
 
 impl Exporter for Text {
     fn render(&self, report: &Report) -> String {
-        let mut s = String::new();
-        // Each piece made visible on its own, so a line break inside a label shows as `\n`
-        // rather than breaking the table.
-        for line in &report.heading {
-            let _ = writeln!(s, "{}", visible(line));
-        }
-        for t in &report.tables {
-            let _ = writeln!(s, "{}{}:", if s.is_empty() { "" } else { "\n" }, visible(&t.title));
+        text_within(report, None)
+    }
+}
+
+/// The narrowest a wrapped text column is made before a table is laid out row by row.
+const NARROWEST: usize = 16;
+
+/// The text layout fitted to `width` columns when given: a table as it is if it fits; else
+/// its long text columns (the workload, the verdict) wrapped within their cells, numbers and
+/// short words kept whole, if that fits with each at least [`NARROWEST`] wide; else a block
+/// per row (its first cell, then each other column's name and value). Every other line is
+/// broken at spaces. Whole lines without a width (`--wide`, a pipe).
+pub fn text_within(report: &Report, width: Option<usize>) -> String {
+    let fit = |line: &str| match width {
+        Some(w) => wrap(line, w, 2),
+        None => line.to_string(),
+    };
+    let mut s = String::new();
+    // Each piece made visible on its own, so a line break inside a label shows as `\n`
+    // rather than breaking the table.
+    for line in &report.heading {
+        let _ = writeln!(s, "{}", fit(&visible(line)));
+    }
+    for t in &report.tables {
+        let _ = writeln!(s, "{}{}:", if s.is_empty() { "" } else { "\n" }, fit(&visible(&t.title)));
+        let header: Vec<String> = t.columns.iter().map(|c| visible(c).into_owned()).collect();
+        let rows: Vec<Vec<String>> =
+            t.rows.iter().map(|r| r.iter().map(|c| visible(&c.to_string()).into_owned()).collect()).collect();
+        let numeric: Vec<bool> = (0..header.len())
+            .map(|k| t.rows.iter().all(|r| r.get(k).is_none_or(|c| c.is_number() || matches!(c, Cell::Empty))))
+            .collect();
+        let natural: Vec<usize> = (0..header.len())
+            .map(|k| {
+                rows.iter().filter_map(|r| r.get(k)).chain([&header[k]]).map(|c| c.chars().count()).max().unwrap_or(0)
+            })
+            .collect();
+        // Each column is padded by one on either side; the last one's right is trimmed.
+        let wide = |ws: &mut dyn Iterator<Item = usize>| ws.map(|w| w + 2).sum::<usize>().saturating_sub(1);
+        let long = |k: usize| !numeric[k] && natural[k] > NARROWEST;
+        let layout = match width {
+            Some(w) if wide(&mut natural.iter().copied()) > w => {
+                match wide(&mut (0..natural.len()).map(|k| if long(k) { NARROWEST } else { natural[k] })) <= w {
+                    true => Some(w),
+                    false => {
+                        s += &by_row(&header, &rows, w);
+                        None
+                    }
+                }
+            }
+            _ => Some(0),
+        };
+        if let Some(w) = layout {
             let mut table = comfy_table::Table::new();
             table.load_preset(presets::NOTHING).set_content_arrangement(ContentArrangement::Disabled);
-            table.set_header(t.columns.iter().map(|c| visible(c)));
-            for row in &t.rows {
-                table.add_row(row.iter().map(|c| {
-                    let cell = comfy_table::Cell::new(visible(&c.to_string()));
+            table.set_header(&header);
+            for (row, cells) in t.rows.iter().zip(&rows) {
+                table.add_row(row.iter().zip(cells).map(|(c, text)| {
+                    let cell = comfy_table::Cell::new(text);
                     if c.is_number() || matches!(c, Cell::Empty) {
                         cell.set_alignment(CellAlignment::Right)
                     } else {
@@ -77,21 +121,74 @@ impl Exporter for Text {
                     }
                 }));
             }
+            if w > 0 {
+                table.set_content_arrangement(ContentArrangement::Dynamic).set_width(w.min(u16::MAX as usize) as u16);
+                for (k, column) in table.column_iter_mut().enumerate() {
+                    column.set_constraint(match long(k) {
+                        true => {
+                            comfy_table::ColumnConstraint::LowerBoundary(comfy_table::Width::Fixed(NARROWEST as u16))
+                        }
+                        false => comfy_table::ColumnConstraint::ContentWidth,
+                    });
+                }
+            }
             for line in table.lines() {
                 let _ = writeln!(s, "{}", line.trim_end());
             }
-            for note in &t.notes {
-                let _ = writeln!(s, "{}", visible(note));
-            }
         }
-        for f in &report.findings {
-            let _ = writeln!(s, "{}", visible(&f.text));
+        for note in &t.notes {
+            let _ = writeln!(s, "{}", fit(&visible(note)));
         }
-        for line in &report.footer {
-            let _ = writeln!(s, "{}", visible(line));
-        }
-        s
     }
+    for f in &report.findings {
+        let _ = writeln!(s, "{}", fit(&visible(&f.text)));
+    }
+    for line in &report.footer {
+        let _ = writeln!(s, "{}", fit(&visible(line)));
+    }
+    s
+}
+
+/// A table too wide for `width` even with its text wrapped, a block per row: the row's first
+/// cell, then `column value` for each other non-empty cell, wrapped and indented.
+fn by_row(header: &[String], rows: &[Vec<String>], width: usize) -> String {
+    let mut s = String::new();
+    for row in rows {
+        let Some((first, rest)) = row.split_first() else { continue };
+        let _ = writeln!(s, "{}", wrap(first, width, 2));
+        let pairs: Vec<String> =
+            header.iter().skip(1).zip(rest).filter(|(_, v)| !v.is_empty()).map(|(h, v)| format!("{h}: {v};")).collect();
+        let body = wrap(pairs.join(" ").trim_end_matches(';'), width.saturating_sub(2), 2);
+        for line in body.lines() {
+            let _ = writeln!(s, "  {}", line.trim_start().trim_end());
+        }
+    }
+    s
+}
+
+/// `text` broken at spaces into lines of at most `width` columns (a word longer than that
+/// stands alone), each line after the first indented by `indent` spaces.
+pub fn wrap(text: &str, width: usize, indent: usize) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ').filter(|w| !w.is_empty()) {
+        let room = if lines.is_empty() { width } else { width.saturating_sub(indent) };
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > room {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    lines.push(line);
+    let pad = " ".repeat(indent);
+    lines
+        .iter()
+        .enumerate()
+        .map(|(k, l)| if k == 0 { l.clone() } else { format!("{pad}{l}") })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The report as one JSON document (numbers as numbers, empty cells as null; text exact, with
@@ -386,5 +483,19 @@ mod tests {
             r.workload.tasks = 1;
         }
         assert!(analysis::survey(3, &one_task).findings.is_empty(), "with one task the two workloads are the same");
+    }
+}
+
+#[cfg(test)]
+mod wrap_tests {
+    use super::wrap;
+
+    #[test]
+    fn wrap_keeps_every_line_within_the_width_and_indents_the_rest() {
+        let text = "iosurvey run --dir /scratch/x --access shared --layout strided --transfer 47008 --block 47008";
+        let wrapped = wrap(text, 40, 6);
+        assert!(wrapped.lines().all(|l| l.chars().count() <= 40), "{wrapped}");
+        assert!(wrapped.lines().skip(1).all(|l| l.starts_with("      ")), "{wrapped}");
+        assert_eq!(wrapped.split_whitespace().collect::<Vec<_>>(), text.split_whitespace().collect::<Vec<_>>());
     }
 }

@@ -55,6 +55,9 @@ pub trait Observer {
     fn opening(&mut self) {}
     /// The step a battery begins next (a run by its name, a hook).
     fn step(&mut self, _step: &Step) {}
+    /// A battery's shape, before its first step: the steps of one repetition and how many
+    /// repetitions, so progress can say where it is and what is left.
+    fn rounds(&mut self, _per_round: usize, _rounds: usize) {}
 }
 
 /// An observer that hears nothing.
@@ -250,6 +253,7 @@ fn play_survey<T: Team>(
     let target = session.site().paths()[0].to_string_lossy().into_owned();
     let group = session.begin(GroupKind::Survey, &serde_json::json!({ "target": target }))?;
     let mut battery = plan::survey_plan(shape(choice.direct, choice.drop_caches), a.repetitions as usize);
+    observer.rounds(plan::survey(shape(choice.direct, choice.drop_caches)).len(), a.repetitions as usize);
     let played = session.play(&mut battery, Some(group), |step| observer.step(step));
     let finished = session.finish(group, played.failure.is_none(), None);
     drop(session);
