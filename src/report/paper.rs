@@ -6,7 +6,7 @@
 //! Markdown renderers walk alike, so both number figures and tables the same way.
 
 use crate::analysis::study::{self, spans, Study};
-use crate::analysis::{self, Chart, Finding, Report, Table};
+use crate::analysis::{self, guard, Chart, Finding, Report, Table};
 use crate::record::{MatrixRecord, RunRecord};
 
 /// One piece of the document, in reading order.
@@ -40,6 +40,12 @@ pub struct Paper {
     pub studies: Vec<Study>,
     /// What is found across the studies: systems against each other, published figures.
     pub across: Report,
+    /// The title, when the runs have a name of their own (a campaign's).
+    pub title: Option<String>,
+    /// How a point summarizes its runs (a campaign's `summary`).
+    pub summary: analysis::study::Summary,
+    /// The N of a rehearsal at 1/N of the sizes, said in the title block and every caption.
+    pub rehearsal: Option<u64>,
 }
 
 /// The paper of `runs` and `matrices` from the store at `source`, their charts over clients
@@ -71,12 +77,107 @@ pub fn paper(
     if let Some(name) = reference {
         across = across.and(analysis::reference::beside(name, &runs)?);
     }
-    Ok(Paper { source: source.to_string(), runs, studies, across })
+    Ok(Paper {
+        source: source.to_string(),
+        runs,
+        studies,
+        across,
+        title: None,
+        summary: analysis::study::Summary::Mean,
+        rehearsal: None,
+    })
 }
 
-/// How many of a study's findings the summary takes at most, and how many in all.
-const SUMMARY_PER_STUDY: usize = 2;
+/// How many findings the summary takes at most, ranked across the studies.
 const SUMMARY: usize = 8;
+
+/// The caveats said once per section, each with its mark: (mark, what the finding's text
+/// says after it, how it is said under the section).
+const CAVEATS: [(&str, &str, &str); 2] = [
+    ("†", analysis::scaling::ONE_RUN, "One run per point at some client counts, so no interval: run the sweep again (same label) to confirm"),
+    ("‡", analysis::CACHED, "Possibly the page cache's figure, not the storage's"),
+];
+
+/// `found` with each caveat of [`CAVEATS`] taken out of its text and a mark left in its place,
+/// and the caveats that were taken (mark, sentence), each once.
+fn caveated(found: &[Finding]) -> (Vec<Finding>, Vec<(&'static str, &'static str)>) {
+    let mut said: Vec<(&'static str, &'static str)> = Vec::new();
+    let out = found
+        .iter()
+        .map(|f| {
+            let mut text = f.text.clone();
+            for (mark, inline, sentence) in CAVEATS {
+                let before = text.clone();
+                text = text.replace(&format!(" ({inline})"), &format!(" {mark}"));
+                text = text.replace(&format!("; {inline}"), &format!(" {mark}"));
+                if text != before && !said.iter().any(|s| s.0 == mark) {
+                    said.push((mark, sentence));
+                }
+            }
+            Finding { text, ..f.clone() }
+        })
+        .collect();
+    (out, said)
+}
+
+/// The rank of a finding in the summary, the most telling first: systems set against each
+/// other, a slow target, where a curve stops scaling, a cliff; then what else was found.
+fn rank(f: &Finding) -> usize {
+    let t = f.text.as_str();
+    let has = |w: &str| t.contains(w);
+    match () {
+        _ if has(" times ") || has("x the lowest") || has("x of ") => 0,
+        _ if has("slow one") => 1,
+        _ if has("plateau") || has("knee") || has("stops") => 2,
+        _ if has("cliff") || has("falls") => 3,
+        _ if has("faster than linear") => 4,
+        _ if has(" peaks at ") || has("no target stands apart") || has("spread") => 9,
+        _ => 5,
+    }
+}
+
+/// The `most` findings that matter, ranked across studies (a stable sort keeps each rank's in
+/// the order of the studies); peaks are the summary's table, not its sentences.
+fn ranked(found: Vec<(Finding, String)>, most: usize) -> Vec<(Finding, String)> {
+    let mut kept: Vec<(Finding, String)> = found.into_iter().filter(|f| rank(&f.0) < 9).collect();
+    kept.sort_by_key(|f| rank(&f.0));
+    kept.truncate(most);
+    kept
+}
+
+/// The findings too brief to measure as one paragraph, each target's op once: what ran too
+/// briefly, how briefly, and what would fix it.
+fn too_short_said(brief: &[Finding]) -> Option<String> {
+    if brief.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = brief
+        .iter()
+        .map(|f| {
+            let t = &f.text;
+            let parsed = (|| {
+                let (what, rest) = t.split_once(guard::TOO_SHORT)?;
+                let (at, rest) = rest.split_once(" (a phase ran ")?;
+                let (secs, rest) = rest.split_once(", under")?;
+                let fix = rest.split_once("is read from it; ")?.1.trim_end_matches(" would make it last");
+                Some(format!("{what} at {at} (shortest {secs}; {fix})"))
+            })();
+            parsed.unwrap_or_else(|| t.clone())
+        })
+        .collect();
+    Some(format!(
+        "Too short to measure (a phase under {} s times start-up and the clock as much as the storage, so no peak, scaling or ranking is read from it): {}.",
+        analysis::BRIEF_PHASE_SECS,
+        parts.join("; ")
+    ))
+}
+
+/// The title block's line of a rehearsal at 1/`n`.
+fn rehearsal_said(n: u64) -> String {
+    format!(
+        "rehearsal at 1/{n}: every size in the campaign file divided by {n}, client counts capped at the launch's cores; the figures show that the campaign runs, not what the systems do"
+    )
+}
 
 impl Paper {
     /// The document in reading order.
@@ -93,12 +194,17 @@ impl Paper {
             body.push(Block::Heading(2, title, anchor.clone()));
             body.extend(s.report.heading.iter().map(|l| Block::Text(l.clone())));
             let first_figure = figures + 1;
+            // A caveat is said once under the section's findings; each finding and figure it
+            // touches carries its mark.
+            let (study_findings, marks) = caveated(&s.report.findings);
+            let marked: String = marks.iter().map(|m| format!(" {}", m.0)).collect();
             for c in &s.report.charts {
                 figures += 1;
-                body.push(Block::Figure(figures, Box::new(c.clone()), self.caption(c, &s.runs)));
+                let caption = format!("{}{marked}", self.caption(c, &s.runs));
+                body.push(Block::Figure(figures, Box::new(c.clone()), caption));
             }
             let said = if s.runs.is_empty() { String::new() } else { format!(" (runs {})", spans(&s.runs)) };
-            for t in &s.report.tables {
+            for t in s.report.tables.iter().filter(|t| t.title != analysis::shapes::PEAKS) {
                 tables += 1;
                 body.push(Block::Table(tables, t.clone(), format!("{}{said}", t.title)));
             }
@@ -120,13 +226,19 @@ impl Paper {
                 runs: if s.runs.is_empty() { Vec::new() } else { f.runs.clone() },
                 ..f.clone()
             };
-            let found: Vec<(Finding, String)> = s.report.findings.iter().map(|f| (cited(f), link(f))).collect();
-            // A study's peaks lead its share of the summary; a study with none offers its first.
-            let peaks: Vec<&(Finding, String)> = found.iter().filter(|f| f.0.text.contains(" peaks at ")).collect();
-            let offered = if peaks.is_empty() { found.iter().take(1).collect() } else { peaks };
-            summary.extend(offered.into_iter().take(SUMMARY_PER_STUDY).cloned());
+            let (brief, kept): (Vec<Finding>, Vec<Finding>) =
+                study_findings.into_iter().partition(|f| f.text.contains(guard::TOO_SHORT));
+            let found: Vec<(Finding, String)> = kept.iter().map(|f| (cited(f), link(f))).collect();
+            let name = s.title.split(':').next().unwrap_or(&s.title).to_string();
+            summary.extend(found.iter().map(|(f, l)| (Finding { text: format!("{name}: {}", f.text), ..f.clone() }, l.clone())));
             if !found.is_empty() {
                 body.push(Block::Findings(found));
+            }
+            if let Some(line) = too_short_said(&brief) {
+                body.push(Block::Text(line));
+            }
+            for (mark, caveat) in &marks {
+                body.push(Block::Text(format!("{mark} {name}: {caveat}.")));
             }
             body.extend(s.report.footer.iter().map(|l| Block::Text(l.clone())));
         }
@@ -140,12 +252,16 @@ impl Paper {
                 tables += 1;
                 body.push(Block::Table(tables, t.clone(), format!("{} (from the runs of the studies above)", t.title)));
             }
+            let (across_findings, marks) = caveated(&self.across.findings);
             let found: Vec<(Finding, String)> =
-                self.across.findings.iter().map(|f| (f.clone(), anchor.clone())).collect();
+                across_findings.iter().map(|f| (f.clone(), anchor.clone())).collect();
             // Systems set against each other lead the summary: they are what an evaluation is for.
             summary.splice(0..0, found.iter().cloned());
             if !found.is_empty() {
                 body.push(Block::Findings(found));
+            }
+            for (mark, caveat) in &marks {
+                body.push(Block::Text(format!("{mark} Across the studies: {caveat}.")));
             }
         }
         contents.push((2, "Appendix".into(), "appendix".into()));
@@ -158,19 +274,43 @@ impl Paper {
                 format!("{} (runs {})", t.title, spans(&self.runs.iter().filter_map(|r| r.id).collect::<Vec<_>>()));
             body.push(Block::Table(tables, t, caption));
         }
-        summary.truncate(SUMMARY);
-        let mut out = vec![
-            Block::Heading(1, format!("Storage evaluation: {}", self.targets()), "top".into()),
-            Block::Facts(facts),
-            Block::Heading(3, "Method".into(), "method".into()),
-        ];
+        let summary = ranked(summary, SUMMARY);
+        let title = match &self.title {
+            Some(name) => name.clone(),
+            None => format!("Storage evaluation: {}", self.targets()),
+        };
+        let mut facts = facts;
+        if let Some(n) = self.rehearsal {
+            facts.insert(0, ("scale".into(), rehearsal_said(n)));
+        }
+        let mut out = vec![Block::Heading(1, title, "top".into()), Block::Facts(facts), Block::Heading(3, "Method".into(), "method".into())];
         out.extend(method.into_iter().map(Block::Text));
         out.push(Block::Contents(contents));
         out.push(Block::Heading(2, "Summary".into(), "summary".into()));
+        if let Some(t) = analysis::shapes::peaks(&self.studies, &self.runs, self.summary) {
+            let caption = format!("{} (runs {})", t.title, spans(&self.runs.iter().filter_map(|r| r.id).collect::<Vec<_>>()));
+            // The summary's table is numbered first, ahead of the studies' own.
+            for b in &mut out {
+                if let Block::Table(n, ..) = b {
+                    *n += 1;
+                }
+            }
+            for b in &mut body {
+                if let Block::Table(n, ..) = b {
+                    *n += 1;
+                }
+            }
+            out.push(Block::Table(1, t, caption));
+        }
+        let (summary_findings, marks) = caveated(&summary.iter().map(|f| f.0.clone()).collect::<Vec<_>>());
+        let summary: Vec<(Finding, String)> = summary_findings.into_iter().zip(summary.into_iter().map(|f| f.1)).collect();
         out.push(match summary.is_empty() {
-            true => Block::Text("No finding stands out: see each study.".into()),
+            true => Block::Text("No finding stands out beyond the peaks above: see each study.".into()),
             false => Block::Findings(summary),
         });
+        for (mark, caveat) in &marks {
+            out.push(Block::Text(format!("{mark} {caveat}.")));
+        }
         out.extend(body);
         out.push(Block::Text(format!("Made by iosurvey {} from {}.", env!("CARGO_PKG_VERSION"), self.source)));
         out
@@ -193,7 +333,8 @@ impl Paper {
     fn caption(&self, c: &Chart, study_runs: &[i64]) -> String {
         let ids = if c.runs.is_empty() { study_runs } else { &c.runs };
         if ids.is_empty() {
-            return format!("{}.", c.title);
+            let rehearsal = self.rehearsal.map_or(String::new(), |n| format!("Rehearsal at 1/{n}: "));
+            return format!("{rehearsal}{}.", c.title);
         }
         let mut places: Vec<String> = self
             .runs
@@ -203,14 +344,22 @@ impl Paper {
             .collect();
         places.sort();
         places.dedup();
+        // Said within the caption's own sentence, which its runs make its own: the same
+        // sentence under every figure would be read past.
         let bars = if c.errors.iter().any(|e| !e.is_empty()) {
-            " Points are means over runs; error bars, their 95% t-interval."
+            ", each point the mean of its runs with its 95% t-interval as error bars"
         } else {
             ""
         };
-        let levels = if c.references.is_empty() { "" } else { " Dashed black: published figures." };
+        let levels = match (c.references.is_empty(), c.bars) {
+            (true, _) => "",
+            (false, true) => " Dashed black: the median and the band's lower edge.",
+            (false, false) => " Dashed black: published figures.",
+        };
+        let points = if c.published.is_empty() { "" } else { " Black diamonds: published points." };
+        let rehearsal = self.rehearsal.map_or(String::new(), |n| format!("Rehearsal at 1/{n}: "));
         format!(
-            "{}. On {}; {} run{} ({}).{bars}{levels}",
+            "{rehearsal}{}. On {}; {} run{} ({}){bars}.{levels}{points}",
             c.title,
             places.join(", "),
             ids.len(),
