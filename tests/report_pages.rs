@@ -88,8 +88,10 @@ fn section<'a>(dom: &'a str, id: &str) -> &'a str {
 fn prose(dom: &str) -> Vec<String> {
     let mut out = Vec::new();
     for tag in ["p", "li", "figcaption", "caption"] {
-        for piece in dom.split(&format!("<{tag}")).skip(1) {
-            let inner = piece.split_once('>').map_or("", |p| p.1);
+        // An element with no attribute opens with "<p>", one with attributes with "<p ".
+        let bare = dom.split(&format!("<{tag}>")).skip(1);
+        let with = dom.split(&format!("<{tag} ")).skip(1).map(|p| p.split_once('>').map_or("", |p| p.1));
+        for inner in bare.chain(with) {
             let inner = inner.split(&format!("</{tag}>")).next().unwrap_or("");
             let mut text = String::new();
             let mut in_tag = false;
@@ -220,6 +222,28 @@ fn every_seed_campaigns_report_draws_each_study_as_it_varies_and_reads_as_a_pape
         // Nothing said over and over.
         let again = repeated(&dom);
         assert!(again.is_empty(), "{name}: sentences said more than 3 times: {again:#?}");
+
+        // A published system's points on the matching study's axes, said with their setting.
+        if name == "isilon" {
+            let beside = bed.tmp.path().join("beside.html");
+            let args = ["report", "--campaign", "c1", "--reference", "isilon-f800", "-o", beside.to_str().unwrap()];
+            let out = iosurvey(&[&args[..], &["--db", &bed.db]].concat());
+            assert_eq!(out.code, 0, "{}", out.stderr);
+            let html = fs::read_to_string(&beside).unwrap();
+            let seq = section(&html, "study-1");
+            assert!(seq.contains("Isilon F800 published (8 GB/s, peak, 64 clients, 2TB total)"), "{seq}");
+            assert!(seq.contains("Black diamonds: published points."), "{seq}");
+            let shot = shots().join("issue38-isilon-reference.png");
+            let arg = format!("--screenshot={}", shot.display());
+            let framed = bed.tmp.path().join("framed.html");
+            fs::write(
+                &framed,
+                "<iframe src=\"beside.html#study-1\" style=\"border:0;width:1100px;height:3000px\"></iframe>",
+            )
+            .unwrap();
+            let _ = open_in_chromium(browser, &framed, &[&arg, "--window-size=1100,3000"]);
+            assert!(fs::metadata(&shot).is_ok_and(|m| m.len() > 10_000), "a screenshot in {}", shot.display());
+        }
 
         // The page's top as a reader first sees it, and its length in print.
         let shot = shots().join(format!("issue38-{name}.png"));

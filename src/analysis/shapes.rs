@@ -115,11 +115,9 @@ pub fn value(r: &RunRecord, op: Op) -> Option<f64> {
 /// (and whether two runs are too far apart to bound it), their best or their median.
 pub fn summarized(xs: &[f64], summary: Summary) -> (f64, Option<Interval>, bool) {
     match summary {
-        Summary::Mean => (
-            xs.iter().sum::<f64>() / xs.len() as f64,
-            crate::stats::mean_interval(xs),
-            crate::stats::unbounded(xs),
-        ),
+        Summary::Mean => {
+            (xs.iter().sum::<f64>() / xs.len() as f64, crate::stats::mean_interval(xs), crate::stats::unbounded(xs))
+        }
         Summary::Best => (xs.iter().copied().fold(f64::MIN, f64::max), None, false),
         Summary::Median => (crate::measure::median(xs).unwrap_or_default(), None, false),
     }
@@ -135,8 +133,7 @@ struct Figure {
 }
 
 fn figure(runs: &[&RunRecord], target: &str, op: Op, summary: Summary) -> Option<Figure> {
-    let at: Vec<&RunRecord> =
-        runs.iter().copied().filter(|r| r.status == Status::Ok && label(r) == target).collect();
+    let at: Vec<&RunRecord> = runs.iter().copied().filter(|r| r.status == Status::Ok && label(r) == target).collect();
     let xs: Vec<f64> = at.iter().filter_map(|r| value(r, op)).collect();
     if xs.is_empty() {
         return None;
@@ -414,10 +411,8 @@ fn peaks_of_runs(studies: &[Study], runs: &[RunRecord], summary: Summary) -> Opt
     let mut t = Table::new(PEAKS_SUMMARY, &PEAK_COLUMNS);
     let mut brief = false;
     for s in studies {
-        let members: Vec<&RunRecord> = runs
-            .iter()
-            .filter(|r| r.status == Status::Ok && r.id.is_some_and(|i| s.runs.contains(&i)))
-            .collect();
+        let members: Vec<&RunRecord> =
+            runs.iter().filter(|r| r.status == Status::Ok && r.id.is_some_and(|i| s.runs.contains(&i))).collect();
         if members.is_empty() {
             continue;
         }
@@ -467,7 +462,6 @@ fn peaks_of_runs(studies: &[Study], runs: &[RunRecord], summary: Summary) -> Opt
     }
     (!t.rows.is_empty()).then_some(t)
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -526,7 +520,7 @@ mod tests {
         assert_eq!(names, ["ost2", "ost4", "ost8", "ost24"]);
         assert_eq!(c.series.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(), ["write", "read"]);
         let svg = crate::report::figures::svg(c);
-        assert!(!svg.contains("<polyline"), "no line is drawn over a setting");
+        assert!(svg.contains("<rect") && !svg.contains("stroke=\"#0072B2\" stroke-width=\"2\" points="), "no line");
         assert_eq!(r.tables[0].rows.len(), 4);
         let texts: Vec<&str> = r.findings.iter().map(|f| f.text.as_str()).collect();
         assert!(
@@ -560,5 +554,18 @@ mod tests {
         let r = by_setting(&runs.iter().collect::<Vec<_>>(), "s", Summary::Mean);
         assert!(r.findings.iter().all(|f| !f.text.contains("highest")), "{:?}", r.findings);
         assert!(r.findings.iter().any(|f| f.text.contains("too short to measure")));
+    }
+
+    #[test]
+    fn what_an_imported_run_does_not_know_is_left_out_of_the_title_block() {
+        let mut r = run(1, "a", 1, 100.0);
+        r.started = 0;
+        r.hosts.clear();
+        r.env.fs_type.clear();
+        r.env.mount_source.clear();
+        let (facts, _) = super::super::study::about(&[r]);
+        let text = format!("{facts:?}");
+        assert!(!facts.iter().any(|f| f.0 == "when" || f.0 == "nodes"), "{text}");
+        assert!(!text.contains("( on )") && !text.contains("1970"), "{text}");
     }
 }

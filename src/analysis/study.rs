@@ -306,10 +306,16 @@ fn published(name: &str, runs: &[&RunRecord]) -> Vec<(Op, String, Option<f64>, f
             let wanted = if random(first) { "IOPS" } else { "MiB/s" };
             let at = if p.clients.is_empty() { String::new() } else { format!(", {} clients", p.clients) };
             let size = if p.size.is_empty() { String::new() } else { format!(", {}", p.size) };
-            let said = format!("{} published ({} {}{}{at}{size})", p.system, p.value, p.metric, match p.qualifier.as_str() {
-                "" => String::new(),
-                q => format!(", {q}"),
-            });
+            let said = format!(
+                "{} published ({} {}{}{at}{size})",
+                p.system,
+                p.value,
+                p.metric,
+                match p.qualifier.as_str() {
+                    "" => String::new(),
+                    q => format!(", {q}"),
+                }
+            );
             (unit == wanted).then(|| (op, said, p.clients.parse::<f64>().ok(), value))
         })
         .collect()
@@ -410,28 +416,44 @@ pub fn environment_table(runs: &[RunRecord]) -> Table {
 /// What was measured and how, in a few lines: the targets, the nodes, when, the version; the
 /// cache policy, the repetitions and how a figure summarizes them.
 pub fn about(runs: &[RunRecord]) -> (Vec<(String, String)>, Vec<String>) {
+    // What a run does not know (an imported run's host or mount) is left out, not said empty.
     let distinct = |f: &dyn Fn(&RunRecord) -> String| {
-        let mut v: Vec<String> = runs.iter().map(f).collect();
+        let mut v: Vec<String> = runs.iter().map(f).filter(|v| !v.trim().is_empty()).collect();
         v.sort();
         v.dedup();
         v.join("; ")
     };
-    let first = runs.iter().map(|r| r.started).min().unwrap_or(0);
     let last = runs.iter().map(|r| r.started).max().unwrap_or(0);
     let facts = vec![
         (
             "targets".to_string(),
-            distinct(&|r| format!("{} = {} ({} on {})", label_of(r), r.env.target, r.env.fs_type, r.env.mount_source)),
+            distinct(&|r| {
+                let on = match (r.env.fs_type.as_str(), r.env.mount_source.as_str()) {
+                    ("", "") => String::new(),
+                    (fs, "") => format!(" ({fs})"),
+                    ("", source) => format!(" (on {source})"),
+                    (fs, source) => format!(" ({fs} on {source})"),
+                };
+                format!("{} = {}{on}", label_of(r), r.env.target)
+            }),
         ),
         ("nodes".into(), distinct(&|r| r.hosts.join(", ").chars().take(200).collect::<String>()).to_string()),
         ("kernel".into(), distinct(&|r| r.env.kernel.clone())),
-        ("when".into(), format!("{} to {}", format_time(first), format_time(last))),
+        // A run of unknown date (0) is no date at all, not 1970.
+        (
+            "when".into(),
+            match (runs.iter().map(|r| r.started).filter(|&t| t > 0).min(), last) {
+                (Some(first), last) if last > 0 => format!("{} to {}", format_time(first), format_time(last)),
+                _ => String::new(),
+            },
+        ),
         ("tool".into(), distinct(&|r| format!("iosurvey {}", r.env.tool_version))),
         (
             "runs".into(),
             format!("{} ({} failed)", runs.len(), runs.iter().filter(|r| r.status == Status::Failed).count()),
         ),
     ];
+    let facts: Vec<(String, String)> = facts.into_iter().filter(|(_, v)| !v.trim().is_empty()).collect();
     let phases = || runs.iter().flat_map(|r| r.phases.iter());
     let dropped = phases().filter(|p| p.caches_dropped).count();
     let cached = phases().filter(|p| p.possibly_cached.is_some()).count();

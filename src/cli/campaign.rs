@@ -1515,10 +1515,15 @@ pub(super) fn report<T: Team>(
         }
     }
     let mine: Vec<iosurvey::record::RunRecord> = runs.iter().filter(|r| r.campaign_id.is_some()).cloned().collect();
-    let studies = iosurvey::analysis::campaign::studies(&c, &mine, |study| analysed::Grouped {
-        surveys: surveys.iter().filter(|s| s.0 == study).map(|s| (s.1, s.2.clone())).collect(),
-        matrices: matrices.iter().filter(|m| m.0 == study).map(|m| &m.1).collect(),
-    }, reference);
+    let studies = iosurvey::analysis::campaign::studies(
+        &c,
+        &mine,
+        |study| analysed::Grouped {
+            surveys: surveys.iter().filter(|s| s.0 == study).map(|s| (s.1, s.2.clone())).collect(),
+            matrices: matrices.iter().filter(|m| m.0 == study).map(|m| &m.1).collect(),
+        },
+        reference,
+    );
     let missing = unmeasured(&c, &all, &store.campaign_tally(&c.name)?);
     let only_matrices: Vec<iosurvey::record::MatrixRecord> = matrices.iter().map(|m| m.1.clone()).collect();
     let mut paper = iosurvey::report::paper::paper(&cli.db.display().to_string(), runs, &only_matrices, reference)

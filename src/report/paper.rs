@@ -94,7 +94,11 @@ const SUMMARY: usize = 8;
 /// The caveats said once per section, each with its mark: (mark, what the finding's text
 /// says after it, how it is said under the section).
 const CAVEATS: [(&str, &str, &str); 2] = [
-    ("†", analysis::scaling::ONE_RUN, "One run per point at some client counts, so no interval: run the sweep again (same label) to confirm"),
+    (
+        "†",
+        analysis::scaling::ONE_RUN,
+        "One run per point at some client counts, so no interval: run the sweep again (same label) to confirm",
+    ),
     ("‡", analysis::CACHED, "Possibly the page cache's figure, not the storage's"),
 ];
 
@@ -186,6 +190,7 @@ impl Paper {
         let mut body = Vec::new();
         let (mut figures, mut tables) = (0, 0);
         let mut summary: Vec<(Finding, String)> = Vec::new();
+        let mut said_notes: Vec<String> = Vec::new();
         let mut contents = vec![(2, "Summary".to_string(), "summary".to_string())];
         for (k, s) in self.studies.iter().enumerate() {
             let anchor = format!("study-{}", k + 1);
@@ -206,6 +211,11 @@ impl Paper {
             let said = if s.runs.is_empty() { String::new() } else { format!(" (runs {})", spans(&s.runs)) };
             for t in s.report.tables.iter().filter(|t| t.title != analysis::shapes::PEAKS) {
                 tables += 1;
+                // A note is said under the first table it explains, not under every one.
+                let mut t = t.clone();
+                t.notes.retain(|n| !said_notes.contains(n));
+                said_notes.extend(t.notes.iter().cloned());
+                let t = &t;
                 body.push(Block::Table(tables, t.clone(), format!("{}{said}", t.title)));
             }
             // A finding links to the figure of its op ("f800 read peaks ..." to the chart of read),
@@ -230,7 +240,9 @@ impl Paper {
                 study_findings.into_iter().partition(|f| f.text.contains(guard::TOO_SHORT));
             let found: Vec<(Finding, String)> = kept.iter().map(|f| (cited(f), link(f))).collect();
             let name = s.title.split(':').next().unwrap_or(&s.title).to_string();
-            summary.extend(found.iter().map(|(f, l)| (Finding { text: format!("{name}: {}", f.text), ..f.clone() }, l.clone())));
+            summary.extend(
+                found.iter().map(|(f, l)| (Finding { text: format!("{name}: {}", f.text), ..f.clone() }, l.clone())),
+            );
             if !found.is_empty() {
                 body.push(Block::Findings(found));
             }
@@ -253,8 +265,7 @@ impl Paper {
                 body.push(Block::Table(tables, t.clone(), format!("{} (from the runs of the studies above)", t.title)));
             }
             let (across_findings, marks) = caveated(&self.across.findings);
-            let found: Vec<(Finding, String)> =
-                across_findings.iter().map(|f| (f.clone(), anchor.clone())).collect();
+            let found: Vec<(Finding, String)> = across_findings.iter().map(|f| (f.clone(), anchor.clone())).collect();
             // Systems set against each other lead the summary: they are what an evaluation is for.
             summary.splice(0..0, found.iter().cloned());
             if !found.is_empty() {
@@ -283,12 +294,17 @@ impl Paper {
         if let Some(n) = self.rehearsal {
             facts.insert(0, ("scale".into(), rehearsal_said(n)));
         }
-        let mut out = vec![Block::Heading(1, title, "top".into()), Block::Facts(facts), Block::Heading(3, "Method".into(), "method".into())];
+        let mut out = vec![
+            Block::Heading(1, title, "top".into()),
+            Block::Facts(facts),
+            Block::Heading(3, "Method".into(), "method".into()),
+        ];
         out.extend(method.into_iter().map(Block::Text));
         out.push(Block::Contents(contents));
         out.push(Block::Heading(2, "Summary".into(), "summary".into()));
         if let Some(t) = analysis::shapes::peaks(&self.studies, &self.runs, self.summary) {
-            let caption = format!("{} (runs {})", t.title, spans(&self.runs.iter().filter_map(|r| r.id).collect::<Vec<_>>()));
+            let caption =
+                format!("{} (runs {})", t.title, spans(&self.runs.iter().filter_map(|r| r.id).collect::<Vec<_>>()));
             // The summary's table is numbered first, ahead of the studies' own.
             for b in &mut out {
                 if let Block::Table(n, ..) = b {
@@ -303,7 +319,8 @@ impl Paper {
             out.push(Block::Table(1, t, caption));
         }
         let (summary_findings, marks) = caveated(&summary.iter().map(|f| f.0.clone()).collect::<Vec<_>>());
-        let summary: Vec<(Finding, String)> = summary_findings.into_iter().zip(summary.into_iter().map(|f| f.1)).collect();
+        let summary: Vec<(Finding, String)> =
+            summary_findings.into_iter().zip(summary.into_iter().map(|f| f.1)).collect();
         out.push(match summary.is_empty() {
             true => Block::Text("No finding stands out beyond the peaks above: see each study.".into()),
             false => Block::Findings(summary),
@@ -427,15 +444,17 @@ mod tests {
         let (mean, bar) = (write.series[0].1[1].1, write.errors[0][1]);
         assert!((mean - 200.0).abs() < 1e-9 && (bar.1 - iv.lo).abs() < 1e-9 && (bar.2 - iv.hi).abs() < 1e-9);
         assert!(write.errors.iter().all(|e| e.len() == 3), "a bar at every point of both lines");
-        assert!(write.references.is_empty(), "no published level unless asked");
+        assert!(write.references.is_empty() && write.published.is_empty(), "no published figure unless asked");
         assert_eq!(write.runs.len(), 18);
         let svg = super::super::figures::svg(write);
         assert!(svg.contains(">\na\n</text>") && svg.contains(">\nb\n</text>"), "both in the legend");
         let asked = paper("s.db", runs(), &[], Some("isilon-f800")).unwrap().blocks();
         let write = figures(&asked).into_iter().find(|c| c.title.contains("write MiB/s against clients")).unwrap();
-        assert!(!write.references.is_empty());
-        let (name, level) = &write.references[0];
-        assert!(name.starts_with("Isilon F800 published (8 GB/s"), "{name}");
+        // Measured at 64 clients, the published peak is a point at 64 on the same axes.
+        assert!(!write.published.is_empty());
+        let (name, x, level) = &write.published[0];
+        assert!(name.starts_with("Isilon F800 published (8 GB/s, peak, 64 clients, 2TB total"), "{name}");
+        assert_eq!(*x, 64.0);
         assert!((level - 8e9 / 1048576.0).abs() < 1e-6, "in the chart's unit, MiB/s");
         // Each finding links to the figure of its op.
         let read = asked.iter().find_map(|b| match b {
@@ -464,7 +483,8 @@ mod tests {
                 Block::Heading(_, text, _) => section = text.clone(),
                 Block::Table(_, _, caption) => {
                     let runs = caption.rsplit_once("(runs ").map(|(_, r)| r.trim_end_matches(')'));
-                    if section == "Across the studies" {
+                    // The summary's table of peaks and the comparisons draw on every study.
+                    if section == "Across the studies" || section == "Summary" {
                         continue;
                     }
                     let runs = runs.unwrap_or_else(|| panic!("a table with no runs named: {caption}"));
@@ -497,5 +517,77 @@ mod tests {
             })
             .collect();
         assert_eq!(studies.len(), 6, "summary, the sweep, the survey, the run alone, across, appendix: {studies:?}");
+    }
+
+    /// Labels a, b and c swept once over 1, 2 and 4 clients: every finding rests on one run
+    /// per point.
+    fn once_each() -> Vec<RunRecord> {
+        let mut out = Vec::new();
+        for (k, label) in ["a", "b", "c"].into_iter().enumerate() {
+            for tasks in [1usize, 2, 4] {
+                let mut r = fixtures::run(None);
+                r.id = Some(out.len() as i64 + 1);
+                r.label = Some(label.into());
+                r.sweep_id = Some(k as i64 + 1);
+                r.workload.tasks = tasks;
+                for p in &mut r.phases {
+                    p.figures.bandwidth = Some(100.0 * 1048576.0 * tasks as f64 * (k + 1) as f64);
+                    p.figures.window_ns = 2_000_000_000;
+                }
+                out.push(r);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_caveat_is_said_once_per_section_and_marked_on_each_finding_and_figure() {
+        let blocks = paper("s.db", once_each(), &[], None).unwrap().blocks();
+        let mut section = String::new();
+        let mut said: Vec<(String, usize)> = Vec::new();
+        for b in &blocks {
+            match b {
+                Block::Heading(2, text, _) => section = text.clone(),
+                Block::Text(t) if t.starts_with("† ") => match said.iter_mut().find(|s| s.0 == section) {
+                    Some(s) => s.1 += 1,
+                    None => said.push((section.clone(), 1)),
+                },
+                Block::Findings(found) => {
+                    for (f, _) in found {
+                        assert!(!f.text.contains(analysis::scaling::ONE_RUN), "said in the finding: {}", f.text);
+                    }
+                }
+                Block::Figure(_, _, caption) if section.starts_with("1.") => {
+                    assert!(caption.contains(". †"), "the figure carries the mark: {caption}")
+                }
+                _ => {}
+            }
+        }
+        assert!(!said.is_empty() && said.iter().all(|s| s.1 == 1), "once per section: {said:?}");
+        let marked =
+            blocks.iter().any(|b| matches!(b, Block::Findings(f) if f.iter().any(|(f, _)| f.text.ends_with(" †"))));
+        assert!(marked, "each finding it touches carries the mark");
+    }
+
+    #[test]
+    fn the_summary_gives_each_targets_peak_of_both_ops_per_study_and_names_the_study() {
+        let blocks = paper("s.db", once_each(), &[], None).unwrap().blocks();
+        let at = blocks.iter().position(|b| matches!(b, Block::Heading(2, t, _) if t == "Summary")).unwrap();
+        let Block::Table(1, table, _) = &blocks[at + 1] else {
+            panic!("the summary opens with its table: {:?}", blocks[at + 1])
+        };
+        let cells: Vec<String> = table.rows.iter().map(|r| format!("{} {} {} {}", r[1], r[2], r[3], r[5])).collect();
+        for label in ["a", "b", "c"] {
+            for op in ["write", "read"] {
+                assert!(cells.iter().any(|c| c.starts_with(&format!("{label} {op} "))), "{label} {op}: {cells:?}");
+            }
+        }
+        // c's write peaks at 4 clients, 1200 MiB/s.
+        assert!(cells.contains(&"c write 1200.0 4".to_string()), "{cells:?}");
+        let Block::Findings(found) = &blocks[at + 2] else { panic!("then the ranked findings") };
+        assert!(found.len() <= SUMMARY && !found.is_empty());
+        for (f, _) in found {
+            assert!(f.text.contains(": ") && (f.text.contains("write") || f.text.contains("read")), "{}", f.text);
+        }
     }
 }
