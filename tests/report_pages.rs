@@ -89,8 +89,9 @@ fn prose(dom: &str) -> Vec<String> {
     let mut out = Vec::new();
     for tag in ["p", "li", "figcaption", "caption"] {
         // An element with no attribute opens with "<p>", one with attributes with "<p ".
-        let bare = dom.split(&format!("<{tag}>")).skip(1);
-        let with = dom.split(&format!("<{tag} ")).skip(1).map(|p| p.split_once('>').map_or("", |p| p.1));
+        let (plain, attributed) = (format!("<{tag}>"), format!("<{tag} "));
+        let bare = dom.split(&plain).skip(1);
+        let with = dom.split(&attributed).skip(1).map(|p| p.split_once('>').map_or("", |p| p.1));
         for inner in bare.chain(with) {
             let inner = inner.split(&format!("</{tag}>")).next().unwrap_or("");
             let mut text = String::new();
