@@ -703,7 +703,7 @@ fn issue_22_two_labels_over_clients_read_as_an_evaluation_in_a_browser() {
     for name in ["lustre-a", "f800", "Isilon F800 published (8 GB/s"] {
         assert!(figure.contains(&format!(">\n{name}")), "{name} in the legend: {figure}");
     }
-    assert!(figure.contains("error bars, their 95% t-interval"), "{figure}");
+    assert!(figure.contains("its 95% t-interval as error bars"), "{figure}");
     assert_eq!(html.matches("<figure ").count(), 2, "one chart per op, every label on it");
     assert!(html.contains("(runs 1-18)</caption>"), "the study's table names its runs");
     let Some(browser) = chromium() else { return };

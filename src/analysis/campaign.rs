@@ -3,6 +3,7 @@
 //! findings), the points not measured, and the appendix that lets the evaluation be repeated
 //! (the file as run and every hook's command).
 
+use super::shapes::{self, Varies};
 use super::study::{over_clients_as, Study};
 use super::{Cell, Report, Table};
 use crate::campaign::{Campaign, Kind};
@@ -41,7 +42,12 @@ pub struct Grouped<'a> {
 
 /// A section per study of `c`, in the file's order: `runs` are the campaign's own (filed in
 /// it under each study's name); `grouped(study)` gives a whole-study point's groups.
-pub fn studies<'a>(c: &Campaign, runs: &[RunRecord], grouped: impl Fn(&str) -> Grouped<'a>) -> Vec<Study> {
+pub fn studies<'a>(
+    c: &Campaign,
+    runs: &[RunRecord],
+    grouped: impl Fn(&str) -> Grouped<'a>,
+    reference: Option<&str>,
+) -> Vec<Study> {
     let mut out = Vec::new();
     for s in &c.studies {
         let targets: Vec<String> = s
@@ -55,7 +61,19 @@ pub fn studies<'a>(c: &Campaign, runs: &[RunRecord], grouped: impl Fn(&str) -> G
                 }
             })
             .collect();
-        let settings: Vec<String> = s.settings.iter().map(|x| format!("{} = {}", x.key, x.value.as_arg())).collect();
+        let members: Vec<&RunRecord> =
+            runs.iter().filter(|r| r.campaign_id.is_some() && r.name.as_deref() == Some(s.name.as_str())).collect();
+        let settings: Vec<String> = s
+            .settings
+            .iter()
+            .map(|x| {
+                let given = format!("{} = {}", x.key, x.value.as_arg());
+                match x.key.as_str() {
+                    "clients" => format!("{given}{}", as_ran(&members)),
+                    _ => given,
+                }
+            })
+            .collect();
         let mut heading = vec![format!(
             "Study '{}' ({}), on {}; settings: {}.",
             s.name,
@@ -64,14 +82,25 @@ pub fn studies<'a>(c: &Campaign, runs: &[RunRecord], grouped: impl Fn(&str) -> G
             if settings.is_empty() { "the command's defaults".to_string() } else { settings.join(", ") }
         )];
         let (title, mut report, ids) = if s.kind.swept() {
-            let members: Vec<&RunRecord> =
-                runs.iter().filter(|r| r.campaign_id.is_some() && r.name.as_deref() == Some(s.name.as_str())).collect();
             let ids: Vec<i64> = members.iter().filter_map(|r| r.id).collect();
-            let report = match members.is_empty() {
-                true => Report::default(),
-                false => over_clients_as(&members, None, c.summary),
+            // Targets that nothing but their names tells apart are like targets (the LUNs of
+            // one array); targets described apart stand for a setting (a stripe count).
+            let mut described: Vec<&str> = s.targets.iter().map(|&t| c.targets[t].description.as_str()).collect();
+            described.dedup();
+            let varies = shapes::varies(&members, described.len() == 1);
+            let what = super::study::shape_said(&members);
+            let report = match (members.is_empty(), varies) {
+                (true, _) => Report::default(),
+                (false, Varies::Clients) => over_clients_as(&members, reference, c.summary),
+                (false, Varies::Setting) => shapes::by_setting(&members, &what, c.summary),
+                (false, Varies::Targets) => shapes::across_targets(&members, &what, c.summary),
             };
-            (format!("{}: {} over clients, one line per target", s.name, s.kind.name()), report, ids)
+            let how = match varies {
+                Varies::Clients => "over clients, one line per target",
+                Varies::Setting => "by target, one client count",
+                Varies::Targets => "across like targets, highest first",
+            };
+            (format!("{}: {} {how}", s.name, s.kind.name()), report, ids)
         } else {
             let g = grouped(&s.name);
             let mut report = Report::default();
@@ -81,7 +110,7 @@ pub fn studies<'a>(c: &Campaign, runs: &[RunRecord], grouped: impl Fn(&str) -> G
                 report = report.and(super::survey(*number, members));
             }
             for m in &g.matrices {
-                report = report.and(super::matrix::matrix(m));
+                report = report.and(matrix_of(m, &label_of_dir(c, &s.targets, &m.env.target)));
             }
             let what = match s.kind {
                 Kind::Matrix => "matrix of each target",
@@ -98,6 +127,69 @@ pub fn studies<'a>(c: &Campaign, runs: &[RunRecord], grouped: impl Fn(&str) -> G
         out.push(Study { title, runs: ids, report });
     }
     out
+}
+
+/// The client counts a study's runs ran at, when they are not what the file asked: " (ran at
+/// 1, 2: capped at the 2 cores of node1)" where a rehearsal capped them, else that the others
+/// were not measured.
+fn as_ran(runs: &[&RunRecord]) -> String {
+    let mut ran: Vec<usize> = runs.iter().map(|r| r.workload.tasks).collect();
+    ran.sort_unstable();
+    ran.dedup();
+    let Some(&most) = ran.last() else { return String::new() };
+    let cores = runs.iter().map(|r| r.env.cpu_count * r.hosts.len().max(1)).max().unwrap_or(0);
+    let said: Vec<String> = ran.iter().map(usize::to_string).collect();
+    let why = match most == cores {
+        true => format!(
+            "capped at the {cores} cores of {}",
+            runs.first().map_or(String::new(), |r| r.hosts.join(", ").chars().take(80).collect())
+        ),
+        false => "the other counts are listed under Points not measured".to_string(),
+    };
+    format!(" (ran at {}: {why})", said.join(", "))
+}
+
+/// The label of the target of `study_targets` whose directory is `dir` (a matrix names its
+/// target by directory), else the directory itself.
+fn label_of_dir(c: &Campaign, study_targets: &[usize], dir: &str) -> String {
+    study_targets
+        .iter()
+        .map(|&t| &c.targets[t])
+        .find(|t| {
+            let own = t.dir.to_string_lossy();
+            dir == own || dir.starts_with(&format!("{}/", own.trim_end_matches('/')))
+        })
+        .map_or_else(|| dir.to_string(), |t| t.label.clone())
+}
+
+/// A matrix as a campaign report shows it: a heat map per kind, its caption naming the target,
+/// and the findings; its full grids go to the appendix's table and the figures' CSV, so that a
+/// matrix campaign's report stays a few dozen pages.
+fn matrix_of(m: &MatrixRecord, target: &str) -> Report {
+    let mut r = super::matrix::matrix(m);
+    r.tables.retain(|t| !super::matrix::is_grid(t));
+    for chart in &mut r.charts {
+        chart.title = format!("{target}: {}", chart.title);
+    }
+    for f in &mut r.findings {
+        f.text = format!("{target} {}", f.text);
+    }
+    // Each kind's peak, for the summary's table (the study's own findings say where it is).
+    let mut peaks = Table::new(shapes::PEAKS, &["target", "op", "peak", "95% interval", "clients", "runs", "unit"]);
+    for f in super::matrix::findings(m) {
+        let Some((rate, _)) = f.peak else { continue };
+        peaks.rows.push(vec![
+            Cell::text(target),
+            Cell::text(f.kind.name()),
+            Cell::num(Some(crate::units::mib_per_s(rate)), 1),
+            Cell::Empty,
+            Cell::Int(m.shape.tasks as u64),
+            Cell::Int(1),
+            Cell::text("MiB/s"),
+        ]);
+    }
+    r.tables.push(peaks);
+    r
 }
 
 /// The points that were not measured (failed, refused, still to run), as a section.

@@ -43,6 +43,9 @@ pub fn fix(r: &RunRecord, secs: f64) -> String {
     }
 }
 
+/// What a line of [`too_short`] says after its `what`, by which a report gathers them.
+pub const TOO_SHORT: &str = ": too short to measure at ";
+
 /// The line that lists the runs of `what` (a label and op) whose `op` phases were too brief,
 /// by client count, with the shortest phase and its fix; `None` when every run was long enough.
 pub fn too_short(what: &str, runs: &[&RunRecord], op: Op) -> Option<String> {
@@ -56,7 +59,7 @@ pub fn too_short(what: &str, runs: &[&RunRecord], op: Op) -> Option<String> {
     Some(format!(
         "{what}: too short to measure at {} client{} (a phase ran {}, under the {BRIEF_PHASE_SECS} s a figure needs): no peak or scaling is read from it; {} would make it last",
         at.join(", "),
-        if clients.len() == 1 { "" } else { "s" },
+        if clients == [1] { "" } else { "s" },
         duration(secs),
         fix(worst, secs)
     ))

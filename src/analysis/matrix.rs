@@ -256,8 +256,16 @@ fn timing_words(m: &MatrixRecord) -> &'static str {
 }
 
 /// One kind's grid: MiB/s, a row per file size, a column per record size.
+/// The first column of a kind's grid.
+const GRID_CORNER: &str = "file \\ record";
+
+/// Whether `t` is one of [`matrix`]'s grids (files down, records across).
+pub fn is_grid(t: &Table) -> bool {
+    t.columns.first().is_some_and(|c| c == GRID_CORNER)
+}
+
 fn grid(m: &MatrixRecord, kind: Kind) -> Table {
-    let mut columns = vec!["file \\ record".to_string()];
+    let mut columns = vec![GRID_CORNER.to_string()];
     columns.extend(m.grid.records.iter().map(|&r| format_size(r)));
     let rows = m
         .grid

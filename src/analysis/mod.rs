@@ -12,6 +12,7 @@ mod meta;
 pub mod outliers;
 pub mod reference;
 pub mod scaling;
+pub mod shapes;
 pub mod study;
 pub mod targets;
 pub mod timeline;
@@ -137,6 +138,10 @@ pub struct Chart {
     /// published system's (name, value in the chart's unit).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub references: Vec<(String, f64)>,
+    /// Published points measured at a stated x (a system's peak at 64 clients): (name with
+    /// the setting it was measured at, x, y in the chart's unit), drawn as black diamonds.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub published: Vec<(String, f64, f64)>,
     /// Moments on the x axis, each drawn as a vertical dashed line and named in the legend
     /// (a run's events on its time line).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -759,7 +764,9 @@ pub fn sweeps_by_system(runs: &[RunRecord]) -> Report {
 /// op: every run is a sample of its client count. A finding resting on a run whose phase may
 /// have measured the page cache says so.
 pub(crate) fn scaled(what: &str, runs: &[&RunRecord], op: Op, is_random: bool) -> Vec<Finding> {
-    let show = |v: f64| if is_random { format!("{v:.0} IOPS") } else { format!("{:.1} MiB/s", mib_per_s(v)) };
+    // Metadata is counted in operations per second, as mdtest says it.
+    let counted = if runs.first().is_some_and(|r| r.workload.meta().is_some()) { "ops/s" } else { "IOPS" };
+    let show = |v: f64| if is_random { format!("{v:.0} {counted}") } else { format!("{:.1} MiB/s", mib_per_s(v)) };
     // A figure from a phase too brief to measure is listed as such, never read for a peak or
     // a step of the curve.
     let brief = guard::too_short(what, runs, op);
@@ -779,10 +786,9 @@ pub(crate) fn scaled(what: &str, runs: &[&RunRecord], op: Op, is_random: bool) -
     for f in &mut found {
         let mine: Vec<i64> = f.runs.iter().copied().filter(|id| cached.contains(id)).collect();
         if mine.len() == f.runs.len() {
-            f.text.push_str("; possibly the page cache's, not the storage's");
+            f.text.push_str(&format!("; {CACHED}"));
         } else if !mine.is_empty() {
-            f.text
-                .push_str(&format!("; possibly the page cache's, not the storage's, in runs {}", study::spans(&mine)));
+            f.text.push_str(&format!("; {CACHED}, in runs {}", study::spans(&mine)));
         }
     }
     if let Some(text) = brief {
@@ -791,6 +797,9 @@ pub(crate) fn scaled(what: &str, runs: &[&RunRecord], op: Op, is_random: bool) -
     }
     found
 }
+
+/// The caveat of a figure whose reads may have come from the page cache, after its finding.
+pub const CACHED: &str = "possibly the page cache's, not the storage's";
 
 /// The 95% interval of a mean as a table shows it: "± h" when symmetric, else "(lo to hi)".
 pub fn interval_cell(i: &crate::stats::Interval, decimals: usize) -> Cell {

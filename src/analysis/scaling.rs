@@ -22,6 +22,11 @@ pub fn efficiency_per_doubling(a: &Point, b: &Point) -> Option<f64> {
     (steps > 0.0 && a.value > 0.0 && b.value > 0.0).then(|| (b.value / a.value).powf(1.0 / steps) / 2.0)
 }
 
+/// The caveat of a sweep with one run at some client count, said after each of its findings
+/// (a report says it once per section instead, with a mark on each finding).
+pub const ONE_RUN: &str =
+    "one run per point at some client counts, no interval: run the sweep again (same label) to confirm";
+
 /// Points within this fraction of the peak count as on its plateau.
 const PLATEAU: f64 = 0.9;
 
@@ -72,8 +77,7 @@ pub fn findings(what: &str, points: &[Point], show: impl Fn(f64) -> String) -> V
     let fewest = levels.iter().map(|l| l.values.len()).min().unwrap_or(0);
     let single = fewest < 2;
     let caveat = match single {
-        true => "one run per point at some client counts, no interval: run the sweep again (same label) to confirm"
-            .to_string(),
+        true => ONE_RUN.to_string(),
         false => format!("mean of at least {fewest} runs per point"),
     };
     let mean = |l: &Level| Point { clients: l.clients, value: l.mean(), run: 0 };

@@ -122,20 +122,11 @@ pub fn over_clients(runs: &[&RunRecord], reference: Option<&str>) -> Report {
 /// A metadata workload's chart and columns are its phases'.
 pub fn over_clients_as(runs: &[&RunRecord], reference: Option<&str>, summary: Summary) -> Report {
     let ok: Vec<&RunRecord> = runs.iter().copied().filter(|r| r.status == Status::Ok).collect();
-    let ops: Vec<Op> = match runs.first().and_then(|r| r.workload.meta()) {
-        None => vec![Op::Write, Op::Read],
-        Some(_) => {
-            let mut ops: Vec<Op> = Vec::new();
-            for p in ok.iter().flat_map(|r| &r.phases) {
-                if !ops.contains(&p.op) {
-                    ops.push(p.op);
-                }
-            }
-            ops
-        }
-    };
+    // Every phase measured is shown, a rewrite as the write and read are.
+    let ops: Vec<Op> = super::shapes::ops(runs);
     let is_random = runs.first().is_some_and(|r| random(r));
-    let unit = if is_random { "IOPS" } else { "MiB/s" };
+    let is_meta = runs.first().is_some_and(|r| r.workload.meta().is_some());
+    let unit = super::shapes::unit(runs);
     let mut labels: Vec<&str> = runs.iter().map(|r| label_of(r)).collect();
     labels.sort_unstable();
     labels.dedup();
@@ -147,25 +138,14 @@ pub fn over_clients_as(runs: &[&RunRecord], reference: Option<&str>, summary: Su
     let point = |label: &str, op: Op, n: usize| -> Option<(f64, Option<crate::stats::Interval>, Vec<i64>, bool)> {
         let at: Vec<&RunRecord> =
             ok.iter().copied().filter(|r| label_of(r) == label && r.workload.tasks == n).collect();
-        let xs: Vec<f64> = at
-            .iter()
-            .filter_map(|r| mean_of(r, op, is_random).map(|v| if is_random { v } else { mib_per_s(v) }))
-            .collect();
+        let xs: Vec<f64> = at.iter().filter_map(|r| super::shapes::value(r, op)).collect();
         (!xs.is_empty()).then(|| {
             let ids = at.iter().filter_map(|r| r.id).collect();
-            match summary {
-                Summary::Mean => (
-                    xs.iter().sum::<f64>() / xs.len() as f64,
-                    crate::stats::mean_interval(&xs),
-                    ids,
-                    crate::stats::unbounded(&xs),
-                ),
-                Summary::Best => (xs.iter().copied().fold(f64::MIN, f64::max), None, ids, false),
-                Summary::Median => (crate::measure::median(&xs).unwrap_or_default(), None, ids, false),
-            }
+            let (value, interval, unbounded) = super::shapes::summarized(&xs, summary);
+            (value, interval, ids, unbounded)
         })
     };
-    let what = runs.first().map(|r| r.workload.shape_label()).unwrap_or_default();
+    let what = shape_said(runs);
     let mut report = Report::default();
     let said = match summary {
         Summary::Mean => "mean",
@@ -187,7 +167,7 @@ pub fn over_clients_as(runs: &[&RunRecord], reference: Option<&str>, summary: Su
             if ids.is_empty() {
                 continue;
             }
-            let decimals = if is_random { 0 } else { 1 };
+            let decimals = if unit == "MiB/s" { 1 } else { 0 };
             let mut row = vec![Cell::text(*label), Cell::Int(n as u64), Cell::Int(ids.len() as u64)];
             for p in &figures {
                 row.push(Cell::num(p.as_ref().map(|p| p.0), decimals));
@@ -246,18 +226,70 @@ pub fn over_clients_as(runs: &[&RunRecord], reference: Option<&str>, summary: Su
             let of_label: Vec<&RunRecord> = ok.iter().copied().filter(|r| label_of(r) == *label).collect();
             report.findings.extend(super::scaled(&format!("{label} {}", op.name()), &of_label, op, is_random));
         }
-        chart.references.extend(published.iter().filter(|(o, _, _)| *o == op).map(|(_, name, v)| (name.clone(), *v)));
+        // A published figure measured at a stated client count is a point on the same axes;
+        // one without is a level across them.
+        for (_, name, at, v) in published.iter().filter(|p| p.0 == op) {
+            match at {
+                Some(x) => chart.published.push((name.clone(), *x, *v)),
+                None => chart.references.push((name.clone(), *v)),
+            }
+        }
         if !chart.series.is_empty() {
             report.charts.push(chart);
         }
+    }
+    // A metadata study's phases share one chart, as mdtest's readers draw create, stat and
+    // remove side by side: a line per phase (and target).
+    if is_meta && report.charts.len() > 1 {
+        let mut one = Chart {
+            title: format!("{what}: {unit} of every phase against clients"),
+            x: "clients".into(),
+            y: unit.into(),
+            runs: ok.iter().filter_map(|r| r.id).collect(),
+            ..Chart::default()
+        };
+        for (c, op) in std::mem::take(&mut report.charts).into_iter().zip(&ops) {
+            for ((name, points), bars) in c.series.into_iter().zip(c.errors) {
+                let name = if labels.len() == 1 { op.name() } else { format!("{name} {}", op.name()) };
+                one.series.push((name, points));
+                one.errors.push(bars);
+            }
+        }
+        report.charts.push(one);
     }
     report.tables.push(table);
     report
 }
 
-/// The published figures of system `name` on the workload of `runs`: (op, "name (published,
-/// setup)", value in the runs' unit).
-fn published(name: &str, runs: &[&RunRecord]) -> Vec<(Op, String, f64)> {
+/// The workload of `runs` as a title says it: a sweep that divides a fixed total over its
+/// clients is titled by that total ("512 MiB in all"), not by one point's share of it.
+pub fn shape_said(runs: &[&RunRecord]) -> String {
+    let Some(first) = runs.first() else { return String::new() };
+    let label = first.workload.shape_label();
+    let Some(data) = first.workload.data() else { return label };
+    let mut teams: Vec<usize> = runs.iter().map(|r| r.workload.tasks).collect();
+    teams.sort_unstable();
+    teams.dedup();
+    let total = |r: &RunRecord| r.workload.data().map(|d| d.block * d.segments * r.workload.tasks as u64);
+    // A total divided over the clients is rounded to whole transfers per task.
+    let near = |r: &RunRecord| match (total(r), total(first), r.workload.data()) {
+        (Some(a), Some(b), Some(d)) => a.abs_diff(b) <= d.transfer.max(1) * d.segments * r.workload.tasks as u64,
+        _ => false,
+    };
+    let fixed = teams.len() > 1 && runs.iter().all(|r| near(r));
+    match (fixed, total(first)) {
+        (true, Some(all)) => label.replace(
+            &format!(", {} per task", format_size(data.block * data.segments)),
+            &format!(", {} in all", format_size(all)),
+        ),
+        _ => label,
+    }
+}
+
+/// The published figures of system `name` on the workload of `runs`: (op, "name published
+/// (figure, the setting it was measured at)", the client count it was measured at when the
+/// source says, value in the runs' unit).
+fn published(name: &str, runs: &[&RunRecord]) -> Vec<(Op, String, Option<f64>, f64)> {
     let Some(first) = runs.first() else { return Vec::new() };
     let access = match first.workload.data().map(|d| d.access) {
         Some(Access::FilePerTask) => "N-to-N",
@@ -273,7 +305,18 @@ fn published(name: &str, runs: &[&RunRecord]) -> Vec<(Op, String, f64)> {
             let (value, unit) = reference::converted(&p)?;
             let wanted = if random(first) { "IOPS" } else { "MiB/s" };
             let at = if p.clients.is_empty() { String::new() } else { format!(", {} clients", p.clients) };
-            (unit == wanted).then(|| (op, format!("{} published ({} {}{at})", p.system, p.value, p.metric), value))
+            let size = if p.size.is_empty() { String::new() } else { format!(", {}", p.size) };
+            let said = format!(
+                "{} published ({} {}{}{at}{size})",
+                p.system,
+                p.value,
+                p.metric,
+                match p.qualifier.as_str() {
+                    "" => String::new(),
+                    q => format!(", {q}"),
+                }
+            );
+            (unit == wanted).then(|| (op, said, p.clients.parse::<f64>().ok(), value))
         })
         .collect()
 }
@@ -373,28 +416,44 @@ pub fn environment_table(runs: &[RunRecord]) -> Table {
 /// What was measured and how, in a few lines: the targets, the nodes, when, the version; the
 /// cache policy, the repetitions and how a figure summarizes them.
 pub fn about(runs: &[RunRecord]) -> (Vec<(String, String)>, Vec<String>) {
+    // What a run does not know (an imported run's host or mount) is left out, not said empty.
     let distinct = |f: &dyn Fn(&RunRecord) -> String| {
-        let mut v: Vec<String> = runs.iter().map(f).collect();
+        let mut v: Vec<String> = runs.iter().map(f).filter(|v| !v.trim().is_empty()).collect();
         v.sort();
         v.dedup();
         v.join("; ")
     };
-    let first = runs.iter().map(|r| r.started).min().unwrap_or(0);
     let last = runs.iter().map(|r| r.started).max().unwrap_or(0);
     let facts = vec![
         (
             "targets".to_string(),
-            distinct(&|r| format!("{} = {} ({} on {})", label_of(r), r.env.target, r.env.fs_type, r.env.mount_source)),
+            distinct(&|r| {
+                let on = match (r.env.fs_type.as_str(), r.env.mount_source.as_str()) {
+                    ("", "") => String::new(),
+                    (fs, "") => format!(" ({fs})"),
+                    ("", source) => format!(" (on {source})"),
+                    (fs, source) => format!(" ({fs} on {source})"),
+                };
+                format!("{} = {}{on}", label_of(r), r.env.target)
+            }),
         ),
         ("nodes".into(), distinct(&|r| r.hosts.join(", ").chars().take(200).collect::<String>()).to_string()),
         ("kernel".into(), distinct(&|r| r.env.kernel.clone())),
-        ("when".into(), format!("{} to {}", format_time(first), format_time(last))),
+        // A run of unknown date (0) is no date at all, not 1970.
+        (
+            "when".into(),
+            match (runs.iter().map(|r| r.started).filter(|&t| t > 0).min(), last) {
+                (Some(first), last) if last > 0 => format!("{} to {}", format_time(first), format_time(last)),
+                _ => String::new(),
+            },
+        ),
         ("tool".into(), distinct(&|r| format!("iosurvey {}", r.env.tool_version))),
         (
             "runs".into(),
             format!("{} ({} failed)", runs.len(), runs.iter().filter(|r| r.status == Status::Failed).count()),
         ),
     ];
+    let facts: Vec<(String, String)> = facts.into_iter().filter(|(_, v)| !v.trim().is_empty()).collect();
     let phases = || runs.iter().flat_map(|r| r.phases.iter());
     let dropped = phases().filter(|p| p.caches_dropped).count();
     let cached = phases().filter(|p| p.possibly_cached.is_some()).count();

@@ -1485,9 +1485,15 @@ pub(super) fn report<T: Team>(
     cli: &Cli,
     which: &str,
     (output, format): (&Path, iosurvey::report::Format),
+    reference: Option<&str>,
     team: &T,
 ) -> Result<String, Failure> {
     use iosurvey::analysis::campaign as analysed;
+    // A name that is no published system is refused before anything is read.
+    if let Some(name) = reference {
+        iosurvey::analysis::reference::beside(name, &[])
+            .map_err(|why| Failure::new(why, "see iosurvey report --reference list", 2))?;
+    }
     use iosurvey::report::paper::Block;
     super::output::check(output, &cli.db, "-o")?;
     let store = Store::open_existing(&cli.db)?;
@@ -1526,15 +1532,23 @@ pub(super) fn report<T: Team>(
         }
     }
     let mine: Vec<iosurvey::record::RunRecord> = runs.iter().filter(|r| r.campaign_id.is_some()).cloned().collect();
-    let studies = iosurvey::analysis::campaign::studies(&c, &mine, |study| analysed::Grouped {
-        surveys: surveys.iter().filter(|s| s.0 == study).map(|s| (s.1, s.2.clone())).collect(),
-        matrices: matrices.iter().filter(|m| m.0 == study).map(|m| &m.1).collect(),
-    });
+    let studies = iosurvey::analysis::campaign::studies(
+        &c,
+        &mine,
+        |study| analysed::Grouped {
+            surveys: surveys.iter().filter(|s| s.0 == study).map(|s| (s.1, s.2.clone())).collect(),
+            matrices: matrices.iter().filter(|m| m.0 == study).map(|m| &m.1).collect(),
+        },
+        reference,
+    );
     let missing = unmeasured(&c, &all, &store.campaign_tally(&c.name)?);
     let only_matrices: Vec<iosurvey::record::MatrixRecord> = matrices.iter().map(|m| m.1.clone()).collect();
-    let mut paper = iosurvey::report::paper::paper(&cli.db.display().to_string(), runs, &only_matrices, None)
+    let mut paper = iosurvey::report::paper::paper(&cli.db.display().to_string(), runs, &only_matrices, reference)
         .map_err(|why| Failure::new(why, "report this as a bug", 1))?;
     paper.studies = studies;
+    paper.title = Some(c.name.clone());
+    paper.summary = c.summary;
+    paper.rehearsal = scale.map(|Scale(n)| n);
     paper.studies.extend(analysed::not_measured(&missing));
     let mut blocks = paper.blocks();
     // The method says how this campaign's repetitions make a point, as its tables do.

@@ -92,8 +92,8 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
             super::campaign::status(cli, &format!("c{n}"), None, team)
         }
         Command::Show { id, json, format } => lead_prints(team, || show(&cli.db, *id, *json, *format)),
-        Command::Report { output: Some(output), campaign: Some(which), format, .. } => {
-            lead_prints(team, || super::campaign::report(cli, which, (output, *format), team))
+        Command::Report { output: Some(output), campaign: Some(which), format, reference, .. } => {
+            lead_prints(team, || super::campaign::report(cli, which, (output, *format), reference.as_deref(), team))
         }
         Command::Report { output, reference, format, filter, .. } => {
             lead_prints(team, || match (output, reference.as_deref()) {

@@ -290,7 +290,7 @@ holding all their points.")]
     /// Write a report as an evaluation reads: what was measured and how, a summary of the
     /// findings, a section per study (its figures, tables and findings), an appendix of every run.
     #[command(
-        after_help = "Examples:\n  iosurvey report -o report.html\n  iosurvey report -o lustre.html --label lustre-a --label f800\n  iosurvey report -o s3.html s3 w2\n  iosurvey report -o nov.html --target /lustre --since 2026-11-01 --until 2026-11-30\n  iosurvey report -o paper.md --format md s3\n  iosurvey report --reference list\n  iosurvey report -o f800.html --label lustre-a --reference isilon-f800"
+        after_help = "Examples:\n  iosurvey report -o report.html\n  iosurvey report -o lustre.html --label lustre-a --label f800\n  iosurvey report -o s3.html s3 w2\n  iosurvey report -o nov.html --target /lustre --since 2026-11-01 --until 2026-11-30\n  iosurvey report -o paper.md --format md s3\n  iosurvey report --reference list\n  iosurvey report -o f800.html --label lustre-a --reference isilon-f800\n  iosurvey report -o c1.html --campaign c1 --reference isilon-f800"
     )]
     Report {
         /// Where to write the report (an HTML page, or Markdown with --format md).
@@ -299,9 +299,10 @@ holding all their points.")]
         /// Set the runs beside a published system's figures (`--reference list` lists them).
         #[arg(long, value_name = "NAME")]
         reference: Option<String>,
-        /// A campaign's report (c2, as `ls` lists it): a section per study with a line per
-        /// target, the points not measured, and the campaign file in an appendix.
-        #[arg(long, value_name = "cN", conflicts_with_all = ["reference", "label", "ids", "target", "since", "until"])]
+        /// A campaign's report (c2, as `ls` lists it): a section per study drawn as it varies,
+        /// the points not measured, and the campaign file in an appendix; with --reference,
+        /// the published system's points on the matching studies' charts.
+        #[arg(long, value_name = "cN", conflicts_with_all = ["label", "ids", "target", "since", "until"])]
         campaign: Option<String>,
         /// html (one self-contained page) or md (Markdown; each figure as SVG and CSV in a
         /// folder NAME_figures beside it).

@@ -177,7 +177,7 @@ pub fn numbers(c: &Chart) -> crate::analysis::Table {
     }
     t.notes.extend(c.marks.iter().map(|(name, at)| format!("{name}: at {at:.3} ({})", c.x)));
     // Published levels in columns of their own, beside no client count and no label's column.
-    if !c.references.is_empty() {
+    if !c.references.is_empty() || !c.published.is_empty() {
         let width = t.columns.len();
         t.columns.push("published".into());
         t.columns.push(format!("published level ({})", c.y));
@@ -189,16 +189,48 @@ pub fn numbers(c: &Chart) -> crate::analysis::Table {
             row.extend([Cell::Text(name.clone()), Cell::Num { value: *level, decimals: 1 }]);
             t.rows.push(row);
         }
+        // A published point stands at its x, under no label's column.
+        for (name, x, y) in &c.published {
+            let mut row = vec![Cell::Empty; width];
+            row[0] = Cell::Num { value: *x, decimals: 0 };
+            row.extend([Cell::Text(name.clone()), Cell::Num { value: *y, decimals: 1 }]);
+            t.rows.push(row);
+        }
     }
     t
 }
 
-/// The legend's entries: (name, series index for its style, or none for a reference level).
-fn legend(c: &Chart) -> Vec<(String, Option<usize>)> {
-    let mut entries: Vec<(String, Option<usize>)> =
-        c.series.iter().enumerate().map(|(k, s)| (s.0.clone(), Some(k))).collect();
-    entries.extend(c.references.iter().chain(&c.marks).map(|(name, _)| (name.clone(), None)));
+/// What a legend entry stands for.
+#[derive(Clone, Copy)]
+enum Entry {
+    /// Series k, in its colour, marker and dash.
+    Series(usize),
+    /// A level or a mark, dashed black.
+    Level,
+    /// A published point, a black diamond.
+    Point,
+}
+
+/// The legend's entries: each series, each level and mark, each published point.
+fn legend(c: &Chart) -> Vec<(String, Entry)> {
+    let mut entries: Vec<(String, Entry)> =
+        c.series.iter().enumerate().map(|(k, s)| (s.0.clone(), Entry::Series(k))).collect();
+    entries.extend(c.references.iter().chain(&c.marks).map(|(name, _)| (name.clone(), Entry::Level)));
+    entries.extend(c.published.iter().map(|(name, ..)| (name.clone(), Entry::Point)));
     entries
+}
+
+/// A published point: a black diamond, hollow so a series' marker under it still shows.
+fn diamond<DB: DrawingBackend, C: plotters::coord::CoordTranslate>(
+    area: &DrawingArea<DB, C>,
+    p: C::From,
+) -> Result<(), String>
+where
+    C::From: Clone,
+{
+    let ink = BLACK.stroke_width(2);
+    area.draw(&(EmptyElement::at(p) + PathElement::new(vec![(0, -8), (8, 0), (0, 8), (-8, 0), (0, -8)], ink)))
+        .map_err(said)
 }
 
 fn plot(c: &Chart) -> Result<String, String> {
@@ -207,7 +239,9 @@ fn plot(c: &Chart) -> Result<String, String> {
     let points = || c.series.iter().flat_map(|(_, p)| p.iter().copied());
     let mut xs: Vec<f64> = points().map(|p| p.0).collect();
     xs.extend(c.marks.iter().map(|m| m.1));
+    xs.extend(c.published.iter().map(|p| p.1));
     let mut ys: Vec<f64> = points().map(|p| p.1).collect();
+    ys.extend(c.published.iter().map(|p| p.2));
     ys.extend(c.errors.iter().flatten().flat_map(|e| [e.1, e.2]));
     ys.extend(c.references.iter().map(|r| r.1));
     let categorical = c.bars || !c.ticks.is_empty();
@@ -218,7 +252,9 @@ fn plot(c: &Chart) -> Result<String, String> {
     let (ylo, yhi) = bounds(&ys, 1.0);
     let (x0, x1) = match xscale {
         Scale::Linear if categorical => (xlo - 0.5, xhi + 0.5),
-        Scale::Linear => (xlo, if xhi > xlo { xhi } else { xlo + 1.0 }),
+        // A margin either side, so that a dodged line's first and last points stay inside.
+        Scale::Linear if xhi > xlo => (xlo - 0.04 * (xhi - xlo), xhi + 0.04 * (xhi - xlo)),
+        Scale::Linear => (xlo - 0.5, xlo + 0.5),
         Scale::Log(_) => (xscale.to(xlo) - 0.15, xscale.to(xhi) + 0.15),
     };
     let (y0, y1) = match yscale {
@@ -239,13 +275,15 @@ fn plot(c: &Chart) -> Result<String, String> {
             .y_label_area_size(84)
             .build_cartesian_2d(x0..x1, y0..y1)
             .map_err(said)?;
+        // A logarithmic axis says so in its name: a reader takes an axis for linear unless told.
+        let (x_desc, y_desc) = (axis_name(&c.x, xscale), axis_name(&c.y, yscale));
         chart
             .configure_mesh()
             .disable_mesh()
             .x_labels(0)
             .y_labels(0)
-            .x_desc(c.x.as_str())
-            .y_desc(c.y.as_str())
+            .x_desc(x_desc.as_str())
+            .y_desc(y_desc.as_str())
             .axis_desc_style(("sans-serif", TYPE))
             .draw()
             .map_err(said)?;
@@ -284,9 +322,12 @@ fn plot(c: &Chart) -> Result<String, String> {
             let style = label.clone().color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center));
             top.draw(&Text::new(axis_number(v), (px - 8, py), style)).map_err(said)?;
         }
-        let at = |p: (f64, f64)| (xscale.to(p.0), yscale.to(p.1));
         let width = 0.8 / c.series.len().max(1) as f64;
         for (k, (_, pts)) in c.series.iter().enumerate() {
+            // Each line is dodged a little sideways, so that the error bars of several lines at
+            // one x stand apart rather than over each other.
+            let shift = dodge(k, c.series.len(), x1 - x0);
+            let at = |p: (f64, f64)| (xscale.to(p.0) + shift, yscale.to(p.1));
             let colour = PALETTE[k % PALETTE.len()];
             if c.bars {
                 let left = |x: f64| x - 0.4 + k as f64 * width;
@@ -335,6 +376,9 @@ fn plot(c: &Chart) -> Result<String, String> {
                 .draw_series(DashedLineSeries::new(vec![(x0, y), (x1, y)], dash, gap, BLACK.stroke_width(2)))
                 .map_err(said)?;
         }
+        for (_, x, y) in &c.published {
+            diamond(chart.plotting_area(), (xscale.to(*x), yscale.to(*y)))?;
+        }
         for (m, (_, at)) in c.marks.iter().enumerate() {
             let x = xscale.to(*at);
             let (dash, gap) = LEVEL_DASHES[(c.references.len() + m) % LEVEL_DASHES.len()];
@@ -345,12 +389,13 @@ fn plot(c: &Chart) -> Result<String, String> {
         for (row, (name, k)) in entries.iter().enumerate() {
             let y = 8 + row as i32 * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
             let x = 100;
-            match k {
-                Some(k) if c.bars => {
+            match *k {
+                Entry::Point => diamond(&bottom, (x + 19, y))?,
+                Entry::Series(k) if c.bars => {
                     let colour = PALETTE[k % PALETTE.len()];
                     bottom.draw(&Rectangle::new([(x + 8, y - 7), (x + 30, y + 7)], colour.filled())).map_err(said)?;
                 }
-                Some(k) => {
+                Entry::Series(k) => {
                     let style = PALETTE[k % PALETTE.len()].stroke_width(2);
                     let (dash, gap) = DASHES[k % DASHES.len()];
                     if dash == 0 {
@@ -360,9 +405,9 @@ fn plot(c: &Chart) -> Result<String, String> {
                             .draw(&DashedPathElement::new(vec![(x, y), (x + 38, y)], dash, gap, style))
                             .map_err(said)?;
                     }
-                    marker(&bottom, (x + 19, y), *k)?;
+                    marker(&bottom, (x + 19, y), k)?;
                 }
-                None => {
+                Entry::Level => {
                     let (dash, gap) = LEVEL_DASHES[(row - c.series.len()) % LEVEL_DASHES.len()];
                     bottom
                         .draw(&DashedPathElement::new(vec![(x, y), (x + 38, y)], dash, gap, BLACK.stroke_width(2)))
@@ -375,6 +420,24 @@ fn plot(c: &Chart) -> Result<String, String> {
         root.present().map_err(said)?;
     }
     Ok(out)
+}
+
+/// An axis's name, with its scale when that is logarithmic.
+fn axis_name(name: &str, scale: Scale) -> String {
+    match scale {
+        Scale::Linear => name.to_string(),
+        Scale::Log(b) if b == 2.0 => format!("{name} (log scale, base 2)"),
+        Scale::Log(_) => format!("{name} (log scale)"),
+    }
+}
+
+/// How far series `k` of `n` is moved sideways, in axis units of an axis `span` wide: 1.2% of
+/// the axis between neighbours, centred on the true x, none for a single series.
+pub fn dodge(k: usize, n: usize, span: f64) -> f64 {
+    if n < 2 {
+        return 0.0;
+    }
+    (k as f64 - (n - 1) as f64 / 2.0) * 0.012 * span
 }
 
 /// The lowest and highest of some values (`fallback` for none).

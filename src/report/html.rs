@@ -147,7 +147,9 @@ table{border-collapse:collapse;margin:.5em 0 .5em}th,td{padding:.2em .6em;border
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.w{white-space:nowrap}caption{text-align:left;padding:.3em 0}\
 figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}figcaption,caption{font-size:.95em}\
 .facts th{text-align:left;font-weight:normal;color:#555}.note,.downloads{color:#555;font-size:.9em}\
-.findings li{margin:.3em 0}.runs{color:#666}.wide{overflow-x:auto}.contents{list-style:none;padding-left:1em}";
+.findings li{margin:.3em 0}.runs{color:#666}.wide{overflow-x:auto}.contents{list-style:none;padding-left:1em}\
+@media print{body{font-size:11pt;margin:0;max-width:none}.wide{overflow:visible}table{font-size:8.5pt}\
+td.w,td.n{white-space:normal}figure{break-inside:avoid}.downloads{display:none}details{display:none}}";
 
 /// The report command's document as one self-contained page.
 pub fn page(blocks: &[super::paper::Block]) -> String {
@@ -189,9 +191,15 @@ pub fn page(blocks: &[super::paper::Block]) -> String {
             Block::Figure(n, chart, caption) => {
                 let svg = figures::svg(chart);
                 let numbers = Report { tables: vec![figures::numbers(chart)], ..Report::default() };
+                // What the figure draws, for a reader's tools (and the tests that read pages).
+                let kind = match (&chart.heat, chart.bars) {
+                    (Some(_), _) => "heat",
+                    (None, true) => "bars",
+                    (None, false) => "line",
+                };
                 let _ = writeln!(
                     s,
-                    "<figure id=\"figure-{n}\">{}<figcaption><b>Figure {n}.</b> {} <span class=\"downloads\"><a download=\"figure-{n}.svg\" href=\"data:image/svg+xml;charset=utf-8,{}\">SVG</a> <a download=\"figure-{n}.csv\" href=\"data:text/csv;charset=utf-8,{}\">CSV</a></span></figcaption></figure>",
+                    "<figure id=\"figure-{n}\" data-kind=\"{kind}\">{}<figcaption><b>Figure {n}.</b> {} <span class=\"downloads\"><a download=\"figure-{n}.svg\" href=\"data:image/svg+xml;charset=utf-8,{}\">SVG</a> <a download=\"figure-{n}.csv\" href=\"data:text/csv;charset=utf-8,{}\">CSV</a></span></figcaption></figure>",
                     inline(&svg),
                     escape(caption),
                     percent_encode(&svg),

@@ -6,7 +6,7 @@
 //! Markdown renderers walk alike, so both number figures and tables the same way.
 
 use crate::analysis::study::{self, spans, Study};
-use crate::analysis::{self, Chart, Finding, Report, Table};
+use crate::analysis::{self, guard, Chart, Finding, Report, Table};
 use crate::record::{MatrixRecord, RunRecord};
 
 /// One piece of the document, in reading order.
@@ -40,6 +40,12 @@ pub struct Paper {
     pub studies: Vec<Study>,
     /// What is found across the studies: systems against each other, published figures.
     pub across: Report,
+    /// The title, when the runs have a name of their own (a campaign's).
+    pub title: Option<String>,
+    /// How a point summarizes its runs (a campaign's `summary`).
+    pub summary: analysis::study::Summary,
+    /// The N of a rehearsal at 1/N of the sizes, said in the title block and every caption.
+    pub rehearsal: Option<u64>,
 }
 
 /// The paper of `runs` and `matrices` from the store at `source`, their charts over clients
@@ -71,12 +77,111 @@ pub fn paper(
     if let Some(name) = reference {
         across = across.and(analysis::reference::beside(name, &runs)?);
     }
-    Ok(Paper { source: source.to_string(), runs, studies, across })
+    Ok(Paper {
+        source: source.to_string(),
+        runs,
+        studies,
+        across,
+        title: None,
+        summary: analysis::study::Summary::Mean,
+        rehearsal: None,
+    })
 }
 
-/// How many of a study's findings the summary takes at most, and how many in all.
-const SUMMARY_PER_STUDY: usize = 2;
+/// How many findings the summary takes at most, ranked across the studies.
 const SUMMARY: usize = 8;
+
+/// The caveats said once per section, each with its mark: (mark, what the finding's text
+/// says after it, how it is said under the section).
+const CAVEATS: [(&str, &str, &str); 2] = [
+    (
+        "†",
+        analysis::scaling::ONE_RUN,
+        "One run per point at some client counts, so no interval: run the sweep again (same label) to confirm",
+    ),
+    ("‡", analysis::CACHED, "Possibly the page cache's figure, not the storage's"),
+];
+
+/// `found` with each caveat of [`CAVEATS`] taken out of its text and a mark left in its place,
+/// and the caveats that were taken (mark, sentence), each once.
+fn caveated(found: &[Finding]) -> (Vec<Finding>, Vec<(&'static str, &'static str)>) {
+    let mut said: Vec<(&'static str, &'static str)> = Vec::new();
+    let out = found
+        .iter()
+        .map(|f| {
+            let mut text = f.text.clone();
+            for (mark, inline, sentence) in CAVEATS {
+                let before = text.clone();
+                text = text.replace(&format!(" ({inline})"), &format!(" {mark}"));
+                text = text.replace(&format!("; {inline}"), &format!(" {mark}"));
+                if text != before && !said.iter().any(|s| s.0 == mark) {
+                    said.push((mark, sentence));
+                }
+            }
+            Finding { text, ..f.clone() }
+        })
+        .collect();
+    (out, said)
+}
+
+/// The rank of a finding in the summary, the most telling first: systems set against each
+/// other, a slow target, where a curve stops scaling, a cliff; then what else was found.
+fn rank(f: &Finding) -> usize {
+    let t = f.text.as_str();
+    let has = |w: &str| t.contains(w);
+    match () {
+        _ if has(" times ") || has("x the lowest") || has("x of ") => 0,
+        _ if has("slow one") => 1,
+        _ if has("plateau") || has("knee") || has("stops") => 2,
+        _ if has("cliff") || has("falls") => 3,
+        _ if has("faster than linear") => 4,
+        _ if has(" peaks at ") || has("no target stands apart") || has("spread") => 9,
+        _ => 5,
+    }
+}
+
+/// The `most` findings that matter, ranked across studies (a stable sort keeps each rank's in
+/// the order of the studies); peaks are the summary's table, not its sentences.
+fn ranked(found: Vec<(Finding, String)>, most: usize) -> Vec<(Finding, String)> {
+    let mut kept: Vec<(Finding, String)> = found.into_iter().filter(|f| rank(&f.0) < 9).collect();
+    kept.sort_by_key(|f| rank(&f.0));
+    kept.truncate(most);
+    kept
+}
+
+/// The findings too brief to measure as one paragraph, each target's op once: what ran too
+/// briefly, how briefly, and what would fix it.
+fn too_short_said(brief: &[Finding]) -> Option<String> {
+    if brief.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = brief
+        .iter()
+        .map(|f| {
+            let t = &f.text;
+            let parsed = (|| {
+                let (what, rest) = t.split_once(guard::TOO_SHORT)?;
+                let (at, rest) = rest.split_once(" (a phase ran ")?;
+                let (secs, rest) = rest.split_once(", under")?;
+                let fix = rest.split_once("is read from it; ")?.1.trim_end_matches(" would make it last");
+                Some(format!("{what} at {at} (shortest {secs}; {fix})"))
+            })();
+            parsed.unwrap_or_else(|| t.clone())
+        })
+        .collect();
+    Some(format!(
+        "Too short to measure (a phase under {} s times start-up and the clock as much as the storage, so no peak, scaling or ranking is read from it): {}.",
+        analysis::BRIEF_PHASE_SECS,
+        parts.join("; ")
+    ))
+}
+
+/// The title block's line of a rehearsal at 1/`n`.
+fn rehearsal_said(n: u64) -> String {
+    format!(
+        "rehearsal at 1/{n}: every size in the campaign file divided by {n}, client counts capped at the launch's cores; the figures show that the campaign runs, not what the systems do"
+    )
+}
 
 impl Paper {
     /// The document in reading order.
@@ -85,6 +190,7 @@ impl Paper {
         let mut body = Vec::new();
         let (mut figures, mut tables) = (0, 0);
         let mut summary: Vec<(Finding, String)> = Vec::new();
+        let mut said_notes: Vec<String> = Vec::new();
         let mut contents = vec![(2, "Summary".to_string(), "summary".to_string())];
         for (k, s) in self.studies.iter().enumerate() {
             let anchor = format!("study-{}", k + 1);
@@ -93,13 +199,23 @@ impl Paper {
             body.push(Block::Heading(2, title, anchor.clone()));
             body.extend(s.report.heading.iter().map(|l| Block::Text(l.clone())));
             let first_figure = figures + 1;
+            // A caveat is said once under the section's findings; each finding and figure it
+            // touches carries its mark.
+            let (study_findings, marks) = caveated(&s.report.findings);
+            let marked: String = marks.iter().map(|m| format!(" {}", m.0)).collect();
             for c in &s.report.charts {
                 figures += 1;
-                body.push(Block::Figure(figures, Box::new(c.clone()), self.caption(c, &s.runs)));
+                let caption = format!("{}{marked}", self.caption(c, &s.runs));
+                body.push(Block::Figure(figures, Box::new(c.clone()), caption));
             }
             let said = if s.runs.is_empty() { String::new() } else { format!(" (runs {})", spans(&s.runs)) };
-            for t in &s.report.tables {
+            for t in s.report.tables.iter().filter(|t| t.title != analysis::shapes::PEAKS) {
                 tables += 1;
+                // A note is said under the first table it explains, not under every one.
+                let mut t = t.clone();
+                t.notes.retain(|n| !said_notes.contains(n));
+                said_notes.extend(t.notes.iter().cloned());
+                let t = &t;
                 body.push(Block::Table(tables, t.clone(), format!("{}{said}", t.title)));
             }
             // A finding links to the figure of its op ("f800 read peaks ..." to the chart of read),
@@ -120,13 +236,21 @@ impl Paper {
                 runs: if s.runs.is_empty() { Vec::new() } else { f.runs.clone() },
                 ..f.clone()
             };
-            let found: Vec<(Finding, String)> = s.report.findings.iter().map(|f| (cited(f), link(f))).collect();
-            // A study's peaks lead its share of the summary; a study with none offers its first.
-            let peaks: Vec<&(Finding, String)> = found.iter().filter(|f| f.0.text.contains(" peaks at ")).collect();
-            let offered = if peaks.is_empty() { found.iter().take(1).collect() } else { peaks };
-            summary.extend(offered.into_iter().take(SUMMARY_PER_STUDY).cloned());
+            let (brief, kept): (Vec<Finding>, Vec<Finding>) =
+                study_findings.into_iter().partition(|f| f.text.contains(guard::TOO_SHORT));
+            let found: Vec<(Finding, String)> = kept.iter().map(|f| (cited(f), link(f))).collect();
+            let name = s.title.split(':').next().unwrap_or(&s.title).to_string();
+            summary.extend(
+                found.iter().map(|(f, l)| (Finding { text: format!("{name}: {}", f.text), ..f.clone() }, l.clone())),
+            );
             if !found.is_empty() {
                 body.push(Block::Findings(found));
+            }
+            if let Some(line) = too_short_said(&brief) {
+                body.push(Block::Text(line));
+            }
+            for (mark, caveat) in &marks {
+                body.push(Block::Text(format!("{mark} {name}: {caveat}.")));
             }
             body.extend(s.report.footer.iter().map(|l| Block::Text(l.clone())));
         }
@@ -140,12 +264,15 @@ impl Paper {
                 tables += 1;
                 body.push(Block::Table(tables, t.clone(), format!("{} (from the runs of the studies above)", t.title)));
             }
-            let found: Vec<(Finding, String)> =
-                self.across.findings.iter().map(|f| (f.clone(), anchor.clone())).collect();
+            let (across_findings, marks) = caveated(&self.across.findings);
+            let found: Vec<(Finding, String)> = across_findings.iter().map(|f| (f.clone(), anchor.clone())).collect();
             // Systems set against each other lead the summary: they are what an evaluation is for.
             summary.splice(0..0, found.iter().cloned());
             if !found.is_empty() {
                 body.push(Block::Findings(found));
+            }
+            for (mark, caveat) in &marks {
+                body.push(Block::Text(format!("{mark} Across the studies: {caveat}.")));
             }
         }
         contents.push((2, "Appendix".into(), "appendix".into()));
@@ -158,19 +285,49 @@ impl Paper {
                 format!("{} (runs {})", t.title, spans(&self.runs.iter().filter_map(|r| r.id).collect::<Vec<_>>()));
             body.push(Block::Table(tables, t, caption));
         }
-        summary.truncate(SUMMARY);
+        let summary = ranked(summary, SUMMARY);
+        let title = match &self.title {
+            Some(name) => name.clone(),
+            None => format!("Storage evaluation: {}", self.targets()),
+        };
+        let mut facts = facts;
+        if let Some(n) = self.rehearsal {
+            facts.insert(0, ("scale".into(), rehearsal_said(n)));
+        }
         let mut out = vec![
-            Block::Heading(1, format!("Storage evaluation: {}", self.targets()), "top".into()),
+            Block::Heading(1, title, "top".into()),
             Block::Facts(facts),
             Block::Heading(3, "Method".into(), "method".into()),
         ];
         out.extend(method.into_iter().map(Block::Text));
         out.push(Block::Contents(contents));
         out.push(Block::Heading(2, "Summary".into(), "summary".into()));
+        if let Some(t) = analysis::shapes::peaks(&self.studies, &self.runs, self.summary) {
+            let caption =
+                format!("{} (runs {})", t.title, spans(&self.runs.iter().filter_map(|r| r.id).collect::<Vec<_>>()));
+            // The summary's table is numbered first, ahead of the studies' own.
+            for b in &mut out {
+                if let Block::Table(n, ..) = b {
+                    *n += 1;
+                }
+            }
+            for b in &mut body {
+                if let Block::Table(n, ..) = b {
+                    *n += 1;
+                }
+            }
+            out.push(Block::Table(1, t, caption));
+        }
+        let (summary_findings, marks) = caveated(&summary.iter().map(|f| f.0.clone()).collect::<Vec<_>>());
+        let summary: Vec<(Finding, String)> =
+            summary_findings.into_iter().zip(summary.into_iter().map(|f| f.1)).collect();
         out.push(match summary.is_empty() {
-            true => Block::Text("No finding stands out: see each study.".into()),
+            true => Block::Text("No finding stands out beyond the peaks above: see each study.".into()),
             false => Block::Findings(summary),
         });
+        for (mark, caveat) in &marks {
+            out.push(Block::Text(format!("{mark} {caveat}.")));
+        }
         out.extend(body);
         out.push(Block::Text(format!("Made by iosurvey {} from {}.", env!("CARGO_PKG_VERSION"), self.source)));
         out
@@ -193,7 +350,8 @@ impl Paper {
     fn caption(&self, c: &Chart, study_runs: &[i64]) -> String {
         let ids = if c.runs.is_empty() { study_runs } else { &c.runs };
         if ids.is_empty() {
-            return format!("{}.", c.title);
+            let rehearsal = self.rehearsal.map_or(String::new(), |n| format!("Rehearsal at 1/{n}: "));
+            return format!("{rehearsal}{}.", c.title);
         }
         let mut places: Vec<String> = self
             .runs
@@ -203,14 +361,22 @@ impl Paper {
             .collect();
         places.sort();
         places.dedup();
+        // Said within the caption's own sentence, which its runs make its own: the same
+        // sentence under every figure would be read past.
         let bars = if c.errors.iter().any(|e| !e.is_empty()) {
-            " Points are means over runs; error bars, their 95% t-interval."
+            ", each point the mean of its runs with its 95% t-interval as error bars"
         } else {
             ""
         };
-        let levels = if c.references.is_empty() { "" } else { " Dashed black: published figures." };
+        let levels = match (c.references.is_empty(), c.bars) {
+            (true, _) => "",
+            (false, true) => " Dashed black: the median and the band's lower edge.",
+            (false, false) => " Dashed black: published figures.",
+        };
+        let points = if c.published.is_empty() { "" } else { " Black diamonds: published points." };
+        let rehearsal = self.rehearsal.map_or(String::new(), |n| format!("Rehearsal at 1/{n}: "));
         format!(
-            "{}. On {}; {} run{} ({}).{bars}{levels}",
+            "{rehearsal}{}. On {}; {} run{} ({}){bars}.{levels}{points}",
             c.title,
             places.join(", "),
             ids.len(),
@@ -278,15 +444,17 @@ mod tests {
         let (mean, bar) = (write.series[0].1[1].1, write.errors[0][1]);
         assert!((mean - 200.0).abs() < 1e-9 && (bar.1 - iv.lo).abs() < 1e-9 && (bar.2 - iv.hi).abs() < 1e-9);
         assert!(write.errors.iter().all(|e| e.len() == 3), "a bar at every point of both lines");
-        assert!(write.references.is_empty(), "no published level unless asked");
+        assert!(write.references.is_empty() && write.published.is_empty(), "no published figure unless asked");
         assert_eq!(write.runs.len(), 18);
         let svg = super::super::figures::svg(write);
         assert!(svg.contains(">\na\n</text>") && svg.contains(">\nb\n</text>"), "both in the legend");
         let asked = paper("s.db", runs(), &[], Some("isilon-f800")).unwrap().blocks();
         let write = figures(&asked).into_iter().find(|c| c.title.contains("write MiB/s against clients")).unwrap();
-        assert!(!write.references.is_empty());
-        let (name, level) = &write.references[0];
-        assert!(name.starts_with("Isilon F800 published (8 GB/s"), "{name}");
+        // Measured at 64 clients, the published peak is a point at 64 on the same axes.
+        assert!(!write.published.is_empty());
+        let (name, x, level) = &write.published[0];
+        assert!(name.starts_with("Isilon F800 published (8 GB/s, peak, 64 clients, 2TB total"), "{name}");
+        assert_eq!(*x, 64.0);
         assert!((level - 8e9 / 1048576.0).abs() < 1e-6, "in the chart's unit, MiB/s");
         // Each finding links to the figure of its op.
         let read = asked.iter().find_map(|b| match b {
@@ -315,7 +483,8 @@ mod tests {
                 Block::Heading(_, text, _) => section = text.clone(),
                 Block::Table(_, _, caption) => {
                     let runs = caption.rsplit_once("(runs ").map(|(_, r)| r.trim_end_matches(')'));
-                    if section == "Across the studies" {
+                    // The summary's table of peaks and the comparisons draw on every study.
+                    if section == "Across the studies" || section == "Summary" {
                         continue;
                     }
                     let runs = runs.unwrap_or_else(|| panic!("a table with no runs named: {caption}"));
@@ -348,5 +517,77 @@ mod tests {
             })
             .collect();
         assert_eq!(studies.len(), 6, "summary, the sweep, the survey, the run alone, across, appendix: {studies:?}");
+    }
+
+    /// Labels a, b and c swept once over 1, 2 and 4 clients: every finding rests on one run
+    /// per point.
+    fn once_each() -> Vec<RunRecord> {
+        let mut out = Vec::new();
+        for (k, label) in ["a", "b", "c"].into_iter().enumerate() {
+            for tasks in [1usize, 2, 4] {
+                let mut r = fixtures::run(None);
+                r.id = Some(out.len() as i64 + 1);
+                r.label = Some(label.into());
+                r.sweep_id = Some(k as i64 + 1);
+                r.workload.tasks = tasks;
+                for p in &mut r.phases {
+                    p.figures.bandwidth = Some(100.0 * 1048576.0 * tasks as f64 * (k + 1) as f64);
+                    p.figures.window_ns = 2_000_000_000;
+                }
+                out.push(r);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_caveat_is_said_once_per_section_and_marked_on_each_finding_and_figure() {
+        let blocks = paper("s.db", once_each(), &[], None).unwrap().blocks();
+        let mut section = String::new();
+        let mut said: Vec<(String, usize)> = Vec::new();
+        for b in &blocks {
+            match b {
+                Block::Heading(2, text, _) => section = text.clone(),
+                Block::Text(t) if t.starts_with("† ") => match said.iter_mut().find(|s| s.0 == section) {
+                    Some(s) => s.1 += 1,
+                    None => said.push((section.clone(), 1)),
+                },
+                Block::Findings(found) => {
+                    for (f, _) in found {
+                        assert!(!f.text.contains(analysis::scaling::ONE_RUN), "said in the finding: {}", f.text);
+                    }
+                }
+                Block::Figure(_, _, caption) if section.starts_with("1.") => {
+                    assert!(caption.contains(". †"), "the figure carries the mark: {caption}")
+                }
+                _ => {}
+            }
+        }
+        assert!(!said.is_empty() && said.iter().all(|s| s.1 == 1), "once per section: {said:?}");
+        let marked =
+            blocks.iter().any(|b| matches!(b, Block::Findings(f) if f.iter().any(|(f, _)| f.text.ends_with(" †"))));
+        assert!(marked, "each finding it touches carries the mark");
+    }
+
+    #[test]
+    fn the_summary_gives_each_targets_peak_of_both_ops_per_study_and_names_the_study() {
+        let blocks = paper("s.db", once_each(), &[], None).unwrap().blocks();
+        let at = blocks.iter().position(|b| matches!(b, Block::Heading(2, t, _) if t == "Summary")).unwrap();
+        let Block::Table(1, table, _) = &blocks[at + 1] else {
+            panic!("the summary opens with its table: {:?}", blocks[at + 1])
+        };
+        let cells: Vec<String> = table.rows.iter().map(|r| format!("{} {} {} {}", r[1], r[2], r[3], r[5])).collect();
+        for label in ["a", "b", "c"] {
+            for op in ["write", "read"] {
+                assert!(cells.iter().any(|c| c.starts_with(&format!("{label} {op} "))), "{label} {op}: {cells:?}");
+            }
+        }
+        // c's write peaks at 4 clients, 1200 MiB/s.
+        assert!(cells.contains(&"c write 1200.0 4".to_string()), "{cells:?}");
+        let Block::Findings(found) = &blocks[at + 2] else { panic!("then the ranked findings") };
+        assert!(found.len() <= SUMMARY && !found.is_empty());
+        for (f, _) in found {
+            assert!(f.text.contains(": ") && (f.text.contains("write") || f.text.contains("read")), "{}", f.text);
+        }
     }
 }
