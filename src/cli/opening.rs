@@ -125,7 +125,7 @@ pub(super) fn open<'t, T: Team>(
     check: Vec<Workload>,
 ) -> Result<Session<'t, T>, Failure> {
     let said = &mut Said::new(cli.quiet);
-    Ok(iosurvey::study::play::open(&context(cli), team, (place, target), threads, check, said)?)
+    Ok(iosurvey::study::play::open(&context(cli), team, (place, target), (threads, check), said)?)
 }
 
 /// Checks every workload a command will run before it makes anything (see

@@ -426,7 +426,7 @@ fn plot(c: &Chart) -> Result<String, String> {
 fn axis_name(name: &str, scale: Scale) -> String {
     match scale {
         Scale::Linear => name.to_string(),
-        Scale::Log(b) if b == 2.0 => format!("{name} (log scale, base 2)"),
+        Scale::Log(2.0) => format!("{name} (log scale, base 2)"),
         Scale::Log(_) => format!("{name} (log scale)"),
     }
 }

@@ -154,8 +154,7 @@ pub fn open<'t, T: Team>(
     ctx: &Context<'t>,
     team: &'t T,
     (place, target): (Place, &super::TargetArgs),
-    threads: usize,
-    check: Vec<Workload>,
+    (threads, check): (usize, Vec<Workload>),
     observer: &mut dyn Observer,
 ) -> Result<Session<'t, T>, Error> {
     let opening = Opening {
@@ -198,7 +197,7 @@ fn play_run<T: Team>(ctx: &Context, a: &RunArgs, team: &T, observer: &mut dyn Ob
     let workloads: Vec<Workload> = points.workloads().cloned().collect();
     precheck_all(team, a.team.tasks, &workloads, observer)?;
     let sweep = counts.len() > 1;
-    let mut session = open(ctx, team, (place, &a.team.target), a.team.tasks, workloads, observer)?;
+    let mut session = open(ctx, team, (place, &a.team.target), (a.team.tasks, workloads), observer)?;
     let group = match sweep {
         true => Some(session.begin(GroupKind::Sweep, &serde_json::json!({ "parameter": "clients" }))?),
         false => None,
@@ -245,7 +244,7 @@ fn play_survey<T: Team>(
     precheck_all(team, threads, &all, observer)?;
     check_survey_size(a.size, tasks)?;
     let place = Place::Fresh { parent: a.dir.clone(), kind: "survey" };
-    let mut session = open(ctx, team, (place, &a.target), threads, Vec::new(), observer)?;
+    let mut session = open(ctx, team, (place, &a.target), (threads, Vec::new()), observer)?;
     let choice = session.decide(|lead| SurveyChoice {
         direct: lead.target().direct_alignment(&[]).is_ok_and(|align| 4096 % align == 0),
         drop_caches: cache::can_drop(),
