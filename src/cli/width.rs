@@ -11,10 +11,7 @@ pub(super) fn columns() -> Option<usize> {
     if !std::io::stdout().is_terminal() {
         return None;
     }
-    let mut size = libc::winsize { ws_row: 0, ws_col: 0, ws_xpixel: 0, ws_ypixel: 0 };
-    // SAFETY: TIOCGWINSZ fills the winsize it is given and nothing else.
-    let asked = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) };
-    (asked == 0 && size.ws_col > 0).then_some(size.ws_col as usize)
+    iosurvey::sys::term::stdout_columns()
 }
 
 pub(super) use iosurvey::report::wrap;

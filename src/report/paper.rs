@@ -252,7 +252,14 @@ impl Paper {
             for (mark, caveat) in &marks {
                 body.push(Block::Text(format!("{mark} {name}: {caveat}.")));
             }
-            body.extend(s.report.footer.iter().map(|l| Block::Text(l.clone())));
+            // A footer (the `*` of possibly cached cells, a matrix's timing) means the same in
+            // every section it would close: said where it first applies, as a table's note is.
+            for line in &s.report.footer {
+                if !said_notes.contains(line) {
+                    said_notes.push(line.clone());
+                    body.push(Block::Text(line.clone()));
+                }
+            }
         }
         // A table with no rows says nothing: it is left out.
         let across: Vec<&crate::analysis::Table> = self.across.tables.iter().filter(|t| !t.rows.is_empty()).collect();
@@ -567,6 +574,19 @@ mod tests {
         let marked =
             blocks.iter().any(|b| matches!(b, Block::Findings(f) if f.iter().any(|(f, _)| f.text.ends_with(" †"))));
         assert!(marked, "each finding it touches carries the mark");
+    }
+
+    #[test]
+    fn a_footer_that_closes_several_sections_is_said_once_where_it_first_applies() {
+        let mut p = paper("s.db", once_each(), &[], None).unwrap();
+        assert!(p.studies.len() >= 2, "the fixture has two studies");
+        let line = "* possibly the page cache's figure: data smaller than RAM".to_string();
+        for s in &mut p.studies {
+            s.report.footer.push(line.clone());
+        }
+        let blocks = p.blocks();
+        let said = blocks.iter().filter(|b| matches!(b, Block::Text(t) if *t == line)).count();
+        assert_eq!(said, 1, "said once, under the first section it closes");
     }
 
     #[test]

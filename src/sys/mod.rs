@@ -10,13 +10,13 @@
 //! directory streams), [`mem`] (aligned buffers and a task's transfer buffers, which know
 //! which of them the kernel holds), [`aio`] (Linux kernel AIO), [`uring`] (io_uring),
 //! [`mmap`] (a shared mapping and its SIGBUS guard), [`stdio`] (a C stdio stream),
-//! [`signal`] (signal masks and waits, `kill`), [`net`] (socket options, MSG_ZEROCOPY and its
+//! [`signal`] (signal masks and waits, `kill`), [`term`] (the terminal's width), [`net`] (socket options, MSG_ZEROCOPY and its
 //! error queue, interfaces), [`proc`] (ids, clocks, uname, getrandom), [`errno`] (the error
 //! numbers the rest compares with) and, with the `mpi` feature, `mpi` (the raw MPI calls the
 //! `mpi` crate has no safe form of).
 //!
-//! Only [`signal`] and a few of [`fs`]'s flags are public, for the binary's signal thread and
-//! its output files; the rest is the library's own.
+//! Only [`signal`], [`term`] and a few of [`fs`]'s flags are public, for the binary's signal
+//! thread, its help and tables, and its output files; the rest is the library's own.
 
 pub(crate) mod aio;
 pub(crate) mod errno;
@@ -29,6 +29,7 @@ pub(crate) mod net;
 pub(crate) mod proc;
 pub mod signal;
 pub(crate) mod stdio;
+pub mod term;
 pub(crate) mod uring;
 
 use std::io;
