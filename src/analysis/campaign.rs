@@ -168,6 +168,11 @@ fn label_of_dir(c: &Campaign, study_targets: &[usize], dir: &str) -> String {
 fn matrix_of(m: &MatrixRecord, target: &str) -> Report {
     let mut r = super::matrix::matrix(m);
     r.tables.retain(|t| !super::matrix::is_grid(t));
+    // How a cell is timed is the same for every matrix of a campaign: a note, said once in
+    // the report (as footers are), not a line of each target's heading.
+    let (timing, heading): (Vec<String>, Vec<String>) = r.heading.drain(..).partition(|l| l.starts_with("timing: "));
+    r.heading = heading;
+    r.footer.extend(timing);
     for chart in &mut r.charts {
         chart.title = format!("{target}: {}", chart.title);
     }

@@ -183,15 +183,21 @@ holding all their points.")]
     Merge(merge::MergeArgs),
     /// Emulate training I/O (MLPerf Storage, DLIO): a workload's data set, reader threads
     /// per emulated accelerator, compute per step; AU, samples/s, pass or fail; --find-max.
-    #[command(after_help = "Examples:
+    #[command(
+        override_usage = "iosurvey train --dir DIR --workload NAME [OPTIONS]",
+        after_help = "Examples:
   iosurvey train --dir /scratch/t --workload unet3d --accelerator h100 --accelerators 4 --generate
-  iosurvey train --dir /scratch/t --workload resnet50 --generate --scale 1/1000 --find-max --max-accelerators 16")]
+  iosurvey train --dir /scratch/t --workload resnet50 --generate --scale 1/1000 --find-max --max-accelerators 16"
+    )]
     Train(Box<train::TrainArgs>),
     /// Emulate checkpoint I/O (MLPerf Storage): a model's state (14 bytes a parameter) sharded
     /// over ranks, written with fsync, compute between, read back; slowest rank's figures.
-    #[command(after_help = "Examples:
+    #[command(
+        override_usage = "iosurvey checkpoint --dir DIR --model NAME [OPTIONS]",
+        after_help = "Examples:
   iosurvey checkpoint --dir /scratch/c --model llama3-8b --ranks 8
-  iosurvey checkpoint --dir /scratch/c --model llama3-70b --ranks 8 --scale 1/1000 --compute 0 --shift 1")]
+  iosurvey checkpoint --dir /scratch/c --model llama3-70b --ranks 8 --scale 1/1000 --compute 0 --shift 1"
+    )]
     Checkpoint(Box<train::CheckpointArgs>),
     /// Measure the network ceiling between nodes (MPI point to point) and store it.
     #[command(after_help = "Examples:
@@ -610,7 +616,7 @@ fn parser() -> clap::Command {
 /// What a user does with each command, in the order the help lists them: the top-level help
 /// is grouped by these, not by the order the commands are declared in.
 const GROUPS: &[(&str, &[&str])] = &[
-    ("Measure", &["survey", "run", "meta", "matrix", "io500", "targets", "net"]),
+    ("Measure", &["survey", "run", "meta", "matrix", "io500", "targets", "net", "train", "checkpoint"]),
     ("Keep and compare", &["ls", "show", "compare", "import", "export", "merge"]),
     ("Report", &["report"]),
     ("Campaigns (a whole evaluation from one file)", &["campaign"]),

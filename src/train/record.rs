@@ -119,7 +119,7 @@ pub fn run_record(
     put("epochs", s.epochs.to_string());
     put("files", s.files.to_string());
     put("sample_bytes", s.sample_bytes.to_string());
-    put("au", format!("{:.4}", sum.au));
+    put("au", format!("{}", sum.au));
     put("au_target", s.au.to_string());
     put("pass", if sum.pass { "pass" } else { "fail" }.into());
     put("rank_au", sum.rank_au.iter().map(|a| format!("{a:.4}")).collect::<Vec<_>>().join(","));
@@ -228,12 +228,12 @@ pub fn checkpoint_record(
     put("shift", c.shift.to_string());
     let mean = |xs: Vec<f64>| xs.iter().sum::<f64>() / xs.len().max(1) as f64;
     let gib = (1u64 << 30) as f64;
-    put("write_max_duration_s", format!("{:.4}", mean(o.writes.iter().map(|p| p.max_secs()).collect())));
-    put("write_min_gib_s", format!("{:.4}", mean(o.writes.iter().map(|p| p.min_rate() / gib).collect())));
+    put("write_max_duration_s", format!("{}", mean(o.writes.iter().map(|p| p.max_secs()).collect())));
+    put("write_min_gib_s", format!("{}", mean(o.writes.iter().map(|p| p.min_rate() / gib).collect())));
     if let Some(first) = o.reads.first() {
-        put("read_max_duration_s", format!("{:.4}", mean(o.reads.iter().map(|p| p.max_secs()).collect())));
-        put("read_min_gib_s", format!("{:.4}", mean(o.reads.iter().map(|p| p.min_rate() / gib).collect())));
-        put("recovery_s", format!("{:.4}", first.max_secs()));
+        put("read_max_duration_s", format!("{}", mean(o.reads.iter().map(|p| p.max_secs()).collect())));
+        put("read_min_gib_s", format!("{}", mean(o.reads.iter().map(|p| p.min_rate() / gib).collect())));
+        put("recovery_s", format!("{}", first.max_secs()));
     }
     if let Some(n) = c.scale {
         put("scale", format!("1/{n}"));
