@@ -145,7 +145,8 @@ impl Runner<'_> {
                 heard.say(&line);
             }
         };
-        let mut ran = Ran { campaign: start.campaign, skipped: start.skipped, refused: start.refused, ..Ran::default() };
+        let mut ran =
+            Ran { campaign: start.campaign, skipped: start.skipped, refused: start.refused, ..Ran::default() };
         let Some(campaign) = start.campaign else {
             say(format!(
                 "campaign {}: nothing to run ({} points stored already, {} refused)",
@@ -199,7 +200,7 @@ impl Runner<'_> {
             let first_of_study = !todo[..k].iter().any(|q| q.study == p.study);
             let last_of_study = !todo[k + 1..].iter().any(|q| q.study == p.study);
             let edges = (first_of_study, last_of_study);
-            let (outcome, filed) = self.point(team, player, (campaign, p, edges), &mounts, &mut unsaved);
+            let (outcome, filed) = self.point(team, player, (campaign, p, edges), (&mounts, &mut unsaved));
             if let Err(e) = filed {
                 stopped = Some(e);
                 break;
@@ -316,8 +317,7 @@ impl Runner<'_> {
         team: &T,
         player: &mut dyn Player,
         (campaign, p, (first_of_study, last_of_study)): (GroupId, &Point, (bool, bool)),
-        mounts: &[Option<Mount>],
-        unsaved: &mut Vec<Kept>,
+        (mounts, unsaved): (&[Option<Mount>], &mut Vec<Kept>),
     ) -> (Result<(), Error>, Result<(), Error>) {
         let c = self.campaign;
         let lead = team.process() == 0;

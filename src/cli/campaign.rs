@@ -436,7 +436,8 @@ impl<T: Team> campaign::runner::Player for Plays<'_, T> {
             Study::Net(a) => Command::Net(a.clone()),
         };
         // Quiet: the campaign says the point.
-        let point = Cli { command, db: ctx.store.clone(), quiet: true, within: ctx.within.clone(), live: watch.is_some() };
+        let point =
+            Cli { command, db: ctx.store.clone(), quiet: true, within: ctx.within.clone(), live: watch.is_some() };
         let played = command_of(&point, self.team);
         played.map(|()| Outcome { records: Vec::new(), group: None, notes: Vec::new(), failure: None })
     }
