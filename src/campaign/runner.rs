@@ -164,29 +164,12 @@ impl Runner<'_> {
         let began = std::time::Instant::now();
         let mounts: Vec<Option<Mount>> =
             c.targets.iter().map(|t| (!t.device).then(|| mount_of(&t.dir)).flatten()).collect();
-        let keys = Keys::of(c);
         let mut unsaved: Vec<Kept> = Vec::new();
         let mut stopped: Option<Error> = None;
         let todo: Vec<&Point> = start.todo.iter().map(|&k| &all[k]).collect();
         for (k, p) in todo.iter().enumerate() {
-            if self.cancel.is_cancelled() {
-                stopped = Some(failure(
-                    Kind::Interrupted,
-                    format!("campaign {campaign} interrupted between points; the points stored stay"),
-                    "run the same command again to resume",
-                ));
-                break;
-            }
-            if let Some(budget) = c.budget_secs.filter(|&b| began.elapsed().as_secs_f64() > b) {
-                stopped = Some(failure(
-                    Kind::Failed,
-                    format!(
-                        "campaign {campaign}: its budget of {} is spent, {} points not run",
-                        format_duration(budget),
-                        todo.len() - k
-                    ),
-                    "run the same command again to go on",
-                ));
+            stopped = self.halt(campaign, began, todo.len() - k);
+            if stopped.is_some() {
                 break;
             }
             let eta = match k {
@@ -201,59 +184,20 @@ impl Runner<'_> {
             let last_of_study = !todo[k + 1..].iter().any(|q| q.study == p.study);
             let edges = (first_of_study, last_of_study);
             let (outcome, filed) = self.point(team, player, (campaign, p, edges), (&mounts, &mut unsaved));
-            if let Err(e) = filed {
-                stopped = Some(e);
+            stopped = match (filed, outcome) {
+                (Err(e), _) => Some(e),
+                (Ok(()), Ok(())) => {
+                    ran.ok += 1;
+                    None
+                }
+                (Ok(()), Err(e)) => self.judge((campaign, p), e, &mut ran, &mut say),
+            };
+            if stopped.is_some() {
                 break;
-            }
-            match outcome {
-                Ok(()) => ran.ok += 1,
-                Err(e) if e.kind == Kind::Interrupted || self.cancel.is_cancelled() => {
-                    ran.failed += 1;
-                    stopped = Some(failure(
-                        Kind::Interrupted,
-                        format!(
-                            "campaign {campaign} interrupted during {}; the points stored stay, and that one's run, if it had begun, is stored as failed",
-                            said(c, p)
-                        ),
-                        "run the same command again to resume",
-                    ));
-                    break;
-                }
-                // A refusal (of the target, or of the point's settings before it ran) would
-                // meet the points after it alike: the campaign stops, said in one line.
-                Err(e) if e.kind == Kind::Refused => {
-                    let command = c.studies[p.study].command();
-                    let (what, hint) = match &e.said {
-                        Some(s) => (s.what.clone(), keys.spell(&s.hint, command)),
-                        None => (String::new(), "mend it, then run the same command again".into()),
-                    };
-                    stopped = Some(failure(
-                        Kind::Refused,
-                        format!("campaign {campaign} stopped at {}: {what}", said(c, p)),
-                        hint,
-                    ));
-                    break;
-                }
-                Err(e) => {
-                    ran.failed += 1;
-                    let command = c.studies[p.study].command();
-                    if let Some(line) = keys.said(e, command).line(&study::error::Plain) {
-                        say(format!("point failed: {}: {line}", said(c, p)));
-                    }
-                }
             }
         }
         let whole = stopped.is_none() && ran.failed == 0;
-        // Filed on every path that gets here; a command killed before is settled by the next.
-        let finished = on_lead(team, || {
-            let store = self.store_of(campaign)?;
-            save_kept(&store, campaign, &mut unsaved)?;
-            // A version begun by this run that came to hold nothing is not kept.
-            if !(start.begun && ran.ok == 0 && ran.failed == 0 && store.drop_empty_campaign(campaign)?) {
-                store.finish_group(campaign, whole, None)?;
-            }
-            Ok(())
-        });
+        let finished = self.finish(team, (campaign, start.begun, whole), &ran, &mut unsaved);
         if let (Err(e), None) = (finished, &stopped) {
             return Err(e);
         }
@@ -273,6 +217,85 @@ impl Runner<'_> {
             )),
             None => Ok(ran),
         }
+    }
+
+    /// Why no further point may begin: the stop token is pulled, or the budget is spent
+    /// with `left` points not run.
+    fn halt(&self, campaign: GroupId, began: std::time::Instant, left: usize) -> Option<Error> {
+        if self.cancel.is_cancelled() {
+            return Some(failure(
+                Kind::Interrupted,
+                format!("campaign {campaign} interrupted between points; the points stored stay"),
+                "run the same command again to resume",
+            ));
+        }
+        let budget = self.campaign.budget_secs.filter(|&b| began.elapsed().as_secs_f64() > b)?;
+        Some(failure(
+            Kind::Failed,
+            format!("campaign {campaign}: its budget of {} is spent, {left} points not run", format_duration(budget)),
+            "run the same command again to go on",
+        ))
+    }
+
+    /// A point's failure judged: what stops the campaign (a stop, or a refusal that would
+    /// meet the points after it alike), or a failed point, said and counted.
+    fn judge(
+        &self,
+        (campaign, p): (GroupId, &Point),
+        e: Error,
+        ran: &mut Ran,
+        say: &mut dyn FnMut(String),
+    ) -> Option<Error> {
+        let c = self.campaign;
+        let command = c.studies[p.study].command();
+        if e.kind == Kind::Interrupted || self.cancel.is_cancelled() {
+            ran.failed += 1;
+            return Some(failure(
+                Kind::Interrupted,
+                format!(
+                    "campaign {campaign} interrupted during {}; the points stored stay, and that one's run, if it had begun, is stored as failed",
+                    said(c, p)
+                ),
+                "run the same command again to resume",
+            ));
+        }
+        if e.kind == Kind::Refused {
+            let (what, hint) = match &e.said {
+                Some(s) => (s.what.clone(), Keys::of(c).spell(&s.hint, command)),
+                None => (String::new(), "mend it, then run the same command again".into()),
+            };
+            return Some(failure(
+                Kind::Refused,
+                format!("campaign {campaign} stopped at {}: {what}", said(c, p)),
+                hint,
+            ));
+        }
+        ran.failed += 1;
+        if let Some(line) = Keys::of(c).said(e, command).line(&study::error::Plain) {
+            say(format!("point failed: {}: {line}", said(c, p)));
+        }
+        None
+    }
+
+    /// Files the campaign's end, on every path that gets there (a command killed before is
+    /// settled by the next): the hooks not yet stored, and the version whole or not; a
+    /// version begun by this run that came to hold nothing is not kept.
+    fn finish<T: Team>(
+        &self,
+        team: &T,
+        (campaign, begun, whole): (GroupId, bool, bool),
+        ran: &Ran,
+        unsaved: &mut Vec<Kept>,
+    ) -> Result<(), Error> {
+        on_lead(team, || {
+            let store = self.store_of(campaign)?;
+            save_kept(&store, campaign, unsaved)?;
+            if !(begun && ran.ok == 0 && ran.failed == 0 && store.drop_empty_campaign(campaign)?) {
+                store.finish_group(campaign, whole, None)?;
+            }
+            Ok(())
+        })
+        .map(|_| ())
     }
 
     /// The lead's start: the points to run, and the version they are filed in (begun, or
