@@ -34,6 +34,15 @@ fn campaign(bed: &Bed, args: &[&str]) -> Out {
     outcome(cmd.output().expect("start iosurvey"))
 }
 
+/// iosurvey, to be started in the background with the bed's own temporary directory.
+fn spawned(bed: &Bed) -> Command {
+    let tmp = bed_tmp(bed);
+    fs::create_dir_all(&tmp).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_iosurvey"));
+    cmd.env("TMPDIR", &tmp);
+    cmd
+}
+
 /// The bed's own temporary directory, which [`campaign`] gives as TMPDIR.
 fn bed_tmp(bed: &Bed) -> std::path::PathBuf {
     bed.tmp.path().join("tmp")
@@ -260,7 +269,7 @@ fn an_interrupted_campaign_resumes_and_stores_every_point_once() {
         &bed,
         "name = \"slow\"\nkind = \"run\"\nengine = \"delay:20ms\"\ntransfer = \"64k\"\nblock = \"1m\"\nclients = \"1,2\"\n",
     );
-    let child = Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+    let child = spawned(&bed)
         .args(["campaign", "run", &path, "--db", &bed.db])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -930,7 +939,7 @@ fn a_point_killed_before_its_after_hook_judged_it_is_not_counted_and_its_version
         ready = ready.display()
     );
     let path = file(&bed, &text);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+    let mut child = spawned(&bed)
         .args(["campaign", "run", &path, "--db", &bed.db])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -998,7 +1007,7 @@ fn a_store_locked_to_the_end_of_a_campaign_leaves_no_version_running_for_good() 
         locked = locked.display()
     );
     let path = file(&bed, &text);
-    let child = Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+    let child = spawned(&bed)
         .args(["campaign", "run", &path, "--db", &bed.db])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

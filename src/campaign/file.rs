@@ -1,7 +1,7 @@
 //! The campaign file (TOML) read into a [`Campaign`]: every key checked where it stands, and
 //! anything wrong said as one line with the file, the line and the key, and the nearest key
-//! there is. A study's own settings are kept as written, with their lines: the command line's
-//! declarations check them (the CLI turns them into that command's flags).
+//! there is. A study's own settings are kept as written, with their lines: its kind's own
+//! declarations check them as they are read into a study value ([`super::points`]).
 
 use super::{Batch, Campaign, Hook, HookPlace, Hooks, Kind, Order, Setting, Study, Summary, TargetDef};
 use std::collections::{HashMap, HashSet};
@@ -210,6 +210,8 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
 
     let mut studies: Vec<Study> = Vec::new();
     let mut study_at: HashMap<String, usize> = HashMap::new();
+    // Each study's `targets` as written, resolved with the other references below.
+    let mut only_of: Vec<Option<Item>> = Vec::new();
     for s in r.array_of_tables(top.get("study"), "[[study]]")? {
         let line = s.at;
         let Some(entries) = s.value.as_table() else {
@@ -271,63 +273,8 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
             )
         })?;
         let kind = Kind::from_name(&kind).expect("checked against the names");
-        let applies = match only {
-            None => (0..targets.len()).collect(),
-            Some(v) => {
-                let labels = match &v.value {
-                    Value::List(items) => items.iter().map(|i| i.as_arg()).collect::<Vec<_>>(),
-                    Value::Str(s) => vec![s.clone()],
-                    _ => {
-                        return Err(r.at(
-                            Some(v.line),
-                            "[[study]] targets is a list of labels",
-                            "give targets = [\"f800\"]",
-                        ))
-                    }
-                };
-                if labels.is_empty() {
-                    return Err(r.at(
-                        Some(v.line),
-                        format!("study '{name}' names no target"),
-                        "name at least one [[target]] label, or leave targets out for all",
-                    ));
-                }
-                let mut picked = Vec::new();
-                let mut seen = HashSet::new();
-                for l in labels {
-                    match target_at.get(&l).copied() {
-                        Some(k) if !seen.insert(k) => {
-                            return Err(r.at(
-                                Some(v.line),
-                                format!("study '{name}' names target '{l}' twice"),
-                                "name each target once",
-                            ))
-                        }
-                        Some(k) => picked.push(k),
-                        None => {
-                            let near = crate::spelling::nearest(&l, targets.iter().map(|t| t.label.as_str()));
-                            return Err(r.at(
-                                Some(v.line),
-                                format!("study '{name}' names target '{l}', which no [[target]] has"),
-                                &match near {
-                                    Some(n) => format!("did you mean '{n}'?"),
-                                    None => "give the label of a [[target]]".into(),
-                                },
-                            ));
-                        }
-                    }
-                }
-                picked
-            }
-        };
-        if let Some(t) = applies.iter().map(|&k| &targets[k]).find(|t| t.device && kind != Kind::Run) {
-            return Err(r.at(
-                Some(line),
-                format!("study '{name}' (kind {}) would run on the block device of target '{}'", kind.name(), t.label),
-                "a device takes run studies only; give this study targets = [...] without it",
-            ));
-        }
-        studies.push(Study { name, kind, targets: applies, settings, line: Some(line) });
+        only_of.push(only);
+        studies.push(Study { name, kind, targets: Vec::new(), settings, line: Some(line) });
     }
     if studies.is_empty() {
         return Err(r.at(None, "names no [[study]]", "add a [[study]] with a name and a kind"));
@@ -372,45 +319,12 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
         }
     }
     let batch = top.get("batch").map(|b| r.batch(b)).transpose()?;
-    let mut events = Vec::new();
-    // The targets of each study an event names, as a set, made when first needed.
-    let mut runs_on: HashMap<usize, HashSet<usize>> = HashMap::new();
+    let mut named = Vec::new();
     for e in r.array_of_tables(top.get("event"), "[[event]]")? {
         let line = e.at;
         let t = r.table_of(&e, "[[event]]", &["study", "target", "clients", "at", "command"])?;
-        let study_name = r.string(t.need("study", "[[event]]", &r)?, "[[event]] study")?;
-        let Some(study) = study_at.get(&study_name).copied() else {
-            let near = crate::spelling::nearest(&study_name, studies.iter().map(|s| s.name.as_str()));
-            return Err(r.at(
-                t.line("study"),
-                format!("[[event]] names study '{study_name}', which no [[study]] has"),
-                &near.map_or("give the name of a [[study]]".into(), |n| format!("did you mean '{n}'?")),
-            ));
-        };
-        if studies[study].kind != Kind::Run {
-            return Err(r.at(
-                Some(line),
-                format!("[[event]] on study '{study_name}', which is not a run study"),
-                "events run within run studies",
-            ));
-        }
-        let target = match t.get("target") {
-            None => None,
-            Some(v) => {
-                let label = r.string(v, "[[event]] target")?;
-                let of_study = runs_on.entry(study).or_insert_with(|| studies[study].targets.iter().copied().collect());
-                match target_at.get(&label).copied().filter(|k| of_study.contains(k)) {
-                    Some(k) => Some(k),
-                    None => {
-                        return Err(r.at(
-                            Some(v.line),
-                            format!("[[event]] names target '{label}', which study '{study_name}' does not run on"),
-                            "give the label of one of the study's targets",
-                        ))
-                    }
-                }
-            }
-        };
+        let study = t.need("study", "[[event]]", &r)?.clone();
+        let target = t.get("target").cloned();
         let clients = match t.get("clients") {
             None => None,
             Some(v) => match &v.value {
@@ -424,8 +338,10 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
         if let Err(why) = crate::spec::event_arg(&event) {
             return Err(r.at(t.line("at"), format!("[[event]]: {why}"), "give at = \"30s\" and a command"));
         }
-        events.push(super::EventDef { study, target, clients, event, line: Some(line) });
+        named.push(Named { study, target, clients, event, line });
     }
+    let names = Names { targets: &targets, target_at: &target_at, study_at: &study_at };
+    let events = names.resolve(&r, &mut studies, only_of, named)?;
     Ok(Campaign {
         path: path.to_path_buf(),
         text: text.to_string(),
@@ -443,6 +359,143 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
     })
 }
 
+/// An `[[event]]` as written: the study and target it names are resolved with the other
+/// references, once the whole file is read.
+struct Named {
+    study: Item,
+    target: Option<Item>,
+    clients: Option<usize>,
+    event: String,
+    line: usize,
+}
+
+/// What the file's references name: the targets by label, the studies by name.
+struct Names<'a> {
+    targets: &'a [TargetDef],
+    target_at: &'a HashMap<String, usize>,
+    study_at: &'a HashMap<String, usize>,
+}
+
+impl Names<'_> {
+    /// Every reference of the file checked in one place, after it is read: each study's
+    /// `targets` (labels of [[target]]s, each once, a device for run studies only) and each
+    /// event's study and target (a run study, one of its targets). Whether an event matches
+    /// a point is known only with the points (`points::points`).
+    fn resolve(
+        &self,
+        r: &Reader,
+        studies: &mut [Study],
+        only_of: Vec<Option<Item>>,
+        named: Vec<Named>,
+    ) -> Result<Vec<super::EventDef>, FileError> {
+        for (s, only) in studies.iter_mut().zip(only_of) {
+            s.targets = match only {
+                None => (0..self.targets.len()).collect(),
+                Some(v) => self.labels(r, &s.name, &v)?,
+            };
+            if let Some(t) = s.targets.iter().map(|&k| &self.targets[k]).find(|t| t.device && s.kind != Kind::Run) {
+                return Err(r.at(
+                    s.line,
+                    format!(
+                        "study '{}' (kind {}) would run on the block device of target '{}'",
+                        s.name,
+                        s.kind.name(),
+                        t.label
+                    ),
+                    "a device takes run studies only; give this study targets = [...] without it",
+                ));
+            }
+        }
+        // The targets of each study an event names, as a set, made when first needed: a file
+        // may hold thousands of targets and of events.
+        let mut runs_on: HashMap<usize, HashSet<usize>> = HashMap::new();
+        named.into_iter().map(|e| self.event(r, studies, &mut runs_on, e)).collect()
+    }
+
+    /// A study's `targets`: the [[target]]s it names, each once.
+    fn labels(&self, r: &Reader, name: &str, v: &Item) -> Result<Vec<usize>, FileError> {
+        let labels = match &v.value {
+            Value::List(items) => items.iter().map(|i| i.as_arg()).collect::<Vec<_>>(),
+            Value::Str(s) => vec![s.clone()],
+            _ => return Err(r.at(Some(v.line), "[[study]] targets is a list of labels", "give targets = [\"f800\"]")),
+        };
+        if labels.is_empty() {
+            return Err(r.at(
+                Some(v.line),
+                format!("study '{name}' names no target"),
+                "name at least one [[target]] label, or leave targets out for all",
+            ));
+        }
+        let mut picked = Vec::new();
+        let mut seen = HashSet::new();
+        for l in labels {
+            match self.target_at.get(&l).copied() {
+                Some(k) if !seen.insert(k) => {
+                    return Err(r.at(
+                        Some(v.line),
+                        format!("study '{name}' names target '{l}' twice"),
+                        "name each target once",
+                    ))
+                }
+                Some(k) => picked.push(k),
+                None => {
+                    let near = crate::spelling::nearest(&l, self.targets.iter().map(|t| t.label.as_str()));
+                    return Err(r.at(
+                        Some(v.line),
+                        format!("study '{name}' names target '{l}', which no [[target]] has"),
+                        &near.map_or("give the label of a [[target]]".into(), |n| format!("did you mean '{n}'?")),
+                    ));
+                }
+            }
+        }
+        Ok(picked)
+    }
+
+    /// An event's study (a run study of the file) and target (one the study runs on).
+    fn event(
+        &self,
+        r: &Reader,
+        studies: &[Study],
+        runs_on: &mut HashMap<usize, HashSet<usize>>,
+        e: Named,
+    ) -> Result<super::EventDef, FileError> {
+        let study_name = r.string(&e.study, "[[event]] study")?;
+        let Some(study) = self.study_at.get(&study_name).copied() else {
+            let near = crate::spelling::nearest(&study_name, studies.iter().map(|s| s.name.as_str()));
+            return Err(r.at(
+                Some(e.study.line),
+                format!("[[event]] names study '{study_name}', which no [[study]] has"),
+                &near.map_or("give the name of a [[study]]".into(), |n| format!("did you mean '{n}'?")),
+            ));
+        };
+        if studies[study].kind != Kind::Run {
+            return Err(r.at(
+                Some(e.line),
+                format!("[[event]] on study '{study_name}', which is not a run study"),
+                "events run within run studies",
+            ));
+        }
+        let target = match &e.target {
+            None => None,
+            Some(v) => {
+                let label = r.string(v, "[[event]] target")?;
+                let of_study = runs_on.entry(study).or_insert_with(|| studies[study].targets.iter().copied().collect());
+                match self.target_at.get(&label).copied().filter(|k| of_study.contains(k)) {
+                    Some(k) => Some(k),
+                    None => {
+                        return Err(r.at(
+                            Some(v.line),
+                            format!("[[event]] names target '{label}', which study '{study_name}' does not run on"),
+                            "give the label of one of the study's targets",
+                        ))
+                    }
+                }
+            }
+        };
+        Ok(super::EventDef { study, target, clients: e.clients, event: e.event, line: Some(e.line) })
+    }
+}
+
 /// "2x ram" as 2.0.
 fn times_ram(text: &str) -> Option<f64> {
     let lower = text.to_lowercase().replace(' ', "");
@@ -451,6 +504,7 @@ fn times_ram(text: &str) -> Option<f64> {
 }
 
 /// A value with its line.
+#[derive(Clone)]
 struct Item {
     value: Value,
     line: usize,

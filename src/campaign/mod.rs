@@ -1,14 +1,16 @@
 //! A campaign: a whole evaluation from one file, a plan of plans. Its points (target x study
-//! x client count x repetition) are put in run order, each run as its study would run alone
-//! (the command line turns a point into that command and plays it in a session filed under
-//! the campaign), with hooks around runs and studies. Every point is known by what it
+//! x client count x repetition) are put in run order, each a study value played as the study
+//! would play alone, filed under the campaign ([`runner::Runner`]), with hooks around runs and
+//! studies. Every point is known by what it
 //! measures (study, target, workload key), so running the file again skips the points the
 //! store holds whole, in this version of the file or an earlier one.
 
 pub mod batch;
 pub mod file;
 pub mod hooks;
+pub mod points;
 pub mod root;
+pub mod runner;
 
 use crate::record::point::PointKey;
 use std::collections::HashMap;
@@ -45,6 +47,9 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, in the order of [`Kind::NAMES`].
+    pub const ALL: [Kind; 5] = [Kind::Run, Kind::Survey, Kind::Meta, Kind::Matrix, Kind::Io500];
+
     /// The names a file may give, as the commands are named.
     pub const NAMES: &'static [&'static str] = &["run", "survey", "meta", "matrix", "io500"];
 
@@ -54,7 +59,7 @@ impl Kind {
     }
 
     fn from_name(name: &str) -> Option<Kind> {
-        [Kind::Run, Kind::Survey, Kind::Meta, Kind::Matrix, Kind::Io500].into_iter().find(|k| k.name() == name)
+        Kind::ALL.into_iter().find(|k| k.name() == name)
     }
 
     /// Whether the campaign sweeps its `clients`, a point per count (the others run whole
@@ -253,7 +258,7 @@ impl Campaign {
 }
 
 /// One point of the plan: what runs, where, which repetition.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Point {
     /// The study (index into the campaign's).
     pub study: usize,
@@ -267,8 +272,11 @@ pub struct Point {
     /// settings), at the campaign's scale; shared by the point's repetitions, as its command
     /// line is.
     pub key: Arc<PointKey>,
-    /// The command line that runs it, as the command would be typed after `iosurvey`.
+    /// The command line that would run it alone, as typed after `iosurvey`: shown in a plan,
+    /// never parsed (the point plays `play`).
     pub argv: Arc<[String]>,
+    /// The study it plays, at full size (a scale divides a copy).
+    pub play: Arc<crate::study::Study>,
     /// What it measures, in words, after any scale (the workload's label, or the sizes).
     pub what: Arc<str>,
     /// The bytes its files hold at most at once, where it writes data.
@@ -277,6 +285,15 @@ pub struct Point {
     pub refusal: Option<String>,
     /// What the plan flags about it (a data rule broken but allowed).
     pub flag: Option<String>,
+}
+
+impl PartialEq for Point {
+    /// Points are one when they say the same: the study they play is what their words show.
+    fn eq(&self, o: &Point) -> bool {
+        (self.study, self.target, self.clients, self.repetition, &self.key, &self.argv, &self.what)
+            == (o.study, o.target, o.clients, o.repetition, &o.key, &o.argv, &o.what)
+            && (self.bytes, &self.refusal, &self.flag) == (o.bytes, &o.refusal, &o.flag)
+    }
 }
 
 /// A point's name for matching stored ones: study, target label, key.
@@ -343,6 +360,13 @@ mod tests {
             repetition,
             key: Arc::new(key(clients)),
             argv: Arc::new([]),
+            play: Arc::new(crate::study::Study::Io500(crate::study::Io500Args {
+                dir: "/".into(),
+                quick: true,
+                stonewall_secs: None,
+                tasks: 1,
+                target: crate::study::TargetArgs { keep: false, force: false, no_space_check: false, label: None },
+            })),
             what: "".into(),
             bytes: None,
             refusal: None,

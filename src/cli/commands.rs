@@ -5,15 +5,13 @@ use super::opening::on_lead;
 use super::{Cli, Command, Failure, MetaArgs, NetArgs, ReportFilter, RunArgs, SurveyArgs};
 use iosurvey::analysis::{self, Report};
 use iosurvey::net;
-use iosurvey::plan;
 use iosurvey::record::{GroupId, GroupKind, RunRecord};
 use iosurvey::report::{self, Format};
-use iosurvey::session::Place;
 use iosurvey::store::Store;
 use iosurvey::study::Study;
 use iosurvey::team::Team;
 use iosurvey::units::now_unix;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 
 /// How long the team took to form (MPI_Init, node discovery, clock alignment), nanoseconds.
@@ -574,16 +572,7 @@ pub(super) fn play_run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<Play
     Ok(PlayedRun { records: played.records, group: played.group, outcome })
 }
 
-/// A run command's points and where they go (see `RunArgs::points`).
-pub(super) fn run_points(
-    a: &RunArgs,
-    counts: &[usize],
-    smallest: impl FnOnce(&[PathBuf]) -> u64,
-) -> Result<(plan::List, Place), Failure> {
-    Ok(a.points(counts, smallest)?)
-}
-
-pub(super) use iosurvey::study::run::{smallest_device, smallest_here};
+pub(super) use iosurvey::study::run::smallest_device;
 
 fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
     let played = super::opening::play(cli, &Study::Survey(a.clone()), team)?;

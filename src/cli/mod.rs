@@ -568,16 +568,10 @@ fn clap_text(e: &clap::Error) -> String {
 /// clap's message as one line: its first line with the lines that name things (the missing
 /// arguments, say) folded in, usage and tips left out, and a hint.
 fn parse_error_line(text: &str) -> String {
-    let mut parts = Vec::new();
-    for line in text.lines().map(str::trim) {
-        if line.starts_with("Usage:") || line.starts_with("For more information") || line.starts_with("tip:") {
-            break;
-        }
-        if !line.is_empty() {
-            parts.push(line.trim_start_matches("error: "));
-        }
-    }
-    let what = if parts.is_empty() { "invalid arguments".to_string() } else { parts.join(" ") };
+    let what = match iosurvey::campaign::points::clap_words(text) {
+        words if words.is_empty() => "invalid arguments".to_string(),
+        words => words,
+    };
     if what.contains("(hint:") {
         what
     } else {

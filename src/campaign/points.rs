@@ -1,0 +1,697 @@
+//! A campaign's points as study values. Each `[[study]]`'s settings are read once per
+//! target by its kind's own declarations (the flags its command takes, with their checks)
+//! into a [`Study`]; each point is that value at its client count, and a scale edits the
+//! value. Nothing made here is parsed again: the words a point shows in a plan are for the
+//! reader, who may type them to run the point alone.
+
+use super::{Campaign, FileError, Kind, Point, MAX_POINTS};
+use crate::record::point::{PointKey, StudyKey};
+use crate::spec::{Hint, Shape, Workload};
+use crate::study::hint::{Flags, Respelled};
+use crate::study::{self, Error, Spelling, Study};
+use crate::team::Team;
+use crate::units::format_size;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The settings a campaign gives every point itself, from its targets and its store.
+pub const SET_BY_CAMPAIGN: &[(&str, &str)] = &[
+    ("dir", "the [[target]]'s dir"),
+    ("label", "the [[target]]'s label"),
+    ("db", "--db of the campaign command"),
+    ("json", "the store; export with 'iosurvey show' or 'iosurvey report'"),
+    ("csv", "the store; export with 'iosurvey show' or 'iosurvey report'"),
+    ("quiet", "the campaign's own progress"),
+];
+
+/// A kind's settings as its command declares them, the engine named through the registry
+/// as the command line reads it.
+fn declared(kind: Kind) -> clap::Command {
+    use clap::Args;
+    let c = clap::Command::new(kind.name()).no_binary_name(true);
+    let c = match kind {
+        Kind::Run => study::RunArgs::augment_args(c),
+        Kind::Survey => study::SurveyArgs::augment_args(c),
+        Kind::Meta => study::MetaArgs::augment_args(c),
+        Kind::Matrix => study::MatrixArgs::augment_args(c),
+        Kind::Io500 => study::Io500Args::augment_args(c),
+    };
+    let engine = c.get_arguments().any(|a| a.get_id() == "engine");
+    match engine {
+        true => c.mut_arg("engine", |a| a.value_parser(study::common::engine_arg)),
+        false => c,
+    }
+}
+
+thread_local! {
+    // Each kind's declarations, built once: building them takes a millisecond, which per
+    // target of a file of thousands was most of the time of its plan.
+    static DECLARED: std::cell::RefCell<Vec<(Kind, clap::Command)>> =
+        std::cell::RefCell::new(Kind::ALL.iter().map(|&k| (k, declared(k))).collect());
+}
+
+fn with_declared<X>(kind: Kind, f: impl FnOnce(&mut clap::Command) -> X) -> X {
+    DECLARED.with(|all| {
+        let mut all = all.borrow_mut();
+        f(&mut all.iter_mut().find(|(k, _)| *k == kind).expect("every kind is declared").1)
+    })
+}
+
+/// How each setting of `kind` is typed, by its name in a campaign file: `--long`, or `-C`
+/// for a flag that has only a letter (mdtest's -C, -T, -E, -r); and whether it takes a value.
+pub fn flags_of(kind: Kind) -> Vec<(String, String, bool)> {
+    with_declared(kind, |c| {
+        c.get_arguments()
+            .filter_map(|a| {
+                let typed = match (a.get_long(), a.get_short()) {
+                    (Some(long), _) => format!("--{long}"),
+                    (None, Some(short)) => format!("-{short}"),
+                    (None, None) => return None,
+                };
+                Some((a.get_id().as_str().replace('_', "-"), typed, a.get_action().takes_values()))
+            })
+            .collect()
+    })
+}
+
+/// How a hint names a point's settings to the one who wrote the campaign file: by the
+/// file's keys (`force = true` where the command has `--force`), the target's for what the
+/// campaign sets from its targets. As `(flag, the file's spelling)` pairs.
+pub fn key_pairs(c: &Campaign) -> Vec<(String, String)> {
+    let mut pairs: Vec<(String, String)> = vec![
+        ("--dir".into(), "the target's dir".into()),
+        ("--device".into(), "the target's device".into()),
+        ("--label".into(), "the target's label".into()),
+    ];
+    let mut kinds: Vec<Kind> = c.studies.iter().map(|s| s.kind).collect();
+    kinds.sort_by_key(|k| *k as usize);
+    kinds.dedup();
+    for (key, typed, values) in kinds.into_iter().flat_map(flags_of) {
+        let theirs = SET_BY_CAMPAIGN.iter().any(|(k, _)| *k == key) || ["help", "version"].contains(&key.as_str());
+        if typed.starts_with("--") && !theirs && !pairs.iter().any(|(t, _)| *t == typed) {
+            pairs.push((typed, if values { format!("'{key}'") } else { format!("{key} = true") }));
+        }
+    }
+    pairs
+}
+
+/// A campaign's spelling of hints: a study's flags, each named as the file names it.
+pub struct Keys {
+    pairs: Vec<(String, String)>,
+}
+
+impl Keys {
+    /// The spelling of `c`'s keys.
+    pub fn of(c: &Campaign) -> Keys {
+        Keys { pairs: key_pairs(c) }
+    }
+
+    /// The pairs, flag first.
+    pub fn pairs(&self) -> &[(String, String)] {
+        &self.pairs
+    }
+
+    /// `hint` as said to the one who wrote the file, about a study of `kind`.
+    pub fn spell(&self, hint: &Hint, command: study::hint::Command) -> String {
+        Respelled { base: &Flags(command), pairs: &self.pairs }.spell(hint)
+    }
+
+    /// `e` as said about a study of `command`, in the file's words; its kind kept.
+    pub fn said(&self, e: Error, command: study::hint::Command) -> Error {
+        match e.said {
+            Some(s) => Error::new(e.kind, s.what, Hint::Say(self.spell(&s.hint, command))),
+            None => e,
+        }
+    }
+}
+
+/// A refusal at a line of the file.
+pub fn at_line(c: &Campaign, line: Option<usize>, what: String, hint: &str) -> Error {
+    let e = FileError { path: c.path.clone(), line, what, hint: hint.to_string() };
+    Error::refused(&e, hint)
+}
+
+/// A study's settings as its command's words, in the file's order: true as the flag alone,
+/// false left out, a list joined by commas. `clients` is the campaign's to sweep and is left
+/// out. A `[cache]` rule is added where the command takes it and the study does not set it.
+fn study_words(c: &Campaign, s: &super::Study) -> Result<Vec<String>, Error> {
+    let flags = flags_of(s.kind);
+    let typed = |key: &str| flags.iter().find(|(k, ..)| k == key).map_or(format!("--{key}"), |(_, t, _)| t.clone());
+    let switch = |key: &str| flags.iter().any(|(k, _, values)| k == key && !values);
+    let mut settings: Vec<&super::Setting> = s.settings.iter().collect();
+    settings.sort_by_key(|set| set.line);
+    let mut args = Vec::new();
+    for set in settings {
+        if let Some((_, from)) = SET_BY_CAMPAIGN.iter().find(|(k, _)| *k == set.key) {
+            return Err(at_line(
+                c,
+                Some(set.line),
+                format!("study '{}': '{}' is set by the campaign", s.name, set.key),
+                &format!("leave it out: it comes from {from}"),
+            ));
+        }
+        if set.key == "clients" && s.kind.swept() {
+            continue;
+        }
+        let refuse =
+            |what: String, hint: &str| Err(at_line(c, Some(set.line), format!("study '{}': {what}", s.name), hint));
+        match &set.value {
+            super::Value::Bool(true) => args.push(typed(&set.key)),
+            super::Value::Bool(false) => {}
+            v if switch(&set.key) => {
+                return refuse(format!("'{}' is true or false, not {}", set.key, v.as_arg()), "give true or false");
+            }
+            // A value the declarations would read as a flag of its own (a negative number too).
+            v if v.as_arg().starts_with('-') => {
+                return refuse(
+                    format!("'{}' cannot begin with '-' ({})", set.key, v.as_arg()),
+                    "give a value of 0 or more that does not begin with '-'",
+                );
+            }
+            v => {
+                args.push(typed(&set.key));
+                args.push(v.as_arg());
+            }
+        }
+    }
+    let cache = &c.cache;
+    for (on, flag) in [(cache.drop_caches, "drop-caches"), (cache.direct, "direct"), (cache.reorder, "reorder")] {
+        let takes = flags.iter().any(|(k, ..)| k == flag);
+        let set_by_study = s.settings.iter().any(|x| x.key == flag);
+        if on && takes && !set_by_study {
+            args.push(typed(flag));
+        }
+    }
+    Ok(args)
+}
+
+/// clap's message as one line: its lines that say what is wrong (the missing arguments,
+/// say) folded into one, usage and tips left out; empty when it says nothing else.
+pub fn clap_words(text: &str) -> String {
+    let mut parts = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") || line.starts_with("tip:") {
+            break;
+        }
+        if !line.is_empty() {
+            parts.push(line.trim_start_matches("error: "));
+        }
+    }
+    parts.join(" ")
+}
+
+/// A study's words read by its kind's declarations into the study; an error names the
+/// setting it came from, at its line.
+fn read_study(c: &Campaign, s: &super::Study, words: &[String]) -> Result<Study, Error> {
+    use clap::error::ContextKind;
+    use clap::FromArgMatches;
+    let parsed = with_declared(s.kind, |d| d.try_get_matches_from_mut(words)).and_then(|m| {
+        Ok(match s.kind {
+            Kind::Run => {
+                let mut a = study::RunArgs::from_arg_matches(&m)?;
+                // On a device, reading unless the study asks otherwise (as `run` reads).
+                if a.dir.is_none() && m.value_source("ops") != Some(clap::parser::ValueSource::CommandLine) {
+                    a.workload.ops = vec![crate::spec::Op::Read];
+                }
+                Study::Run(Box::new(a))
+            }
+            Kind::Survey => Study::Survey(study::SurveyArgs::from_arg_matches(&m)?),
+            Kind::Meta => Study::Meta(Box::new(study::MetaArgs::from_arg_matches(&m)?)),
+            Kind::Matrix => Study::Matrix(Box::new(study::MatrixArgs::from_arg_matches(&m)?)),
+            Kind::Io500 => Study::Io500(study::Io500Args::from_arg_matches(&m)?),
+        })
+    });
+    parsed.map_err(|e| {
+        let flag = |kind| match e.get(kind) {
+            Some(clap::error::ContextValue::String(s)) => Some(s.clone()),
+            Some(clap::error::ContextValue::Strings(v)) => v.first().cloned(),
+            _ => None,
+        };
+        let named = flag(ContextKind::InvalidArg)
+            .map(|f| f.trim_start_matches('-').split([' ', '=', '<']).next().unwrap_or_default().to_string());
+        let setting = named.as_ref().and_then(|n| s.settings.iter().find(|set| &set.key == n));
+        let line = setting.map(|set| set.line).or(s.line);
+        if e.kind() == clap::error::ErrorKind::UnknownArgument {
+            let key = named.unwrap_or_default();
+            let near = flag(ContextKind::SuggestedArg).map(|f| f.trim_start_matches('-').to_string());
+            let hint = match near {
+                Some(n) => format!("did you mean '{n}'?"),
+                None => format!("see 'iosurvey {} --help' for its settings", s.kind.name()),
+            };
+            return at_line(c, line, format!("study '{}' ({}): unknown key '{key}'", s.name, s.kind.name()), &hint);
+        }
+        // A value parser's own words end with its hint, in the flags' spelling: said in the
+        // file's keys.
+        let why = crate::escape::visible(&clap_words(&e.to_string())).into_owned();
+        let (what, hint) = match why.rsplit_once(" (hint: ") {
+            Some((w, h)) => (w.to_string(), Keys::of(c).spell(&Hint::Say(h.trim_end_matches(')').into()), s.command())),
+            None => (why, format!("see 'iosurvey {} --help'", s.kind.name())),
+        };
+        at_line(c, line, format!("study '{}' ({}): {what}", s.name, s.kind.name()), &hint)
+    })
+}
+
+impl super::Study {
+    /// The command whose flags name this study's settings.
+    pub fn command(&self) -> study::hint::Command {
+        use study::hint::Command;
+        match self.kind {
+            Kind::Run => Command::Run,
+            Kind::Survey => Command::Survey,
+            Kind::Meta => Command::Meta,
+            Kind::Matrix => Command::Matrix,
+            Kind::Io500 => Command::Io500,
+        }
+    }
+}
+
+/// Divides the amounts of data of a study by `by`, each still whole transfers for its
+/// `clients` (or its tasks), and caps its threads at this machine's cores.
+pub fn scaled(study: &mut Study, by: u64, clients: Option<usize>) {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let down = |v: u64, least: u64| (v / by).max(least);
+    match study {
+        Study::Run(a) => {
+            a.team.tasks = a.team.tasks.min(cores);
+            let n = clients.unwrap_or(a.team.tasks).max(1) as u64;
+            if let Shape::Data(d) = &mut a.workload.shape {
+                d.block = down(d.block, d.transfer) / d.transfer * d.transfer;
+                // The total splits into whole transfers over the point's tasks and segments.
+                let step = d.transfer.saturating_mul(d.segments.max(1)).saturating_mul(n);
+                a.total = a.total.map(|t| down(t, step) / step * step);
+            }
+        }
+        Study::Meta(a) => {
+            a.team.tasks = a.team.tasks.min(cores);
+            a.meta.items = down(a.meta.items, 1);
+            a.items_per_dir = a.items_per_dir.map(|n| down(n, 1));
+        }
+        Study::Survey(a) => {
+            let tasks = a.tasks.get_or_insert(cores);
+            *tasks = (*tasks).min(cores);
+            a.size = down(a.size, (*tasks as u64) << 20);
+        }
+        Study::Matrix(a) => {
+            a.tasks = a.tasks.min(cores);
+            a.max_file = down(a.max_file, a.min_record);
+            a.min_file = a.min_file.min(a.max_file);
+            a.max_record = a.max_record.min(a.max_file);
+        }
+        Study::Io500(a) => {
+            a.tasks = a.tasks.min(cores);
+            a.quick = true;
+        }
+        _ => {}
+    }
+}
+
+/// The `tasks` a study sets, when it does.
+fn given_tasks(s: &super::Study) -> Option<usize> {
+    s.settings.iter().find(|x| x.key == "tasks").and_then(|x| x.value.as_arg().parse::<usize>().ok())
+}
+
+/// The client counts a study's points run at (one `None` for a study run whole): its
+/// `clients`, each once, capped at the launch's cores when scaled down.
+fn client_counts<T: Team>(
+    c: &Campaign,
+    s: &super::Study,
+    team: &T,
+    scale: Option<u64>,
+    cores: usize,
+) -> Result<Vec<Option<usize>>, Error> {
+    let given_tasks = given_tasks(s);
+    let counts = match s.settings.iter().find(|x| x.key == "clients" && s.kind.swept()) {
+        Some(set) => {
+            let counts = crate::plan::parse_counts(&set.value.as_arg()).map_err(|e| {
+                at_line(c, Some(set.line), format!("study '{}': clients: {e}", s.name), "give clients = \"1..64:x2\"")
+            })?;
+            let mut seen = std::collections::HashSet::new();
+            if let Some(twice) = counts.iter().find(|&&n| !seen.insert(n)) {
+                return Err(at_line(
+                    c,
+                    Some(set.line),
+                    format!("study '{}': clients names {twice} twice", s.name),
+                    "name each client count once; repetitions = N repeats them",
+                ));
+            }
+            counts
+        }
+        None => vec![team.processes() * given_tasks.unwrap_or(1)],
+    };
+    let mut counts: Vec<Option<usize>> =
+        if s.kind.swept() { counts.into_iter().map(Some).collect() } else { vec![None] };
+    if let (Some(_), true) = (scale, s.kind.swept()) {
+        // Scaled down: the launch's cores are the most clients.
+        let most = team.processes() * given_tasks.unwrap_or(cores).min(cores);
+        counts = counts.into_iter().map(|n| n.map(|n| n.min(most))).collect();
+        counts.dedup();
+    }
+    Ok(counts)
+}
+
+/// A study at one target: its words (its command's name, the settings', then the target's)
+/// and its value.
+fn at_target(c: &Campaign, s: &super::Study, t: usize, base: &[String]) -> Result<(Vec<String>, Study), Error> {
+    let target = &c.targets[t];
+    let mut words = vec![s.kind.name().to_string()];
+    words.extend(base.iter().cloned());
+    let dir = target.dir.display().to_string();
+    match s.kind {
+        Kind::Survey => words.push(dir),
+        // The file reader let only run studies onto a device.
+        _ if target.device => words.extend(["--device".to_string(), dir]),
+        _ => words.extend(["--dir".to_string(), dir]),
+    }
+    words.extend(["--label".to_string(), target.label.clone()]);
+    let study = read_study(c, s, &words[1..])?;
+    Ok((words, study))
+}
+
+/// The study of a point at `clients` (`threads` tasks in each process, and the count to
+/// sweep when the launch or the file needs it said), with its events, as a value: and the
+/// words that show it.
+struct AtCount<'a> {
+    threads: Option<usize>,
+    clients: Option<usize>,
+    events: Vec<&'a str>,
+}
+
+fn at_count(study: &Study, words: &mut Vec<String>, at: &AtCount) -> Result<Study, String> {
+    let mut study = study.clone();
+    let team = match &mut study {
+        Study::Run(a) => Some(&mut a.team),
+        Study::Meta(a) => Some(&mut a.team),
+        _ => None,
+    };
+    if let Some(team) = team {
+        if let Some(threads) = at.threads {
+            team.tasks = threads;
+            words.extend(["--tasks".into(), threads.to_string()]);
+        }
+        if let Some(n) = at.clients {
+            team.clients = Some(n.to_string());
+            words.extend(["--clients".into(), n.to_string()]);
+        }
+    }
+    for event in &at.events {
+        if let Study::Run(a) = &mut study {
+            a.workload.events.push(crate::spec::event_arg(event)?);
+        }
+        words.extend(["--event".to_string(), event.to_string()]);
+    }
+    Ok(study)
+}
+
+/// The points of the campaign in run order, each checked by its kind's declarations;
+/// refused in one line, before any is built, when they would be more than [`MAX_POINTS`].
+pub fn points<T: Team>(c: &Campaign, team: &T, scale: Option<u64>) -> Result<Vec<Point>, Error> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (mut sweeps, mut planned) = (Vec::new(), 0u64);
+    for s in &c.studies {
+        let counts = client_counts(c, s, team, scale, cores)?;
+        let each = (counts.len() as u64).saturating_mul(s.targets.len() as u64);
+        planned = planned.saturating_add(each.saturating_mul(u64::from(c.repetitions)));
+        // Past the cap the counts are only counted, not kept: thousands of studies of 4096
+        // counts each would otherwise fill memory before the refusal.
+        if planned <= MAX_POINTS {
+            sweeps.push(counts);
+        }
+    }
+    if planned > MAX_POINTS {
+        return Err(at_line(
+            c,
+            None,
+            format!("the campaign has {planned} points, more than the {MAX_POINTS} a campaign may have"),
+            "split it into campaigns, or give fewer targets, client counts or repetitions",
+        ));
+    }
+    // The events of each study, by the target they name (None: every target of the study).
+    let mut events: HashMap<(usize, Option<usize>), Vec<usize>> = HashMap::new();
+    for (k, e) in c.events.iter().enumerate() {
+        events.entry((e.study, e.target)).or_default().push(k);
+    }
+    let keys = Keys::of(c);
+    let mut all = Vec::new();
+    let mut fired = vec![false; c.events.len()];
+    for ((si, s), counts) in c.studies.iter().enumerate().zip(sweeps) {
+        let base = study_words(c, s)?;
+        let given_tasks = given_tasks(s);
+        for &t in &s.targets {
+            let (words, study) = at_target(c, s, t, &base)?;
+            for &clients in &counts {
+                let mut refusal = None;
+                let mut at = AtCount { threads: None, clients: None, events: Vec::new() };
+                if let Some(n) = clients {
+                    // A client is a process of a launch (a node, as the papers count them), or a
+                    // thread of the one process there is.
+                    let threads = given_tasks.unwrap_or(if team.processes() > 1 { 1 } else { n });
+                    at.threads = given_tasks.is_none().then_some(threads);
+                    if n > team.processes() * threads {
+                        refusal =
+                            Some(format!("needs a launch of {n} tasks (this one has {})", team.processes() * threads));
+                    } else if team.processes() > 1 || given_tasks.is_some() {
+                        at.clients = Some(n);
+                    }
+                }
+                let clients_of = clients.unwrap_or(team.processes() * given_tasks.unwrap_or(1));
+                let mut mine: Vec<usize> =
+                    [None, Some(t)].iter().filter_map(|&on| events.get(&(si, on))).flatten().copied().collect();
+                // In the file's order, as the events were given.
+                mine.sort_unstable();
+                for k in mine {
+                    let e = &c.events[k];
+                    if e.clients.is_none_or(|n| n == clients_of) {
+                        at.events.push(&e.event);
+                        fired[k] = true;
+                    }
+                }
+                let mut words = words.clone();
+                let unscaled = at_count(&study, &mut words, &at)
+                    .map_err(|why| at_line(c, s.line, format!("study '{}': {why}", s.name), "see docs/campaigns.md"))?;
+                let mut measured_study = unscaled.clone();
+                if let Some(by) = scale {
+                    scaled(&mut measured_study, by, clients);
+                }
+                let measured =
+                    point_workload(&measured_study, clients).map_err(|e| in_study(c, s, clients, &keys, e))?;
+                let key = Arc::new(match &measured {
+                    Some(w) => PointKey::run(w, scale),
+                    None => PointKey { study: whole_key(s, &base), tasks: None, scale },
+                });
+                let what: Arc<str> = measured.as_ref().map_or_else(|| sizes_of(&measured_study), |w| w.label()).into();
+                let bytes = bytes_of(&measured_study, measured.as_ref());
+                let (refusal, flag) = match (refusal, &measured) {
+                    (Some(r), _) => (Some(r), None),
+                    (None, Some(w)) => data_rule(c, w, team, scale),
+                    (None, None) => (None, None),
+                };
+                let (argv, unscaled): (Arc<[String]>, Arc<Study>) = (words.into(), Arc::new(unscaled));
+                for repetition in 0..c.repetitions {
+                    all.push(Point {
+                        study: si,
+                        target: t,
+                        clients,
+                        repetition,
+                        key: key.clone(),
+                        argv: argv.clone(),
+                        play: unscaled.clone(),
+                        what: what.clone(),
+                        bytes,
+                        refusal: refusal.clone(),
+                        flag: flag.clone(),
+                    });
+                }
+            }
+        }
+    }
+    if let Some(e) = c.events.iter().zip(&fired).find(|(_, f)| !**f).map(|(e, _)| e) {
+        return Err(at_line(
+            c,
+            e.line,
+            format!(
+                "this [[event]] matches no point of study '{}' (its target or client count)",
+                c.studies[e.study].name
+            ),
+            "give a target and a client count the study runs, or leave them out",
+        ));
+    }
+    Ok(super::ordered(all, c.order))
+}
+
+/// The points of a file asked to plan or run. At a scale the file must pass its checks at
+/// full size as well: a rehearsal is there to find what the campaign itself would refuse,
+/// and rounding sizes down to whole transfers can hide it (a total that does not split).
+pub fn asked_points<T: Team>(c: &Campaign, team: &T, scale: Option<u64>) -> Result<Vec<Point>, Error> {
+    if scale.is_some() {
+        points(c, team, None).map_err(|e| match e.said {
+            Some(s) => Error::new(
+                e.kind,
+                format!("{}, at full size", s.what),
+                Hint::Say(format!(
+                    "a rehearsal at --scale checks the file at full size too; {}",
+                    study::error::Plain.spell(&s.hint)
+                )),
+            ),
+            None => e,
+        })?;
+    }
+    points(c, team, scale)
+}
+
+/// The workload a run or metadata point runs: the study's, at the point's count of tasks.
+pub fn point_workload(study: &Study, clients: Option<usize>) -> Result<Option<Workload>, Error> {
+    let mut list = match study {
+        // As the run will make it: on a device, the device's own defaults and size.
+        Study::Run(a) => {
+            let tasks = clients.unwrap_or(a.workload.tasks);
+            a.points(&[tasks], study::run::smallest_here)?.0
+        }
+        Study::Meta(a) => {
+            let w = a.to_run()?.workload;
+            let tasks = clients.unwrap_or(w.tasks);
+            crate::plan::List::sweep(&w, &[tasks], None)?
+        }
+        _ => return Ok(None),
+    };
+    Ok(match crate::plan::Plan::next(&mut list, crate::plan::Last::Start) {
+        crate::plan::Step::Run { workload, .. } => Some(*workload),
+        _ => None,
+    })
+}
+
+/// A refusal of a point's settings, said with its study, its line and its client count, its
+/// hint in the file's keys.
+fn in_study(c: &Campaign, s: &super::Study, clients: Option<usize>, keys: &Keys, e: Error) -> Error {
+    let e = keys.said(e, s.command());
+    let Some(said) = e.said.clone() else { return e };
+    let at = clients.map_or(String::new(), |n| format!(" at {n} clients"));
+    let hint = study::error::Plain.spell(&said.hint);
+    at_line(c, s.line, format!("study '{}'{at}: {}", s.name, said.what), &hint)
+}
+
+/// What a study run whole measures, as the store knows it: its kind and its settings (those
+/// of the file and those of `[cache]`, as `base` gives them to its command), each value in
+/// its normal form.
+fn whole_key(s: &super::Study, base: &[String]) -> StudyKey {
+    // Pairs, not words: two studies that swap values between flags are not one.
+    let mut pairs: Vec<(&str, Option<&str>)> = Vec::new();
+    for arg in base {
+        match (arg.starts_with('-'), pairs.last_mut()) {
+            (false, Some((_, value @ None))) => *value = Some(arg.as_str()),
+            _ => pairs.push((arg.as_str(), None)),
+        }
+    }
+    StudyKey::whole(s.kind.name(), pairs)
+}
+
+/// The sizes a whole-study point runs with, after any scale, in words.
+fn sizes_of(study: &Study) -> String {
+    match study {
+        Study::Survey(a) => format!("survey of {} per sequential phase", format_size(a.size)),
+        Study::Matrix(a) => format!(
+            "matrix of files {} to {}, records {} to {}",
+            format_size(a.min_file),
+            format_size(a.max_file),
+            format_size(a.min_record),
+            format_size(a.max_record)
+        ),
+        Study::Io500(a) => format!("io500{}", if a.quick { " --quick" } else { "" }),
+        _ => String::new(),
+    }
+}
+
+/// The bytes a point's files hold at most at once, for the space estimate.
+fn bytes_of(study: &Study, measured: Option<&Workload>) -> Option<u64> {
+    match (study, measured) {
+        (_, Some(w)) => w.data().map(|_| w.bytes_per_phase()),
+        (Study::Survey(a), _) => Some(a.size),
+        (Study::Matrix(a), _) => Some(a.max_file.saturating_mul(a.tasks as u64)),
+        _ => None,
+    }
+}
+
+/// A launch: its nodes and its processes.
+#[derive(Debug, Clone, Copy)]
+pub struct Launch {
+    /// The nodes its processes are on.
+    pub nodes: usize,
+    /// Its processes.
+    pub processes: usize,
+}
+
+impl Launch {
+    /// The launch `team` is.
+    pub fn of<T: Team>(team: &T) -> Launch {
+        let nodes = team.process_nodes().into_iter().collect::<std::collections::BTreeSet<_>>().len().max(1);
+        Launch { nodes, processes: team.processes() }
+    }
+}
+
+/// The `[cache]` data rule for a data point: its data per node (over the nodes its tasks
+/// are placed on, round-robin) against the node's memory (at the campaign's scale). A
+/// refusal, or with `data-rule = "flag"` a flag.
+fn data_rule<T: Team>(c: &Campaign, w: &Workload, team: &T, scale: Option<u64>) -> (Option<String>, Option<String>) {
+    let Some(times) = c.cache.data_times_ram else { return (None, None) };
+    if w.data().is_none() {
+        return (None, None);
+    }
+    let nodes = Launch::of(team).nodes;
+    let per_node = w.bytes_per_phase() / nodes.min(w.tasks.max(1)) as u64;
+    let ram = crate::env::ram_bytes() / scale.unwrap_or(1);
+    let need = (ram as f64 * times) as u64;
+    if per_node >= need {
+        return (None, None);
+    }
+    let why = format!(
+        "{} per node is less than {times}x the node's memory ({}{})",
+        format_size(per_node),
+        format_size(need),
+        if scale.is_some() { ", scaled" } else { "" }
+    );
+    match c.cache.flag_only {
+        true => (None, Some(why)),
+        false => (Some(why), None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::team::local::LocalTeam;
+
+    fn campaign(study: &str) -> Campaign {
+        let text = format!(
+            "[campaign]\nname = \"t\"\n[[target]]\nlabel = \"a\"\ndir = \"/nonexistent-iosurvey/a\"\n[[study]]\n{study}"
+        );
+        super::super::parse_stored(std::path::Path::new("c.toml"), &text).unwrap()
+    }
+
+    #[test]
+    fn a_point_is_its_studys_value_at_its_client_count_and_a_scale_edits_a_copy() {
+        let c = campaign("name = \"s\"\nkind = \"run\"\ntransfer = \"64k\"\nblock = \"1m\"\nclients = \"1,2\"\n");
+        let all = points(&c, &LocalTeam, None).unwrap();
+        assert_eq!(all.len(), 2);
+        for (p, n) in all.iter().zip([1, 2]) {
+            let Study::Run(a) = &*p.play else { panic!("a run study plays a run: {:?}", p.play) };
+            assert_eq!((a.team.tasks, a.team.target.label.as_deref()), (n, Some("a")));
+            assert_eq!(a.dir.as_deref(), Some(std::path::Path::new("/nonexistent-iosurvey/a")));
+            assert!(p.argv.join(" ").ends_with(&format!("--label a --tasks {n}")), "{:?}", p.argv);
+        }
+        let mut scaled_down = Study::clone(&all[0].play);
+        scaled(&mut scaled_down, 4, Some(1));
+        let Study::Run(a) = scaled_down else { unreachable!() };
+        assert_eq!(a.workload.data().map(|d| d.block), Some(256 << 10));
+        let Study::Run(unscaled) = &*all[0].play else { unreachable!() };
+        assert_eq!(unscaled.workload.data().map(|d| d.block), Some(1 << 20), "the point keeps its full size");
+    }
+
+    #[test]
+    fn a_refused_setting_is_said_at_its_line_in_the_files_keys() {
+        // The value's own check names its flag; the file names it by its key.
+        let c = campaign("name = \"s\"\nkind = \"run\"\ntasks = 0\n");
+        let e = points(&c, &LocalTeam, None).unwrap_err();
+        let line = e.to_string();
+        assert!(line.starts_with("c.toml:9: study 's' (run): "), "{line}");
+        assert!(line.ends_with("(hint: give 'tasks' 1 or more)"), "{line}");
+    }
+}
