@@ -406,6 +406,12 @@ fn chosen_runs(store: &Store, filter: &ReportFilter) -> Result<(Vec<RunRecord>, 
             (ids, true) => lenient.extend(ids),
         }
     }
+    // An id named that is not in the store is said so, as `show` says it.
+    let present =
+        store.select(&iosurvey::store::select::Filter { among: Some(strict.clone()), ..Default::default() })?;
+    if let Some(&missing) = strict.iter().find(|id| !present.contains(id)) {
+        store.load(missing)?;
+    }
     let among: Option<Vec<i64>> = match ids.is_empty() && labels.is_empty() {
         true => None,
         false => Some(strict.iter().chain(&lenient).copied().collect()),
@@ -605,7 +611,7 @@ pub(super) fn to_json<T: serde::Serialize>(v: &T) -> Result<String, Error> {
 
 /// A metadata command as the run it is (see `MetaArgs::to_run`).
 pub(super) fn meta_run(a: &MetaArgs) -> Result<RunArgs, Error> {
-    Ok(a.to_run()?)
+    a.to_run()
 }
 
 /// A run command's points and where they go (see `RunArgs::points`).
@@ -614,7 +620,7 @@ pub(super) fn run_points(
     counts: &[usize],
     smallest: impl FnOnce(&[PathBuf]) -> u64,
 ) -> Result<(plan::List, Place), Error> {
-    Ok(a.points(counts, smallest)?)
+    a.points(counts, smallest)
 }
 
 pub(super) use iosurvey::study::run::smallest_here;

@@ -326,10 +326,10 @@ pub(crate) fn read(
 
 /// One word of short flags (`-wr`, `-b1m`, IOzone's `-+m`): switches run together, and the
 /// value of the one that takes a value from the rest of the word or the next word.
-fn shorts<'a>(
+fn shorts(
     tool: &'static str,
     short: &str,
-    words: &mut dyn Iterator<Item = &'a String>,
+    words: &mut dyn Iterator<Item = &String>,
     table: &[Flag],
     out: &mut Vec<Typed>,
 ) -> Result<(), CompatError> {

@@ -139,7 +139,7 @@ mod tests {
         assert_eq!(a.workload.ops, [crate::spec::Op::Read]);
         let (Study::Matrix(_), _) = parse(&words("matrix --dir /s")).unwrap() else { panic!("not a matrix") };
         // The registry reads --engine as it is parsed.
-        let e = parse(&words("run --dir /s/x --engine no-such")).err().expect("refused");
+        let e = parse(&words("run --dir /s/x --engine no-such")).expect_err("refused");
         assert!(folded(&clap_text(&e)).contains("no-such"), "{e}");
     }
 }

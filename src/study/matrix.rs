@@ -154,7 +154,7 @@ pub(super) fn play<T: Team>(
             "no cell of the grid holds {MIN_TRANSFERS} records, so none decides a peak or cliff: the grid measured whole, as with --full"
         ));
     }
-    precheck(team, a.tasks, &grid, &passes, &shape, observer)?;
+    precheck(team, a.tasks, (&grid, &passes, &shape), observer)?;
     let place = Place::Fresh { parent: Some(a.dir.clone()), kind: "matrix" };
     // Many short runs: no progress bar for each.
     let mut session = open(ctx, team, (place, &a.target), (a.tasks, Vec::new()), observer)?.unwatched();
@@ -261,9 +261,7 @@ fn timing(a: &MatrixArgs) -> WindowEnd {
 fn precheck<T: Team>(
     team: &T,
     threads: usize,
-    grid: &Grid,
-    passes: &[Pass],
-    shape: &Shape,
+    (grid, passes, shape): (&Grid, &[Pass], &Shape),
     observer: &mut dyn Observer,
 ) -> Result<(), Error> {
     let per_node = crate::runner::per_node(team, threads);

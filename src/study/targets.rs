@@ -135,14 +135,16 @@ fn place(a: &TargetsArgs) -> Result<(Place, Vec<String>), Error> {
     })
 }
 
-/// The workload of one target alone, the workloads of k at once, and the bytes each target
-/// moves.
-fn workloads<T: Team>(
-    a: &TargetsArgs,
-    place: &Place,
-    n: usize,
-    team: &T,
-) -> Result<(Workload, Vec<(usize, Workload)>, u64), Error> {
+/// A target survey's workloads: one target alone, k targets at once for each k, and the
+/// bytes each target moves.
+struct Sizes {
+    alone: Workload,
+    together: Vec<(usize, Workload)>,
+    step: u64,
+}
+
+/// The workloads of a target survey of `n` targets (see [`Sizes`]).
+fn workloads<T: Team>(a: &TargetsArgs, place: &Place, n: usize, team: &T) -> Result<Sizes, Error> {
     let mut w = a.workload.clone();
     w.tasks = a.streams;
     if let (Shape::Data(d), Place::Devices { .. }) = (&mut w.shape, place) {
@@ -162,7 +164,7 @@ fn workloads<T: Team>(
         .into_iter()
         .map(|k| Ok((k, sized(&w, k * a.streams, k as u64 * step, exact)?)))
         .collect::<Result<_, Error>>()?;
-    Ok((alone, together, step))
+    Ok(Sizes { alone, together, step })
 }
 
 /// Plays a target survey: the same workload on each target alone (its repetitions
@@ -177,7 +179,7 @@ pub(super) fn play<T: Team>(
 ) -> Result<Outcome, Error> {
     let (place, labels) = place(a)?;
     let n = labels.len();
-    let (alone, together, step) = workloads(a, &place, n, team)?;
+    let Sizes { alone, together, step } = workloads(a, &place, n, team)?;
     let threads = (n * a.streams).div_ceil(team.processes());
     let all: Vec<Workload> = std::iter::once(alone.clone()).chain(together.iter().map(|t| t.1.clone())).collect();
     precheck_all(team, threads, &all, observer)?;
