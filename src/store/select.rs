@@ -23,13 +23,14 @@ pub struct Filter {
 const DAY: i64 = 86_400;
 
 impl Store {
-    /// The ids of the runs `filter` chooses, in id order.
+    /// The ids of the runs `filter` chooses, in id order. A row whose start is not a time
+    /// (altered outside iosurvey) is left out, for [`Store::unreadable`], as `list` leaves it.
     pub fn select(&self, filter: &Filter) -> Result<Vec<i64>, StoreError> {
         let among = filter.among.as_ref().map(|ids| serde_json::to_string(ids).unwrap_or_else(|_| "[]".into()));
         let mut stmt = self
             .conn
             .prepare(
-                "SELECT r.id FROM runs r LEFT JOIN groups g ON g.id = r.group_id
+                "SELECT r.id, r.started FROM runs r LEFT JOIN groups g ON g.id = r.group_id
                  WHERE g.letter IS NOT 'm'
                    AND (?1 IS NULL OR r.id IN (SELECT value FROM json_each(?1)))
                    AND (?2 IS NULL OR instr(COALESCE(r.target, ''), ?2) > 0)
@@ -39,11 +40,14 @@ impl Store {
             )
             .map_err(|e| self.wrap(e))?;
         let until = filter.until.map(|day| day.saturating_add(DAY));
-        let ids = stmt
-            .query_map(params![among, filter.target, filter.since, until], |r| r.get(0))
-            .and_then(|ids| ids.collect())
+        let rows = stmt
+            .query_map(params![among, filter.target, filter.since, until], |r| {
+                let id: i64 = r.get(0)?;
+                Ok(r.get::<_, i64>(1).map(|_| id).map_err(|e| (format!("run {id}"), super::one_line(&e))))
+            })
+            .and_then(|rows| rows.collect::<Result<Vec<_>, _>>())
             .map_err(|e| self.wrap(e))?;
-        Ok(ids)
+        Ok(self.readable(rows))
     }
 }
 
