@@ -382,6 +382,30 @@ fn iosurveys_own_options_before_the_tools_name_are_taken_as_after_it() {
     assert_one_line_error(&out, 2, &["iorr"]);
 }
 
+/// Issue 39 (6): `--db` before a tool's name is the store the tool's studies go to, as for
+/// every other command: the store of the directory it runs in is neither written nor made,
+/// for a run (ior) as for a matrix (iozone).
+#[test]
+fn the_store_named_before_a_tools_name_is_the_only_store_written() {
+    let bed = Bed::new();
+    let dir = bed.dir.display().to_string();
+    let cwd = tempfile::tempdir().unwrap();
+    let (ior_file, iozone_file) = (format!("{dir}/t"), format!("{dir}/f"));
+    let lines: [Vec<&str>; 2] = [
+        vec!["--db", &bed.db, "ior", "-w", "-t", "64k", "-b", "256k", "-o", &ior_file],
+        vec!["-q", "--db", &bed.db, "iozone", "-i", "0", "-s", "64k", "-r", "4k", "-f", &iozone_file],
+    ];
+    for line in &lines {
+        let out =
+            outcome(Command::new(env!("CARGO_BIN_EXE_iosurvey")).args(line).current_dir(cwd.path()).output().unwrap());
+        assert_eq!(out.code, 0, "{line:?}: {}", out.stderr);
+    }
+    assert!(!cwd.path().join("iosurvey.db").exists(), "the default store was made");
+    assert!(!bed.runs().is_empty(), "the ior run is in --db");
+    let out = iosurvey(&["show", "m1", "--json", "--db", &bed.db]);
+    assert_eq!(out.code, 0, "the iozone matrix is in --db: {}", out.stderr);
+}
+
 #[test]
 fn a_front_ends_hints_name_the_tools_flags_not_the_native_ones() {
     let bed = Bed::new();

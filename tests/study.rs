@@ -67,3 +67,63 @@ fn a_study_the_team_cannot_play_is_refused_before_anything_is_stored() {
     assert!(spelled.starts_with("--clients asks for 8 tasks but the team has 2 (hint: "), "{spelled}");
     assert!(!db.exists() && !target.exists(), "nothing is made for a refused study");
 }
+
+/// An observer that keeps the progress lines it hears.
+#[derive(Default)]
+struct Heard {
+    progress: Vec<String>,
+}
+
+impl study::Observer for Heard {
+    fn progress(&mut self, line: &str) {
+        self.progress.push(line.to_string());
+    }
+}
+
+/// A study from its command's words, as a front end reads them.
+fn from_words(line: &str) -> Study {
+    let words: Vec<String> = line.split_whitespace().map(String::from).collect();
+    study::line::parse(&words).expect("the study's words").0
+}
+
+#[test]
+fn a_matrix_a_target_survey_and_a_network_study_play_in_process_as_values() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let scratch = tempfile::tempdir().unwrap();
+    let db = scratch.path().join("study.db");
+    let dir = |name: &str| {
+        let d = scratch.path().join(name);
+        std::fs::create_dir(&d).unwrap();
+        d.display().to_string()
+    };
+    let ctx = study::Context::new(db.clone(), "in process");
+    // A matrix: its cells come back as the matrix stored, with no process exit and nothing
+    // printed.
+    let matrix = from_words(&format!(
+        "matrix --dir {} --kinds write,read --min-file 64k --max-file 64k --min-record 4k --max-record 4k --full --stand-in null",
+        dir("m")
+    ));
+    let outcome = study::play(&ctx, &matrix, &LocalTeam, &mut Heard::default()).expect("the matrix plays");
+    assert!(outcome.failure.is_none(), "{:?}", outcome.failure);
+    let study::Made::Matrix(m) = &outcome.made else { panic!("no matrix made: {:?}", outcome.made) };
+    assert_eq!((m.status, m.id), (Status::Ok, outcome.group.map(|g| g.number)));
+    assert!(!m.cells.is_empty());
+    assert_eq!(Store::open_existing(&db).unwrap().load_matrix(m.id.unwrap()).unwrap().cells.len(), m.cells.len());
+    // A target survey: each target alone, then 1 and 2 at once, its roles heard as progress.
+    let targets = from_words(&format!(
+        "targets --dir {}@{} --op write --transfer 4k --size 64k --streams 1 --repetitions 1 --engine null",
+        dir("a"),
+        dir("b")
+    ));
+    let mut heard = Heard::default();
+    let outcome = study::play(&ctx, &targets, &LocalTeam, &mut heard).expect("the target survey plays");
+    assert!(outcome.failure.is_none(), "{:?}", outcome.failure);
+    assert_eq!(outcome.records.len(), 4, "two alone, then 1 and 2 at once");
+    assert_eq!(heard.progress.len(), 4, "{:?}", heard.progress);
+    assert!(heard.progress[3].starts_with("together 2 (4/4)"), "{:?}", heard.progress);
+    // A network study needs two processes: refused as a value, nothing stored of it.
+    let net = from_words("net --mode tcp --size 1m --repetitions 1");
+    let e = study::play(&ctx, &net, &LocalTeam, &mut Heard::default()).unwrap_err();
+    assert_eq!(e.exit_code(), 2, "{e}");
+    assert!(e.to_string().contains("at least 2 processes"), "{e}");
+}

@@ -17,40 +17,7 @@ use crate::stats::mean_interval;
 /// alike and the paper's slow LUN stood 15% below its peers.
 pub const MATERIAL: f64 = 0.10;
 
-/// What a run of a target survey is for, read back from its stored name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Role {
-    /// One target alone, by its label.
-    Alone(String),
-    /// The first k targets at once.
-    Together(usize),
-}
-
-impl Role {
-    /// The run's name in the store.
-    pub fn name(&self) -> String {
-        match self {
-            Role::Alone(label) => format!("alone {label}"),
-            Role::Together(k) => format!("together {k}"),
-        }
-    }
-
-    /// The role a stored name says.
-    pub fn of(name: &str) -> Option<Role> {
-        if let Some(label) = name.strip_prefix("alone ") {
-            return Some(Role::Alone(label.to_string()));
-        }
-        name.strip_prefix("together ").and_then(|k| k.parse().ok()).map(Role::Together)
-    }
-}
-
-/// The counts of targets the k-at-once runs use: 1, 2, 4, ... and all of them.
-pub fn counts(targets: usize) -> Vec<usize> {
-    let mut k: Vec<usize> =
-        std::iter::successors(Some(1usize), |k| k.checked_mul(2)).take_while(|&k| k < targets).collect();
-    k.push(targets.max(1));
-    k
-}
+pub use crate::study::targets::{counts, Role};
 
 /// A run's rate in `op`, MiB/s: its phases of that op, mean over iterations.
 fn rate(r: &RunRecord, op: Op) -> Option<f64> {

@@ -185,21 +185,6 @@ fn study_words(c: &Campaign, s: &super::Study) -> Result<Vec<String>, Error> {
     Ok(args)
 }
 
-/// clap's message as one line: its lines that say what is wrong (the missing arguments,
-/// say) folded into one, usage and tips left out; empty when it says nothing else.
-pub fn clap_words(text: &str) -> String {
-    let mut parts = Vec::new();
-    for line in text.lines().map(str::trim) {
-        if line.starts_with("Usage:") || line.starts_with("For more information") || line.starts_with("tip:") {
-            break;
-        }
-        if !line.is_empty() {
-            parts.push(line.trim_start_matches("error: "));
-        }
-    }
-    parts.join(" ")
-}
-
 /// A study's words read by its kind's declarations into the study; an error names the
 /// setting it came from, at its line.
 fn read_study(c: &Campaign, s: &super::Study, words: &[String]) -> Result<Study, Error> {
@@ -242,7 +227,7 @@ fn read_study(c: &Campaign, s: &super::Study, words: &[String]) -> Result<Study,
         }
         // A value parser's own words end with its hint, in the flags' spelling: said in the
         // file's keys.
-        let why = crate::escape::visible(&clap_words(&e.to_string())).into_owned();
+        let why = crate::escape::visible(&crate::study::line::folded(&e.to_string())).into_owned();
         let (what, hint) = match why.rsplit_once(" (hint: ") {
             Some((w, h)) => (w.to_string(), Keys::of(c).spell(&Hint::Say(h.trim_end_matches(')').into()), s.command())),
             None => (why, format!("see 'iosurvey {} --help'", s.kind.name())),

@@ -1,17 +1,19 @@
 //! The commands, written once for any team: the lead process prints and owns the store and
 //! the target; every process runs its tasks.
 
-use super::opening::on_lead;
-use super::{Cli, Command, Failure, MetaArgs, NetArgs, ReportFilter, RunArgs, SurveyArgs};
+use super::{Cli, Command, Failure, MetaArgs, ReportFilter, RunArgs};
 use iosurvey::analysis::{self, Report};
-use iosurvey::net;
+use iosurvey::plan;
 use iosurvey::record::{GroupId, GroupKind, RunRecord};
 use iosurvey::report::{self, Format};
+use iosurvey::session::Place;
 use iosurvey::store::Store;
+use iosurvey::study::hint::{Command as Cmd, Flags};
+use iosurvey::study::play::on_lead;
+use iosurvey::study::Error;
 use iosurvey::study::Study;
 use iosurvey::team::Team;
-use iosurvey::units::now_unix;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// How long the team took to form (MPI_Init, node discovery, clock alignment), nanoseconds.
@@ -20,20 +22,12 @@ pub static TEAM_START_NS: OnceLock<u64> = OnceLock::new();
 /// Runs the parsed command. Only the lead process prints errors: the others reach the same
 /// verdict, or learned it from the lead.
 pub fn dispatch<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
-    use super::hints::Cmd;
-    super::hints::set_command(match &cli.command {
-        Command::Run(_) => Cmd::Run,
-        Command::Meta(_) => Cmd::Meta,
-        Command::Survey(_) => Cmd::Survey,
-        Command::Matrix(_) => Cmd::Matrix,
-        Command::Io500(_) => Cmd::Io500,
-        Command::Targets(_) => Cmd::Targets,
-        _ => Cmd::Other,
-    });
-    let result = command(cli, team);
-    let result = match result {
-        Err(f) if team.process() == 0 => Err(f.said()),
-        other => other.map_err(|f| Failure::silent(f.code)),
+    let result = match ended(cli, team) {
+        Err(Ended::Typed(e, spelling)) if team.process() == 0 => Err(Failure::closing(e, &spelling)),
+        Err(Ended::Words(f)) if team.process() == 0 => Err(f.said()),
+        Err(Ended::Typed(e, _)) => Err(Failure::silent(e.exit_code())),
+        Err(Ended::Words(f)) => Err(Failure::silent(f.code)),
+        Ok(()) => Ok(()),
     };
     // Nobody exits before the lead has said why: a launcher ends the whole job as soon as one
     // process exits with an error, and would cut the lead's line off.
@@ -43,132 +37,199 @@ pub fn dispatch<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
     result
 }
 
+/// The command whose flags spell the hints of `command`'s errors: `meta` has `--items` where
+/// `run` has `--block`.
+fn flags_of(command: &Command) -> Flags {
+    Flags(match command {
+        Command::Run(_) => Cmd::Run,
+        Command::Meta(_) => Cmd::Meta,
+        Command::Survey(_) => Cmd::Survey,
+        Command::Matrix(_) => Cmd::Matrix,
+        Command::Io500(_) => Cmd::Io500,
+        Command::Targets(_) => Cmd::Targets,
+        _ => Cmd::Other,
+    })
+}
+
+/// The study a measuring command is; `None` for the other commands.
+fn study(command: &Command) -> Result<Option<Study>, Error> {
+    Ok(Some(match command {
+        Command::Run(a) => Study::Run(a.clone()),
+        // Played as the run it is, printed as run prints.
+        Command::Meta(a) => Study::Run(Box::new(a.to_run()?)),
+        Command::Survey(a) => Study::Survey(a.clone()),
+        Command::Matrix(a) => Study::Matrix(a.clone()),
+        Command::Io500(a) => Study::Io500(a.clone()),
+        Command::Targets(a) => Study::Targets(a.clone()),
+        Command::Net(a) => Study::Net(a.clone()),
+        _ => return Ok(None),
+    }))
+}
+
+/// How a command ended badly: a typed error and the flags that spell its hint, or the words
+/// the campaign driver made of its own.
+enum Ended {
+    Typed(Error, Flags),
+    Words(Failure),
+}
+
+impl From<Failure> for Ended {
+    fn from(f: Failure) -> Self {
+        Ended::Words(f)
+    }
+}
+
+/// Runs the parsed command, its error in words: what a campaign's point ends with.
 pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
+    ended(cli, team).map_err(|e| match e {
+        Ended::Typed(e, spelling) => Failure::of(e, &spelling),
+        Ended::Words(f) => f,
+    })
+}
+
+/// Runs the parsed command: a typed error keeps the flags of its own command to be said
+/// with (a campaign's own errors are the campaign's words).
+fn ended<T: Team>(cli: &Cli, team: &T) -> Result<(), Ended> {
+    let spelling = flags_of(&cli.command);
+    let typed = |e: Error| Ended::Typed(e, spelling);
+    if let Some(study) = study(&cli.command).map_err(typed)? {
+        return super::studies::play(cli, &study, team).map_err(typed);
+    }
     match &cli.command {
-        Command::Run(args) => run(cli, args, team),
-        Command::Meta(args) => run(cli, &meta_run(args)?, team),
-        Command::Io500(args) => super::io500::io500(cli, args, team),
-        Command::Matrix(args) => super::matrix::matrix(cli, args, team),
-        Command::Survey(args) => survey(cli, args, team),
-        Command::Targets(args) => super::targets::targets(cli, args, team),
-        Command::Ls { json, label, format, limit, all, wide } => lead_prints(team, || {
-            let store = Store::open_existing(&cli.db)?;
-            // What scripts read (--json, the array of runs it has always been; csv and json
-            // tables) stays whole unless --limit: a page of it would look whole. A table for
-            // reading shows the newest LS_PAGE, and says how many more there are: no one
-            // reads 100,000 rows, and laying them out took seconds.
-            let read = !*json && matches!(format, Format::Text | Format::Md | Format::Html);
-            let limit = match (all, read) {
-                (true, _) => None,
-                (false, false) => *limit,
-                (false, true) => Some(limit.unwrap_or(LS_PAGE)),
-            };
-            let rows = store.newest(label.as_deref(), limit)?;
-            let mut matrices = store.matrices()?;
-            warn_unreadable(&store);
-            matrices.retain(|m| label.is_none() || m.label == *label);
-            // `show mN --json` gives a matrix.
-            if *json {
-                return to_json(&rows);
-            }
-            let mut listed = analysis::list(&rows);
-            let unlisted = match limit {
-                Some(n) if rows.len() == n => store.count(label.as_deref())? - n,
-                _ => 0,
-            };
-            if unlisted > 0 {
-                listed.tables[0]
-                    .notes
-                    .push(format!("{unlisted} older runs not shown: --limit N lists the newest N, --all every one"));
-            }
-            Ok(render_fitted(
-                listed.and(analysis::matrix::list(&matrices)).and(analysis::campaign::list(&store.campaigns()?)),
-                (*format, *wide),
-            ))
-        }),
+        Command::Campaign(c) => Ok(campaign(cli, c, team)?),
         Command::Show { id: super::Shown::Campaign(n), json: false, .. } => {
-            super::campaign::status(cli, &format!("c{n}"), None, team)
+            Ok(super::campaign::status(cli, &format!("c{n}"), None, team)?)
+        }
+        Command::Report { output: Some(output), campaign: Some(which), format, reference, .. } => {
+            let text = super::opening::on_lead(team, || {
+                super::campaign::report(cli, which, (output, *format), reference.as_deref(), team)
+            })?;
+            text.iter().for_each(|text| out!("{text}"));
+            Ok(())
+        }
+        Command::Import(args) => {
+            let text = super::opening::on_lead(team, || super::import::import(&cli.db, args))?;
+            text.iter().for_each(|text| out!("{text}"));
+            Ok(())
+        }
+        _ => keeping(cli, team).map_err(typed),
+    }
+}
+
+/// The commands that read the store, and the others that measure nothing.
+fn keeping<T: Team>(cli: &Cli, team: &T) -> Result<(), Error> {
+    match &cli.command {
+        Command::Ls { json, label, format, limit, all, wide } => {
+            lead_prints(team, || ls(&cli.db, label.as_deref(), (*json, *format, *wide), (*limit, *all)))
         }
         Command::Show { id, json, format } => lead_prints(team, || show(&cli.db, *id, *json, *format)),
-        Command::Report { output: Some(output), campaign: Some(which), format, reference, .. } => {
-            lead_prints(team, || super::campaign::report(cli, which, (output, *format), reference.as_deref(), team))
-        }
         Command::Report { output, reference, format, filter, .. } => {
             lead_prints(team, || match (output, reference.as_deref()) {
                 (_, Some("list")) => Ok(render(analysis::reference::systems(), Format::Text)),
                 (Some(output), reference) => html_report(&cli.db, (output, *format), reference, filter),
-                (None, _) => Err(Failure::new("report needs -o FILE", "give -o report.html", 2)),
+                (None, _) => Err(Error::refused("report needs -o FILE", "give -o report.html")),
             })
         }
         Command::Compare { sides, format, wide } => lead_prints(team, || compare(&cli.db, sides, (*format, *wide))),
         Command::Export { ids, format, output } => {
             lead_prints(team, || export(&cli.db, ids, *format, output.as_deref()))
         }
-        Command::Net(args) => net(cli, args, team),
-        Command::Import(args) => lead_prints(team, || super::import::import(&cli.db, args)),
-        Command::Campaign(c) => {
-            use super::campaign as camp;
-            use super::campaign;
-            match c {
-                super::CampaignCommand::Plan { file: a, calibrate } => camp::plan(
-                    cli,
-                    &camp::Asked {
-                        file: &a.file,
-                        scale: a.scale,
-                        only: campaign::Only::merged(&a.only).as_ref(),
-                        root: a.root.as_deref(),
-                    },
-                    *calibrate,
-                    team,
-                ),
-                super::CampaignCommand::Run(a) => camp::run(
-                    cli,
-                    &camp::Asked {
-                        file: &a.file,
-                        scale: a.scale,
-                        only: campaign::Only::merged(&a.only).as_ref(),
-                        root: a.root.as_deref(),
-                    },
-                    team,
-                ),
-                super::CampaignCommand::Status { which, scale } => camp::status(cli, which, *scale, team),
-                super::CampaignCommand::Emit { file, slurm, lsf, pbs } => {
-                    use iosurvey::campaign::batch::System;
-                    let (system, dir) = match (slurm, lsf, pbs) {
-                        (Some(d), _, _) => (System::Slurm, d),
-                        (_, Some(d), _) => (System::Lsf, d),
-                        (_, _, Some(d)) => (System::Pbs, d),
-                        // clap requires one of them.
-                        _ => unreachable!("campaign emit without a batch system"),
-                    };
-                    camp::emit(cli, file, system, dir, team)
-                }
-            }
-        }
         Command::Overhead => lead_prints(team, || Ok(iosurvey::engine::overhead::report())),
-        // Served before the team starts (see cli::main).
-        Command::Janitor | Command::Completions { .. } | Command::Manpages { .. } | Command::Merge(_) => Ok(()),
-        Command::Train(_) | Command::Checkpoint(_) => Ok(()),
-        Command::Engines { json, all } => lead_prints(team, || {
-            let states = iosurvey::engine::backends::states(*all);
-            if *json {
-                return to_json(&states);
-            }
-            Ok(states
-                .iter()
-                .map(|e| {
-                    let state =
-                        e.reason.as_ref().map_or("available".to_string(), |why| format!("NOT available: {why}"));
-                    format!("{:<9} {:<24} {}\n", e.name, state, e.about)
-                })
-                .collect())
-        }),
+        Command::Engines { json, all } => lead_prints(team, || engines(*json, *all)),
         Command::TeamTiming { rounds } => {
             let timing = iosurvey::team::timing::measure(team, *rounds, TEAM_START_NS.get().copied().unwrap_or(0));
             lead_prints(team, || {
-                let line = serde_json::to_string(&timing).map_err(|e| Failure::new(e, "report this as a bug", 1))?;
+                let line = serde_json::to_string(&timing).map_err(|e| Error::failed(e, "report this as a bug"))?;
                 Ok(format!("{}\n", iosurvey::escape::json(line)))
             })
+        }
+        // The studies are played above, the campaigns and imports too; the others are served
+        // before the team starts (see cli::main).
+        _ => Ok(()),
+    }
+}
+
+/// `ls`: the newest runs (a page of them for reading, unless --all or --limit), the matrices
+/// and the campaigns.
+fn ls(
+    db: &Path,
+    label: Option<&str>,
+    (json, format, wide): (bool, Format, bool),
+    (limit, all): (Option<usize>, bool),
+) -> Result<String, Error> {
+    let store = Store::open_existing(db)?;
+    // What scripts read (--json, the array of runs it has always been; csv and json
+    // tables) stays whole unless --limit: a page of it would look whole. A table for
+    // reading shows the newest LS_PAGE, and says how many more there are: no one
+    // reads 100,000 rows, and laying them out took seconds.
+    let read = !json && matches!(format, Format::Text | Format::Md | Format::Html);
+    let limit = match (all, read) {
+        (true, _) => None,
+        (false, false) => limit,
+        (false, true) => Some(limit.unwrap_or(LS_PAGE)),
+    };
+    let rows = store.newest(label, limit)?;
+    let mut matrices = store.matrices()?;
+    warn_unreadable(&store);
+    matrices.retain(|m| label.is_none() || m.label.as_deref() == label);
+    // `show mN --json` gives a matrix.
+    if json {
+        return to_json(&rows);
+    }
+    let mut listed = analysis::list(&rows);
+    let unlisted = match limit {
+        Some(n) if rows.len() == n => store.count(label)? - n,
+        _ => 0,
+    };
+    if unlisted > 0 {
+        listed.tables[0]
+            .notes
+            .push(format!("{unlisted} older runs not shown: --limit N lists the newest N, --all every one"));
+    }
+    Ok(render_fitted(
+        listed.and(analysis::matrix::list(&matrices)).and(analysis::campaign::list(&store.campaigns()?)),
+        (format, wide),
+    ))
+}
+
+/// `engines`: each engine of the registry, whether this machine allows it, and what it is.
+fn engines(json: bool, all: bool) -> Result<String, Error> {
+    let states = iosurvey::engine::backends::states(all);
+    if json {
+        return to_json(&states);
+    }
+    Ok(states
+        .iter()
+        .map(|e| {
+            let state = e.reason.as_ref().map_or("available".to_string(), |why| format!("NOT available: {why}"));
+            format!("{:<9} {:<24} {}\n", e.name, state, e.about)
+        })
+        .collect())
+}
+
+/// `campaign plan|run|status|emit`.
+fn campaign<T: Team>(cli: &Cli, c: &super::CampaignCommand, team: &T) -> Result<(), Failure> {
+    use super::campaign as camp;
+    use super::CampaignCommand;
+    fn asked<'a>(a: &'a super::CampaignFileArgs, only: Option<&'a camp::Only>) -> camp::Asked<'a> {
+        camp::Asked { file: &a.file, scale: a.scale, only, root: a.root.as_deref() }
+    }
+    match c {
+        CampaignCommand::Plan { file: a, calibrate } => {
+            camp::plan(cli, &asked(a, camp::Only::merged(&a.only).as_ref()), *calibrate, team)
+        }
+        CampaignCommand::Run(a) => camp::run(cli, &asked(a, camp::Only::merged(&a.only).as_ref()), team),
+        CampaignCommand::Status { which, scale } => camp::status(cli, which, *scale, team),
+        CampaignCommand::Emit { file, slurm, lsf, pbs } => {
+            use iosurvey::campaign::batch::System;
+            let (system, dir) = match (slurm, lsf, pbs) {
+                (Some(d), _, _) => (System::Slurm, d),
+                (_, Some(d), _) => (System::Lsf, d),
+                (_, _, Some(d)) => (System::Pbs, d),
+                // clap requires one of them.
+                _ => unreachable!("campaign emit without a batch system"),
+            };
+            camp::emit(cli, file, system, dir, team)
         }
     }
 }
@@ -192,7 +253,7 @@ fn render_fitted(r: Report, (format, wide): (Format, bool)) -> String {
 }
 
 /// `show`: one run in full, or the table of a survey or a sweep.
-fn show(db: &Path, id: super::Shown, json: bool, format: Format) -> Result<String, Failure> {
+fn show(db: &Path, id: super::Shown, json: bool, format: Format) -> Result<String, Error> {
     use super::Shown;
     let store = Store::open_existing(db)?;
     let (ids, group) = match id {
@@ -218,10 +279,9 @@ fn show(db: &Path, id: super::Shown, json: bool, format: Format) -> Result<Strin
         Shown::Targets(n) => (group_ids(&store, id)?, format!("t{n}")),
     };
     if ids.is_empty() {
-        return Err(Failure::new(
+        return Err(Error::refused(
             format!("no runs of {group} in the store"),
             "list what is stored with 'iosurvey ls'",
-            2,
         ));
     }
     let records = store.load_all(&ids)?;
@@ -234,7 +294,7 @@ fn show(db: &Path, id: super::Shown, json: bool, format: Format) -> Result<Strin
 }
 
 /// The ids of the runs a run, survey or sweep id names.
-fn group_ids(store: &Store, id: super::Shown) -> Result<Vec<i64>, Failure> {
+fn group_ids(store: &Store, id: super::Shown) -> Result<Vec<i64>, Error> {
     use super::Shown;
     let group = |kind, number| store.group_runs(GroupId { kind, number });
     Ok(match id {
@@ -247,20 +307,25 @@ fn group_ids(store: &Store, id: super::Shown) -> Result<Vec<i64>, Failure> {
     })
 }
 
-/// The runs a side of `compare` names: a run, a survey's or a sweep's by id, else every run
-/// with that label.
-fn side(store: &Store, name: &str) -> Result<Vec<RunRecord>, Failure> {
+/// The ids of the runs a side of `compare` names: a run, a survey's or a sweep's by id, else
+/// every run with that label (then `true`: read as every run is, one unreadable left out).
+fn side_ids(store: &Store, name: &str) -> Result<(Vec<i64>, bool), Error> {
     let (ids, every) = match super::shown(name) {
         Ok(id) => (group_ids(store, id)?, false),
         Err(_) => (store.labelled(name)?, true),
     };
     if ids.is_empty() {
-        return Err(Failure::new(
+        return Err(Error::refused(
             format!("no runs for '{name}' in the store"),
             "give a run id (12), a survey (s3), a sweep (w2) or a --label that 'iosurvey ls' lists",
-            2,
         ));
     }
+    Ok((ids, every))
+}
+
+/// The runs a side of `compare` names (see [`side_ids`]).
+fn side(store: &Store, name: &str) -> Result<Vec<RunRecord>, Error> {
+    let (ids, every) = side_ids(store, name)?;
     // A label's runs are read as every run is: one unreadable run is left out, said once.
     Ok(if every { store.load_readable(&ids)? } else { store.load_all(&ids)? })
 }
@@ -279,73 +344,32 @@ fn html_report(
     (output, format): (&Path, Format),
     reference: Option<&str>,
     filter: &ReportFilter,
-) -> Result<String, Failure> {
+) -> Result<String, Error> {
     if !matches!(format, Format::Html | Format::Md) {
-        return Err(Failure::new("a report is written as html or md", "give --format html or --format md", 2));
+        return Err(Error::refused("a report is written as html or md", "give --format html or --format md"));
     }
     let beside = reference
         .map(|name| analysis::reference::beside(name, &[]).map(|_| name))
         .transpose()
-        .map_err(|why| Failure::new(why, "see iosurvey report --reference list", 2))?;
+        .map_err(|why| Error::refused(why, "see iosurvey report --reference list"))?;
     if let (Some(since), Some(until)) = (filter.since, filter.until) {
         if since > until {
-            return Err(Failure::new(
+            return Err(Error::refused(
                 "--since is a later day than --until: no run can be in between",
                 "give --since on or before --until",
-                2,
             ));
         }
     }
-    let (labels, ids) = (&filter.label, &filter.ids);
     super::output::check(output, db, "-o")?;
     let store = Store::open_existing(db)?;
-    let matrix_id = |name: &String| match super::shown(name) {
-        Ok(super::Shown::Matrix(id)) => Some(id),
-        _ => None,
-    };
-    let mut chosen: Vec<RunRecord> = Vec::new();
-    for name in ids.iter().filter(|n| matrix_id(n).is_none()).chain(labels) {
-        chosen.extend(side(&store, name)?);
-    }
-    let everything = ids.is_empty() && labels.is_empty();
-    if everything {
-        chosen = store.load_readable(&store.list()?.iter().map(|r| r.id).collect::<Vec<_>>())?;
-    }
-    // Matrices: those named, those of the labels named, or every one.
-    let mut matrices = store.matrices()?;
-    warn_unreadable(&store);
-    if let Some(id) = ids.iter().filter_map(matrix_id).find(|&id| !matrices.iter().any(|m| m.id == Some(id))) {
-        return Err(Failure::new(
-            format!("the store holds no matrix m{id}"),
-            "see iosurvey ls for the matrices it holds",
-            2,
-        ));
-    }
-    matrices.retain(|m| {
-        everything
-            || m.id.is_some_and(|id| ids.iter().any(|n| matrix_id(n) == Some(id)))
-            || m.label.as_ref().is_some_and(|l| labels.contains(l))
-    });
-    matrices.retain(|m| {
-        filter.target.as_ref().is_none_or(|t| m.env.target.contains(t.as_str()))
-            && filter.since.is_none_or(|day| m.started >= day)
-            && filter.until.is_none_or(|day| m.started < day + 86_400)
-    });
-    chosen.sort_by_key(|r| r.id);
-    chosen.dedup_by_key(|r| r.id);
-    let stored = chosen.len();
-    chosen.retain(|r| {
-        filter.target.as_ref().is_none_or(|t| r.env.target.contains(t.as_str()))
-            && filter.since.is_none_or(|day| r.started >= day)
-            && filter.until.is_none_or(|day| r.started < day + 86_400)
-    });
+    let (chosen, stored) = chosen_runs(&store, filter)?;
+    let matrices = chosen_matrices(&store, filter)?;
     if chosen.is_empty() && matrices.is_empty() {
         return Err(match stored {
-            0 => Failure::new("the store holds no runs", "run a workload or a survey first", 2),
-            n => Failure::new(
+            0 => Error::refused("the store holds no runs", "run a workload or a survey first"),
+            n => Error::refused(
                 format!("none of the {n} runs chosen matches --target, --since and --until"),
                 "widen them, or see iosurvey ls",
-                2,
             ),
         });
     }
@@ -358,22 +382,106 @@ fn html_report(
         }
     );
     let paper = report::paper::paper(&db.display().to_string(), chosen, &matrices, beside)
-        .map_err(|why| Failure::new(why, "see iosurvey report --reference list", 2))?;
-    write_paper(db, (output, format), &paper.blocks(), &counted)
+        .map_err(|why| Error::refused(why, "see iosurvey report --reference list"))?;
+    write_report(db, (output, format), &paper.blocks(), &counted)
+}
+
+/// The matrix a report's id names, if it names one.
+fn matrix_id(name: &str) -> Option<i64> {
+    match super::shown(name) {
+        Ok(super::Shown::Matrix(id)) => Some(id),
+        _ => None,
+    }
+}
+
+/// The runs a report holds, chosen in the store (`Store::select`), and how many the ids and
+/// labels named before --target, --since and --until (every run when they name none).
+fn chosen_runs(store: &Store, filter: &ReportFilter) -> Result<(Vec<RunRecord>, usize), Error> {
+    let (labels, ids) = (&filter.label, &filter.ids);
+    // Runs named by id must be read whole; a label's are read as every run is.
+    let (mut strict, mut lenient) = (Vec::new(), Vec::new());
+    for name in ids.iter().filter(|n| matrix_id(n).is_none()).chain(labels) {
+        match side_ids(store, name)? {
+            (ids, false) => strict.extend(ids),
+            (ids, true) => lenient.extend(ids),
+        }
+    }
+    // An id named that is not in the store is said so, as `show` says it.
+    let present =
+        store.select(&iosurvey::store::select::Filter { among: Some(strict.clone()), ..Default::default() })?;
+    if let Some(&missing) = strict.iter().find(|id| !present.contains(id)) {
+        store.load(missing)?;
+    }
+    let among: Option<Vec<i64>> = match ids.is_empty() && labels.is_empty() {
+        true => None,
+        false => Some(strict.iter().chain(&lenient).copied().collect()),
+    };
+    let stored = match &among {
+        Some(named) => named.iter().collect::<std::collections::BTreeSet<_>>().len(),
+        None => store.count(None)?,
+    };
+    let select = iosurvey::store::select::Filter {
+        among,
+        target: filter.target.clone(),
+        since: filter.since,
+        until: filter.until,
+    };
+    let (whole, readable): (Vec<i64>, Vec<i64>) =
+        store.select(&select)?.into_iter().partition(|id| strict.contains(id));
+    let mut chosen = store.load_all(&whole)?;
+    chosen.extend(store.load_readable(&readable)?);
+    chosen.sort_by_key(|r| r.id);
+    Ok((chosen, stored))
+}
+
+/// The matrices a report holds: those named, those of the labels named, or every one; of
+/// those, the ones --target, --since and --until choose.
+fn chosen_matrices(store: &Store, filter: &ReportFilter) -> Result<Vec<iosurvey::record::MatrixRecord>, Error> {
+    let (labels, ids) = (&filter.label, &filter.ids);
+    let everything = ids.is_empty() && labels.is_empty();
+    let mut matrices = store.matrices()?;
+    warn_unreadable(store);
+    if let Some(id) = ids.iter().filter_map(|n| matrix_id(n)).find(|&id| !matrices.iter().any(|m| m.id == Some(id))) {
+        return Err(Error::refused(
+            format!("the store holds no matrix m{id}"),
+            "see iosurvey ls for the matrices it holds",
+        ));
+    }
+    matrices.retain(|m| {
+        everything
+            || m.id.is_some_and(|id| ids.iter().any(|n| matrix_id(n) == Some(id)))
+            || m.label.as_ref().is_some_and(|l| labels.contains(l))
+    });
+    matrices.retain(|m| {
+        filter.target.as_ref().is_none_or(|t| m.env.target.contains(t.as_str()))
+            && filter.since.is_none_or(|day| m.started >= day)
+            && filter.until.is_none_or(|day| m.started < day + 86_400)
+    });
+    Ok(matrices)
 }
 
 /// What the Markdown report's folder holds, and how to free its name, for refusals.
 const FIGURES: &str = "the report's figures";
 const FIGURES_HINT: &str = "give -o a file name whose NAME_figures is free or a folder of its own";
 
+/// [`write_report`], for the campaign driver's report.
+pub(super) fn write_paper(
+    db: &Path,
+    to: (&Path, Format),
+    blocks: &[report::paper::Block],
+    counted: &str,
+) -> Result<String, Failure> {
+    Ok(write_report(db, to, blocks, counted)?)
+}
+
 /// Writes a report's blocks to `output`: one HTML page, or Markdown with its figures in a
 /// folder of their own beside it.
-pub(super) fn write_paper(
+fn write_report(
     db: &Path,
     (output, format): (&Path, Format),
     blocks: &[report::paper::Block],
     counted: &str,
-) -> Result<String, Failure> {
+) -> Result<String, Error> {
     let write = |path: &Path, text: &str| super::output::write(path, text.as_bytes(), db, "-o");
     if format == Format::Md {
         // The figures go in a folder of their own beside the report, named after it, so that a
@@ -402,7 +510,7 @@ pub(super) fn write_paper(
 
 /// `export`: the runs named (every one when none is), as CSV or IOR's JSON, printed or
 /// written to `output`.
-fn export(db: &Path, names: &[String], format: super::ExportFormat, output: Option<&Path>) -> Result<String, Failure> {
+fn export(db: &Path, names: &[String], format: super::ExportFormat, output: Option<&Path>) -> Result<String, Error> {
     if let Some(path) = output {
         super::output::check(path, db, "-o")?;
     }
@@ -412,7 +520,7 @@ fn export(db: &Path, names: &[String], format: super::ExportFormat, output: Opti
         runs.extend(side(&store, name)?);
     }
     if names.is_empty() {
-        runs = store.load_readable(&store.list()?.iter().map(|r| r.id).collect::<Vec<_>>())?;
+        runs = store.load_readable(&store.select(&Default::default())?)?;
     }
     warn_unreadable(&store);
     runs.sort_by_key(|r| r.id);
@@ -421,10 +529,9 @@ fn export(db: &Path, names: &[String], format: super::ExportFormat, output: Opti
         super::ExportFormat::Csv => report::export::phases_csv(&runs),
         super::ExportFormat::IorJson => {
             if let Some(r) = runs.iter().find(|r| r.workload.data().is_none()) {
-                return Err(Failure::new(
+                return Err(Error::refused(
                     format!("run {} is a metadata run: IOR's JSON holds data runs", r.id.unwrap_or_default()),
                     "name data runs, or use --format csv",
-                    2,
                 ));
             }
             iosurvey::compat::layout::ior::of_runs(&runs)
@@ -439,7 +546,7 @@ fn export(db: &Path, names: &[String], format: super::ExportFormat, output: Opti
     }
 }
 
-fn compare(db: &Path, names: &[String], (format, wide): (Format, bool)) -> Result<String, Failure> {
+fn compare(db: &Path, names: &[String], (format, wide): (Format, bool)) -> Result<String, Error> {
     let store = Store::open_existing(db)?;
     let matrices: Vec<i64> = names
         .iter()
@@ -455,10 +562,9 @@ fn compare(db: &Path, names: &[String], (format, wide): (Format, bool)) -> Resul
             return Ok(render_fitted(analysis::matrix::compare(&a, &b), (format, wide)));
         }
         _ => {
-            return Err(Failure::new(
+            return Err(Error::refused(
                 "a matrix is compared with one other matrix only",
                 "give two matrices, e.g. 'iosurvey compare m2 m1'",
-                2,
             ))
         }
     }
@@ -490,163 +596,31 @@ fn compare(db: &Path, names: &[String], (format, wide): (Format, bool)) -> Resul
     Ok(render_fitted(report, (format, wide)))
 }
 
-fn lead_prints<T: Team>(team: &T, f: impl FnOnce() -> Result<String, Failure>) -> Result<(), Failure> {
+fn lead_prints<T: Team>(team: &T, f: impl FnOnce() -> Result<String, Error>) -> Result<(), Error> {
     if let Some(text) = on_lead(team, f)? {
         out!("{text}");
     }
     Ok(())
 }
 
-fn to_json<T: serde::Serialize>(v: &T) -> Result<String, Failure> {
+pub(super) fn to_json<T: serde::Serialize>(v: &T) -> Result<String, Error> {
     serde_json::to_string_pretty(v)
         .map(|s| iosurvey::escape::json(s) + "\n")
-        .map_err(|e| Failure::new(e, "report this as a bug", 1))
+        .map_err(|e| Error::failed(e, "report this as a bug"))
 }
 
 /// A metadata command as the run it is (see `MetaArgs::to_run`).
-pub(super) fn meta_run(a: &MetaArgs) -> Result<RunArgs, Failure> {
-    Ok(a.to_run()?)
+pub(super) fn meta_run(a: &MetaArgs) -> Result<RunArgs, Error> {
+    a.to_run()
 }
 
-/// Refuses, before anything runs, a `--json` path that could not or must not be written.
-fn check_json_path(path: &Path, db: &Path) -> Result<(), Failure> {
-    if super::output::is_stdout(path) {
-        return Ok(());
-    }
-    super::output::check(path, db, "--json")
+/// A run command's points and where they go (see `RunArgs::points`).
+pub(super) fn run_points(
+    a: &RunArgs,
+    counts: &[usize],
+    smallest: impl FnOnce(&[PathBuf]) -> u64,
+) -> Result<(plan::List, Place), Error> {
+    a.points(counts, smallest)
 }
 
-/// Writes the records as JSON: one object for a single run, an array for a sweep; `-` is
-/// standard output, which then holds that document only.
-fn write_json(path: &Path, records: &[RunRecord], sweep: bool, db: &Path) -> Result<(), Failure> {
-    let text = match (sweep, records.last()) {
-        (false, Some(r)) => to_json(r)?,
-        _ => to_json(&records)?,
-    };
-    if super::output::is_stdout(path) {
-        out!("{text}");
-        return Ok(());
-    }
-    super::output::write(path, text.as_bytes(), db, "--json")
-}
-
-fn run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<(), Failure> {
-    let played = play_run(cli, a, team)?;
-    let (records, sweep, group) = (&played.records, played.group.is_some(), played.group);
-    let to_stdout = a.team.json.as_deref().is_some_and(super::output::is_stdout);
-    if let (Some(path), false) = (&a.team.json, records.is_empty()) {
-        write_json(path, records, sweep, &cli.db)?;
-    }
-    for r in records.iter().filter(|_| !to_stdout) {
-        if cli.within.is_some() {
-            // A campaign says its own progress.
-        } else if cli.quiet {
-            outln!("run {}", r.id.unwrap_or_default());
-        } else if !sweep {
-            out!("{}", render(analysis::run(r), Format::Text));
-        }
-    }
-    if sweep && !cli.quiet && !to_stdout && !records.is_empty() {
-        out!("{}", render(analysis::sweep(group.map(|g| g.number), records), Format::Text));
-    }
-    played.outcome
-}
-
-/// What a run command played: its records (those stored, in order), its sweep group if it
-/// swept, and how it ended (the first failure, or the store's word on the sweep's end).
-pub(super) struct PlayedRun {
-    pub records: Vec<RunRecord>,
-    pub group: Option<GroupId>,
-    pub outcome: Result<(), Failure>,
-}
-
-/// Plays a run command's points (one run, or a sweep) through the library and prints
-/// nothing: `run` prints its tables, a front end its tool's layout.
-pub(super) fn play_run<T: Team>(cli: &Cli, a: &RunArgs, team: &T) -> Result<PlayedRun, Failure> {
-    on_lead(team, || match &a.team.json {
-        Some(path) => check_json_path(path, &cli.db),
-        None => Ok(()),
-    })?;
-    let played = super::opening::play(cli, &Study::Run(Box::new(a.clone())), team)?;
-    let outcome = played.failure.map_or(Ok(()), |e| Err(e.into()));
-    Ok(PlayedRun { records: played.records, group: played.group, outcome })
-}
-
-pub(super) use iosurvey::study::run::smallest_device;
-
-fn survey<T: Team>(cli: &Cli, a: &SurveyArgs, team: &T) -> Result<(), Failure> {
-    let played = super::opening::play(cli, &Study::Survey(a.clone()), team)?;
-    let records = &played.records;
-    if cli.within.is_some() {
-        // A campaign says its own progress.
-    } else if team.process() == 0 && cli.quiet {
-        // As `run -q`: the ids only.
-        for r in records {
-            outln!("run {}", r.id.unwrap_or_default());
-        }
-    } else if let (Some(group), false) = (played.group, records.is_empty()) {
-        out!("{}", render(analysis::survey(group.number, records), Format::Text));
-    }
-    for note in played.notes.iter().filter(|_| !cli.quiet) {
-        say!("iosurvey: note: {note}");
-    }
-    played.failure.map_or(Ok(()), |e| Err(e.into()))
-}
-
-fn net<T: Team>(cli: &Cli, a: &NetArgs, team: &T) -> Result<(), Failure> {
-    a.validate()?;
-    if a.serve {
-        return net_serve(a, team);
-    }
-    let store = on_lead(team, || Ok(Store::open(&cli.db)?))?;
-    let asked = net::study::Asked {
-        mode: a.mode.clone(),
-        pattern: a.pattern.clone(),
-        both_ways: a.both_ways,
-        streams: a.streams.clone(),
-        // Checked before anything ran (check_net).
-        sizes: net::sizes(&a.messages).unwrap_or_default(),
-        window: a.window,
-        transfer: a.transfer,
-        size: a.size,
-        repetitions: a.repetitions,
-        interface: a.interface.clone(),
-        zerocopy: a.zerocopy,
-        timeout: a.timeout,
-    };
-    let results = match &a.to {
-        Some(to) => net::study::client(&asked, to, team).map(|r| vec![r]),
-        None => net::study::between(&asked, team),
-    }
-    .map_err(|e| Failure::new(e.what, e.hint, e.code))?;
-    for r in results.iter().filter(|_| team.process() == 0) {
-        if let Some(store) = &store {
-            store.save_net(now_unix(), &super::opening::command_line(), r)?;
-        }
-        // Host names come from the machines: shown on the terminal, never obeyed by it.
-        outln!("{}", iosurvey::escape::visible(&r.line()));
-        for note in r.zerocopy_note().into_iter().chain(r.curve_note()).filter(|_| !cli.quiet) {
-            say!("iosurvey: note: {note}");
-        }
-    }
-    if results.iter().any(|r| r.one_node) && !cli.quiet {
-        say!("iosurvey: note: every endpoint is a process of one node: the figures are its loopback and memory, not a network");
-    }
-    Ok(())
-}
-
-/// `net --serve`: one process, no store, until interrupted or, with --once, one client.
-fn net_serve<T: Team>(a: &NetArgs, team: &T) -> Result<(), Failure> {
-    if team.processes() > 1 {
-        return Err(Failure::new("net --serve runs as one process", "start it without mpirun", 2));
-    }
-    let server = net::serve::Server {
-        bind: a.bind,
-        port: a.port,
-        once: a.once,
-        max_clients: a.max_clients,
-        limits: net::serve::Limits::default(),
-    };
-    net::serve::serve(&server, |line| say!("iosurvey: {line}"))
-        .map_err(|e| Failure::new(e, "pick a free --port, and a --bind address this host has", 1))
-}
+pub(super) use iosurvey::study::run::smallest_here;

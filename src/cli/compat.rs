@@ -1,15 +1,16 @@
 //! `iosurvey ior|mdtest|iozone ARGS`, or the binary started through a link of one of those
 //! names: the tool's command line read by the library's front end (`iosurvey::compat`) into
-//! native command lines, each parsed as if typed and played as `run`, `meta` or `matrix` play
-//! it, and the records printed in the tool's own layout. Every run is stored as any other,
-//! with the command line as typed.
+//! the studies it means (each the native command line a user could type), played as `run`,
+//! `meta` or `matrix` play them, and the records printed in the tool's own layout. Every run
+//! is stored as any other, with the command line as typed.
 
-use super::commands::{meta_run, play_run};
-use super::opening::on_lead;
 use super::{Cli, Command, Failure};
 use iosurvey::compat::{self, ior, iozone, layout, mdtest, CompatError, Native, Tool};
 use iosurvey::record::RunRecord;
 use iosurvey::store::Store;
+use iosurvey::study::hint::{Command as Cmd, Flags, Respelled};
+use iosurvey::study::play::on_lead;
+use iosurvey::study::{Error, Made, Study};
 use iosurvey::team::Team;
 use std::ffi::OsString;
 
@@ -66,57 +67,14 @@ fn spelling(tool: Tool, args: &[String]) -> Vec<(String, String)> {
         .collect()
 }
 
-/// What each front end takes, for `--help`.
-fn help(tool: Tool) -> &'static str {
-    match tool {
-        Tool::Ior => IOR_HELP,
-        Tool::Mdtest => MDTEST_HELP,
-        Tool::Iozone => IOZONE_HELP,
-    }
-}
-
-const IOR_HELP: &str = "\
-iosurvey ior: IOR's command line, run as the iosurvey run it means, printed in IOR's layout
-Usage: iosurvey ior [IOR OPTIONS] [--tasks N] [--engine E] [--label L] [--db PATH] [--no-space-check]
-       (or the binary started through a link named ior; under MPI, a task per rank)
-
-IOR options taken: -a POSIX -b -t -s -F -C -Q -Z -X -z -e -Y -D -k -K -E -i -d -w -r -W -R -G
-  -o -v -N -c -g -O stoneWallingWearOut=1,summaryFormat=JSON|CSV,summaryFile=PATH
-  --posix.odirect --random-offset-seed -f SCRIPT (IOR START ... RUN ... IOR STOP)
-iosurvey's own: --tasks N (threads per process), --engine E, --label L, --db PATH,
-  --no-space-check
-Files are iosurvey's own names in -o's directory; -v prints the native command.
-Options IOR has and iosurvey does not take are refused with the nearest native option;
-those measured differently are noted once on stderr.
-";
-
-const MDTEST_HELP: &str = "\
-iosurvey mdtest: mdtest's command line, run as the iosurvey meta it means, printed as mdtest does
-Usage: iosurvey mdtest [MDTEST OPTIONS] [--tasks N] [--label L] [--db PATH] [--no-space-check]
-
-mdtest options taken: -n -I -u -d (with @) -z -b -L -F -D -w -e -y -C -T -E -r -N -W -i -X -P
-  -Y -B -Z -t -v -V -a POSIX
-Without -u the tasks share one directory, as in mdtest.
-";
-
-const IOZONE_HELP: &str = "\
-iosurvey iozone: IOzone's command line, run as the iosurvey matrix it means, printed as IOzone does
-Usage: iosurvey iozone [IOZONE OPTIONS] [--label L] [--db PATH] [--no-space-check]
-
-IOzone options taken: -a -A -z -g -n -y -q -i N (0 to 12) -r -s -t -T -F -c -e -x -w -I -O -+n -+k
-  -j -f -R -b FILE (CSV, not a spreadsheet) -+m FILE (a host per thread: under MPI, the
-  launch's nodes must be the list's hosts, which it takes round-robin as iosurvey places tasks)
-Sizes without a unit are KiB, as in IOzone.
-";
-
-/// The front end's notes and its commands as iosurvey's parsed command lines.
+/// The front end's studies, with the command line's globals (the store, -q) to play them by.
 struct Front<S> {
     native: Native<S>,
-    clis: Vec<Cli>,
+    cli: Cli,
 }
 
-fn refused(e: CompatError) -> Failure {
-    Failure::new(e.to_string(), e.hint, 2)
+fn refused(e: CompatError) -> Error {
+    Error::refused(e.to_string(), e.hint)
 }
 
 /// Reads a file the tool's line names (an IOR script, an IOzone client list): a regular file
@@ -130,88 +88,76 @@ fn small_file(path: &str) -> Result<String, String> {
 
 /// IOzone's threads over the ranks of a launch: each process runs its share as threads, so
 /// the team holds the threads asked for, not that many per rank.
-fn per_rank(mut native: Native<iozone::Settings>) -> Result<Native<iozone::Settings>, Failure> {
+fn per_rank(mut native: Native<iozone::Settings>) -> Result<Native<iozone::Settings>, Error> {
     let Some((_, ranks)) = iosurvey::team::launched_as_many(|v| std::env::var(v).ok()) else { return Ok(native) };
-    for words in &mut native.commands {
+    for (study, words) in native.studies.iter_mut().zip(&mut native.commands) {
+        let Study::Matrix(a) = study else { continue };
+        let threads = a.tasks as u64;
+        if threads % ranks != 0 {
+            return Err(Error::refused(
+                format!("iozone -t {threads} does not share evenly over the launch's {ranks} ranks"),
+                "give -t a multiple of the ranks, e.g. -t equal to mpirun's -np",
+            ));
+        }
+        a.tasks = (threads / ranks) as usize;
+        // The native line says so too, for -v.
         if let Some(at) = words.iter().position(|w| w == "--tasks") {
-            let threads: u64 = words[at + 1].parse().unwrap_or(1);
-            if threads % ranks != 0 {
-                return Err(Failure::new(
-                    format!("iozone -t {threads} does not share evenly over the launch's {ranks} ranks"),
-                    "give -t a multiple of the ranks, e.g. -t equal to mpirun's -np",
-                    2,
-                ));
-            }
-            words[at + 1] = (threads / ranks).to_string();
+            words[at + 1] = a.tasks.to_string();
         }
     }
     Ok(native)
 }
 
-/// Each native command line parsed as if typed.
-fn parsed<S>(native: Native<S>) -> Result<Front<S>, Failure> {
-    let mut clis = Vec::new();
-    for words in &native.commands {
-        let argv = std::iter::once("iosurvey".to_string()).chain(words.iter().cloned());
-        let cli =
-            super::parser().try_get_matches_from(argv).and_then(|m| super::from_matches(&m)).map_err(|e| Failure {
-                line: Some(format!(
-                    "{} (as {})",
-                    super::parse_error_line(&super::clap_text(&e)),
-                    compat::shell_line(words)
-                )),
-                code: 2,
-            })?;
-        clis.push(cli);
-    }
-    Ok(Front { native, clis })
+/// The command line's globals for a front end's studies: the store its line names, and -q
+/// before the tool's name.
+fn ready<S>(native: Native<S>, quiet: bool) -> Front<S> {
+    let db = native.store.clone().unwrap_or_else(|| "iosurvey.db".into());
+    // Each study is played by its own value; the command only carries the globals (a front
+    // end gives runs, a metadata run or a matrix).
+    let command = match native.studies.first() {
+        Some(Study::Meta(a)) => Command::Meta(a.clone()),
+        Some(Study::Matrix(a)) => Command::Matrix(a.clone()),
+        Some(Study::Run(a)) => Command::Run(a.clone()),
+        _ => Command::Overhead,
+    };
+    Front { native, cli: Cli { command, db, quiet, within: None, live: false } }
 }
 
-/// The command for the front end: its help, a refusal, or what it runs and prints.
+/// The command for the front end: its help, a refusal, or what it runs and prints. Its hints
+/// name the tool's flags: the user typed those, not the native ones.
 pub(super) fn main(invoked: Invoked) -> i32 {
     let Invoked { tool, args, quiet } = invoked;
     if args.iter().any(|a| a == "--help") {
-        out!("{}", help(tool));
+        out!("{}", tool.help());
         return super::finish(Ok(()));
     }
     let verbose = args.iter().any(|a| a.starts_with("-v") && a[1..].chars().all(|c| c == 'v'));
-    // A line refused before the team starts ends here, said once.
-    let refused_here = |f: Failure| super::finish(Err(f));
-    match tool {
-        Tool::Ior => match ior::parse(&args, &mut |p| small_file(p))
+    let pairs = spelling(tool, &args);
+    let base = Flags(match tool {
+        Tool::Ior => Cmd::Run,
+        Tool::Mdtest => Cmd::Meta,
+        Tool::Iozone => Cmd::Matrix,
+    });
+    let spelled = Respelled { base: &base, pairs: &pairs };
+    let said = |e: Error| Failure::closing(e, &spelled);
+    let played = match tool {
+        Tool::Ior => ior::parse(&args, &mut |p| small_file(p))
             .map_err(refused)
-            .and_then(parsed)
-            .map(|f| ready(f, tool, &args, quiet))
-        {
-            Ok(f) => super::execute(|team| play_ior(&f, verbose, team)),
-            Err(e) => refused_here(e),
-        },
-        Tool::Mdtest => {
-            match mdtest::parse(&args).map_err(refused).and_then(parsed).map(|f| ready(f, tool, &args, quiet)) {
-                Ok(f) => super::execute(|team| play_mdtest(&f, verbose, team)),
-                Err(e) => refused_here(e),
-            }
-        }
-        Tool::Iozone => {
-            match iozone::parse(&args, &mut |p| small_file(p))
-                .map_err(refused)
-                .and_then(per_rank)
-                .and_then(parsed)
-                .map(|f| ready(f, tool, &args, quiet))
-            {
-                Ok(f) => super::execute(|team| play_iozone(&f, verbose, team)),
-                Err(e) => refused_here(e),
-            }
-        }
-    }
-}
-
-/// A front end's commands, ready to play: from here on the hints name the tool's flags (the
-/// user typed those, not the native ones), and `-q` before the tool's name is each command's.
-fn ready<S>(mut f: Front<S>, tool: Tool, args: &[String], quiet: bool) -> Front<S> {
-    super::hints::speak(spelling(tool, args));
-    f.clis.iter_mut().for_each(|c| c.quiet |= quiet);
-    f
+            .map(|n| ready(n, quiet))
+            .map(|f| super::execute(|team| play_ior(&f, verbose, team).map_err(said))),
+        Tool::Mdtest => mdtest::parse(&args)
+            .map_err(refused)
+            .map(|n| ready(n, quiet))
+            .map(|f| super::execute(|team| play_mdtest(&f, verbose, team).map_err(said))),
+        Tool::Iozone => iozone::parse(&args, &mut |p| small_file(p))
+            .map_err(refused)
+            .and_then(per_rank)
+            .map(|n| ready(n, quiet))
+            .map(|f| super::execute(|team| play_iozone(&f, verbose, team).map_err(said))),
+    };
+    // A line refused before the team starts ends here, said once: its hint names the native
+    // option nearest to the tool's on purpose.
+    played.unwrap_or_else(|e| super::finish(Err(Failure::closing(e, &iosurvey::study::error::Plain))))
 }
 
 /// Says the notes, and with -v the native commands, on the lead.
@@ -228,7 +174,7 @@ fn say_notes<T: Team, S>(f: &Front<S>, verbose: bool, team: &T) {
 }
 
 /// Prints `text` on the lead: to standard output, or to the file a tool's option named.
-fn print_lead<T: Team>(team: &T, cli: &Cli, text: String, file: Option<&str>) -> Result<(), Failure> {
+fn print_lead<T: Team>(team: &T, cli: &Cli, text: String, file: Option<&str>) -> Result<(), Error> {
     on_lead(team, || match file {
         Some(path) => super::output::write(std::path::Path::new(path), text.as_bytes(), &cli.db, "-O summaryFile"),
         None => {
@@ -239,53 +185,49 @@ fn print_lead<T: Team>(team: &T, cli: &Cli, text: String, file: Option<&str>) ->
     .map(|_| ())
 }
 
-fn play_ior<T: Team>(f: &Front<ior::Settings>, verbose: bool, team: &T) -> Result<(), Failure> {
+fn play_ior<T: Team>(f: &Front<ior::Settings>, verbose: bool, team: &T) -> Result<(), Error> {
     say_notes(f, verbose, team);
-    let settings = &f.native.settings;
-    if let (Some(path), Some(cli)) = (&settings.summary_file, f.clis.first()) {
+    let (settings, cli) = (&f.native.settings, &f.cli);
+    if let Some(path) = &settings.summary_file {
         // Refused before anything runs, not after.
         on_lead(team, || super::output::check(std::path::Path::new(path), &cli.db, "-O summaryFile"))?;
     }
-    super::hints::set_command(super::hints::Cmd::Run);
     let mut done: Vec<(&ior::Test, RunRecord)> = Vec::new();
     let mut outcome = Ok(());
-    for (cli, test) in f.clis.iter().zip(&settings.tests) {
-        let Command::Run(a) = &cli.command else { continue };
-        let played = play_run(cli, a, team)?;
+    for (study, test) in f.native.studies.iter().zip(&settings.tests) {
+        let played = super::studies::played(cli, study, team)?;
         done.extend(played.records.into_iter().map(|r| (test, r)));
-        if played.outcome.is_err() {
-            outcome = played.outcome;
+        if let Some(e) = played.failure {
+            outcome = Err(e);
             break;
         }
     }
     if !done.is_empty() {
         let runs: Vec<(&ior::Test, &RunRecord)> = done.iter().map(|(t, r)| (*t, r)).collect();
         let text = layout::ior::render(settings, &runs);
-        print_lead(team, &f.clis[0], text, settings.summary_file.as_deref())?;
+        print_lead(team, cli, text, settings.summary_file.as_deref())?;
     }
     outcome
 }
 
-fn play_mdtest<T: Team>(f: &Front<mdtest::Settings>, verbose: bool, team: &T) -> Result<(), Failure> {
+fn play_mdtest<T: Team>(f: &Front<mdtest::Settings>, verbose: bool, team: &T) -> Result<(), Error> {
     say_notes(f, verbose, team);
-    super::hints::set_command(super::hints::Cmd::Meta);
-    let cli = &f.clis[0];
-    let Command::Meta(a) = &cli.command else { return Ok(()) };
-    let played = play_run(cli, &meta_run(a)?, team)?;
+    let Some(Study::Meta(a)) = f.native.studies.first() else { return Ok(()) };
+    let played = super::studies::played(&f.cli, &Study::Run(Box::new(a.to_run()?)), team)?;
     if let Some(r) = played.records.last() {
-        print_lead(team, cli, layout::mdtest::text(&f.native.settings, r), None)?;
+        print_lead(team, &f.cli, layout::mdtest::text(&f.native.settings, r), None)?;
     }
-    played.outcome
+    played.failure.map_or(Ok(()), Err)
 }
 
-fn play_iozone<T: Team>(f: &Front<iozone::Settings>, verbose: bool, team: &T) -> Result<(), Failure> {
+fn play_iozone<T: Team>(f: &Front<iozone::Settings>, verbose: bool, team: &T) -> Result<(), Error> {
     say_notes(f, verbose, team);
-    super::hints::set_command(super::hints::Cmd::Matrix);
-    let cli = &f.clis[0];
-    let Command::Matrix(a) = &cli.command else { return Ok(()) };
-    let settings = &f.native.settings;
+    let (settings, cli) = (&f.native.settings, &f.cli);
+    let Some(study @ Study::Matrix(a)) = f.native.studies.first() else { return Ok(()) };
     clients_placed(&settings.clients, team)?;
-    let (m, outcome) = super::matrix::play_matrix(cli, a, team)?;
+    let played = super::studies::played(cli, study, team)?;
+    super::studies::write_csv(cli, a.csv.as_deref(), team, &played)?;
+    let Made::Matrix(m) = &played.made else { return played.failure.map_or(Ok(()), Err) };
     let text = on_lead(team, || {
         Ok(match settings.throughput {
             Some(_) => {
@@ -297,21 +239,21 @@ fn play_iozone<T: Team>(f: &Front<iozone::Settings>, verbose: bool, team: &T) ->
                     p if p > 1 && p == m.shape.tasks => layout::iozone::Children::Processes,
                     _ => layout::iozone::Children::Threads,
                 };
-                layout::iozone::throughput(settings, &m, &runs, children)
+                layout::iozone::throughput(settings, m, &runs, children)
             }
-            None => layout::iozone::report(settings, &m),
+            None => layout::iozone::report(settings, m),
         })
     })?;
     if let Some(text) = text {
         out!("{text}");
     }
-    outcome
+    played.failure.map_or(Ok(()), Err)
 }
 
 /// Checks that IOzone's `-+m` list (a host per thread) is how this launch places its tasks:
 /// iosurvey places task i on node i mod nodes, so the list's hosts must take turns in the
 /// launch's node order; on one node every line must name one host.
-fn clients_placed<T: Team>(clients: &[String], team: &T) -> Result<(), Failure> {
+fn clients_placed<T: Team>(clients: &[String], team: &T) -> Result<(), Error> {
     if clients.is_empty() {
         return Ok(());
     }
@@ -329,18 +271,14 @@ fn clients_placed<T: Team>(clients: &[String], team: &T) -> Result<(), Failure> 
         return Ok(());
     }
     let list = distinct.iter().map(|h| h.as_str()).collect::<Vec<_>>().join(",");
-    Err(Failure::new(
-        format!(
+    Err(Error::refused(format!(
             "iozone -+m places {} threads on {} host(s) ({list}) but this launch runs on {} node(s) ({})",
             clients.len(),
             distinct.len(),
             hosts.len(),
             hosts.join(",")
-        ),
-        format!(
+        ), format!(
             "launch one rank per thread over those hosts in that order, e.g. mpirun --host {list} -np {} --map-by node iosurvey iozone ... (built with --features mpi)",
             clients.len()
-        ),
-        2,
-    ))
+        )))
 }

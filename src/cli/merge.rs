@@ -1,9 +1,9 @@
 //! `iosurvey merge A.db B.db --into eval.db`: the stores of several jobs merged into one
 //! (`Store::merge`), every input in one transaction, none of them written.
 
-use super::Failure;
 use iosurvey::store::merge::Merged;
 use iosurvey::store::{Store, StoreError};
+use iosurvey::study::Error;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -18,16 +18,15 @@ pub(super) struct MergeArgs {
     into: PathBuf,
 }
 
-pub(super) fn merge(a: &MergeArgs) -> Result<String, Failure> {
+pub(super) fn merge(a: &MergeArgs) -> Result<String, Error> {
     let into = std::fs::symlink_metadata(&a.into).ok();
     for input in &a.stores {
         check_input(input, &a.into, into.as_ref())?;
     }
     let mut store = Store::open(&a.into).map_err(|e| match e {
-        StoreError::BadPath { path, why } => Failure::new(
+        StoreError::BadPath { path, why } => Error::refused(
             format!("cannot merge into {}: {why}", path.display()),
             "give --into a regular file, or a new name in a directory you may write to",
-            2,
         ),
         e => e.into(),
     })?;
@@ -57,9 +56,9 @@ pub(super) fn merge(a: &MergeArgs) -> Result<String, Failure> {
 
 /// An input refused before anything is made: missing, a link, not a file, or the
 /// destination itself (by device and inode, whatever the path says).
-fn check_input(input: &Path, into: &Path, there: Option<&std::fs::Metadata>) -> Result<(), Failure> {
+fn check_input(input: &Path, into: &Path, there: Option<&std::fs::Metadata>) -> Result<(), Error> {
     let name = input.display();
-    let refuse = |why: &str, hint: &str| Failure::new(format!("cannot merge {name}: {why}"), hint, 2);
+    let refuse = |why: &str, hint: &str| Error::refused(format!("cannot merge {name}: {why}"), hint);
     let meta = std::fs::symlink_metadata(input).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => refuse("it does not exist", "name a store that exists (each job's --db)"),
         _ => refuse(&e.to_string(), "name a store you may read"),
@@ -101,11 +100,10 @@ fn said(input: &Path, m: &Merged) -> String {
     line + "\n"
 }
 
-/// The destination this command made, while the merge into it goes on.
-static MADE: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
-
+/// The destination this command made, while the merge into it goes on (see
+/// `process::MERGING`).
 fn made_here() -> std::sync::MutexGuard<'static, Option<PathBuf>> {
-    MADE.lock().unwrap_or_else(|p| p.into_inner())
+    super::process::MERGING.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// For a signal that ends a merge: its private copies removed, and the destination it made

@@ -28,13 +28,10 @@ macro_rules! outln {
     };
 }
 
-/// Whether the command's closing error line has been said.
-static SPOKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
 /// Says the command's one closing error line, unless a path that ended it first said one.
 macro_rules! say_error {
     ($($arg:tt)*) => {{
-        if !SPOKEN.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        if !$crate::cli::process::CLOSED.swap(true, std::sync::atomic::Ordering::SeqCst) {
             say!("iosurvey: error: {}", format!($($arg)*));
         }
     }};
@@ -45,26 +42,27 @@ mod commands;
 mod compat;
 mod hints;
 mod import;
-mod io500;
-mod matrix;
 mod merge;
 mod opening;
 mod output;
 mod package;
+mod process;
 mod progress;
 mod stdout;
-mod targets;
+mod studies;
 mod train;
 mod width;
 
 use clap::{Args, Parser, Subcommand};
-use iosurvey::engine::{Cancel, EngineError};
+use iosurvey::engine::EngineError;
 use iosurvey::runner::RunError;
 use iosurvey::spec::SpecError;
 use iosurvey::store::StoreError;
-use iosurvey::study::common::engine_arg;
+use iosurvey::study::error::Plain;
+use iosurvey::study::{Error, Kind, Spelling};
 use iosurvey::study::{Io500Args, MatrixArgs, MetaArgs, NetArgs, RunArgs, SurveyArgs, TargetArgs, TargetsArgs};
 use iosurvey::sys::signal;
+use process::{CANCEL, ENDING, LEAD, LEFTOVERS, ONE_OF_MANY, RUNNING};
 use std::path::PathBuf;
 
 const EXAMPLES: &str = "\
@@ -485,7 +483,10 @@ struct ReportFilter {
     until: Option<i64>,
 }
 
-/// An error for the user: one line (none on processes other than the lead), and an exit code.
+/// An error for the user as the campaign driver still takes it: one line (none on processes
+/// other than the lead), and an exit code. Every other command's error is a typed
+/// `iosurvey::study::Error` until it is said, through [`Failure::of`] with its command's
+/// spelling.
 pub struct Failure {
     line: Option<String>,
     code: i32,
@@ -501,6 +502,25 @@ impl Failure {
         Failure { line: None, code }
     }
 
+    /// A typed error in words, said with `spelling`.
+    fn of(e: Error, spelling: &dyn Spelling) -> Self {
+        Failure { line: e.line(spelling), code: e.exit_code() }
+    }
+
+    /// A typed error as the command's closing line, said now with `spelling` and what
+    /// clean-up left said before its hint; the failure that remains is silent.
+    fn closing(mut e: Error, spelling: &dyn Spelling) -> Self {
+        if let Some(said) = e.said.as_mut() {
+            if let Some(left) = leftovers_said() {
+                said.what = format!("{}; {left}", said.what);
+            }
+        }
+        if let Some(line) = e.line(spelling) {
+            say_error!("{line}");
+        }
+        Failure::silent(e.exit_code())
+    }
+
     /// Prints the line now (once the process ends, it may be too late to be seen).
     fn said(self) -> Self {
         if let Some(line) = &self.line {
@@ -510,68 +530,49 @@ impl Failure {
     }
 }
 
-impl From<RunError> for Failure {
-    fn from(e: RunError) -> Self {
-        match e {
-            RunError::Peer { code } => Failure::silent(code),
-            RunError::Spec(e) => e.into(),
-            e => Failure::new(&e, hints::spell(&e.hint()), e.exit_code()),
-        }
+/// Errors that name no command's flags: said as they are.
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::of(e, &Plain)
     }
 }
 
-impl From<iosurvey::study::Error> for Failure {
-    fn from(e: iosurvey::study::Error) -> Self {
-        let spelling = iosurvey::study::hint::Flags(hints::current());
-        Failure { line: e.line(&spelling), code: e.exit_code() }
+impl From<RunError> for Failure {
+    fn from(e: RunError) -> Self {
+        Error::from(e).into()
     }
 }
 
 impl From<SpecError> for Failure {
     fn from(e: SpecError) -> Self {
-        Failure::new(&e, hints::spell(&e.hint()), 2)
+        Error::from(e).into()
     }
 }
 
 impl From<EngineError> for Failure {
     fn from(e: EngineError) -> Self {
-        Failure::new(&e, hints::spell(&e.hint()), 2)
+        Error::new(Kind::Refused, &e, e.hint()).into()
     }
 }
 
 impl From<iosurvey::target::TargetError> for Failure {
     fn from(e: iosurvey::target::TargetError) -> Self {
-        Failure::new(&e, hints::spell(&e.hint()), 2)
+        Error::new(Kind::Refused, &e, e.hint()).into()
     }
 }
 
 impl From<StoreError> for Failure {
     fn from(e: StoreError) -> Self {
-        Failure::new(&e, hints::spell(&e.hint()), e.exit_code())
+        Error::from(e).into()
     }
 }
 
-/// clap's message, with the value it names as typed, control characters made visible: clap's
-/// own text leaves a value's escape sequences out (`show $'\e[31m1'` would name '1', a valid
-/// id).
-fn clap_text(e: &clap::Error) -> String {
-    let text = e.to_string();
-    match e.get(clap::error::ContextKind::InvalidValue) {
-        Some(clap::error::ContextValue::String(typed)) if typed.chars().any(char::is_control) => {
-            let stripped = clap::builder::StyledStr::from(typed.clone()).to_string();
-            text.replace(&format!("'{stripped}'"), &format!("'{}'", iosurvey::escape::visible(typed)))
-        }
-        _ => text,
-    }
-}
+use iosurvey::study::line::clap_text;
 
-/// clap's message as one line: its first line with the lines that name things (the missing
-/// arguments, say) folded in, usage and tips left out, and a hint.
+/// clap's message as one line (see `iosurvey::study::line::folded`), with a hint.
 fn parse_error_line(text: &str) -> String {
-    let what = match iosurvey::campaign::points::clap_words(text) {
-        words if words.is_empty() => "invalid arguments".to_string(),
-        words => words,
-    };
+    let what = iosurvey::study::line::folded(text);
+    // A value's own reader may have said what to do.
     if what.contains("(hint:") {
         what
     } else {
@@ -585,26 +586,9 @@ fn parse_error_line(text: &str) -> String {
 /// declares the flag sits below the engine room, so the registry is brought in here.
 fn parser() -> clap::Command {
     use clap::CommandFactory;
-    let mut cli = front_ends(Cli::command());
-    let with_engine: Vec<String> = cli
-        .get_subcommands()
-        .filter(|c| c.get_arguments().any(|a| a.get_id() == "engine"))
-        .map(|c| c.get_name().to_string())
-        .collect();
-    let help = format!(
-        "I/O interface: {} ('iosurvey engines --all' says what each is and whether this machine allows it)",
-        iosurvey::engine::backends::choices()
-    );
-    let depth = format!("Transfers each task keeps in flight ({})", iosurvey::engine::backends::queueing());
     let tests = format!("Also the engines for tests ({})", iosurvey::engine::backends::for_tests().join(", "));
-    cli = cli.mut_subcommand("engines", |c| c.mut_arg("all", |a| a.help(tests)));
-    for name in with_engine {
-        cli = cli.mut_subcommand(name, |c| {
-            c.mut_arg("engine", |a| a.value_parser(engine_arg).help(help.clone()))
-                .mut_arg("iodepth", |a| a.help(depth.clone()))
-        });
-    }
-    fitted(cli)
+    let cli = iosurvey::study::line::with_engines(front_ends(Cli::command()));
+    fitted(cli.mut_subcommand("engines", |c| c.mut_arg("all", |a| a.help(tests))))
 }
 
 /// What a user does with each command, in the order the help lists them: the top-level help
@@ -746,14 +730,11 @@ fn report_format() -> impl clap::builder::TypedValueParser<Value = iosurvey::rep
 /// phases default to a read, the only thing a device allows without a further word.
 fn from_matches(m: &clap::ArgMatches) -> Result<Cli, clap::Error> {
     use clap::FromArgMatches;
+    use iosurvey::study::line::device_reads;
     let mut cli = Cli::from_arg_matches(m)?;
-    let typed = |sub: &str| {
-        m.subcommand_matches(sub).and_then(|s| s.value_source("ops")) == Some(clap::parser::ValueSource::CommandLine)
-    };
-    let read = vec![iosurvey::spec::Op::Read];
     match &mut cli.command {
-        Command::Run(a) if a.dir.is_none() && !typed("run") => a.workload.ops = read,
-        Command::Targets(a) if a.dir.is_none() && !typed("targets") => a.workload.ops = read,
+        Command::Run(a) => device_reads(m.subcommand_matches("run"), a.dir.is_some(), &mut a.workload.ops),
+        Command::Targets(a) => device_reads(m.subcommand_matches("targets"), a.dir.is_some(), &mut a.workload.ops),
         _ => {}
     }
     Ok(cli)
@@ -806,7 +787,7 @@ pub fn main() -> i32 {
                 return 2;
             }
             prepare();
-            return finish(merge::merge(args).map(|out| out!("{out}")));
+            return finish(merge::merge(args).map(|out| out!("{out}")).map_err(|e| Failure::closing(e, &Plain)));
         }
         _ => {}
     }
@@ -845,10 +826,12 @@ fn finish(result: Result<(), Failure>) -> i32 {
     // From here on, the signal thread's stop-at-once path cannot start: one ending, one line.
     let _ending = ENDING.lock();
     let result = result.and_then(|()| match stdout::failure() {
-        Some(why) => Err(Failure::new(
-            format!("cannot write standard output: {why}"),
-            "check the file or device standard output goes to; what the command stored stays",
-            1,
+        Some(why) => Err(Failure::closing(
+            Error::failed(
+                format!("cannot write standard output: {why}"),
+                "check the file or device standard output goes to; what the command stored stays",
+            ),
+            &Plain,
         )),
         None => Ok(()),
     });
@@ -867,12 +850,6 @@ fn finish(result: Result<(), Failure>) -> i32 {
         }
     }
 }
-
-/// What clean-up could not remove, for the command's closing line.
-static LEFTOVERS: std::sync::LazyLock<iosurvey::session::Leftovers> = std::sync::LazyLock::new(Default::default);
-
-/// The stop the signal thread asks for: every session of the command obeys it.
-static CANCEL: std::sync::LazyLock<Cancel> = std::sync::LazyLock::new(Cancel::new);
 
 /// What clean-up left, as one clause, once.
 fn leftovers_said() -> Option<String> {
@@ -894,7 +871,7 @@ fn with_leftovers(line: &str, left: Option<String>) -> String {
 fn with_team(f: impl FnOnce(&iosurvey::team::mpi::MpiTeam) -> Result<(), Failure>) -> Result<(), Failure> {
     let started = std::time::Instant::now();
     let team = iosurvey::team::mpi::MpiTeam::init()
-        .map_err(|e| Failure::new(e, "check the MPI installation and launcher", 1))?;
+        .map_err(|e| Failure::from(Error::failed(e, "check the MPI installation and launcher")))?;
     let _ = commands::TEAM_START_NS.set(started.elapsed().as_nanos() as u64);
     use iosurvey::team::Team;
     ONE_OF_MANY.store(team.processes() > 1, std::sync::atomic::Ordering::Relaxed);
@@ -908,18 +885,13 @@ fn with_team(f: impl FnOnce(&iosurvey::team::local::LocalTeam) -> Result<(), Fai
     // Started by a launcher as one of several processes, a build without MPI would run that
     // many separate teams on one directory and store.
     if let Some((var, n)) = iosurvey::team::launched_as_many(|v| std::env::var(v).ok()) {
-        return Err(Failure::new(
+        return Err(Failure::from(Error::refused(
             format!("started by a launcher as one of several processes ({var}={n}), but this iosurvey was built without MPI"),
             "build with 'cargo build --release --features mpi', or start a single process",
-            2,
-        ));
+        )));
     }
     f(&iosurvey::team::local::LocalTeam)
 }
-
-/// Whether a run (or survey) is in progress, so a signal must stop it cleanly rather than end
-/// the process at once.
-pub static RUNNING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Signals that stop a run: Ctrl-C, kill, and a lost terminal or batch wrapper.
 const STOPPERS: [i32; 3] = [signal::SIGINT, signal::SIGTERM, signal::SIGHUP];
@@ -984,16 +956,6 @@ fn catch_interrupts() {
         set.unblock();
     }
 }
-
-/// Held by whichever path ends the process: the normal return from a command, or the
-/// signal thread stopping at once.
-static ENDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// Whether this process is one of several of an MPI job, where a signal ends it at once.
-static ONE_OF_MANY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Whether this process leads its team: it holds the target and the store, and speaks.
-static LEAD: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
 fn signal_name(sig: i32) -> &'static str {
     match sig {

@@ -1,11 +1,9 @@
-//! What every measuring command does before its study: its workloads checked before anything
-//! is made, and a library session opened with the command line's settings, its notes said.
+//! What every measuring command hands its study: the command line's settings as the study's
+//! context, and an observer that says its warnings and progress on stderr.
 
-use super::{progress, Cli, Failure, TargetArgs};
+use super::{progress, Cli, Failure};
 use iosurvey::plan::Step;
 use iosurvey::runner::Watch;
-use iosurvey::session::{Place, Session};
-use iosurvey::spec::Workload;
 use iosurvey::study::play::{Context, Observer, Outcome};
 use iosurvey::study::{Kind, Study};
 use iosurvey::team::Team;
@@ -108,39 +106,17 @@ impl Observer for Said {
         let per_round = per_round.max(1);
         self.progress = Some(Progress { per_round, rounds, begun: 0, start: std::time::Instant::now() });
     }
+
+    fn progress(&mut self, line: &str) {
+        if !self.quiet {
+            say!("iosurvey: {line}");
+        }
+    }
 }
 
 /// Plays a study through the library, what it says said on stderr.
-pub(super) fn play<T: Team>(cli: &Cli, study: &Study, team: &T) -> Result<Outcome, Failure> {
-    Ok(iosurvey::study::play(&context(cli), study, team, &mut Said::new(cli.quiet))?)
-}
-
-/// Opens the command's session in `place` and says the target's notes. `check` holds the
-/// workloads whose metadata phase order must suit what the target holds.
-pub(super) fn open<'t, T: Team>(
-    cli: &'t Cli,
-    team: &'t T,
-    (place, target): (Place, &TargetArgs),
-    threads: usize,
-    check: Vec<Workload>,
-) -> Result<Session<'t, T>, Failure> {
-    let said = &mut Said::new(cli.quiet);
-    Ok(iosurvey::study::play::open(&context(cli), team, (place, target), (threads, check), said)?)
-}
-
-/// Checks every workload a command will run before it makes anything (see
-/// `iosurvey::study::play::precheck_all`), its warning said.
-pub(super) fn precheck_all<'w, T: Team>(
-    team: &T,
-    threads: usize,
-    workloads: impl IntoIterator<Item = &'w Workload>,
-) -> Result<(), Failure> {
-    Ok(iosurvey::study::play::precheck_all(team, threads, workloads, &mut Said::new(false))?)
-}
-
-/// One warning line when `threads` tasks in this process far exceed the cores it may use.
-pub(super) fn warn_crowded<T: Team>(team: &T, threads: usize) {
-    if let Some(line) = iosurvey::study::play::crowded(team, threads) {
-        say!("iosurvey: warning: {line}");
-    }
+pub(super) fn play<T: Team>(cli: &Cli, study: &Study, team: &T) -> Result<Outcome, iosurvey::study::Error> {
+    // A server's log of its clients is what it is run for: said even with -q.
+    let quiet = cli.quiet && !matches!(study, Study::Net(a) if a.serve);
+    iosurvey::study::play(&context(cli), study, team, &mut Said::new(quiet))
 }

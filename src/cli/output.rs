@@ -4,7 +4,7 @@
 //! SQLite database, and never half: the text goes to a new file beside it, which is then
 //! renamed over the name (a rename replaces a link, it never follows one).
 
-use super::Failure;
+use iosurvey::study::Error;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
@@ -51,19 +51,17 @@ fn noun(what: &str) -> &'static str {
 
 /// Refuses, before anything runs, an output that could not or must not be written. `what`
 /// names the option ("--json", "-o").
-pub(super) fn check(path: &Path, store: &Path, what: &str) -> Result<(), Failure> {
+pub(super) fn check(path: &Path, store: &Path, what: &str) -> Result<(), Error> {
     if let Some(why) = refusal(path, store) {
-        return Err(Failure::new(
+        return Err(Error::refused(
             format!("refusing to write {} to {}: {why}", noun(what), path.display()),
             format!("give {what} a new file name"),
-            2,
         ));
     }
     iosurvey::env::writable_file(path).map_err(|why| {
-        Failure::new(
+        Error::refused(
             format!("cannot write {} to {}: {why}", noun(what), path.display()),
             format!("pick a writable {what} path"),
-            2,
         )
     })
 }
@@ -72,8 +70,8 @@ pub(super) fn check(path: &Path, store: &Path, what: &str) -> Result<(), Failure
 /// figures, a campaign's batch jobs): made when missing, refused when it is a link (a file written into it would land
 /// wherever the link points) or anything but a directory. Checked again before each file; each
 /// file in it goes through [`check`] and [`write`], which keep the store safe.
-pub(super) fn folder(path: &Path, what: &str, hint: &str) -> Result<(), Failure> {
-    let refuse = |why: &str| Failure::new(format!("refusing to write {what} into {}: {why}", path.display()), hint, 2);
+pub(super) fn folder(path: &Path, what: &str, hint: &str) -> Result<(), Error> {
+    let refuse = |why: &str| Error::refused(format!("refusing to write {what} into {}: {why}", path.display()), hint);
     // "link/" names what the link points to: its trailing slash would follow the link.
     let path: &Path = &path.components().collect::<PathBuf>();
     match std::fs::symlink_metadata(path) {
@@ -83,7 +81,7 @@ pub(super) fn folder(path: &Path, what: &str, hint: &str) -> Result<(), Failure>
         Ok(meta) if !meta.is_dir() => Err(refuse("it is not a directory")),
         Ok(_) => Ok(()),
         Err(_) => std::fs::create_dir(path)
-            .map_err(|e| Failure::new(format!("cannot make {}: {e}", path.display()), "pick a writable place", 2)),
+            .map_err(|e| Error::refused(format!("cannot make {}: {e}", path.display()), "pick a writable place")),
     }
 }
 
@@ -109,13 +107,12 @@ pub(super) fn remove_stale_figures(folder: &Path, keep: &[&str]) {
 
 /// Writes `text` to `path` whole or not at all, after checking it again (the name may have
 /// changed since the run began).
-pub(super) fn write(path: &Path, text: &[u8], store: &Path, what: &str) -> Result<(), Failure> {
+pub(super) fn write(path: &Path, text: &[u8], store: &Path, what: &str) -> Result<(), Error> {
     check(path, store, what)?;
     let failed = |e: std::io::Error| {
-        Failure::new(
+        Error::failed(
             format!("cannot write {} to {}: {e}", noun(what), path.display()),
             format!("pick a writable {what} path"),
-            1,
         )
     };
     let name = path.file_name().ok_or_else(|| failed(std::io::ErrorKind::InvalidInput.into()))?;
@@ -147,11 +144,9 @@ pub(super) fn write(path: &Path, text: &[u8], store: &Path, what: &str) -> Resul
     Ok(())
 }
 
-/// The new file an output is being written to, until it is renamed over its name.
-static PENDING: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
-
+/// The new file an output is being written to (see `process::PENDING`).
 fn pending() -> std::sync::MutexGuard<'static, Option<PathBuf>> {
-    PENDING.lock().unwrap_or_else(|p| p.into_inner())
+    super::process::PENDING.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Removes an output's new file that a signal ends the process in the middle of: the old

@@ -176,7 +176,7 @@ pub fn parse(
     let mut own = Own::default();
     let typed = read(TOOL, args, FLAGS, &mut own)?;
     let mut state = State::default();
-    let mut out = Native {
+    let mut out = Words {
         commands: Vec::new(),
         notes: Vec::new(),
         settings: Settings { command_line: format!("ior {}", args.join(" ")), ..Settings::default() },
@@ -219,7 +219,14 @@ pub fn parse(
         }
         None => push_test(&state, &own, &mut out)?,
     }
-    Ok(out)
+    Native::read(TOOL, out.commands, out.notes, out.settings)
+}
+
+/// What the line says so far: the native command lines, the notes, IOR's own settings.
+struct Words {
+    commands: Vec<Vec<String>>,
+    notes: Vec<String>,
+    settings: Settings,
 }
 
 /// The lines between `IOR START` and `IOR STOP`, comments and blanks left out.
@@ -309,28 +316,55 @@ fn script_flag(line: &str) -> Result<Typed, String> {
 }
 
 /// Applies one flag to the state, or refuses it.
-fn apply(s: &mut State, flag: &Typed, out: &mut Native<Settings>) -> Result<(), CompatError> {
-    let notes = &mut out.notes;
-    let shown = flag.shown();
+fn apply(s: &mut State, flag: &Typed, out: &mut Words) -> Result<(), CompatError> {
     match flag.name {
         "switch-off" => switch_off(s, flag.value.as_deref().unwrap_or("")),
-        "a" => match flag.value.as_deref().unwrap_or("").to_ascii_uppercase().as_str() {
-            "POSIX" => {}
-            "MPIIO" => {
-                return Err(refuse(
-                    format!("{shown}: iosurvey has no MPI-IO interface yet"),
-                    "give -a POSIX; iosurvey run --engine sync, io_uring or libaio for other interfaces",
-                ))
-            }
-            "MMAP" => return Err(not_taken(TOOL, flag, "iosurvey run --engine mmap")),
-            other => return Err(refuse(format!("{shown}: iosurvey has no {other} interface"), "give -a POSIX")),
-        },
+        "a" => interface(flag)?,
         "A" => s.ref_num = number(TOOL, flag)?,
         "b" => s.block = size(TOOL, flag)?,
         "t" => s.transfer = size(TOOL, flag)?,
         "s" => s.segments = number(TOOL, flag)?,
         "F" => s.file_per_proc = true,
         "C" => s.reorder = true,
+        "z" => s.random = true,
+        "random-offset-seed" => s.seed = Some(number(TOOL, flag)?),
+        "e" => s.fsync = true,
+        "Y" => s.fsync_each = true,
+        "D" => s.stonewall = Some(number(TOOL, flag)?).filter(|&secs| secs > 0),
+        "O" => options(s, flag, out)?,
+        "k" => s.keep = true,
+        "i" => s.repetitions = number(TOOL, flag)?,
+        "w" => s.write = true,
+        "r" => s.read = true,
+        "G" => s.signature = Some(number::<i64>(TOOL, flag)? as u64),
+        "o" => s.test_file = flag.value.clone().unwrap_or_default(),
+        "v" => s.verbose += 1,
+        "N" => s.num_tasks = Some(number(TOOL, flag)?).filter(|&n| n > 0),
+        "posix.odirect" => s.direct = true,
+        _ => noted(s, flag, &mut out.notes)?,
+    }
+    Ok(())
+}
+
+/// `-a`: the interface, POSIX's alone.
+fn interface(flag: &Typed) -> Result<(), CompatError> {
+    let shown = flag.shown();
+    match flag.value.as_deref().unwrap_or("").to_ascii_uppercase().as_str() {
+        "POSIX" => Ok(()),
+        "MPIIO" => Err(refuse(
+            format!("{shown}: iosurvey has no MPI-IO interface yet"),
+            "give -a POSIX; iosurvey run --engine sync, io_uring or libaio for other interfaces",
+        )),
+        "MMAP" => Err(not_taken(TOOL, flag, "iosurvey run --engine mmap")),
+        other => Err(refuse(format!("{shown}: iosurvey has no {other} interface"), "give -a POSIX")),
+    }
+}
+
+/// The flags iosurvey takes and measures differently from IOR (each said once, as a note),
+/// and those it refuses.
+fn noted(s: &mut State, flag: &Typed, notes: &mut Vec<String>) -> Result<(), CompatError> {
+    let shown = flag.shown();
+    match flag.name {
         "Q" => {
             let offset: u64 = number(TOOL, flag)?;
             if offset != 1 {
@@ -353,13 +387,6 @@ fn apply(s: &mut State, flag: &Typed, out: &mut Native<Settings>) -> Result<(), 
                 format!("{shown}: the seed of -Z's random order has no use: a task reads the next node's data"),
             );
         }
-        "z" => s.random = true,
-        "random-offset-seed" => s.seed = Some(number(TOOL, flag)?),
-        "e" => s.fsync = true,
-        "Y" => s.fsync_each = true,
-        "D" => s.stonewall = Some(number(TOOL, flag)?).filter(|&secs| secs > 0),
-        "O" => options(s, flag, out)?,
-        "k" => s.keep = true,
         "K" => note(
             notes,
             format!("{shown}: iosurvey removes its files after a failed run as after any other (use -k to keep them)"),
@@ -367,15 +394,12 @@ fn apply(s: &mut State, flag: &Typed, out: &mut Native<Settings>) -> Result<(), 
         "E" => {
             note(notes, format!("{shown}: iosurvey writes its own files afresh; it does not reuse a file that exists"))
         }
-        "i" => s.repetitions = number(TOOL, flag)?,
         "d" => {
             s.delay_secs = number(TOOL, flag)?;
             if s.delay_secs > 0 {
                 note(notes, format!("{shown}: iosurvey does not pause between repetitions"));
             }
         }
-        "w" => s.write = true,
-        "r" => s.read = true,
         "W" => {
             s.check_write = true;
             note(
@@ -390,31 +414,29 @@ fn apply(s: &mut State, flag: &Typed, out: &mut Native<Settings>) -> Result<(), 
                 format!("{shown}: the read phase is verified as it reads, rather than read twice and compared"),
             );
         }
-        "G" => s.signature = Some(number::<i64>(TOOL, flag)? as u64),
-        "o" => s.test_file = flag.value.clone().unwrap_or_default(),
-        "v" => s.verbose += 1,
-        "N" => s.num_tasks = Some(number(TOOL, flag)?).filter(|&n| n > 0),
         "c" => note(notes, format!("{shown}: collective I/O is MPI-IO's; with -a POSIX it changes nothing, as in IOR")),
         "g" => {
             note(notes, format!("{shown}: iosurvey's tasks meet at each phase's start only, not around open and close"))
         }
-        "posix.odirect" => s.direct = true,
-        "m" => {
-            return Err(not_taken(TOOL, flag, "iosurvey run --iterations N writes a fresh set of files each iteration"))
-        }
-        "T" => return Err(not_taken(TOOL, flag, "-D SECONDS (iosurvey run --stonewall)")),
-        "u" => return Err(not_taken(TOOL, flag, "iosurvey run --dir per test")),
-        "I" | "x" | "y" | "H" | "j" | "J" | "l" | "M" | "dataPacketType" | "q" | "V" => {
-            return Err(not_taken(
-                TOOL,
-                flag,
-                "see 'iosurvey ior --help' for the IOR options iosurvey takes; iosurvey run --help for its own",
-            ))
-        }
-        "h" => return Err(refuse("-h: the help is 'iosurvey ior --help'".into(), "run iosurvey ior --help")),
-        _ => return Err(not_taken(TOOL, flag, "see 'iosurvey ior --help'")),
+        _ => return Err(refused(flag)),
     }
     Ok(())
+}
+
+/// Why iosurvey does not take an IOR flag, with the nearest native option.
+fn refused(flag: &Typed) -> CompatError {
+    match flag.name {
+        "m" => not_taken(TOOL, flag, "iosurvey run --iterations N writes a fresh set of files each iteration"),
+        "T" => not_taken(TOOL, flag, "-D SECONDS (iosurvey run --stonewall)"),
+        "u" => not_taken(TOOL, flag, "iosurvey run --dir per test"),
+        "I" | "x" | "y" | "H" | "j" | "J" | "l" | "M" | "dataPacketType" | "q" | "V" => not_taken(
+            TOOL,
+            flag,
+            "see 'iosurvey ior --help' for the IOR options iosurvey takes; iosurvey run --help for its own",
+        ),
+        "h" => refuse("-h: the help is 'iosurvey ior --help'".into(), "run iosurvey ior --help"),
+        _ => not_taken(TOOL, flag, "see 'iosurvey ior --help'"),
+    }
 }
 
 /// A script switch set to 0.
@@ -436,7 +458,7 @@ fn switch_off(s: &mut State, name: &str) {
 }
 
 /// `-O key=value[,key=value]`.
-fn options(s: &mut State, flag: &Typed, out: &mut Native<Settings>) -> Result<(), CompatError> {
+fn options(s: &mut State, flag: &Typed, out: &mut Words) -> Result<(), CompatError> {
     for pair in flag.value.as_deref().unwrap_or("").split(',').filter(|p| !p.is_empty()) {
         let (key, value) = pair
             .split_once('=')
@@ -478,7 +500,7 @@ pub fn dir_of(test_file: &str) -> String {
 }
 
 /// The state as an `iosurvey run` command line, added to the commands.
-fn push_test(s: &State, own: &Own, out: &mut Native<Settings>) -> Result<(), CompatError> {
+fn push_test(s: &State, own: &Own, out: &mut Words) -> Result<(), CompatError> {
     if s.transfer == 0 || s.block == 0 || s.block % s.transfer != 0 {
         return Err(refuse(
             format!("-b {} is not a whole number of -t {} transfers", s.block, s.transfer),

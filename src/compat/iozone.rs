@@ -156,72 +156,117 @@ pub fn parse(
     let (args, files) = split_files(args);
     let mut own = Own::default();
     let typed = read(TOOL, &args, FLAGS, &mut own)?;
-    let mut notes = Vec::new();
-    let (mut file, mut record) = (None, None);
-    let (mut min_file, mut max_file, mut min_rec, mut max_rec) = (None, None, None, None);
     // IOzone fsyncs each written file after its timing (src/iozone.c, the children's and
     // write_perf_test's untimed fsync before close).
-    let mut switches: Vec<&str> = vec!["--fsync-after"];
-    let (mut dir, mut csv, mut constant_total) = (None::<String>, None::<String>, false);
+    let mut said = Said { switches: vec!["--fsync-after"], ..Said::default() };
     for flag in &typed {
-        let shown = flag.shown();
-        match flag.name {
-            "a" => s.auto = true,
-            "A" | "z" => {
-                s.auto |= flag.name == "A";
-                switches.push("--all-records");
-            }
-            "s" => file = Some(kib_size(flag)?),
-            "r" => record = Some(kib_size(flag)?),
-            "n" => min_file = Some(kib_size(flag)?),
-            "g" => max_file = Some(kib_size(flag)?),
-            "y" => min_rec = Some(kib_size(flag)?),
-            "q" => max_rec = Some(kib_size(flag)?),
-            "i" => s.tests.push(number(TOOL, flag)?),
-            "t" => s.throughput = Some(number(TOOL, flag)?).filter(|&n: &usize| n > 0),
-            "T" => note(&mut notes, format!("{shown}: iosurvey's tasks are threads in any case")),
-            "c" => switches.push("--include-close"),
-            "e" => switches.push("--include-fsync"),
-            "w" => switches.push("--keep"),
-            "I" => switches.push("--direct"),
-            "O" => s.ops = true,
-            // IOzone's -v says its version; here it says the native command as well.
-            "v" => {}
-            "R" => s.excel = true,
-            "+n" => s.no_retests = true,
-            "x" => s.no_stonewall = true,
-            "+k" => constant_total = true,
-            "j" => {
-                let stride: u64 = number(TOOL, flag)?;
-                if stride != crate::plan::matrix::STRIDE {
-                    note(&mut notes, format!("{shown}: iosurvey's stride read steps {} records", crate::plan::matrix::STRIDE));
-                }
-            }
-            "f" => dir = Some(super::ior::dir_of(flag.value.as_deref().unwrap_or(""))),
-            "b" => {
-                csv = flag.value.clone();
-                note(&mut notes, format!("{shown}: written as CSV (every cell, a row each), not as a spreadsheet"));
-            }
-            "+m" => {
-                let path = flag.value.clone().unwrap_or_default();
-                let text = client_list(&path).map_err(|why| refuse(format!("-+m {path}: {why}"), "give a readable client list"))?;
-                s.clients = text
-                    .lines()
-                    .map(|l| l.split('#').next().unwrap_or("").trim())
-                    .filter(|l| !l.is_empty())
-                    .map(|l| l.split_whitespace().next().unwrap_or("").to_string())
-                    .collect();
-                if s.clients.is_empty() {
-                    return Err(refuse(format!("-+m {path} lists no client"), "write one line per thread: HOST DIR IOZONE"));
-                }
-            }
-            "h" => return Err(refuse("-h: the help is 'iosurvey iozone --help'".into(), "run iosurvey iozone --help")),
-            _ => return Err(super::not_taken(TOOL, flag, "see 'iosurvey iozone --help' for the IOzone options iosurvey takes; iosurvey matrix --help for its own")),
-        }
+        take(&mut s, &mut said, flag, client_list)?;
     }
     if let Some(first) = files.first() {
-        dir = Some(super::ior::dir_of(first));
+        said.dir = Some(super::ior::dir_of(first));
     }
+    let tasks = tasks(&s, &own, files.len())?;
+    s.clients.truncate(tasks);
+    let kinds = kinds(&mut s, &mut said.notes)?;
+    let out = command(&s, &said, &own, tasks, &kinds);
+    Native::read(TOOL, vec![out], said.notes, s)
+}
+
+/// What an IOzone line's flags say besides its settings, before the matrix is sized.
+#[derive(Default)]
+struct Said {
+    file: Option<u64>,
+    record: Option<u64>,
+    min_file: Option<u64>,
+    max_file: Option<u64>,
+    min_rec: Option<u64>,
+    max_rec: Option<u64>,
+    switches: Vec<&'static str>,
+    dir: Option<String>,
+    csv: Option<String>,
+    constant_total: bool,
+    notes: Vec<String>,
+}
+
+/// Takes one flag into the settings and what the line says, or refuses it.
+fn take(
+    s: &mut Settings,
+    said: &mut Said,
+    flag: &Typed,
+    client_list: &mut dyn FnMut(&str) -> Result<String, String>,
+) -> Result<(), CompatError> {
+    let shown = flag.shown();
+    let notes = &mut said.notes;
+    match flag.name {
+        "a" => s.auto = true,
+        "A" | "z" => {
+            s.auto |= flag.name == "A";
+            said.switches.push("--all-records");
+        }
+        "s" => said.file = Some(kib_size(flag)?),
+        "r" => said.record = Some(kib_size(flag)?),
+        "n" => said.min_file = Some(kib_size(flag)?),
+        "g" => said.max_file = Some(kib_size(flag)?),
+        "y" => said.min_rec = Some(kib_size(flag)?),
+        "q" => said.max_rec = Some(kib_size(flag)?),
+        "i" => s.tests.push(number(TOOL, flag)?),
+        "t" => s.throughput = Some(number(TOOL, flag)?).filter(|&n: &usize| n > 0),
+        "T" => note(notes, format!("{shown}: iosurvey's tasks are threads in any case")),
+        "c" => said.switches.push("--include-close"),
+        "e" => said.switches.push("--include-fsync"),
+        "w" => said.switches.push("--keep"),
+        "I" => said.switches.push("--direct"),
+        "O" => s.ops = true,
+        // IOzone's -v says its version; here it says the native command as well.
+        "v" => {}
+        "R" => s.excel = true,
+        "+n" => s.no_retests = true,
+        "x" => s.no_stonewall = true,
+        "+k" => said.constant_total = true,
+        "j" => {
+            let stride: u64 = number(TOOL, flag)?;
+            if stride != crate::plan::matrix::STRIDE {
+                note(notes, format!("{shown}: iosurvey's stride read steps {} records", crate::plan::matrix::STRIDE));
+            }
+        }
+        "f" => said.dir = Some(super::ior::dir_of(flag.value.as_deref().unwrap_or(""))),
+        "b" => {
+            said.csv = flag.value.clone();
+            note(notes, format!("{shown}: written as CSV (every cell, a row each), not as a spreadsheet"));
+        }
+        "+m" => s.clients = clients(flag, client_list)?,
+        "h" => return Err(refuse("-h: the help is 'iosurvey iozone --help'".into(), "run iosurvey iozone --help")),
+        _ => return Err(super::not_taken(
+            TOOL,
+            flag,
+            "see 'iosurvey iozone --help' for the IOzone options iosurvey takes; iosurvey matrix --help for its own",
+        )),
+    }
+    Ok(())
+}
+
+/// `-+m`'s hosts, a line per thread.
+fn clients(
+    flag: &Typed,
+    client_list: &mut dyn FnMut(&str) -> Result<String, String>,
+) -> Result<Vec<String>, CompatError> {
+    let path = flag.value.clone().unwrap_or_default();
+    let text = client_list(&path).map_err(|why| refuse(format!("-+m {path}: {why}"), "give a readable client list"))?;
+    let hosts: Vec<String> = text
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .map(|l| l.split_whitespace().next().unwrap_or("").to_string())
+        .collect();
+    if hosts.is_empty() {
+        return Err(refuse(format!("-+m {path} lists no client"), "write one line per thread: HOST DIR IOZONE"));
+    }
+    Ok(hosts)
+}
+
+/// The threads: -t's, no more than -+m's lines and as many as -F's names; else iosurvey's
+/// own --tasks.
+fn tasks(s: &Settings, own: &Own, files: usize) -> Result<usize, CompatError> {
     let tasks = match (s.throughput, s.clients.len()) {
         (Some(t), n) if n > 0 && n < t => {
             return Err(refuse(
@@ -233,26 +278,14 @@ pub fn parse(
         (None, 0) => own.tasks.unwrap_or(1),
         (None, _) => return Err(refuse("-+m needs -t THREADS".into(), "give -t, e.g. -t 16")),
     };
-    s.clients.truncate(tasks);
-    if !files.is_empty() && s.throughput.is_some_and(|t| files.len() != t) {
-        return Err(refuse(format!("-F names {} files for -t {}", files.len(), tasks), "give one name per thread"));
+    if files > 0 && s.throughput.is_some_and(|t| files != t) {
+        return Err(refuse(format!("-F names {files} files for -t {tasks}"), "give one name per thread"));
     }
-    // IOzone's own defaults: automatic mode's grid, or a single 512 KiB file of 4 KiB records.
-    let (auto_files, auto_recs) = ((64 << 10, 512 << 20), (4 << 10, 16 << 20));
-    let one = (512 << 10, 4 << 10);
-    let mut files_range = match (file, s.auto) {
-        (Some(f), _) => (f, f),
-        (None, true) => (min_file.unwrap_or(auto_files.0), max_file.unwrap_or(auto_files.1)),
-        (None, false) => (one.0, one.0),
-    };
-    let recs = match (record, s.auto) {
-        (Some(r), _) => (r, r),
-        (None, true) => (min_rec.unwrap_or(auto_recs.0), max_rec.unwrap_or(auto_recs.1)),
-        (None, false) => (one.1, one.1),
-    };
-    if constant_total {
-        files_range = (files_range.0 / tasks as u64, files_range.1 / tasks as u64);
-    }
+    Ok(tasks)
+}
+
+/// The matrix's kinds for the tests asked (every one by default), each once, with their notes.
+fn kinds(s: &mut Settings, notes: &mut Vec<String>) -> Result<Vec<&'static str>, CompatError> {
     if s.tests.is_empty() {
         s.tests = (0..=12).collect();
     }
@@ -261,16 +294,38 @@ pub fn parse(
         let (ks, said) = kinds_of(test, s.no_retests)?;
         kinds.extend(ks.into_iter().filter(|k| !kinds.contains(k)).collect::<Vec<_>>());
         if let Some(said) = said {
-            note(&mut notes, said);
+            note(notes, said);
         }
     }
     if !s.tests.contains(&0) && !s.tests.contains(&9) {
         note(
-            &mut notes,
+            notes,
             "each file is written first, untimed: iosurvey never reuses a file it did not write in the run".into(),
         );
     }
-    let mut out: Vec<String> = ["matrix", "--dir", dir.as_deref().unwrap_or("."), "--full"].map(String::from).to_vec();
+    Ok(kinds)
+}
+
+/// The `iosurvey matrix` command line: IOzone's own defaults where the line gives no size
+/// (automatic mode's grid, or a single 512 KiB file of 4 KiB records).
+fn command(s: &Settings, said: &Said, own: &Own, tasks: usize, kinds: &[&str]) -> Vec<String> {
+    let (auto_files, auto_recs) = ((64 << 10, 512 << 20), (4 << 10, 16 << 20));
+    let one = (512 << 10, 4 << 10);
+    let mut files_range = match (said.file, s.auto) {
+        (Some(f), _) => (f, f),
+        (None, true) => (said.min_file.unwrap_or(auto_files.0), said.max_file.unwrap_or(auto_files.1)),
+        (None, false) => (one.0, one.0),
+    };
+    let recs = match (said.record, s.auto) {
+        (Some(r), _) => (r, r),
+        (None, true) => (said.min_rec.unwrap_or(auto_recs.0), said.max_rec.unwrap_or(auto_recs.1)),
+        (None, false) => (one.1, one.1),
+    };
+    if said.constant_total {
+        files_range = (files_range.0 / tasks as u64, files_range.1 / tasks as u64);
+    }
+    let mut out: Vec<String> =
+        ["matrix", "--dir", said.dir.as_deref().unwrap_or("."), "--full"].map(String::from).to_vec();
     let mut put = |flag: &str, value: String| out.extend([flag.to_string(), value]);
     put("--kinds", kinds.join(","));
     put("--min-file", files_range.0.to_string());
@@ -278,16 +333,16 @@ pub fn parse(
     put("--min-record", recs.0.to_string());
     put("--max-record", recs.1.to_string());
     put("--tasks", tasks.to_string());
-    if let Some(csv) = csv {
-        put("--csv", csv);
+    if let Some(csv) = &said.csv {
+        put("--csv", csv.clone());
     }
     if let Some(engine) = &own.engine {
         put("--stand-in", engine.clone());
     }
-    out.extend(switches.into_iter().map(String::from));
-    let own = Own { tasks: None, ..own };
+    out.extend(said.switches.iter().map(|s| s.to_string()));
+    let own = Own { tasks: None, ..own.clone() };
     out.extend(own.args());
-    Ok(Native { commands: vec![out], notes, settings: s })
+    out
 }
 
 #[cfg(test)]

@@ -119,13 +119,26 @@ pub fn parse(args: &[String]) -> Result<Native<Settings>, CompatError> {
             _ => return Err(not_taken(TOOL, flag, "see 'iosurvey mdtest --help'")),
         }
     }
+    let args = command(&settings.dir, (items, per_dir), unique, meta, &own)?;
+    note(&mut notes, "mdtest's directory rename phase is not measured".into());
+    Native::read(TOOL, vec![args], notes, settings)
+}
+
+/// The `iosurvey meta` command line the settings read mean.
+fn command(
+    dir: &str,
+    (items, per_dir): (Option<u64>, Option<u64>),
+    unique: bool,
+    meta: Vec<String>,
+    own: &Own,
+) -> Result<Vec<String>, CompatError> {
     if items.is_some() && per_dir.is_some() {
         return Err(refuse(
             "-n and -I both set the items; mdtest takes one of them".into(),
             "give -n ITEMS or -I ITEMS_PER_DIR",
         ));
     }
-    let mut args = vec!["meta".to_string(), "-d".into(), settings.dir.clone(), "--force".into()];
+    let mut args = vec!["meta".to_string(), "-d".into(), dir.to_string(), "--force".into()];
     match (items, per_dir) {
         (_, Some(per)) => args.extend(["-I".into(), per.to_string()]),
         (Some(n), None) => args.extend(["-n".into(), n.to_string()]),
@@ -142,8 +155,7 @@ pub fn parse(args: &[String]) -> Result<Native<Settings>, CompatError> {
     }
     args.extend(meta);
     args.extend(own.args());
-    note(&mut notes, "mdtest's directory rename phase is not measured".into());
-    Ok(Native { commands: vec![args], notes, settings })
+    Ok(args)
 }
 
 #[cfg(test)]

@@ -14,6 +14,8 @@ pub mod iozone;
 pub mod layout;
 pub mod mdtest;
 
+use crate::study::Study;
+use std::path::PathBuf;
 use thiserror::Error;
 
 /// The tools whose command lines iosurvey takes.
@@ -102,6 +104,15 @@ impl Tool {
         }
     }
 
+    /// What the front end takes, for `iosurvey TOOL --help`.
+    pub fn help(self) -> &'static str {
+        match self {
+            Tool::Ior => IOR_HELP,
+            Tool::Mdtest => MDTEST_HELP,
+            Tool::Iozone => IOZONE_HELP,
+        }
+    }
+
     /// Its name as typed.
     pub fn name(self) -> &'static str {
         match self {
@@ -111,6 +122,40 @@ impl Tool {
         }
     }
 }
+
+const IOR_HELP: &str = "\
+iosurvey ior: IOR's command line, run as the iosurvey run it means, printed in IOR's layout
+Usage: iosurvey ior [IOR OPTIONS] [--tasks N] [--engine E] [--label L] [--db PATH] [--no-space-check]
+       (or the binary started through a link named ior; under MPI, a task per rank)
+
+IOR options taken: -a POSIX -b -t -s -F -C -Q -Z -X -z -e -Y -D -k -K -E -i -d -w -r -W -R -G
+  -o -v -N -c -g -O stoneWallingWearOut=1,summaryFormat=JSON|CSV,summaryFile=PATH
+  --posix.odirect --random-offset-seed -f SCRIPT (IOR START ... RUN ... IOR STOP)
+iosurvey's own: --tasks N (threads per process), --engine E, --label L, --db PATH,
+  --no-space-check
+Files are iosurvey's own names in -o's directory; -v prints the native command.
+Options IOR has and iosurvey does not take are refused with the nearest native option;
+those measured differently are noted once on stderr.
+";
+
+const MDTEST_HELP: &str = "\
+iosurvey mdtest: mdtest's command line, run as the iosurvey meta it means, printed as mdtest does
+Usage: iosurvey mdtest [MDTEST OPTIONS] [--tasks N] [--label L] [--db PATH] [--no-space-check]
+
+mdtest options taken: -n -I -u -d (with @) -z -b -L -F -D -w -e -y -C -T -E -r -N -W -i -X -P
+  -Y -B -Z -t -v -V -a POSIX
+Without -u the tasks share one directory, as in mdtest.
+";
+
+const IOZONE_HELP: &str = "\
+iosurvey iozone: IOzone's command line, run as the iosurvey matrix it means, printed as IOzone does
+Usage: iosurvey iozone [IOZONE OPTIONS] [--label L] [--db PATH] [--no-space-check]
+
+IOzone options taken: -a -A -z -g -n -y -q -i N (0 to 12) -r -s -t -T -F -c -e -x -w -I -O -+n -+k
+  -j -f -R -b FILE (CSV, not a spreadsheet) -+m FILE (a host per thread: under MPI, the
+  launch's nodes must be the list's hosts, which it takes round-robin as iosurvey places tasks)
+Sizes without a unit are KiB, as in IOzone.
+";
 
 /// Why a tool's command line is not run: one line, with what to do.
 #[derive(Debug, Error, PartialEq)]
@@ -274,36 +319,52 @@ pub(crate) fn read(
                 "check the command line for a lost '-' or a value without its option",
             ));
         };
-        let mut rest = short;
-        while !rest.is_empty() {
-            let len = if rest.starts_with('+') {
-                rest.chars().take(2).map(char::len_utf8).sum()
-            } else {
-                rest.chars().next().map_or(1, char::len_utf8)
-            };
-            let name = &rest[..len.min(rest.len())];
-            rest = &rest[name.len()..];
-            let Some(flag) = find(name) else {
-                return Err(refuse(format!("has no option -{name}"), &help));
-            };
-            if flag.value {
-                let value = match rest {
-                    "" => words
-                        .next()
-                        .cloned()
-                        .ok_or_else(|| refuse(format!("-{name} needs a value"), "give a value after it"))?,
-                    inline => inline.trim_start_matches('=').to_string(),
-                };
-                if value.is_empty() {
-                    return Err(refuse(format!("-{name} needs a value"), "give a value after it"));
-                }
-                out.push(Typed { name: flag.name, value: Some(value) });
-                break;
-            }
-            out.push(Typed { name: flag.name, value: None });
-        }
+        shorts(tool, short, &mut words, table, &mut out)?;
     }
     Ok(out)
+}
+
+/// One word of short flags (`-wr`, `-b1m`, IOzone's `-+m`): switches run together, and the
+/// value of the one that takes a value from the rest of the word or the next word.
+fn shorts(
+    tool: &'static str,
+    short: &str,
+    words: &mut dyn Iterator<Item = &String>,
+    table: &[Flag],
+    out: &mut Vec<Typed>,
+) -> Result<(), CompatError> {
+    let refuse = |what: String, hint: &str| CompatError::new(tool, what, hint);
+    let help = format!("see 'iosurvey {tool} --help' for the options iosurvey takes");
+    let find = |name: &str| table.iter().find(|f| f.name == name);
+    let mut rest = short;
+    while !rest.is_empty() {
+        let len = if rest.starts_with('+') {
+            rest.chars().take(2).map(char::len_utf8).sum()
+        } else {
+            rest.chars().next().map_or(1, char::len_utf8)
+        };
+        let name = &rest[..len.min(rest.len())];
+        rest = &rest[name.len()..];
+        let Some(flag) = find(name) else {
+            return Err(refuse(format!("has no option -{name}"), &help));
+        };
+        if flag.value {
+            let value = match rest {
+                "" => words
+                    .next()
+                    .cloned()
+                    .ok_or_else(|| refuse(format!("-{name} needs a value"), "give a value after it"))?,
+                inline => inline.trim_start_matches('=').to_string(),
+            };
+            if value.is_empty() {
+                return Err(refuse(format!("-{name} needs a value"), "give a value after it"));
+            }
+            out.push(Typed { name: flag.name, value: Some(value) });
+            break;
+        }
+        out.push(Typed { name: flag.name, value: None });
+    }
+    Ok(())
 }
 
 /// A size as the tools write them: a number with an optional k, m, g or t (powers of two, as
@@ -336,16 +397,44 @@ pub(crate) fn not_taken(tool: &'static str, flag: &Typed, nearest: &str) -> Comp
     }
 }
 
-/// What a front end gives: the native command lines to play in turn (IOR scripts have several
-/// tests), and the notes to say once on stderr.
-#[derive(Debug, Clone, PartialEq)]
+/// What a front end gives: the studies to play in turn (IOR scripts have several tests), each
+/// with the native command line it is (for the user to type), and the notes to say once on
+/// stderr.
+#[derive(Debug, Clone)]
 pub struct Native<S> {
-    /// The native command lines, without the program name, one per test.
+    /// The studies, one per test, in order.
+    pub studies: Vec<Study>,
+    /// The store the line names (`--db`), if it names one.
+    pub store: Option<PathBuf>,
+    /// The native command lines, without the program name, one per study.
     pub commands: Vec<Vec<String>>,
     /// What iosurvey measures differently from the tool, said once each.
     pub notes: Vec<String>,
     /// What the output needs that the native run does not keep (the tool's own settings).
     pub settings: S,
+}
+
+impl<S> Native<S> {
+    /// The front end's native command lines, read into the studies they mean as the command
+    /// line reads them (`study::line`): what the front end plays is the native study itself.
+    pub(crate) fn read(
+        tool: &'static str,
+        commands: Vec<Vec<String>>,
+        notes: Vec<String>,
+        settings: S,
+    ) -> Result<Self, CompatError> {
+        let mut studies = Vec::new();
+        let mut store = None;
+        for words in &commands {
+            let (study, db) = crate::study::line::parse(words).map_err(|e| {
+                let why = crate::study::line::folded(&crate::study::line::clap_text(&e));
+                CompatError::new(tool, format!("cannot run as {}: {why}", shell_line(words)), "see its --help")
+            })?;
+            studies.push(study);
+            store = store.or(db);
+        }
+        Ok(Native { studies, store, commands, notes, settings })
+    }
 }
 
 /// Adds `note` once.

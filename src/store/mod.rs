@@ -15,6 +15,7 @@ pub mod campaigns;
 pub mod imports;
 mod legacy;
 pub mod merge;
+pub mod select;
 pub mod uid;
 pub mod will;
 

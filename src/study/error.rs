@@ -92,6 +92,11 @@ impl Error {
         Error::new(Kind::Refused, what, Hint::Say(hint.to_string()))
     }
 
+    /// A failure of the work (exit 1) whose hint names no setting.
+    pub fn failed(what: impl std::fmt::Display, hint: impl std::fmt::Display) -> Self {
+        Error::new(Kind::Failed, what, Hint::Say(hint.to_string()))
+    }
+
     /// An error another process says: this one ends with its code, silent.
     pub fn silent(kind: Kind) -> Self {
         Error { kind, said: None }

@@ -123,3 +123,167 @@ impl MatrixArgs {
         Ok(())
     }
 }
+
+use super::play::{on_lead, open, Context, Made, Observer, Outcome};
+use crate::engine::offsets::OffsetMap;
+use crate::measure::WindowEnd;
+use crate::plan::matrix::{decides, passes, workload, MatrixPlan, Pass, Shape, MIN_TRANSFERS};
+use crate::record::{GroupKind, MatrixRecord, Status};
+use crate::runner::RunError;
+use crate::session::Place;
+use crate::team::Team;
+
+/// Plays a matrix in a fresh directory and stores it as `mN`, failed until it is whole: the
+/// matrix goes out as [`Made::Matrix`] (the lead's; the other processes' copy holds no
+/// cells).
+pub(super) fn play<T: Team>(
+    ctx: &Context,
+    a: &MatrixArgs,
+    team: &T,
+    observer: &mut dyn Observer,
+) -> Result<Outcome, Error> {
+    let (kinds, mut notes) = a.kinds()?;
+    let grid = a.grid();
+    let shape = shape(a, team);
+    let passes = passes(&kinds);
+    // The adaptive mode measures only cells that can decide a finding; a grid with none is
+    // measured whole rather than not at all.
+    let full = a.full || !grid.cells().into_iter().any(decides);
+    if !a.full && full {
+        notes.push(format!(
+            "no cell of the grid holds {MIN_TRANSFERS} records, so none decides a peak or cliff: the grid measured whole, as with --full"
+        ));
+    }
+    precheck(team, a.tasks, (&grid, &passes, &shape), observer)?;
+    let place = Place::Fresh { parent: Some(a.dir.clone()), kind: "matrix" };
+    // Many short runs: no progress bar for each.
+    let mut session = open(ctx, team, (place, &a.target), (a.tasks, Vec::new()), observer)?.unwatched();
+    // The largest file of every task, checked before the matrix has a row in the store.
+    let largest = grid.cells().into_iter().max().map(|(file, record)| workload(&passes[0], file, record, &shape));
+    let space_check = !a.target.no_space_check;
+    session.on_lead(|lead| match (largest.as_ref().and_then(|w| Some((w, w.data()?))), space_check) {
+        (Some((w, data)), true) => {
+            let map = OffsetMap::new(data, w.tasks, w.seed);
+            Ok(lead.target().check_space(&crate::target::data_files(false, map.files()), map.file_size())?)
+        }
+        _ => Ok(()),
+    })?;
+    let env = session.decide(|lead| crate::env::collect(lead.target().dir().path()));
+    let record = MatrixRecord {
+        command_line: ctx.command_line.clone(),
+        env,
+        adaptive: !full,
+        notes,
+        ..record(a, grid, kinds, shape)
+    };
+    // Stored at once as failed, so that one killed midway is never taken for whole.
+    let unfinished = MatrixRecord { status: Status::Failed, error: Some("did not finish".into()), ..record.clone() };
+    let group = session.begin(GroupKind::Matrix, &unfinished)?;
+    let record = MatrixRecord { id: Some(group.number), ..record };
+    let mut plan = MatrixPlan::new(record, a.repetitions as usize, a.budget.map(|ns| ns as f64 / 1e9));
+    let played = session.play(&mut plan, Some(group), |_| {});
+    let why = match &played.failure {
+        Some(RunError::Interrupted) => Some("interrupted".to_string()),
+        Some(e) => Some(e.to_string()),
+        None => None,
+    };
+    let m = plan.finish(why);
+    let spec = serde_json::to_string(&MatrixRecord { id: None, ..m.clone() }).ok();
+    // A store that cannot take the matrix is said after the matrix is shown.
+    let finished = session.finish(group, m.status == Status::Ok, spec);
+    drop(session);
+    let failure = match played.failure {
+        Some(RunError::Interrupted) => Some(Error::new(
+            super::Kind::Interrupted,
+            format!("matrix {group} interrupted; stored as failed"),
+            crate::spec::Hint::Say("run it again".into()),
+        )),
+        Some(e) => Some(e.into()),
+        None => finished.err().map(Error::from),
+    };
+    Ok(Outcome { records: Vec::new(), group: Some(group), notes: Vec::new(), failure, made: Made::Matrix(Box::new(m)) })
+}
+
+/// The matrix's record before it is measured: its settings, no cells, whole.
+fn record(a: &MatrixArgs, grid: Grid, kinds: Vec<Kind>, shape: Shape) -> MatrixRecord {
+    MatrixRecord {
+        id: None,
+        started: crate::units::now_unix(),
+        status: Status::Ok,
+        error: None,
+        command_line: String::new(),
+        label: a.target.label.clone(),
+        env: Default::default(),
+        grid,
+        kinds,
+        timing: timing(a),
+        shape,
+        adaptive: true,
+        fraction: a.cliff as f64 / 100.0,
+        cells: Vec::new(),
+        limits: crate::env::limits(),
+        wall_secs: 0.0,
+        full_secs: None,
+        skipped: 0,
+        spine: None,
+        notes: Vec::new(),
+        provenance: None,
+        tool_params: Default::default(),
+    }
+}
+
+/// The shape every cell's workload takes from the settings and the team.
+fn shape<T: Team>(a: &MatrixArgs, team: &T) -> Shape {
+    Shape {
+        tasks: team.processes() * a.tasks,
+        per_node: a.tasks * crate::engine::placement::largest_node(&team.process_nodes()).max(1),
+        direct: a.direct,
+        // IOzone fsyncs each written file after its timing (untimed but for -e), except that
+        // with -c and without -e it only closes: the next phase starts from clean pages.
+        fsync: a.include_fsync || (a.fsync_after && !a.include_close),
+        seed: 1,
+        stand_in: a.stand_in.clone(),
+    }
+}
+
+/// Where each timed window ends: IOzone's -c and -e.
+fn timing(a: &MatrixArgs) -> WindowEnd {
+    match (a.include_close, a.include_fsync) {
+        (true, _) => WindowEnd::Close,
+        (false, true) => WindowEnd::Fsync,
+        (false, false) => WindowEnd::Transfers,
+    }
+}
+
+/// Checks every pass of every cell before the matrix makes anything: a pass a cell cannot
+/// hold is left out later with a note, but settings under which no cell can be measured, or
+/// whose buffers would take too much memory, refuse the matrix (exit 2, nothing stored).
+fn precheck<T: Team>(
+    team: &T,
+    threads: usize,
+    (grid, passes, shape): (&Grid, &[Pass], &Shape),
+    observer: &mut dyn Observer,
+) -> Result<(), Error> {
+    let per_node = crate::runner::per_node(team, threads);
+    on_lead(team, || {
+        let available = crate::env::memory_available();
+        let (mut some, mut first) = (false, None);
+        for (file, record) in grid.cells() {
+            for pass in passes {
+                match crate::runner::precheck(&workload(pass, file, record, shape), per_node, available) {
+                    Ok(()) => some = true,
+                    Err(e @ RunError::Spec(crate::spec::SpecError::TooMuchMemory { .. })) => return Err(e.into()),
+                    Err(e) => first = first.or(Some(e)),
+                }
+            }
+        }
+        match (some, first) {
+            (false, Some(e)) => Err(Error::from(e)),
+            _ => Ok(()),
+        }
+    })?;
+    if let Some(line) = super::play::crowded(team, threads) {
+        observer.warning(&line);
+    }
+    Ok(())
+}

@@ -138,3 +138,75 @@ fn refuse_net_zeros(a: &NetArgs) -> Result<(), Error> {
         None => Ok(()),
     }
 }
+
+use super::play::{on_lead, Context, Made, Observer, Outcome};
+use crate::spec::Hint;
+use crate::store::Store;
+use crate::team::Team;
+
+/// Measures the network as asked, each figure stored on the lead as [`Made::Net`]; with
+/// `--serve`, serves TCP clients (one process, no store) until interrupted or, with
+/// `--once`, one client, each client's line said as progress.
+pub(super) fn play<T: Team>(
+    ctx: &Context,
+    a: &NetArgs,
+    team: &T,
+    observer: &mut dyn Observer,
+) -> Result<Outcome, Error> {
+    let done = |made| Outcome { records: Vec::new(), group: None, notes: Vec::new(), failure: None, made };
+    if a.serve {
+        serve(a, team, observer)?;
+        return Ok(done(Made::Runs));
+    }
+    let store = on_lead(team, || Ok(Store::open(&ctx.store)?))?;
+    let asked = crate::net::study::Asked {
+        mode: a.mode.clone(),
+        pattern: a.pattern.clone(),
+        both_ways: a.both_ways,
+        streams: a.streams.clone(),
+        // Checked before anything ran (check_net).
+        sizes: crate::net::sizes(&a.messages).unwrap_or_default(),
+        window: a.window,
+        transfer: a.transfer,
+        size: a.size,
+        repetitions: a.repetitions,
+        interface: a.interface.clone(),
+        zerocopy: a.zerocopy,
+        timeout: a.timeout,
+    };
+    let results = match &a.to {
+        Some(to) => crate::net::study::client(&asked, to, team).map(|r| vec![r]),
+        None => crate::net::study::between(&asked, team),
+    }
+    .map_err(|e| Error::new(super::Kind::of_exit_code(e.code), e.what, Hint::Say(e.hint)))?;
+    let mut stored = Vec::new();
+    for r in results {
+        if let Some(store) = &store {
+            if let Err(e) = store.save_net(crate::units::now_unix(), &ctx.command_line, &r) {
+                // What was stored before is still shown.
+                return Ok(Outcome { failure: Some(e.into()), ..done(Made::Net(stored)) });
+            }
+        }
+        stored.push(r);
+    }
+    Ok(done(Made::Net(stored)))
+}
+
+/// `net --serve`: one process, no store, until interrupted or, with --once, one client.
+fn serve<T: Team>(a: &NetArgs, team: &T, observer: &mut dyn Observer) -> Result<(), Error> {
+    if team.processes() > 1 {
+        return Err(Error::refused("net --serve runs as one process", "start it without mpirun"));
+    }
+    let server = crate::net::serve::Server {
+        bind: a.bind,
+        port: a.port,
+        once: a.once,
+        max_clients: a.max_clients,
+        limits: crate::net::serve::Limits::default(),
+    };
+    // The server logs through a shared reference; the observer is this thread's alone.
+    let observer = std::cell::RefCell::new(observer);
+    crate::net::serve::serve(&server, |line| observer.borrow_mut().progress(line)).map_err(|e| {
+        Error::new(super::Kind::Failed, e, Hint::Say("pick a free --port, and a --bind address this host has".into()))
+    })
+}

@@ -9,7 +9,7 @@ use crate::plan::{self, Step, SurveyShape};
 use crate::record::{GroupId, GroupKind, RunRecord};
 use crate::runner::Watch;
 use crate::session::{Leftovers, Opening, Place, Session, Within};
-use crate::spec::{Hint, Workload};
+use crate::spec::Workload;
 use crate::target::cache;
 use crate::team::{share_value, Team};
 use crate::units::format_size;
@@ -58,6 +58,9 @@ pub trait Observer {
     /// A battery's shape, before its first step: the steps of one repetition and how many
     /// repetitions, so progress can say where it is and what is left.
     fn rounds(&mut self, _per_round: usize, _rounds: usize) {}
+    /// A progress line of a study that names its own steps (an IO500 phase, a target
+    /// survey's role, a server's client): said on the lead, for whoever shows progress.
+    fn progress(&mut self, _line: &str) {}
 }
 
 /// An observer that hears nothing.
@@ -77,6 +80,23 @@ pub struct Outcome {
     pub notes: Vec<String>,
     /// The first failure, or the store's word on the group's end; `None` when all went well.
     pub failure: Option<Error>,
+    /// What the study made besides its runs, for the caller to show.
+    pub made: Made,
+}
+
+/// What a study made besides its run records: a matrix, an IO500 list, network figures.
+#[derive(Debug, Default)]
+pub enum Made {
+    /// Runs only (run, meta, survey, targets).
+    #[default]
+    Runs,
+    /// The matrix, as stored (the lead's: the other processes' copy holds no cells).
+    Matrix(Box<crate::record::MatrixRecord>),
+    /// A whole IO500 list's phases, checked for submission (on the lead; empty when the list
+    /// did not end).
+    Io500(Vec<crate::io500::PhaseScore>),
+    /// The network figures, each stored (on the lead) as it was measured.
+    Net(Vec<crate::net::NetResult>),
 }
 
 /// Plays `study` with `team`: checks it, opens a session in its place, runs its plan and
@@ -88,11 +108,10 @@ pub fn play<T: Team>(ctx: &Context, study: &Study, team: &T, observer: &mut dyn 
         Study::Run(a) => play_run(ctx, a, team, observer),
         Study::Meta(a) => play_run(ctx, &a.to_run()?, team, observer),
         Study::Survey(a) => play_survey(ctx, a, team, observer),
-        _ => Err(Error::new(
-            Kind::Internal,
-            format!("the library does not play a {:?} study yet", study.command()).to_lowercase(),
-            Hint::Say("run it with its own command".into()),
-        )),
+        Study::Matrix(a) => super::matrix::play(ctx, a, team, observer),
+        Study::Io500(a) => super::io500::play(ctx, a, team, observer),
+        Study::Targets(a) => super::targets::play(ctx, a, team, observer),
+        Study::Net(a) => super::net::play(ctx, a, team, observer),
     }
 }
 
@@ -210,7 +229,7 @@ fn play_run<T: Team>(ctx: &Context, a: &RunArgs, team: &T, observer: &mut dyn Ob
         Some(e) => Some(e.into()),
         None => finished.err().map(Error::from),
     };
-    Ok(Outcome { records: played.records, group, notes: Vec::new(), failure })
+    Ok(Outcome { records: played.records, group, notes: Vec::new(), failure, made: Made::Runs })
 }
 
 /// What the lead decides before a survey and every process needs.
@@ -266,7 +285,7 @@ fn play_survey<T: Team>(
         Some(e) => Some(e.into()),
         None => finished.err().map(Error::from),
     };
-    Ok(Outcome { records: played.records, group: Some(group), notes, failure })
+    Ok(Outcome { records: played.records, group: Some(group), notes, failure, made: Made::Runs })
 }
 
 /// Refuses a survey `--size` that gives a task less than one transfer, before anything runs.
