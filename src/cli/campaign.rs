@@ -3,14 +3,12 @@
 //! command's progress), prints what the runner says and what the store holds, and ends with
 //! the runner's exit code.
 
-use super::commands::command;
-use super::{Cli, Command, Failure};
+use super::{Cli, Failure};
 use iosurvey::campaign::batch::{Emit, Job, System};
 use iosurvey::campaign::points::Launch;
 use iosurvey::campaign::runner::{past_secs, point_name, said, Calibration, Runner};
 use iosurvey::campaign::{self, Campaign, Done, Point};
 use iosurvey::record::{GroupId, GroupKind};
-use iosurvey::spec::Hint;
 use iosurvey::store::campaigns::PointKey;
 use iosurvey::store::{PointName, Store};
 use iosurvey::study::play::{Context, Outcome};
@@ -403,9 +401,8 @@ impl campaign::runner::Heard for Lines {
     }
 }
 
-/// The command line's player of a campaign's points: the library plays the kinds it plays,
-/// with this command's progress bar; the others go through their commands until it plays
-/// them too.
+/// The command line's player of a campaign's points: the library plays every kind, with this
+/// command's progress bar.
 struct Plays<'a, T: Team> {
     cli: &'a Cli,
     team: &'a T,
@@ -426,33 +423,8 @@ impl<T: Team> campaign::runner::Player for Plays<'_, T> {
             watch,
             within: ctx.within.clone(),
         };
-        let command = match study {
-            Study::Run(_) | Study::Meta(_) | Study::Survey(_) => {
-                return iosurvey::study::play(&context, study, self.team, &mut Warnings);
-            }
-            Study::Matrix(a) => Command::Matrix(a.clone()),
-            Study::Io500(a) => Command::Io500(a.clone()),
-            Study::Targets(a) => Command::Targets(a.clone()),
-            Study::Net(a) => Command::Net(a.clone()),
-        };
-        // Quiet: the campaign says the point.
-        let point =
-            Cli { command, db: ctx.store.clone(), quiet: true, within: ctx.within.clone(), live: watch.is_some() };
-        let played = command_of(&point, self.team);
-        played.map(|()| Outcome { records: Vec::new(), group: None, notes: Vec::new(), failure: None })
+        iosurvey::study::play(&context, study, self.team, &mut Warnings)
     }
-}
-
-/// A kind the library does not play yet, through its command. Its failure was said with its
-/// hint already, and is kept whole. (Goes when `study::play` plays every kind.)
-fn command_of<T: Team>(point: &Cli, team: &T) -> Result<(), StudyError> {
-    command(point, team).map_err(|f| {
-        let kind = iosurvey::study::Kind::of_exit_code(f.code);
-        match f.line.as_deref().and_then(|l| l.rsplit_once(" (hint: ")) {
-            Some((what, hint)) => StudyError::new(kind, what, Hint::Say(hint.trim_end_matches(')').into())),
-            None => StudyError::silent(kind),
-        }
-    })
 }
 
 /// A campaign point's ear: its warnings said; its steps are the campaign's to say.

@@ -1,19 +1,17 @@
 //! The commands, written once for any team: the lead process prints and owns the store and
 //! the target; every process runs its tasks.
 
-use super::{Cli, Command, Failure, MetaArgs, ReportFilter, RunArgs};
+use super::{Cli, Command, Failure, ReportFilter};
 use iosurvey::analysis::{self, Report};
-use iosurvey::plan;
 use iosurvey::record::{GroupId, GroupKind, RunRecord};
 use iosurvey::report::{self, Format};
-use iosurvey::session::Place;
 use iosurvey::store::Store;
 use iosurvey::study::hint::{Command as Cmd, Flags};
 use iosurvey::study::play::on_lead;
 use iosurvey::study::Error;
 use iosurvey::study::Study;
 use iosurvey::team::Team;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::OnceLock;
 
 /// How long the team took to form (MPI_Init, node discovery, clock alignment), nanoseconds.
@@ -77,14 +75,6 @@ impl From<Failure> for Ended {
     fn from(f: Failure) -> Self {
         Ended::Words(f)
     }
-}
-
-/// Runs the parsed command, its error in words: what a campaign's point ends with.
-pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
-    ended(cli, team).map_err(|e| match e {
-        Ended::Typed(e, spelling) => Failure::of(e, &spelling),
-        Ended::Words(f) => f,
-    })
 }
 
 /// Runs the parsed command: a typed error keeps the flags of its own command to be said
@@ -609,18 +599,4 @@ pub(super) fn to_json<T: serde::Serialize>(v: &T) -> Result<String, Error> {
         .map_err(|e| Error::failed(e, "report this as a bug"))
 }
 
-/// A metadata command as the run it is (see `MetaArgs::to_run`).
-pub(super) fn meta_run(a: &MetaArgs) -> Result<RunArgs, Error> {
-    a.to_run()
-}
 
-/// A run command's points and where they go (see `RunArgs::points`).
-pub(super) fn run_points(
-    a: &RunArgs,
-    counts: &[usize],
-    smallest: impl FnOnce(&[PathBuf]) -> u64,
-) -> Result<(plan::List, Place), Error> {
-    a.points(counts, smallest)
-}
-
-pub(super) use iosurvey::study::run::smallest_here;

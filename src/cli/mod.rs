@@ -8,7 +8,7 @@
 /// whole: a path, label or host name in it can neither drive the terminal nor break the line.
 macro_rules! say {
     ($($arg:tt)*) => {{
-        let line = format!("{}\n", iosurvey::escape::visible(&$crate::cli::hints::respelled(&format!($($arg)*))));
+        let line = format!("{}\n", iosurvey::escape::visible(&format!($($arg)*)));
         let _ = std::io::Write::write_all(&mut std::io::stderr().lock(), line.as_bytes());
     }};
 }
@@ -40,7 +40,6 @@ macro_rules! say_error {
 mod campaign;
 mod commands;
 mod compat;
-mod hints;
 mod import;
 mod merge;
 mod opening;
