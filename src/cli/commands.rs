@@ -150,7 +150,8 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
         Command::Overhead => lead_prints(team, || Ok(iosurvey::engine::overhead::report())),
         // Served before the team starts (see cli::main).
         Command::Janitor | Command::Completions { .. } | Command::Manpages { .. } | Command::Merge(_) => Ok(()),
-        Command::Train(_) | Command::Checkpoint(_) => Ok(()),
+        Command::Train(a) => super::train::train(cli, a, team),
+        Command::Checkpoint(a) => super::train::checkpoint(cli, a, team),
         Command::Engines { json, all } => lead_prints(team, || {
             let states = iosurvey::engine::backends::states(*all);
             if *json {

@@ -88,6 +88,8 @@ pub fn play<T: Team>(ctx: &Context, study: &Study, team: &T, observer: &mut dyn 
         Study::Run(a) => play_run(ctx, a, team, observer),
         Study::Meta(a) => play_run(ctx, &a.to_run()?, team, observer),
         Study::Survey(a) => play_survey(ctx, a, team, observer),
+        Study::Train(a) => super::train::play_train(ctx, a, team, observer),
+        Study::Checkpoint(a) => super::train::play_checkpoint(ctx, a, team, observer),
         _ => Err(Error::new(
             Kind::Internal,
             format!("the library does not play a {:?} study yet", study.command()).to_lowercase(),
