@@ -399,6 +399,7 @@ pub fn play_train<T: Team>(
             dropped,
             lead: &mut lead,
             pending,
+            first: true,
         };
         if a.find_max {
             find_max(&mut runs, &over);
@@ -446,8 +447,10 @@ struct Runs<'a, 'c, 't, T: Team> {
     throttle: Option<&'a Throttle>,
     dropped: bool,
     lead: &'a mut Lead,
-    /// The first run's, armed before the data set was written.
+    /// The first run's, armed before the data set was written (on the lead).
     pending: Option<Pending>,
+    /// The next run is the first.
+    first: bool,
 }
 
 impl<T: Team> Runs<'_, '_, '_, T> {
@@ -455,9 +458,11 @@ impl<T: Team> Runs<'_, '_, '_, T> {
     /// and pass, or `None` when it failed (the study then ends).
     fn once(&mut self, s: &Settings) -> Option<(f64, bool)> {
         let (ctx, a) = (self.ctx, self.a);
-        let pending = match self.pending.take() {
-            Some(p) => Some(p),
-            None => self
+        // Whether this run was armed before the data set was written is the same on every
+        // process (only the lead holds the will): arming is collective.
+        let pending = match std::mem::take(&mut self.first) {
+            true => self.pending.take(),
+            false => self
                 .session
                 .on_lead(|side| Ok(Pending::arm(&ctx.store, train_skeleton(ctx, a, s, side))))
                 .ok()
