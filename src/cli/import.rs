@@ -31,8 +31,8 @@ const IO500_SUMMARY: &str = "result_summary.txt";
 /// `training/MODEL/run/YYYYMMDD_HHMMSS/summary.json`.
 const MLPSTORAGE_DEPTH: usize = 5;
 
-/// The DLIO summaries of an mlpstorage result directory (any `*summary.json` at most five
-/// levels below it, in name order), or `path` itself when it is a file, an IO500 result
+/// The DLIO summaries of an mlpstorage result directory (each `training/.../*summary.json`
+/// at most five levels below it, in name order), or `path` itself when it is a file, an IO500 result
 /// directory or holds none.
 fn mlpstorage_summaries(path: &Path) -> Vec<PathBuf> {
     fn walk(dir: &Path, depth: usize, found: &mut Vec<PathBuf>) {
@@ -42,7 +42,7 @@ fn mlpstorage_summaries(path: &Path) -> Vec<PathBuf> {
             let p = e.path();
             if kind.is_dir() && depth > 0 {
                 walk(&p, depth - 1, found);
-            } else if kind.is_file() && p.file_name().is_some_and(|n| n.to_string_lossy().ends_with("summary.json")) {
+            } else if kind.is_file() && is_mlpstorage_summary(&p) {
                 found.push(p);
             }
         }
@@ -57,6 +57,13 @@ fn mlpstorage_summaries(path: &Path) -> Vec<PathBuf> {
         found.push(path.to_path_buf());
     }
     found
+}
+
+/// A DLIO summary where mlpstorage keeps one: `*summary.json` below a `training` directory
+/// (another tool's JSON whose name ends the same way, elsewhere, is not one).
+fn is_mlpstorage_summary(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n.to_string_lossy().ends_with("summary.json"))
+        && path.components().any(|c| c.as_os_str() == "training")
 }
 
 /// One file read and parsed.
