@@ -516,3 +516,56 @@ fn the_front_ends_under_mpirun_take_a_task_per_rank_and_print_once() {
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stderr.contains("-t 6 does not share evenly over the launch's 4 ranks"), "{}", out.stderr);
 }
+
+#[test]
+fn train_under_mpi_gives_each_rank_its_own_block_of_samples_and_files_one_run() {
+    let Some(bed) = mpi_bed() else { return };
+    // 4 processes x 2 accelerators: 8 ranks over 48 one-sample files, 6 each, 3 steps of 2.
+    let out = bed.command(
+        "train",
+        "--workload cosmoflow --generate --keep --files 48 --sample-bytes 64k --sample-stdev 16k --batch 2 --compute 0.001 --accelerators 2",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(bed.runs().len(), 1, "one run for the whole launch");
+    let run = bed.last_run();
+    assert_eq!(run["tool_params"]["train.accelerators"], "8");
+    assert_eq!(run["tool_params"]["train.rank_au"].as_str().unwrap().split(',').count(), 8);
+    let tasks = run["phases"][0]["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 8, "every rank's reads");
+    // Sizes spread by file, so a rank's bytes say which files it read: its own block's.
+    let size = |f: u64| std::fs::metadata(bed.dir.join(format!("train-{f:07}.tfrecord"))).unwrap().len();
+    for (r, t) in tasks.iter().enumerate() {
+        let r = r as u64;
+        assert_eq!(t["task"].as_u64(), Some(r));
+        let want: u64 = (6 * r..6 * r + 6).map(size).sum();
+        assert_eq!(t["bytes"].as_u64(), Some(want), "rank {r} read the files of its block");
+    }
+}
+
+#[test]
+fn a_checkpoint_under_mpi_is_written_by_every_rank_and_read_back_by_another_process() {
+    let Some(bed) = mpi_bed() else { return };
+    // 4 processes x 2 ranks: 8 shards; a shift of 2 has each rank read the shard that a rank
+    // of the next process wrote.
+    let out = bed.command(
+        "checkpoint",
+        "--model llama3-8b --ranks 2 --scale 1/1000000 --checkpoints 2 --reads 2 --compute 0 --shift 2 --transfer 4k --no-drop-caches --keep",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(bed.runs().len(), 1, "one run for the whole launch");
+    let run = bed.last_run();
+    assert_eq!(run["tool_params"]["ckpt.ranks"], "8");
+    // llama3-8b at 1/1000000 is 112,000 bytes: 14,000 a rank.
+    assert_eq!(run["tool_params"]["ckpt.rank_bytes"], "14000");
+    let files = bed.entries();
+    assert_eq!(files.iter().filter(|n| n.ends_with(".pt")).count(), 2 * 8 * 2, "{files:?}");
+    for phase in run["phases"].as_array().unwrap() {
+        let tasks = phase["tasks"].as_array().unwrap();
+        assert_eq!(tasks.len(), 8, "every rank, in every phase");
+        for t in tasks {
+            assert_eq!(t["bytes"].as_u64(), Some(14000), "{phase}");
+        }
+    }
+    let ops: Vec<&str> = run["phases"].as_array().unwrap().iter().map(|p| p["op"].as_str().unwrap()).collect();
+    assert_eq!(ops, ["write", "write", "read", "read"]);
+}

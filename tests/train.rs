@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{assert_one_line_error, iosurvey, listing, Bed, Out};
+use common::{assert_one_line_error, iosurvey, listing, wait_until, Bed, Out};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
@@ -287,4 +287,98 @@ fn checkpoint_settings_that_cannot_run_are_refused_before_anything_is_written() 
         assert_one_line_error(&out, 2, &[needle]);
         assert!(!target.exists() && !Path::new(&bed.db).exists(), "{args}: nothing made");
     }
+}
+
+fn signal(child: &std::process::Child, sig: i32) {
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(child.id() as i32, sig) };
+}
+
+/// A stopped study is filed as every study's run is: one line, exit 130, the run stored as
+/// failed (interrupted), its files removed.
+fn assert_stopped_and_filed(bed: &Bed, child: std::process::Child, kind: &str) {
+    let out = common::outcome(child.wait_with_output().unwrap());
+    assert_one_line_error(&out, 130, &["interrupted"]);
+    let runs = bed.runs();
+    assert_eq!(runs.len(), 1, "stored once: {runs:?}");
+    assert_eq!(runs[0]["status"], "failed", "{:?}", runs[0]);
+    let run = bed.last_run();
+    assert!(run["error"].as_str().is_some_and(|e| e.contains("interrupted")), "{run}");
+    assert!(run["name"].as_str().is_some_and(|n| n.starts_with(kind)), "{run}");
+    assert!(listing(&bed.dir).is_empty(), "{:?}", listing(&bed.dir));
+}
+
+#[test]
+fn an_interrupted_train_is_stored_as_failed_and_its_data_set_removed() {
+    let bed = Bed::new();
+    // 40 steps of 0.5 s after the data set is written: 20 s of training to interrupt.
+    let args = "--workload cosmoflow --generate --files 40 --sample-bytes 64k --sample-stdev 0 --batch 1 --compute 0.5";
+    let child = bed.spawn_command("train", args);
+    wait_until("the data set's 40 files", 20, || {
+        listing(&bed.dir).iter().filter(|n| n.ends_with(".tfrecord")).count() == 40
+    });
+    signal(&child, libc::SIGINT);
+    assert_stopped_and_filed(&bed, child, "train");
+}
+
+#[test]
+fn an_interrupted_checkpoint_is_stored_as_failed_and_its_files_removed() {
+    let bed = Bed::new();
+    // 30 s of compute after the first checkpoint: the signal comes in between.
+    let args = "--model llama3-8b --ranks 2 --scale 1/1000000 --checkpoints 3 --reads 1 --compute 30 --transfer 4k";
+    let child = bed.spawn_command("checkpoint", args);
+    wait_until("the first checkpoint", 20, || listing(&bed.dir).iter().any(|n| n == "ckpt-0000-rank-00001-optim.pt"));
+    signal(&child, libc::SIGTERM);
+    assert_stopped_and_filed(&bed, child, "checkpoint");
+}
+
+/// A DLIO summary.json with the fields DLIO documents (`metric.train_au_mean_percentage`, the
+/// per-epoch lists, `num_accelerators`, `start`, `end`, `hostname`).
+fn dlio_summary(accelerators: u32, au: f64) -> String {
+    format!(
+        r#"{{"model": "unet3d", "start": "2026-11-20T09:14:03.104510", "end": "2026-11-20T09:24:03.5", "num_accelerators": {accelerators},
+  "num_hosts": 1, "hostname": "client1", "host_memory_GB": [512], "num_files_train": 28000, "num_samples_per_file": 1,
+  "metric": {{"train_au_percentage": [{au}, {au}], "train_au_mean_percentage": {au}, "train_au_meet_expectation": "{}",
+    "train_au_stdev_percentage": 0.0, "train_throughput_samples_per_second": [20.0, 22.0],
+    "train_throughput_mean_samples_per_second": 21.0, "train_throughput_stdev_samples_per_second": 1.0,
+    "train_io_mean_MB_per_second": 2936.1, "train_io_stdev_MB_per_second": 139.8}}}}"#,
+        if au >= 90.0 { "success" } else { "fail" }
+    )
+}
+
+#[test]
+fn dlio_summaries_of_an_mlpstorage_result_directory_import_beside_iosurveys_runs() {
+    let bed = Bed::new();
+    let results = bed.tmp.path().join("results");
+    for (stamp, k, au) in [("20261120_091403", 4, 97.5), ("20261120_101403", 8, 71.0)] {
+        let dir = results.join("training/unet3d/run").join(stamp);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("summary.json"), dlio_summary(k, au)).unwrap();
+    }
+    let out = iosurvey(&["import", results.to_str().unwrap(), "--db", &bed.db, "--label", "lustre"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.matches("imported dlio file").count(), 2, "{}", out.stdout);
+    let runs = bed.runs();
+    assert_eq!(runs.len(), 2);
+    let first = bed.show(runs[0]["id"].as_i64().unwrap());
+    let p = &first["tool_params"];
+    assert_eq!((p["train.workload"].as_str(), p["train.accelerators"].as_str()), (Some("unet3d"), Some("4")));
+    assert_eq!((p["train.au"].as_str(), p["train.pass"].as_str()), (Some("0.975"), Some("pass")));
+    assert_eq!(first["provenance"], "imported:dlio");
+    // The same file alone is known by its digest, and a summary with no AU is refused.
+    let one = results.join("training/unet3d/run/20261120_091403/summary.json");
+    let again = iosurvey(&["import", one.to_str().unwrap(), "--db", &bed.db]);
+    assert!(again.stdout.contains("was imported before"), "{}", again.stdout);
+    let cut = bed.tmp.path().join("cut.json");
+    std::fs::write(&cut, "{\"metric\": {\"train_au_percentage\": [1]}}").unwrap();
+    let refused = iosurvey(&["import", cut.to_str().unwrap(), "--db", &bed.db]);
+    assert_one_line_error(&refused, 2, &["train_au_mean_percentage"]);
+    // Its figures sit on the report's AU chart with iosurvey's own.
+    let page = bed.tmp.path().join("r.html");
+    let report = iosurvey(&["report", "-o", page.to_str().unwrap(), "--db", &bed.db]);
+    assert_eq!(report.code, 0, "{}", report.stderr);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("accelerator utilization against accelerators"), "no AU chart");
+    assert!(html.contains("AU threshold 90%"), "no threshold drawn");
+    assert!(html.contains("the most accelerators that reach the 90% AU is 4"), "no finding");
 }

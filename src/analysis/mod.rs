@@ -16,6 +16,7 @@ pub mod shapes;
 pub mod study;
 pub mod targets;
 pub mod timeline;
+pub mod train;
 
 use crate::measure::Spread;
 use crate::plan::Role;

@@ -60,6 +60,8 @@ fn study(command: &Command) -> Result<Option<Study>, Error> {
         Command::Io500(a) => Study::Io500(a.clone()),
         Command::Targets(a) => Study::Targets(a.clone()),
         Command::Net(a) => Study::Net(a.clone()),
+        Command::Train(a) => Study::Train(a.clone()),
+        Command::Checkpoint(a) => Study::Checkpoint(a.clone()),
         _ => return Ok(None),
     }))
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub(super) struct ImportArgs {
-    /// The files: a tool's output, or an IO500 result directory.
+    /// The files: a tool's output, or an IO500 or mlpstorage result directory.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
     /// The name of the system the files measured, as `run --label` gives one.
@@ -26,6 +26,45 @@ const MAX_BYTES: u64 = 256 << 20;
 
 /// The files of an IO500 result directory, by the name IO500 gives each.
 const IO500_SUMMARY: &str = "result_summary.txt";
+
+/// How deep below a named directory mlpstorage keeps its summaries:
+/// `training/MODEL/run/YYYYMMDD_HHMMSS/summary.json`.
+const MLPSTORAGE_DEPTH: usize = 5;
+
+/// The DLIO summaries of an mlpstorage result directory (each `training/.../*summary.json`
+/// at most five levels below it, in name order), or `path` itself when it is a file, an IO500 result
+/// directory or holds none.
+fn mlpstorage_summaries(path: &Path) -> Vec<PathBuf> {
+    fn walk(dir: &Path, depth: usize, found: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for e in entries.flatten() {
+            let Ok(kind) = e.file_type() else { continue };
+            let p = e.path();
+            if kind.is_dir() && depth > 0 {
+                walk(&p, depth - 1, found);
+            } else if kind.is_file() && is_mlpstorage_summary(&p) {
+                found.push(p);
+            }
+        }
+    }
+    if !path.is_dir() || path.join(IO500_SUMMARY).is_file() {
+        return vec![path.to_path_buf()];
+    }
+    let mut found = Vec::new();
+    walk(path, MLPSTORAGE_DEPTH, &mut found);
+    found.sort();
+    if found.is_empty() {
+        found.push(path.to_path_buf());
+    }
+    found
+}
+
+/// A DLIO summary where mlpstorage keeps one: `*summary.json` below a `training` directory
+/// (another tool's JSON whose name ends the same way, elsewhere, is not one).
+fn is_mlpstorage_summary(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n.to_string_lossy().ends_with("summary.json"))
+        && path.components().any(|c| c.as_os_str() == "training")
+}
 
 /// One file read and parsed.
 struct Read {
@@ -45,7 +84,8 @@ pub(super) fn import(db: &Path, a: &ImportArgs) -> Result<String, Failure> {
             ));
         }
     }
-    let read = a.files.iter().map(|f| read_one(f, db, a)).collect::<Result<Vec<_>, _>>()?;
+    let files: Vec<PathBuf> = a.files.iter().flat_map(|f| mlpstorage_summaries(f)).collect();
+    let read = files.iter().map(|f| read_one(f, db, a)).collect::<Result<Vec<_>, _>>()?;
     let mut store = Store::open(db)?;
     let command_line = super::opening::command_line();
     let files: Vec<ImportFile> = read
@@ -124,11 +164,16 @@ fn read_one(path: &Path, db: &Path, a: &ImportArgs) -> Result<Read, Failure> {
             file: name,
             line: 1,
             expected:
-                "the output of ior, mdtest, iozone, fio, elbencho, iperf3 or io500, which this file does not look like"
+                "the output of ior, mdtest, iozone, fio, elbencho, iperf3, io500 or dlio, which this file does not look like"
                     .into(),
         })),
     };
-    let parsed = import::parse(tool, &text).map_err(|b| bad(ImportError::of(&name, b)))?;
+    let parsed = match tool {
+        // mlpstorage's layout names the model of a summary: `training/MODEL/run/...`.
+        Tool::Dlio => import::dlio::parse(&text, import::dlio::model_of(path).as_deref()),
+        tool => import::parse(tool, &text),
+    };
+    let parsed = parsed.map_err(|b| bad(ImportError::of(&name, b)))?;
     let parsed = parsed.named(&name, a.label.as_deref());
     Ok(Read { digest: import::digest(&bytes), name, tool, parsed })
 }
@@ -175,8 +220,8 @@ fn read_io500(dir: &Path, name: &str, a: &ImportArgs) -> Result<Read, Failure> {
     let summary = dir.join(IO500_SUMMARY);
     if !summary.is_file() {
         return Err(Failure::new(
-            format!("cannot import {name}: a directory, but not an IO500 result directory (it has no {IO500_SUMMARY})"),
-            "name an IO500 result directory or a tool's output file",
+            format!("cannot import {name}: a directory, but not an IO500 result directory (it has no {IO500_SUMMARY}) nor an mlpstorage one (no summary.json)"),
+            "name an IO500 or mlpstorage result directory, or a tool's output file",
             2,
         ));
     }

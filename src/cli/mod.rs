@@ -59,7 +59,7 @@ use iosurvey::spec::SpecError;
 use iosurvey::store::StoreError;
 use iosurvey::study::error::Plain;
 use iosurvey::study::{Error, Kind, Spelling};
-use iosurvey::study::{Io500Args, MatrixArgs, MetaArgs, NetArgs, RunArgs, SurveyArgs, TargetArgs, TargetsArgs};
+use iosurvey::study::{Io500Args, MatrixArgs, MetaArgs, NetArgs, RunArgs, SurveyArgs, TargetsArgs};
 use iosurvey::sys::signal;
 use process::{CANCEL, ENDING, LEAD, LEFTOVERS, ONE_OF_MANY, RUNNING};
 use std::path::PathBuf;
@@ -186,7 +186,7 @@ holding all their points.")]
   iosurvey train --dir /scratch/t --workload unet3d --accelerator h100 --accelerators 4 --generate
   iosurvey train --dir /scratch/t --workload resnet50 --generate --scale 1/1000 --find-max --max-accelerators 16"
     )]
-    Train(Box<train::TrainArgs>),
+    Train(Box<iosurvey::study::TrainArgs>),
     /// Emulate checkpoint I/O (MLPerf Storage): a model's state (14 bytes a parameter) sharded
     /// over ranks, written with fsync, compute between, read back; slowest rank's figures.
     #[command(
@@ -195,7 +195,7 @@ holding all their points.")]
   iosurvey checkpoint --dir /scratch/c --model llama3-8b --ranks 8
   iosurvey checkpoint --dir /scratch/c --model llama3-70b --ranks 8 --scale 1/1000 --compute 0 --shift 1"
     )]
-    Checkpoint(Box<train::CheckpointArgs>),
+    Checkpoint(Box<iosurvey::study::CheckpointArgs>),
     /// Measure the network ceiling between nodes (MPI point to point) and store it.
     #[command(after_help = "Examples:
   mpirun -np 6 --map-by node iosurvey net
@@ -771,15 +771,6 @@ pub fn main() -> i32 {
         Command::Manpages { dir } => return finish(package::manpages(dir, &cli.db)),
         // One process's work on files: no team (an MPI build's singleton start would bring the
         // launcher's own daemon), and not one of several launched processes at once.
-        // Accelerators are threads of one process (no team yet).
-        Command::Train(args) => {
-            prepare();
-            return finish(train::train(&cli, args));
-        }
-        Command::Checkpoint(args) => {
-            prepare();
-            return finish(train::checkpoint(&cli, args));
-        }
         Command::Merge(args) => {
             if let Some((var, n)) = iosurvey::team::launched_as_many(|v| std::env::var(v).ok()) {
                 say_error!("merge runs as one process, but this is one of {n} ({var}) (hint: run iosurvey merge without a launcher)");

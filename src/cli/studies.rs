@@ -24,6 +24,8 @@ pub(super) fn play<T: Team>(cli: &Cli, study: &Study, team: &T) -> Result<(), Er
         Study::Io500(_) => io500(cli, &played),
         Study::Targets(_) => targets(cli, team, &played),
         Study::Net(_) => net(cli, team, &played),
+        Study::Train(_) => super::train::trained(cli, &played),
+        Study::Checkpoint(_) => super::train::checkpointed(cli, &played),
     }
     played.failure.map_or(Ok(()), Err)
 }

@@ -7,6 +7,7 @@
 //! every file before the store takes any (docs/methodology.md, "Imported results", says how
 //! each figure is converted).
 
+pub mod dlio;
 pub mod elbencho;
 pub mod fio;
 pub mod io500;
@@ -44,6 +45,8 @@ pub enum Tool {
     Iperf3,
     /// An IO500 result directory (or its result_summary.txt).
     Io500,
+    /// DLIO's summary.json (MLPerf Storage), or an mlpstorage result directory.
+    Dlio,
 }
 
 impl Tool {
@@ -57,6 +60,7 @@ impl Tool {
             Tool::Elbencho => "elbencho",
             Tool::Iperf3 => "iperf3",
             Tool::Io500 => "io500",
+            Tool::Dlio => "dlio",
         }
     }
 }
@@ -106,6 +110,7 @@ pub fn parse(tool: Tool, text: &str) -> Result<Imported, Bad> {
         Tool::Elbencho => elbencho::parse(text),
         Tool::Iperf3 => iperf3::parse(text),
         Tool::Io500 => io500::parse(text, None, None),
+        Tool::Dlio => dlio::parse(text, None),
     }
 }
 
@@ -120,7 +125,9 @@ pub fn detect(name: &str, text: &str) -> Option<Tool> {
     // A JSON object, or a list of them (elbencho's); not IO500's "[RESULT]".
     let list = trimmed.strip_prefix('[').is_some_and(|rest| rest.trim_start().starts_with(['{', ']']));
     if trimmed.starts_with('{') || list {
-        return if head.contains("\"connecting_to\"") || head.contains("\"iperf") {
+        return if dlio::looks_like(&head) {
+            Some(Tool::Dlio)
+        } else if head.contains("\"connecting_to\"") || head.contains("\"iperf") {
             Some(Tool::Iperf3)
         } else if head.contains("\"MiB/s [last]\"") || head.contains("\"IOPS [last]\"") {
             Some(Tool::Elbencho)

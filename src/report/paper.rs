@@ -57,6 +57,7 @@ pub fn paper(
     reference: Option<&str>,
 ) -> Result<Paper, String> {
     let mut studies = study::studies(&runs, reference);
+    studies.extend(analysis::train::study(&runs));
     studies.extend(matrices.iter().map(|m| Study {
         title: format!("Matrix m{} of {}", m.id.unwrap_or(0), m.env.target),
         runs: Vec::new(),

@@ -15,6 +15,7 @@ pub mod play;
 pub mod run;
 pub mod survey;
 pub mod targets;
+pub mod train;
 
 pub use common::{DeviceArgs, TargetArgs, TeamArgs};
 pub use error::{Error, Kind, Spelling};
@@ -26,6 +27,7 @@ pub use play::{play, Context, Made, Observer, Outcome};
 pub use run::RunArgs;
 pub use survey::SurveyArgs;
 pub use targets::TargetsArgs;
+pub use train::{CheckpointArgs, TrainArgs};
 
 /// One study of any kind.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -45,6 +47,10 @@ pub enum Study {
     Targets(Box<TargetsArgs>),
     /// The network ceiling between nodes (`net`).
     Net(NetArgs),
+    /// Training I/O, MLPerf Storage's (`train`).
+    Train(Box<TrainArgs>),
+    /// Checkpoint I/O, MLPerf Storage's (`checkpoint`).
+    Checkpoint(Box<CheckpointArgs>),
 }
 
 impl Study {
@@ -58,6 +64,8 @@ impl Study {
             Study::Io500(a) => a.validate(),
             Study::Targets(a) => a.validate(),
             Study::Net(a) => a.validate(),
+            Study::Train(a) => a.validate(),
+            Study::Checkpoint(a) => a.validate(),
         }
     }
 
@@ -71,7 +79,7 @@ impl Study {
             Study::Matrix(_) => Command::Matrix,
             Study::Io500(_) => Command::Io500,
             Study::Targets(_) => Command::Targets,
-            Study::Net(_) => Command::Other,
+            Study::Net(_) | Study::Train(_) | Study::Checkpoint(_) => Command::Other,
         }
     }
 }

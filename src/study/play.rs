@@ -112,6 +112,8 @@ pub fn play<T: Team>(ctx: &Context, study: &Study, team: &T, observer: &mut dyn 
         Study::Io500(a) => super::io500::play(ctx, a, team, observer),
         Study::Targets(a) => super::targets::play(ctx, a, team, observer),
         Study::Net(a) => super::net::play(ctx, a, team, observer),
+        Study::Train(a) => super::train::play_train(ctx, a, team, observer),
+        Study::Checkpoint(a) => super::train::play_checkpoint(ctx, a, team, observer),
     }
 }
 

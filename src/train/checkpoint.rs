@@ -6,11 +6,12 @@
 //! Per checkpoint the figures are the slowest rank's duration and throughput.
 
 use super::TrainError;
+use crate::cancel::Cancel;
 use crate::measure::TaskTiming;
+use crate::target::dir::Dir;
 use crate::target::Target;
+use crate::team::Member;
 use std::os::unix::fs::FileExt;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 /// A model whose checkpoints are written.
@@ -18,15 +19,19 @@ use std::time::{Duration, Instant};
 pub enum Llama {
     /// Llama 3, 8 billion parameters.
     #[value(name = "llama3-8b")]
+    #[serde(rename = "llama3-8b")]
     Llama3_8b,
     /// Llama 3, 70 billion parameters.
     #[value(name = "llama3-70b")]
+    #[serde(rename = "llama3-70b")]
     Llama3_70b,
     /// Llama 3, 405 billion parameters.
     #[value(name = "llama3-405b")]
+    #[serde(rename = "llama3-405b")]
     Llama3_405b,
     /// A model of a trillion parameters.
     #[value(name = "llama3-1t")]
+    #[serde(rename = "llama3-1t")]
     Llama3_1t,
 }
 
@@ -177,8 +182,9 @@ pub struct Outcome {
     pub dropped: bool,
 }
 
-/// Runs the study in the target: the files named in its manifest first.
-pub fn run(c: &Checkpoints, target: &mut Target, drop: bool, cancel: &AtomicBool) -> Result<Outcome, TrainError> {
+/// On the lead, before anything is written: refuses checkpoints larger than the free space,
+/// then names every file in the target's manifest.
+pub fn prepare(c: &Checkpoints, target: &mut Target) -> Result<(), TrainError> {
     let need = c.total_bytes();
     let free = target.dir().free_bytes().unwrap_or(u64::MAX);
     if need > free {
@@ -194,75 +200,119 @@ pub fn run(c: &Checkpoints, target: &mut Target, drop: bool, cancel: &AtomicBool
             "give --scale 1/N for a rehearsal, fewer --checkpoints, or free space",
         ));
     }
-    target.claim(&c.names())?;
-    let t: &Target = target;
-    let clock = Clock { origin: Instant::now(), cancel };
-    let mut writes = Vec::new();
-    for k in 0..c.writes {
-        if k > 0 {
-            std::thread::sleep(Duration::from_secs_f64(c.compute));
-        }
-        writes.push(phase(c, t, &clock, |r| (k, r), true)?);
-    }
-    let dropped = drop && needs_drop(need, c.ram_bytes) && crate::target::cache::can_drop() && {
-        crate::target::cache::drop_caches().is_ok()
-    };
-    let mut reads = Vec::new();
-    for k in 0..c.reads {
-        reads.push(phase(c, t, &clock, |r| (k, (r + c.shift) % c.ranks), false)?);
-    }
-    Ok(Outcome { writes, reads, dropped })
+    Ok(target.claim(&c.names())?)
 }
 
-/// The study's clock and its stop.
-struct Clock<'a> {
-    origin: Instant,
-    cancel: &'a AtomicBool,
+/// What one rank did, gathered on the lead.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+struct RankPart {
+    writes: Vec<TaskTiming>,
+    reads: Vec<TaskTiming>,
+    error: Option<String>,
+    interrupted: bool,
+    dropped: bool,
 }
 
-/// Every rank writes (or reads) its files of one checkpoint at once, after a barrier.
-fn phase(
+/// Runs the study in `dir` (named in the manifest by [`prepare`]): each of `members` (this
+/// process's share of the team, the team's size `c.ranks`) writes its shard of every
+/// checkpoint and reads back the shard of rank (its rank + shift) mod ranks, which under MPI
+/// another process wrote; every rank meets the others before each checkpoint. The page cache
+/// is dropped on every node (as root, by the 3x rule, unless `drop` is false). The lead
+/// process gets the outcome or the first failure; the others `None`.
+pub fn run<M: Member>(
     c: &Checkpoints,
-    t: &Target,
-    clock: &Clock,
-    whose: impl Fn(usize) -> (u32, usize) + Sync,
-    write: bool,
-) -> Result<Phase, TrainError> {
-    let barrier = Barrier::new(c.ranks);
-    let failure: Mutex<Option<TrainError>> = Mutex::new(None);
-    let tasks: Vec<TaskTiming> = std::thread::scope(|sc| {
-        let handles: Vec<_> = (0..c.ranks)
-            .map(|r| {
-                let (barrier, failure, whose) = (&barrier, &failure, &whose);
+    dir: &Dir,
+    members: Vec<M>,
+    drop: bool,
+    cancel: &Cancel,
+) -> Result<Option<Outcome>, TrainError> {
+    let clock = Clock { origin: Instant::now(), cancel };
+    let gathered: Vec<Option<Vec<RankPart>>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = members
+            .into_iter()
+            .map(|member| {
+                let clock = &clock;
                 sc.spawn(move || {
-                    barrier.wait();
-                    let (k, owner) = whose(r);
-                    match rank_io(c, t, (k, owner), write, clock) {
-                        Ok(mut timing) => {
-                            timing.task = r as u32;
-                            timing
-                        }
-                        Err(e) => {
-                            if let Ok(mut g) = failure.lock() {
-                                g.get_or_insert(e);
-                            }
-                            TaskTiming::default()
-                        }
-                    }
+                    let part = rank_part(c, dir, &member, drop, clock);
+                    member.gather(part)
                 })
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
     });
-    if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
-        return Err(e);
+    let Some(parts) = gathered.into_iter().flatten().next() else { return Ok(None) };
+    if let Some(e) = parts.iter().find_map(|p| p.error.clone()) {
+        return Err(TrainError::Io { what: "checkpoint".into(), source: std::io::Error::other(e) });
     }
-    Ok(Phase { tasks })
+    if cancel.is_cancelled() || parts.iter().any(|p| p.interrupted) {
+        return Err(TrainError::Interrupted);
+    }
+    let phases = |each: &dyn Fn(&RankPart) -> &Vec<TaskTiming>, n: u32| -> Vec<Phase> {
+        (0..n as usize).map(|k| Phase { tasks: parts.iter().map(|p| each(p)[k]).collect() }).collect()
+    };
+    Ok(Some(Outcome {
+        writes: phases(&|p| &p.writes, c.writes),
+        reads: phases(&|p| &p.reads, c.reads),
+        dropped: parts.iter().all(|p| p.dropped),
+    }))
+}
+
+/// One rank's checkpoints: written, the cache dropped, read back; the team agrees after each
+/// phase whether to go on, so that a rank's failure or a stop ends every rank there.
+fn rank_part<M: Member>(c: &Checkpoints, dir: &Dir, member: &M, drop: bool, clock: &Clock) -> RankPart {
+    let r = member.rank();
+    let mut part = RankPart::default();
+    let stamped = |mut t: TaskTiming| {
+        t.task = r as u32;
+        t.node = member.node();
+        t
+    };
+    let step = |part: &mut RankPart, result: Result<TaskTiming, TrainError>, write: bool| -> bool {
+        match result {
+            Ok(t) => match write {
+                true => part.writes.push(stamped(t)),
+                false => part.reads.push(stamped(t)),
+            },
+            Err(TrainError::Interrupted) => part.interrupted = true,
+            Err(e) => part.error = Some(e.to_string()),
+        }
+        let halt = part.error.is_some() || part.interrupted || clock.cancel.is_cancelled();
+        member.max(halt as u64) == 0
+    };
+    for k in 0..c.writes {
+        if k > 0 {
+            super::nap(Duration::from_secs_f64(c.compute), clock.cancel);
+        }
+        member.barrier();
+        if !step(&mut part, rank_io(c, dir, (k, r), true, clock), true) {
+            return part;
+        }
+    }
+    // One rank of each node's process drops its cache; the team learns whether every one did.
+    let mine = member.local_index() != 0
+        || (drop
+            && needs_drop(c.total_bytes(), c.ram_bytes)
+            && crate::target::cache::can_drop()
+            && crate::target::cache::drop_caches().is_ok());
+    part.dropped = member.min(mine as u64) == 1;
+    for k in 0..c.reads {
+        member.barrier();
+        if !step(&mut part, rank_io(c, dir, (k, (r + c.shift) % c.ranks), false, clock), false) {
+            return part;
+        }
+    }
+    part
+}
+
+/// The study's clock and its stop.
+struct Clock<'a> {
+    origin: Instant,
+    cancel: &'a Cancel,
 }
 
 fn rank_io(
     c: &Checkpoints,
-    t: &Target,
+    dir: &Dir,
     (k, owner): (u32, usize),
     write: bool,
     clock: &Clock,
@@ -275,17 +325,17 @@ fn rank_io(
     let mut sync_ns = 0u64;
     for (name, len) in c.files(k, owner) {
         let io = |e: std::io::Error, what: &str| TrainError::Io {
-            what: format!("{what} {}", t.dir().show(&name).display()),
+            what: format!("{what} {}", dir.show(&name).display()),
             source: e,
         };
         let file = match write {
-            true => t.dir().create_or_open_own(&name, crate::sys::fs::O_WRONLY).map_err(|e| io(e, "create"))?,
-            false => t.dir().open_own(&name, crate::sys::fs::O_RDONLY).map_err(|e| io(e, "open"))?,
+            true => dir.create_or_open_own(&name, crate::sys::fs::O_WRONLY).map_err(|e| io(e, "create"))?,
+            false => dir.open_own(&name, crate::sys::fs::O_RDONLY).map_err(|e| io(e, "open"))?,
         };
         xfer_start.get_or_insert_with(ns);
         let mut at = 0u64;
         while at < len {
-            if clock.cancel.load(Relaxed) {
+            if clock.cancel.is_cancelled() {
                 return Err(TrainError::Interrupted);
             }
             let n = (len - at).min(c.transfer) as usize;

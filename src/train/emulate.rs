@@ -7,13 +7,17 @@
 use super::figures::{RankEpoch, Step};
 use super::format::{self, Format};
 use super::{Settings, TrainError, WHOLE_CALL};
+use crate::cancel::Cancel;
 use crate::engine::offsets::mix;
 use crate::measure::TaskTiming;
 use crate::sys::mem::{AlignedBuf, ALIGN};
+use crate::target::dir::Dir;
 use crate::target::Target;
+use crate::team::Member;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Barrier, Condvar, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// A cap on the reads' aggregate rate, shared by every reader: storage slower than the one
@@ -48,7 +52,7 @@ impl Throttle {
 }
 
 /// What a training run measured.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Outcome {
     /// `epochs[e][r]`: rank r's steps in epoch e.
     pub epochs: Vec<Vec<RankEpoch>>,
@@ -79,12 +83,7 @@ fn io_error(what: &str, t: &Target, name: &str, e: std::io::Error) -> TrainError
 
 /// Writes the data set into the target (its files named in the target's manifest first), on
 /// `threads` threads; fsynced, so that what is read later comes from the storage.
-pub fn generate(
-    s: &Settings,
-    target: &mut Target,
-    threads: usize,
-    cancel: &AtomicBool,
-) -> Result<Generated, TrainError> {
+pub fn generate(s: &Settings, target: &mut Target, threads: usize, cancel: &Cancel) -> Result<Generated, TrainError> {
     let names = s.names();
     if target.writable() {
         target.check_space(&names, 0).ok();
@@ -112,7 +111,7 @@ pub fn generate(
         for _ in 0..threads.max(1) {
             sc.spawn(|| loop {
                 let f = next.fetch_add(1, Relaxed);
-                if f >= s.files || cancel.load(Relaxed) || failure.lock().map_or(true, |g| g.is_some()) {
+                if f >= s.files || cancel.is_cancelled() || failure.lock().map_or(true, |g| g.is_some()) {
                     return;
                 }
                 let name = &names[f as usize];
@@ -131,7 +130,7 @@ pub fn generate(
     if let Some(e) = failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
         return Err(e);
     }
-    if cancel.load(Relaxed) {
+    if cancel.is_cancelled() {
         return Err(TrainError::Interrupted);
     }
     Ok(Generated { bytes: written.into_inner(), secs: started.elapsed().as_secs_f64() })
@@ -251,7 +250,7 @@ impl Reader {
     fn read(
         &mut self,
         s: &Settings,
-        (t, layout): (&Target, &Layout),
+        (dir, layout): (&Dir, &Layout),
         id: u64,
         throttle: Option<&Throttle>,
     ) -> std::io::Result<(u64, u64)> {
@@ -264,7 +263,7 @@ impl Reader {
         self.last_file = Some(f);
         let name = format!("train-{f:07}.{}", s.format.extension());
         let flags = crate::sys::fs::O_RDONLY | if s.direct { crate::sys::fs::O_DIRECT } else { 0 };
-        let file = t.dir().open_own(&name, flags)?;
+        let file = dir.open_own(&name, flags)?;
         // O_DIRECT reads whole aligned blocks around the range.
         let (mut at, end) = match s.direct {
             true => (start / ALIGN as u64 * ALIGN as u64, (start + len).div_ceil(ALIGN as u64) * ALIGN as u64),
@@ -289,82 +288,101 @@ impl Reader {
     }
 }
 
-/// Runs the epochs over the data set in the target.
-pub fn train(
+/// What one rank did, gathered on the lead.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct RankPart {
+    /// Its epochs: steps and reads.
+    epochs: Vec<(RankEpoch, TaskTiming)>,
+    /// The first read that failed, said.
+    error: Option<String>,
+    /// A stop was asked for in its process.
+    interrupted: bool,
+    /// Its process's CPU time over the epochs, ns (given by one rank of each process).
+    cpu_ns: u64,
+}
+
+/// Runs the epochs over the data set in `dir`: each of `members` (this process's share of the
+/// team, one per rank, the team's size `s.accelerators`) reads the block of samples its team
+/// rank owns, and every rank of every process meets the others after each step. The lead
+/// process (the one holding rank 0) gets the outcome, or the first failure; the others get
+/// `None` (the lead speaks for the team).
+pub fn train<M: Member>(
     s: &Settings,
-    target: &Target,
+    dir: &Dir,
+    members: Vec<M>,
     throttle: Option<&Throttle>,
-    cancel: &AtomicBool,
-) -> Result<Outcome, TrainError> {
+    cancel: &Cancel,
+) -> Result<Option<Outcome>, TrainError> {
     let layout = Layout::new(s);
-    let ranks = s.accelerators;
-    let barrier = Barrier::new(ranks);
-    let halt = AtomicBool::new(false);
     let origin = Instant::now();
     let cpu0 = crate::sys::proc::process_cpu_ns();
-    let errors: Mutex<Option<String>> = Mutex::new(None);
-    let per_rank: Vec<Vec<(RankEpoch, TaskTiming)>> = std::thread::scope(|sc| {
-        let handles: Vec<_> = (0..ranks)
-            .map(|r| {
-                let (layout, barrier, halt, errors) = (&layout, &barrier, &halt, &errors);
+    let gathered: Vec<Option<Vec<RankPart>>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = members
+            .into_iter()
+            .map(|member| {
+                let layout = &layout;
                 sc.spawn(move || {
-                    let mut epochs = Vec::new();
+                    let rank = Rank { s, dir, layout, throttle, cancel, origin };
+                    let mut part = RankPart::default();
                     for e in 0..s.epochs {
-                        barrier.wait();
-                        if halt.load(Relaxed) {
-                            break;
-                        }
-                        let rank = Rank { s, target, layout, throttle, barrier, halt, cancel, errors, origin };
-                        match rank.epoch(r, e) {
-                            Some(done) => epochs.push(done),
-                            None => break,
+                        member.barrier();
+                        match rank.epoch(&member, e) {
+                            Ok(done) => part.epochs.push(done),
+                            Err(why) => {
+                                part.error = why;
+                                break;
+                            }
                         }
                     }
-                    epochs
+                    part.interrupted = cancel.is_cancelled();
+                    if member.local_index() == 0 {
+                        part.cpu_ns = crate::sys::proc::process_cpu_ns().saturating_sub(cpu0);
+                    }
+                    member.gather(part)
                 })
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_default()).collect()
     });
-    let cpu_ns = crate::sys::proc::process_cpu_ns().saturating_sub(cpu0);
     let wall_ns = origin.elapsed().as_nanos() as u64;
-    if let Some(e) = errors.into_inner().unwrap_or_else(|p| p.into_inner()) {
+    let Some(parts) = gathered.into_iter().flatten().next() else { return Ok(None) };
+    if let Some(e) = parts.iter().find_map(|p| p.error.clone()) {
         return Err(TrainError::Io { what: "read".into(), source: std::io::Error::other(e) });
     }
-    if cancel.load(Relaxed) {
+    if cancel.is_cancelled() || parts.iter().any(|p| p.interrupted) {
         return Err(TrainError::Interrupted);
     }
-    let done = per_rank.iter().map(Vec::len).min().unwrap_or(0);
+    let done = parts.iter().map(|p| p.epochs.len()).min().unwrap_or(0);
     let mut epochs = vec![Vec::new(); done];
     let mut timings = vec![Vec::new(); done];
-    for rank in per_rank {
-        for (e, (steps, timing)) in rank.into_iter().take(done).enumerate() {
-            epochs[e].push(steps);
-            timings[e].push(timing);
+    for part in &parts {
+        for (e, (steps, timing)) in part.epochs.iter().take(done).enumerate() {
+            epochs[e].push(steps.clone());
+            timings[e].push(*timing);
         }
     }
     let bytes = timings.iter().flatten().map(|t: &TaskTiming| t.bytes).sum();
-    let samples = done as u64 * ranks as u64 * s.steps * s.batch;
-    Ok(Outcome { epochs, timings, samples, bytes, cpu_ns, wall_ns })
+    let samples = done as u64 * parts.len() as u64 * s.steps * s.batch;
+    let cpu_ns = parts.iter().map(|p| p.cpu_ns).sum();
+    Ok(Some(Outcome { epochs, timings, samples, bytes, cpu_ns, wall_ns }))
 }
 
 /// What a rank's thread works with.
 struct Rank<'a> {
     s: &'a Settings,
-    target: &'a Target,
+    dir: &'a Dir,
     layout: &'a Layout,
     throttle: Option<&'a Throttle>,
-    barrier: &'a Barrier,
-    halt: &'a AtomicBool,
-    cancel: &'a AtomicBool,
-    errors: &'a Mutex<Option<String>>,
+    cancel: &'a Cancel,
     origin: Instant,
 }
 
 impl Rank<'_> {
-    /// Rank `r`'s epoch `e`; `None` when the run stops.
-    fn epoch(&self, r: usize, e: u32) -> Option<(RankEpoch, TaskTiming)> {
+    /// This rank's epoch `e`; when the team stops, its own read error, if it had one.
+    fn epoch<M: Member>(&self, member: &M, e: u32) -> Result<(RankEpoch, TaskTiming), Option<String>> {
         let s = self.s;
+        let r = member.rank();
+        let mut failed: Option<String> = None;
         let samples = rank_samples(s, r, e);
         let queue = Mutex::new(Queue { next: 0, consumed: 0, loaded: HashMap::new(), stop: false });
         let ready = Condvar::new();
@@ -393,25 +411,16 @@ impl Rank<'_> {
                 let wait_ns = t0.elapsed().as_nanos() as u64;
                 match got {
                     Ok((n, c)) => (bytes, calls) = (bytes + n, calls + c),
-                    Err(why) => {
-                        if let Ok(mut g) = self.errors.lock() {
-                            g.get_or_insert(why);
-                        }
-                        self.halt.store(true, Relaxed);
-                    }
+                    Err(why) => drop(failed.get_or_insert(why)),
                 }
                 let c0 = Instant::now();
-                std::thread::sleep(self.compute_time(r, e, b as u64));
+                super::nap(self.compute_time(r, e, b as u64), self.cancel);
                 let compute_ns = c0.elapsed().as_nanos() as u64;
                 steps.push(Step { wait_ns, compute_ns });
-                if self.cancel.load(Relaxed) {
-                    self.halt.store(true, Relaxed);
-                }
-                // Every rank decides on the flag as it stood at the first barrier: between
-                // the two, nobody sets it.
-                self.barrier.wait();
-                stopped = self.halt.load(Relaxed);
-                self.barrier.wait();
+                // Every rank of every process meets the others here, and they stop together
+                // when any of them failed or was asked to stop.
+                let halt = failed.is_some() || self.cancel.is_cancelled();
+                stopped = member.max(halt as u64) == 1;
                 if stopped {
                     break;
                 }
@@ -420,14 +429,14 @@ impl Rank<'_> {
             ready.notify_all();
         });
         if stopped {
-            return None;
+            return Err(failed);
         }
         let wall_ns = start.elapsed().as_nanos() as u64;
         let from = start.duration_since(self.origin).as_nanos() as u64;
         let to = from + wall_ns;
         let timing = TaskTiming {
             task: r as u32,
-            node: 0,
+            node: member.node(),
             bytes,
             ops: calls,
             open_start: from,
@@ -437,21 +446,17 @@ impl Rank<'_> {
             close_end: to,
             bytes_at_first_finish: bytes,
         };
-        Some((RankEpoch { wall_ns, steps }, timing))
+        Ok((RankEpoch { wall_ns, steps }, timing))
     }
 
     /// A reader thread: takes the next batch while fewer than `depth` are loaded ahead of the
     /// rank, reads its samples, hands it over.
     fn load(&self, samples: &[u64], queue: &Mutex<Queue>, ready: &Condvar, depth: usize) {
         let s = self.s;
-        let mut reader = match Reader::new(s) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                if let Ok(mut g) = self.errors.lock() {
-                    g.get_or_insert(e.to_string());
-                }
-                None
-            }
+        // A reader without its buffer fails each batch it takes, with why.
+        let (mut reader, why) = match Reader::new(s) {
+            Ok(r) => (Some(r), String::new()),
+            Err(e) => (None, e.to_string()),
         };
         loop {
             let b = {
@@ -472,10 +477,10 @@ impl Rank<'_> {
             let mut got = Ok((0u64, 0u64));
             for &id in batch {
                 let Some(reader) = reader.as_mut() else {
-                    got = Err("no read buffer".to_string());
+                    got = Err(why.clone());
                     break;
                 };
-                match reader.read(s, (self.target, self.layout), id, self.throttle) {
+                match reader.read(s, (self.dir, self.layout), id, self.throttle) {
                     Ok((n, c)) => got = got.map(|(b0, c0)| (b0 + n, c0 + c)),
                     Err(e) => {
                         got = Err(format!("sample {id}: {e}"));

@@ -4,8 +4,8 @@
 //! barrier per step; the figures by DLIO's definitions ([`figures`]) and the honesty DLIO
 //! lacks (data set against RAM, page-cache reads, the client's CPU per sample).
 //!
-//! Accelerators are threads of one process here; docs/methodology.md says how each figure is
-//! computed.
+//! Accelerators (and checkpoint ranks) are threads, of every process of the team under MPI;
+//! docs/methodology.md says how each figure is computed.
 
 pub mod checkpoint;
 pub mod emulate;
@@ -95,9 +95,9 @@ pub enum Model {
     Retinanet,
 }
 
-/// A workload's preset: mlcommons/storage's configs/dlio/workload/*.yaml, as issue 40 lists.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Preset {
+/// What a workload reads and how: a preset's, or a run's with the user's overrides applied.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Shape {
     /// File format.
     pub format: Format,
     /// Samples in each file.
@@ -110,10 +110,17 @@ pub struct Preset {
     pub batch: u64,
     /// Reader threads per accelerator.
     pub reader_threads: usize,
+    /// The AU a run must reach to pass (a fraction).
+    pub au: f64,
+}
+
+/// A workload's preset: mlcommons/storage's configs/dlio/workload/*.yaml, as issue 40 lists.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Preset {
+    /// What it reads and how.
+    pub shape: Shape,
     /// Compute per step, seconds, on the A100, H100 and B200 (none: not published).
     pub compute: [Option<f64>; 3],
-    /// The AU a run must reach to pass.
-    pub au: f64,
 }
 
 impl Model {
@@ -121,44 +128,52 @@ impl Model {
     pub fn preset(self) -> Preset {
         match self {
             Model::Unet3d => Preset {
-                format: Format::Npz,
-                samples_per_file: 1,
-                sample_bytes: 146_600_628,
-                sample_stdev: 68_341_808,
-                batch: 7,
-                reader_threads: 4,
+                shape: Shape {
+                    format: Format::Npz,
+                    samples_per_file: 1,
+                    sample_bytes: 146_600_628,
+                    sample_stdev: 68_341_808,
+                    batch: 7,
+                    reader_threads: 4,
+                    au: 0.90,
+                },
                 compute: [Some(0.636), Some(0.323), Some(0.162)],
-                au: 0.90,
             },
             Model::Resnet50 => Preset {
-                format: Format::Tfrecord,
-                samples_per_file: 1251,
-                sample_bytes: 114_660,
-                sample_stdev: 0,
-                batch: 400,
-                reader_threads: 8,
+                shape: Shape {
+                    format: Format::Tfrecord,
+                    samples_per_file: 1251,
+                    sample_bytes: 114_660,
+                    sample_stdev: 0,
+                    batch: 400,
+                    reader_threads: 8,
+                    au: 0.90,
+                },
                 compute: [Some(0.435), Some(0.224), None],
-                au: 0.90,
             },
             Model::Cosmoflow => Preset {
-                format: Format::Tfrecord,
-                samples_per_file: 1,
-                sample_bytes: 2_828_486,
-                sample_stdev: 71_311,
-                batch: 1,
-                reader_threads: 4,
+                shape: Shape {
+                    format: Format::Tfrecord,
+                    samples_per_file: 1,
+                    sample_bytes: 2_828_486,
+                    sample_stdev: 71_311,
+                    batch: 1,
+                    reader_threads: 4,
+                    au: 0.70,
+                },
                 compute: [Some(0.00551), Some(0.0035), None],
-                au: 0.70,
             },
             Model::Retinanet => Preset {
-                format: Format::Jpeg,
-                samples_per_file: 1,
-                sample_bytes: 322_957,
-                sample_stdev: 0,
-                batch: 24,
-                reader_threads: 8,
+                shape: Shape {
+                    format: Format::Jpeg,
+                    samples_per_file: 1,
+                    sample_bytes: 322_957,
+                    sample_stdev: 0,
+                    batch: 24,
+                    reader_threads: 8,
+                    au: 0.85,
+                },
                 compute: [None, None, Some(0.04755)],
-                au: 0.85,
             },
         }
     }
@@ -185,32 +200,45 @@ impl Accelerator {
     }
 }
 
-/// What the user set over the preset; `None` keeps the preset's value.
-#[derive(Debug, Clone, Default)]
+/// What the user set over the preset; `None` keeps the preset's value. The flags of
+/// `iosurvey train` and the keys of a campaign's training study.
+#[derive(Debug, Clone, Default, clap::Args, Serialize, Deserialize)]
 pub struct Overrides {
+    /// Files in the data set, instead of the sizing rule (max(500 steps, 5x RAM)).
+    #[arg(long, value_name = "N")]
+    pub files: Option<u64>,
     /// Mean bytes per sample.
+    #[arg(long, value_parser = crate::units::size_arg, value_name = "BYTES")]
     pub sample_bytes: Option<u64>,
     /// Standard deviation of the bytes per sample.
+    #[arg(long, value_parser = crate::units::size_arg, value_name = "BYTES")]
     pub sample_stdev: Option<u64>,
-    /// Samples per file.
+    /// Samples in each file.
+    #[arg(long, value_name = "N")]
     pub samples_per_file: Option<u64>,
     /// Samples per step per accelerator.
+    #[arg(long, value_name = "N")]
     pub batch: Option<u64>,
     /// Reader threads per accelerator.
+    #[arg(long, value_name = "N")]
     pub reader_threads: Option<usize>,
-    /// Batches each reader thread loads ahead.
+    /// Batches each reader thread loads ahead (default 2).
+    #[arg(long, value_name = "N")]
     pub prefetch: Option<usize>,
-    /// Compute per step, seconds.
+    /// Compute per step, seconds (default: the preset's for the accelerator).
+    #[arg(long, value_name = "SECONDS")]
     pub compute: Option<f64>,
     /// Standard deviation of the compute per step, seconds.
+    #[arg(long, value_name = "SECONDS")]
     pub compute_stdev: Option<f64>,
-    /// The AU to pass.
+    /// The AU a run must reach to pass (default: the workload's).
+    #[arg(long, value_name = "FRACTION")]
     pub au: Option<f64>,
-    /// Bytes per read call of a tfrecord file.
+    /// Bytes per read call of a tfrecord file (DLIO's transfer_size; default 256k).
+    #[arg(long, value_parser = crate::units::size_arg, value_name = "BYTES")]
     pub transfer: Option<u64>,
-    /// Files in the data set, instead of the sizing rule.
-    pub files: Option<u64>,
-    /// Steps per epoch, instead of as many as the data set holds.
+    /// Steps per epoch (default: as many as each rank's block of samples holds).
+    #[arg(long, value_name = "N")]
     pub steps: Option<u64>,
 }
 
@@ -221,26 +249,15 @@ pub struct Settings {
     pub model: Model,
     /// The accelerator.
     pub accelerator: Accelerator,
-    /// File format.
-    pub format: Format,
-    /// Samples per file.
-    pub samples_per_file: u64,
-    /// Mean bytes per sample.
-    pub sample_bytes: u64,
-    /// Standard deviation of the bytes per sample.
-    pub sample_stdev: u64,
-    /// Samples per step per accelerator.
-    pub batch: u64,
-    /// Reader threads per accelerator.
-    pub reader_threads: usize,
+    /// What it reads and how, the user's overrides applied (read through `Deref`).
+    #[serde(flatten)]
+    pub shape: Shape,
     /// Batches each reader thread loads ahead (DLIO's prefetch).
     pub prefetch: usize,
     /// Compute per step, seconds.
     pub compute: f64,
     /// Its standard deviation, seconds.
     pub compute_stdev: f64,
-    /// The AU to pass (a fraction).
-    pub au: f64,
     /// Bytes per read call of a tfrecord file (DLIO's transfer_size).
     pub transfer: u64,
     /// Emulated accelerators (ranks).
@@ -261,6 +278,15 @@ pub struct Settings {
     pub direct: bool,
     /// RAM of the client, bytes, as read from the node.
     pub ram_bytes: u64,
+}
+
+// A run's settings read as its shape's: `s.batch`, not `s.shape.batch`.
+impl std::ops::Deref for Settings {
+    type Target = Shape;
+
+    fn deref(&self) -> &Shape {
+        &self.shape
+    }
 }
 
 /// Bytes per read call of the whole-file formats: the file is read whole, in calls of at most
@@ -291,19 +317,22 @@ impl Settings {
                 ))
             }
         };
+        let p = p.shape;
         let s = Settings {
             model,
             accelerator,
-            format: p.format,
-            samples_per_file: over.samples_per_file.unwrap_or(p.samples_per_file),
-            sample_bytes: over.sample_bytes.unwrap_or(p.sample_bytes),
-            sample_stdev: over.sample_stdev.unwrap_or(p.sample_stdev),
-            batch: over.batch.unwrap_or(p.batch),
-            reader_threads: over.reader_threads.unwrap_or(p.reader_threads),
+            shape: Shape {
+                format: p.format,
+                samples_per_file: over.samples_per_file.unwrap_or(p.samples_per_file),
+                sample_bytes: over.sample_bytes.unwrap_or(p.sample_bytes),
+                sample_stdev: over.sample_stdev.unwrap_or(p.sample_stdev),
+                batch: over.batch.unwrap_or(p.batch),
+                reader_threads: over.reader_threads.unwrap_or(p.reader_threads),
+                au: over.au.unwrap_or(p.au),
+            },
             prefetch: over.prefetch.unwrap_or(2),
             compute,
             compute_stdev: over.compute_stdev.unwrap_or(0.0),
-            au: over.au.unwrap_or(p.au),
             transfer: over.transfer.unwrap_or(256 << 10),
             accelerators,
             epochs,
@@ -442,6 +471,20 @@ impl Settings {
     /// Bytes of the whole data set.
     pub fn dataset_bytes(&self) -> u64 {
         (0..self.files).map(|f| format::file_size(self.format, &self.file_samples(f))).sum()
+    }
+}
+
+/// Sleeps `d` (an emulated compute time), waking early once `cancel` asks the study to stop:
+/// a step of minutes must not hold a stop past its deadline.
+pub(crate) fn nap(d: std::time::Duration, cancel: &crate::cancel::Cancel) {
+    const SLICE: std::time::Duration = std::time::Duration::from_millis(50);
+    let end = std::time::Instant::now() + d;
+    loop {
+        let now = std::time::Instant::now();
+        if now >= end || cancel.is_cancelled() {
+            return;
+        }
+        std::thread::sleep((end - now).min(SLICE));
     }
 }
 

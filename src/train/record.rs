@@ -90,6 +90,58 @@ pub fn run_record(
     (caches_dropped, warnings): (bool, Vec<String>),
 ) -> RunRecord {
     let sum = summarize(s, o);
+    let w = train_workload(s);
+    let page_cache = if s.direct { PageCache::Bypassed } else { PageCache::Through };
+    let phases: Vec<PhaseRecord> = o
+        .timings
+        .iter()
+        .enumerate()
+        .map(|(e, tasks)| phase((Op::Read, e as u32), tasks.clone(), &w, &env, (caches_dropped && e == 0, page_cache)))
+        .collect();
+    let mut params = train_params(s);
+    let mut put = |k: &str, v: String| drop(params.insert(format!("train.{k}"), v));
+    put("au", format!("{}", sum.au));
+    put("pass", if sum.pass { "pass" } else { "fail" }.into());
+    put("rank_au", sum.rank_au.iter().map(|a| format!("{a:.4}")).collect::<Vec<_>>().join(","));
+    put("samples_per_s", format!("{:.2}", sum.samples_per_sec));
+    put("read_mib_s", format!("{:.2}", sum.read_bytes_per_sec / (1 << 20) as f64));
+    if let (Some(p50), Some(p99)) = (sum.wait_p50, sum.wait_p99) {
+        put("wait_p50_s", format!("{p50:.6}"));
+        put("wait_p99_s", format!("{p99:.6}"));
+    }
+    if let Some(c) = sum.cpu_per_sample {
+        put("cpu_per_sample_s", format!("{c:.9}"));
+    }
+    // What DLIO's formulas take, per rank (over its epochs), so that they can be applied again
+    // to the same step times from the record alone (bench/vs-dlio): compute of every step but
+    // the first, and the first step's wait and compute; the wall time is each read phase's.
+    let per_rank = |f: &dyn Fn(&super::figures::RankEpoch) -> u64| {
+        (0..s.accelerators)
+            .map(|r| {
+                let ns: u64 = o.epochs.iter().filter_map(|e| e.get(r)).map(f).sum();
+                format!("{:.9}", ns as f64 / 1e9)
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    put("rank_compute_s", per_rank(&|e| e.steps.iter().skip(1).map(|x| x.compute_ns).sum()));
+    put("rank_first_step_s", per_rank(&|e| e.steps.first().map_or(0, |x| x.wait_ns + x.compute_ns)));
+    stored(train_name(s), w, (env, command_line, started), phases, (warnings, params))
+}
+
+/// A training run before it has measured anything: its settings and facts, no figures. The
+/// signal path and the janitor store it, as failed, should the process end before the run
+/// files its own record; a run that fails files it with why.
+pub fn train_skeleton(s: &Settings, facts: (Environment, String, i64)) -> RunRecord {
+    stored(train_name(s), train_workload(s), facts, Vec::new(), (Vec::new(), train_params(s)))
+}
+
+fn train_name(s: &Settings) -> String {
+    format!("train {} {} x{}", s.model.name(), s.accelerator.name(), s.accelerators)
+}
+
+/// The reads of a training run as a workload: each rank a task reading its block.
+fn train_workload(s: &Settings) -> Workload {
     let data = Data {
         transfer: match s.format {
             super::format::Format::Tfrecord => s.transfer,
@@ -99,14 +151,11 @@ pub fn run_record(
         direct: s.direct,
         ..Data::default()
     };
-    let w = Workload { ops: vec![Op::Read], tasks: s.accelerators, seed: s.seed, ..Workload::from(data) };
-    let page_cache = if s.direct { PageCache::Bypassed } else { PageCache::Through };
-    let phases: Vec<PhaseRecord> = o
-        .timings
-        .iter()
-        .enumerate()
-        .map(|(e, tasks)| phase((Op::Read, e as u32), tasks.clone(), &w, &env, (caches_dropped && e == 0, page_cache)))
-        .collect();
+    Workload { ops: vec![Op::Read], tasks: s.accelerators, seed: s.seed, ..Workload::from(data) }
+}
+
+/// The settings a training run is filed with (`train.*`), before its figures.
+fn train_params(s: &Settings) -> BTreeMap<String, String> {
     let mut params = BTreeMap::new();
     let mut put = |k: &str, v: String| drop(params.insert(format!("train.{k}"), v));
     put("workload", s.model.name().into());
@@ -119,24 +168,11 @@ pub fn run_record(
     put("epochs", s.epochs.to_string());
     put("files", s.files.to_string());
     put("sample_bytes", s.sample_bytes.to_string());
-    put("au", format!("{}", sum.au));
     put("au_target", s.au.to_string());
-    put("pass", if sum.pass { "pass" } else { "fail" }.into());
-    put("rank_au", sum.rank_au.iter().map(|a| format!("{a:.4}")).collect::<Vec<_>>().join(","));
-    put("samples_per_s", format!("{:.2}", sum.samples_per_sec));
-    put("read_mib_s", format!("{:.2}", sum.read_bytes_per_sec / (1 << 20) as f64));
-    if let (Some(p50), Some(p99)) = (sum.wait_p50, sum.wait_p99) {
-        put("wait_p50_s", format!("{p50:.6}"));
-        put("wait_p99_s", format!("{p99:.6}"));
-    }
-    if let Some(c) = sum.cpu_per_sample {
-        put("cpu_per_sample_s", format!("{c:.9}"));
-    }
     if let Some(n) = s.scale {
         put("scale", format!("1/{n}"));
     }
-    let name = format!("train {} {} x{}", s.model.name(), s.accelerator.name(), s.accelerators);
-    stored(name, w, (env, command_line, started), phases, (warnings, params))
+    params
 }
 
 /// A study's run as the store keeps every run.
@@ -203,8 +239,7 @@ pub fn checkpoint_record(
     (env, command_line, started): (Environment, String, i64),
     mut warnings: Vec<String>,
 ) -> RunRecord {
-    let data = Data { transfer: c.transfer, block: c.rank_bytes(), fsync: true, ..Data::default() };
-    let w = Workload { ops: vec![Op::Write, Op::Read], tasks: c.ranks, ..Workload::from(data) };
+    let w = checkpoint_workload(c);
     let mut phases = Vec::new();
     for (k, p) in o.writes.iter().enumerate() {
         phases.push(phase((Op::Write, k as u32), p.tasks.clone(), &w, &env, (false, PageCache::Through)));
@@ -218,14 +253,8 @@ pub fn checkpoint_record(
     if let Some(n) = c.scale {
         warnings.push(format!("rehearsal at --scale 1/{n}: the checkpoint is 1/{n} of the model's; not a result"));
     }
-    let mut params = BTreeMap::new();
+    let mut params = checkpoint_params(c);
     let mut put = |k: &str, v: String| drop(params.insert(format!("ckpt.{k}"), v));
-    put("model", c.model.name().into());
-    put("ranks", c.ranks.to_string());
-    put("rank_bytes", c.rank_bytes().to_string());
-    put("checkpoints", c.writes.to_string());
-    put("reads", c.reads.to_string());
-    put("shift", c.shift.to_string());
     let mean = |xs: Vec<f64>| xs.iter().sum::<f64>() / xs.len().max(1) as f64;
     let gib = (1u64 << 30) as f64;
     put("write_max_duration_s", format!("{}", mean(o.writes.iter().map(|p| p.max_secs()).collect())));
@@ -235,9 +264,34 @@ pub fn checkpoint_record(
         put("read_min_gib_s", format!("{}", mean(o.reads.iter().map(|p| p.min_rate() / gib).collect())));
         put("recovery_s", format!("{}", first.max_secs()));
     }
+    stored(checkpoint_name(c), w, (env, command_line, started), phases, (warnings, params))
+}
+
+/// A checkpoint study before it has measured anything (see [`train_skeleton`]).
+pub fn checkpoint_skeleton(c: &super::checkpoint::Checkpoints, facts: (Environment, String, i64)) -> RunRecord {
+    stored(checkpoint_name(c), checkpoint_workload(c), facts, Vec::new(), (Vec::new(), checkpoint_params(c)))
+}
+
+fn checkpoint_name(c: &super::checkpoint::Checkpoints) -> String {
+    format!("checkpoint {} x{}", c.model.name(), c.ranks)
+}
+
+fn checkpoint_workload(c: &super::checkpoint::Checkpoints) -> Workload {
+    let data = Data { transfer: c.transfer, block: c.rank_bytes(), fsync: true, ..Data::default() };
+    Workload { ops: vec![Op::Write, Op::Read], tasks: c.ranks, ..Workload::from(data) }
+}
+
+fn checkpoint_params(c: &super::checkpoint::Checkpoints) -> BTreeMap<String, String> {
+    let mut params = BTreeMap::new();
+    let mut put = |k: &str, v: String| drop(params.insert(format!("ckpt.{k}"), v));
+    put("model", c.model.name().into());
+    put("ranks", c.ranks.to_string());
+    put("rank_bytes", c.rank_bytes().to_string());
+    put("checkpoints", c.writes.to_string());
+    put("reads", c.reads.to_string());
+    put("shift", c.shift.to_string());
     if let Some(n) = c.scale {
         put("scale", format!("1/{n}"));
     }
-    let name = format!("checkpoint {} x{}", c.model.name(), c.ranks);
-    stored(name, w, (env, command_line, started), phases, (warnings, params))
+    params
 }
