@@ -92,13 +92,14 @@ pub(super) fn command<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
             super::campaign::status(cli, &format!("c{n}"), None, team)
         }
         Command::Show { id, json, format } => lead_prints(team, || show(&cli.db, *id, *json, *format)),
-        Command::Report { output: Some(output), campaign: Some(which), format, reference, .. } => {
-            lead_prints(team, || super::campaign::report(cli, which, (output, *format), reference.as_deref(), team))
+        Command::Report { output: Some(output), campaign: Some(which), format, reference, units, .. } => {
+            let to = (output.as_path(), *format, *units);
+            lead_prints(team, || super::campaign::report(cli, which, to, reference.as_deref(), team))
         }
-        Command::Report { output, reference, format, filter, .. } => {
+        Command::Report { output, reference, format, filter, units, .. } => {
             lead_prints(team, || match (output, reference.as_deref()) {
                 (_, Some("list")) => Ok(render(analysis::reference::systems(), Format::Text)),
-                (Some(output), reference) => html_report(&cli.db, (output, *format), reference, filter),
+                (Some(output), reference) => html_report(&cli.db, (output, *format, *units), reference, filter),
                 (None, _) => Err(Failure::new("report needs -o FILE", "give -o report.html", 2)),
             })
         }
@@ -278,7 +279,7 @@ fn warn_unreadable(store: &Store) {
 /// `iosurvey report`: the chosen runs (every one by default) as one HTML page.
 fn html_report(
     db: &Path,
-    (output, format): (&Path, Format),
+    (output, format, units): (&Path, Format, iosurvey::report::units::Units),
     reference: Option<&str>,
     filter: &ReportFilter,
 ) -> Result<String, Failure> {
@@ -361,7 +362,9 @@ fn html_report(
     );
     let paper = report::paper::paper(&db.display().to_string(), chosen, &matrices, beside)
         .map_err(|why| Failure::new(why, "see iosurvey report --reference list", 2))?;
-    write_paper(db, (output, format), &paper.blocks(), &counted)
+    let mut blocks = paper.blocks();
+    report::units::convert(&mut blocks, units);
+    write_paper(db, (output, format), &blocks, &counted)
 }
 
 /// What the Markdown report's folder holds, and how to free its name, for refusals.

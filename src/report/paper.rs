@@ -151,29 +151,24 @@ fn ranked(found: Vec<(Finding, String)>, most: usize) -> Vec<(Finding, String)> 
 
 /// The findings too brief to measure as one paragraph, each target's op once: what ran too
 /// briefly, how briefly, and what would fix it.
-fn too_short_said(brief: &[Finding]) -> Option<String> {
+fn too_short_said(brief: &[guard::TooShort]) -> Option<String> {
     if brief.is_empty() {
         return None;
     }
     let parts: Vec<String> = brief
         .iter()
-        .map(|f| {
-            let t = &f.text;
-            let parsed = (|| {
-                let (what, rest) = t.split_once(guard::TOO_SHORT)?;
-                let (at, rest) = rest.split_once(" (a phase ran ")?;
-                let (secs, rest) = rest.split_once(", under")?;
-                let fix = rest.split_once("is read from it; ")?.1.trim_end_matches(" would make it last");
-                Some(format!("{what} at {at} (shortest {secs}; {fix})"))
-            })();
-            parsed.unwrap_or_else(|| t.clone())
-        })
+        .map(|t| format!("{} at {} (shortest {}; {})", t.what, t.at(), guard::duration(t.secs), t.fix))
         .collect();
     Some(format!(
         "Too short to measure (a phase under {} s times start-up and the clock as much as the storage, so no peak, scaling or ranking is read from it): {}.",
         analysis::BRIEF_PHASE_SECS,
         parts.join("; ")
     ))
+}
+
+/// Whether a study's table is the summary's (its peaks), not its section's.
+fn in_summary(t: &Table) -> bool {
+    t.title == analysis::shapes::PEAKS || t.title.ends_with(analysis::campaign::MATRIX_PEAKS)
 }
 
 /// The title block's line of a rehearsal at 1/`n`.
@@ -209,7 +204,7 @@ impl Paper {
                 body.push(Block::Figure(figures, Box::new(c.clone()), caption));
             }
             let said = if s.runs.is_empty() { String::new() } else { format!(" (runs {})", spans(&s.runs)) };
-            for t in s.report.tables.iter().filter(|t| t.title != analysis::shapes::PEAKS) {
+            for t in s.report.tables.iter().filter(|t| !in_summary(t)) {
                 tables += 1;
                 // A note is said under the first table it explains, not under every one.
                 let mut t = t.clone();
@@ -237,7 +232,8 @@ impl Paper {
                 ..f.clone()
             };
             let (brief, kept): (Vec<Finding>, Vec<Finding>) =
-                study_findings.into_iter().partition(|f| f.text.contains(guard::TOO_SHORT));
+                study_findings.into_iter().partition(|f| f.too_short.is_some());
+            let brief: Vec<guard::TooShort> = brief.into_iter().filter_map(|f| f.too_short).collect();
             let found: Vec<(Finding, String)> = kept.iter().map(|f| (cited(f), link(f))).collect();
             let name = s.title.split(':').next().unwrap_or(&s.title).to_string();
             summary.extend(
@@ -309,25 +305,36 @@ impl Paper {
         out.extend(method.into_iter().map(Block::Text));
         out.push(Block::Contents(contents));
         out.push(Block::Heading(2, "Summary".into(), "summary".into()));
+        let ids = spans(&self.runs.iter().filter_map(|r| r.id).collect::<Vec<_>>());
+        let mut first: Vec<(Table, String)> = Vec::new();
         if let Some(t) = analysis::shapes::peaks(&self.studies, &self.runs, self.summary) {
-            let caption =
-                format!("{} (runs {})", t.title, spans(&self.runs.iter().filter_map(|r| r.id).collect::<Vec<_>>()));
-            // The summary's table is numbered first, ahead of the studies' own.
-            for b in &mut out {
-                if let Block::Table(n, ..) = b {
-                    *n += 1;
-                }
+            let caption = format!("{} (runs {ids})", t.title);
+            first.push((t, caption));
+        }
+        // A matrix study's peaks, a row per target, where its sections give heat maps only.
+        for t in self.studies.iter().flat_map(|s| &s.report.tables).filter(|t| in_summary(t)) {
+            if t.title != analysis::shapes::PEAKS {
+                first.push((t.clone(), t.title.clone()));
             }
-            for b in &mut body {
-                if let Block::Table(n, ..) = b {
-                    *n += 1;
-                }
+        }
+        // The summary's tables are numbered first, ahead of the studies' own.
+        let shift = first.len();
+        for b in out.iter_mut().chain(body.iter_mut()) {
+            if let Block::Table(n, ..) = b {
+                *n += shift;
             }
-            out.push(Block::Table(1, t, caption));
+        }
+        for (k, (t, caption)) in first.into_iter().enumerate() {
+            out.push(Block::Table(k + 1, t, caption));
         }
         let (summary_findings, marks) = caveated(&summary.iter().map(|f| f.0.clone()).collect::<Vec<_>>());
-        let summary: Vec<(Finding, String)> =
-            summary_findings.into_iter().zip(summary.into_iter().map(|f| f.1)).collect();
+        // Each study's headline between its systems leads, linked to its study's section.
+        let heads = analysis::shapes::headlines(&self.studies, &self.runs, self.summary);
+        let summary: Vec<(Finding, String)> = heads
+            .into_iter()
+            .map(|(k, f)| (f, format!("study-{}", k + 1)))
+            .chain(summary_findings.into_iter().zip(summary.into_iter().map(|f| f.1)))
+            .collect();
         out.push(match summary.is_empty() {
             true => Block::Text("No finding stands out beyond the peaks above: see each study.".into()),
             false => Block::Findings(summary),
