@@ -46,6 +46,9 @@ pub struct Paper {
     pub summary: analysis::study::Summary,
     /// The N of a rehearsal at 1/N of the sizes, said in the title block and every caption.
     pub rehearsal: Option<u64>,
+    /// The runs that measured a matrix's cells: the matrix is their record, so the appendix
+    /// lists them no more than a study does (a matrix campaign holds thousands).
+    pub in_matrices: Vec<i64>,
 }
 
 /// The paper of `runs` and `matrices` from the store at `source`, their charts over clients
@@ -56,26 +59,30 @@ pub fn paper(
     matrices: &[MatrixRecord],
     reference: Option<&str>,
 ) -> Result<Paper, String> {
-    let mut studies = study::studies(&runs, reference);
+    let in_matrices: Vec<i64> = matrices.iter().flat_map(|m| m.cells.iter().flat_map(|c| c.runs.clone())).collect();
+    let of_cells = |r: &RunRecord| r.id.is_some_and(|id| in_matrices.contains(&id));
+    // A cell's run is read as its matrix's cell, never as a run of its own.
+    let own: Vec<RunRecord> = runs.iter().filter(|r| !of_cells(r)).cloned().collect();
+    let mut studies = study::studies(&own, reference);
     studies.extend(matrices.iter().map(|m| Study {
         title: format!("Matrix m{} of {}", m.id.unwrap_or(0), m.env.target),
         runs: Vec::new(),
         report: analysis::matrix::matrix(m),
     }));
     let mut across = Report::default();
-    let mut names: Vec<&str> = runs.iter().filter_map(|r| r.label.as_deref()).collect();
+    let mut names: Vec<&str> = own.iter().filter_map(|r| r.label.as_deref()).collect();
     names.sort_unstable();
     names.dedup();
     if names.len() > 1 {
         let of: Vec<Vec<RunRecord>> =
-            names.iter().map(|n| runs.iter().filter(|r| r.label.as_deref() == Some(*n)).cloned().collect()).collect();
+            names.iter().map(|n| own.iter().filter(|r| r.label.as_deref() == Some(*n)).cloned().collect()).collect();
         let sides: Vec<analysis::Side> =
             names.iter().zip(&of).map(|(name, runs)| analysis::Side { name, runs }).collect();
         across = across.and(analysis::recommend(&sides));
     }
-    across.findings.extend(analysis::cliffs::over_sizes(&runs));
+    across.findings.extend(analysis::cliffs::over_sizes(&own));
     if let Some(name) = reference {
-        across = across.and(analysis::reference::beside(name, &runs)?);
+        across = across.and(analysis::reference::beside(name, &own)?);
     }
     Ok(Paper {
         source: source.to_string(),
@@ -85,6 +92,7 @@ pub fn paper(
         title: None,
         summary: analysis::study::Summary::Mean,
         rehearsal: None,
+        in_matrices,
     })
 }
 
@@ -280,12 +288,15 @@ impl Paper {
         }
         contents.push((2, "Appendix".into(), "appendix".into()));
         body.push(Block::Heading(2, "Appendix".into(), "appendix".into()));
-        for t in
-            [study::runs_table(&self.runs), study::settings_table(&self.runs), study::environment_table(&self.runs)]
+        let listed: Vec<RunRecord> =
+            self.runs.iter().filter(|r| r.id.is_none_or(|id| !self.in_matrices.contains(&id))).cloned().collect();
+        for t in [study::runs_table(&listed), study::settings_table(&listed), study::environment_table(&listed)]
+            .into_iter()
+            .filter(|t| !t.rows.is_empty())
         {
             tables += 1;
             let caption =
-                format!("{} (runs {})", t.title, spans(&self.runs.iter().filter_map(|r| r.id).collect::<Vec<_>>()));
+                format!("{} (runs {})", t.title, spans(&listed.iter().filter_map(|r| r.id).collect::<Vec<_>>()));
             body.push(Block::Table(tables, t, caption));
         }
         let summary = ranked(summary, SUMMARY);
