@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A store and a directory for a front end's files, and a second store to import into.
 struct Trip {
@@ -39,7 +39,7 @@ impl Trip {
     }
 
     /// Imports `file` into the second store; returns what import said.
-    fn import(&self, file: &PathBuf) -> String {
+    fn import(&self, file: &Path) -> String {
         let out = iosurvey(&["--db", &self.into, "import", file.to_str().unwrap()]);
         assert_eq!(out.code, 0, "import {}: {}", file.display(), out.stderr);
         out.stdout
