@@ -267,7 +267,7 @@ fn an_interrupted_campaign_resumes_and_stores_every_point_once() {
     // Each run writes and reads 16 transfers of 20 ms per task: about 0.7 s a point.
     let path = one_study(
         &bed,
-        "name = \"slow\"\nkind = \"run\"\nengine = \"delay:20ms\"\ntransfer = \"64k\"\nblock = \"1m\"\nclients = \"1,2\"\n",
+        "name = \"slow\"\nkind = \"run\"\nengine = \"delay:20ms,wall\"\ntransfer = \"64k\"\nblock = \"1m\"\nclients = \"1,2\"\n",
     );
     let child = spawned(&bed)
         .args(["campaign", "run", &path, "--db", &bed.db])

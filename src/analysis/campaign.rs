@@ -91,7 +91,9 @@ pub fn studies<'a>(
             let what = super::study::shape_said(&members);
             let report = match (members.is_empty(), varies) {
                 (true, _) => Report::default(),
-                (false, Varies::Clients) => over_clients_as(&members, reference, c.summary),
+                (false, Varies::Clients) => {
+                    over_clients_as(&members, reference.map(|name| (name, volume_of(s))), c.summary)
+                }
                 (false, Varies::Setting) => shapes::by_setting(&members, &what, c.summary),
                 (false, Varies::Targets) => shapes::across_targets(&members, &what, c.summary),
             };
@@ -109,9 +111,12 @@ pub fn studies<'a>(
                 ids.extend(members.iter().filter_map(|r| r.id));
                 report = report.and(super::survey(*number, members));
             }
-            for m in &g.matrices {
-                report = report.and(matrix_of(m, &label_of_dir(c, &s.targets, &m.env.target)));
+            let named: Vec<(&MatrixRecord, String)> =
+                g.matrices.iter().map(|m| (*m, label_of_dir(c, &s.targets, &m.env.target))).collect();
+            for (m, target) in &named {
+                report = report.and(matrix_of(m, target));
             }
+            report.tables.extend(matrix_peaks(&s.name, &named));
             let what = match s.kind {
                 Kind::Matrix => "matrix of each target",
                 Kind::Io500 => "IO500 list of each target",
@@ -127,6 +132,20 @@ pub fn studies<'a>(
         out.push(Study { title, runs: ids, report });
     }
     out
+}
+
+/// The data a study moves as its file says it (`block` per client, or `total`), by which a
+/// published figure measured at a like volume is chosen over others.
+fn volume_of(s: &crate::campaign::Study) -> Option<super::reference::Volume> {
+    use super::reference::Volume;
+    s.settings.iter().find_map(|x| {
+        let bytes = crate::units::size_arg(&x.value.as_arg()).ok()? as f64;
+        match x.key.as_str() {
+            "block" => Some(Volume::PerClient(bytes)),
+            "total" => Some(Volume::Total(bytes)),
+            _ => None,
+        }
+    })
 }
 
 /// The client counts a study's runs ran at, when they are not what the file asked: " (ran at
@@ -163,38 +182,61 @@ fn label_of_dir(c: &Campaign, study_targets: &[usize], dir: &str) -> String {
 }
 
 /// A matrix as a campaign report shows it: a heat map per kind, its caption naming the target,
-/// and the findings; its full grids go to the appendix's table and the figures' CSV, so that a
-/// matrix campaign's report stays a few dozen pages.
+/// and its cliffs; its full grids go to the figures' CSV and its peaks to the study's table
+/// ([`matrix_peaks`]), so that a matrix campaign's report stays a few dozen pages.
 fn matrix_of(m: &MatrixRecord, target: &str) -> Report {
-    let mut r = super::matrix::matrix(m);
+    let mut r = super::matrix::untimed(m);
     r.tables.retain(|t| !super::matrix::is_grid(t));
     // How a cell is timed is the same for every matrix of a campaign: a note, said once in
     // the report (as footers are), not a line of each target's heading.
-    let (timing, heading): (Vec<String>, Vec<String>) = r.heading.drain(..).partition(|l| l.starts_with("timing: "));
-    r.heading = heading;
-    r.footer.extend(timing);
+    r.footer.push(super::matrix::timing_said(m));
     for chart in &mut r.charts {
         chart.title = format!("{target}: {}", chart.title);
     }
+    r.findings = super::matrix::cliff_findings(m);
     for f in &mut r.findings {
         f.text = format!("{target} {}", f.text);
     }
-    // Each kind's peak, for the summary's table (the study's own findings say where it is).
-    let mut peaks = Table::new(shapes::PEAKS, &["target", "op", "peak", "95% interval", "clients", "runs", "unit"]);
-    for f in super::matrix::findings(m) {
-        let Some((rate, _)) = f.peak else { continue };
-        peaks.rows.push(vec![
-            Cell::text(target),
-            Cell::text(f.kind.name()),
-            Cell::num(Some(crate::units::mib_per_s(rate)), 1),
-            Cell::Empty,
-            Cell::Int(m.shape.tasks as u64),
-            Cell::Int(1),
-            Cell::text("MiB/s"),
-        ]);
-    }
-    r.tables.push(peaks);
     r
+}
+
+/// The title of a matrix study's table of each target's peak of each kind, which the summary
+/// shows (and the study's section does not).
+pub const MATRIX_PEAKS: &str = "each target's peak of each kind";
+
+/// A matrix study's peaks in one compact table: a row per target, a column per kind, each cell
+/// the kind's best rate over the grid (its file and record sizes are the figures' CSV).
+fn matrix_peaks(study: &str, matrices: &[(&MatrixRecord, String)]) -> Option<Table> {
+    let mut kinds: Vec<crate::plan::matrix::Kind> = Vec::new();
+    for (m, _) in matrices {
+        for f in super::matrix::findings(m) {
+            if !kinds.contains(&f.kind) {
+                kinds.push(f.kind);
+            }
+        }
+    }
+    if kinds.is_empty() {
+        return None;
+    }
+    let mut columns = vec!["target".to_string()];
+    columns.extend(kinds.iter().map(|k| k.name()));
+    columns.push("unit".into());
+    let mut t = Table::new(format!("{study}: {MATRIX_PEAKS}"), &columns.iter().map(String::as_str).collect::<Vec<_>>());
+    for (m, target) in matrices {
+        let found = super::matrix::findings(m);
+        let mut row = vec![Cell::text(target)];
+        row.extend(kinds.iter().map(|k| {
+            let peak = found.iter().find(|f| f.kind == *k).and_then(|f| f.peak);
+            Cell::num(peak.map(|p| crate::units::mib_per_s(p.0)), 0)
+        }));
+        row.push(Cell::text("MiB/s"));
+        t.rows.push(row);
+    }
+    t.notes.push(
+        "each kind's best cell over the file and record sizes measured; every cell of each grid is in its figure's CSV"
+            .into(),
+    );
+    Some(t)
 }
 
 /// The points that were not measured (failed, refused, still to run), as a section.

@@ -164,6 +164,7 @@ pub fn over_sizes(runs: &[crate::record::RunRecord]) -> Vec<super::Finding> {
                     ),
                     value: 100.0 * c.drop(),
                     runs: group.iter().filter_map(|r| r.id).collect(),
+                    ..Default::default()
                 });
             }
         }

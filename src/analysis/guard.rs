@@ -43,26 +43,59 @@ pub fn fix(r: &RunRecord, secs: f64) -> String {
     }
 }
 
-/// What a line of [`too_short`] says after its `what`, by which a report gathers them.
-pub const TOO_SHORT: &str = ": too short to measure at ";
+/// Runs of one target and op whose phases were too brief to measure: what they are, at which
+/// client counts, the shortest phase and what would make it last.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TooShort {
+    /// The target and op ("lustre read").
+    pub what: String,
+    /// The client counts of the brief runs.
+    pub clients: Vec<usize>,
+    /// The shortest phase, in seconds.
+    pub secs: f64,
+    /// What would make it last ("--size 64 MiB or more").
+    pub fix: String,
+}
 
-/// The line that lists the runs of `what` (a label and op) whose `op` phases were too brief,
-/// by client count, with the shortest phase and its fix; `None` when every run was long enough.
-pub fn too_short(what: &str, runs: &[&RunRecord], op: Op) -> Option<String> {
+impl TooShort {
+    /// The client counts as a reader counts them: "1 client", "1, 2 clients".
+    pub fn at(&self) -> String {
+        let at: Vec<String> = self.clients.iter().map(usize::to_string).collect();
+        format!("{} client{}", at.join(", "), if self.clients == [1] { "" } else { "s" })
+    }
+
+    /// The sentence of a finding.
+    pub fn said(&self) -> String {
+        format!(
+            "{}: too short to measure at {} (a phase ran {}, under the {BRIEF_PHASE_SECS} s a figure needs): no peak or scaling is read from it; {} would make it last",
+            self.what,
+            self.at(),
+            duration(self.secs),
+            self.fix
+        )
+    }
+
+    /// As a finding, resting on the brief runs among `runs`.
+    pub fn finding(self, runs: &[&RunRecord], op: Op) -> super::Finding {
+        super::Finding {
+            text: self.said(),
+            value: 0.0,
+            runs: runs.iter().filter(|r| too_brief(r, op)).filter_map(|r| r.id).collect(),
+            too_short: Some(self),
+        }
+    }
+}
+
+/// The runs of `what` (a label and op) whose `op` phases were too brief, by client count,
+/// with the shortest phase and its fix; `None` when every run was long enough.
+pub fn too_short(what: &str, runs: &[&RunRecord], op: Op) -> Option<TooShort> {
     let brief: Vec<(&RunRecord, f64)> =
         runs.iter().filter_map(|r| Some((*r, shortest(r, op).filter(|s| *s < BRIEF_PHASE_SECS)?))).collect();
     let (worst, secs) = brief.iter().copied().min_by(|a, b| a.1.total_cmp(&b.1))?;
     let mut clients: Vec<usize> = brief.iter().map(|(r, _)| r.workload.tasks).collect();
     clients.sort_unstable();
     clients.dedup();
-    let at: Vec<String> = clients.iter().map(usize::to_string).collect();
-    Some(format!(
-        "{what}: too short to measure at {} client{} (a phase ran {}, under the {BRIEF_PHASE_SECS} s a figure needs): no peak or scaling is read from it; {} would make it last",
-        at.join(", "),
-        if clients == [1] { "" } else { "s" },
-        duration(secs),
-        fix(worst, secs)
-    ))
+    Some(TooShort { what: what.to_string(), clients, secs, fix: fix(worst, secs) })
 }
 
 /// A brief duration as it reads: "0.008 s", or "40 us" under a millisecond (never "0.000 s").
@@ -96,7 +129,7 @@ pub(crate) mod tests {
         let runs = [timed(1, 1, 100.0, 0.008), timed(2, 2, 863.0, 0.008), timed(3, 4, 400.0, 2.0)];
         let refs: Vec<&RunRecord> = runs.iter().collect();
         assert!(too_brief(&runs[0], Op::Read) && !too_brief(&runs[2], Op::Read));
-        let line = too_short("lustre read", &refs, Op::Read).unwrap();
+        let line = too_short("lustre read", &refs, Op::Read).unwrap().said();
         assert!(line.starts_with("lustre read: too short to measure at 1, 2 clients (a phase ran 0.008 s"), "{line}");
         // 0.008 s: 125 times the size makes it last the second.
         let need = crate::units::format_size(runs[0].workload.bytes_per_phase() * 125);

@@ -104,9 +104,36 @@ fn said(kind: Kind, axis: Axis, c: &Cliff) -> String {
     format!("{} ({:.0} to {:.0} MiB/s)", c.sentence(&what), mib_per_s(c.before), mib_per_s(c.after))
 }
 
+/// A kind's cliffs as findings.
+fn cliffs_said(f: &KindFindings) -> Vec<Finding> {
+    f.cliffs
+        .iter()
+        .map(|(axis, c)| Finding { text: said(f.kind, *axis, c), value: 100.0 * c.drop(), ..Default::default() })
+        .collect()
+}
+
+/// Every kind's cliffs as findings, the peaks left to a table ([`findings`] gives them).
+pub fn cliff_findings(m: &MatrixRecord) -> Vec<Finding> {
+    findings(m).iter().flat_map(cliffs_said).collect()
+}
+
 /// The matrix in full: a grid per kind (MiB/s; files down, records across), the findings,
-/// the whole-team and all-busy rates when several tasks ran, and what was skipped.
+/// the whole-team and all-busy rates when several tasks ran, and what was skipped; how a cell
+/// is timed is a line of its heading.
 pub fn matrix(m: &MatrixRecord) -> Report {
+    let mut report = untimed(m);
+    report.heading.insert(2.min(report.heading.len()), timing_said(m));
+    report
+}
+
+/// How the matrix's cells are timed, as a line: the same for every matrix a campaign runs,
+/// so a campaign's report says it once where [`matrix`] says it under each one.
+pub fn timing_said(m: &MatrixRecord) -> String {
+    format!("timing: {}", timing_words(m))
+}
+
+/// [`matrix`] without the line of how its cells are timed.
+pub fn untimed(m: &MatrixRecord) -> Report {
     let mut report = Report::default();
     let id = m.id.map_or("matrix".to_string(), |i| format!("matrix m{i}"));
     report.heading.push(format!(
@@ -131,7 +158,6 @@ pub fn matrix(m: &MatrixRecord) -> Report {
         format_size(m.env.ram_bytes),
         format_time(m.started)
     ));
-    report.heading.push(format!("timing: {}", timing_words(m)));
     if let Some(tool) = m.provenance.as_deref().and_then(crate::record::imported_from) {
         let file = m.tool_params.get("import.file").map_or(String::new(), |f| format!(" file {f}"));
         report.heading.push(format!(
@@ -163,10 +189,9 @@ pub fn matrix(m: &MatrixRecord) -> Report {
             ),
             value: mib_per_s(best),
             runs: cell(m, f.kind, (file, record)).map(|c| c.runs.clone()).unwrap_or_default(),
+            ..Default::default()
         });
-        for (axis, c) in &f.cliffs {
-            report.findings.push(Finding { text: said(f.kind, *axis, c), value: 100.0 * c.drop(), runs: Vec::new() });
-        }
+        report.findings.extend(cliffs_said(&f));
     }
     let cells = m.grid.cells().len();
     let measured: std::collections::BTreeSet<At> = m.cells.iter().map(|c| (c.file, c.record)).collect();

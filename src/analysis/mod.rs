@@ -100,7 +100,7 @@ impl Table {
 }
 
 /// A sentence the stored numbers defend, with its number and the runs behind it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Finding {
     /// The sentence.
     pub text: String,
@@ -108,6 +108,10 @@ pub struct Finding {
     pub value: f64,
     /// Ids of the runs it rests on.
     pub runs: Vec<i64>,
+    /// What ran too briefly to measure, when that is what the finding says: a report gathers
+    /// these into one paragraph from the data, not from the sentence.
+    #[serde(skip)]
+    pub too_short: Option<guard::TooShort>,
 }
 
 /// A chart: named series of (x, y) points, as lines or as bars, each with its numbers in a
@@ -532,16 +536,29 @@ pub fn list(rows: &[RunRow]) -> Report {
     let mut t =
         Table::new("runs", &["id", "group", "label", "started", "host", "status", "fs", "best", "workload", "target"]);
     let mut cached = false;
+    let mut means = false;
     for r in rows {
+        // An imported mdtest file gives each phase its mean over the iterations, its max only
+        // as a parameter: the figure is said to be the mean, not passed off as the best.
+        let mean = imported_from(&r.provenance).is_some_and(|t| t.starts_with("mdtest"));
+        means |= mean;
         let best: Vec<String> = r
             .best
             .iter()
             .map(|b| {
                 cached |= b.possibly_cached;
-                let mark = if b.possibly_cached { "*" } else { "" };
-                match r.random {
-                    true => format!("{}={} IOPS{mark}", b.op, Cell::num(b.iops, 0)),
-                    false => format!("{}={} MiB/s{mark}", b.op, mib(b.bandwidth)),
+                let mark = match (b.possibly_cached, mean) {
+                    (true, _) => "*",
+                    (false, true) => MEAN_MARK,
+                    _ => "",
+                };
+                // Metadata is counted in operations per second, as mdtest says it.
+                let counted = serde_json::from_value::<Op>(serde_json::Value::String(b.op.clone()))
+                    .is_ok_and(|op| !op.moves_data());
+                match (r.random, counted) {
+                    (_, true) => format!("{}={} ops/s{mark}", b.op, Cell::num(b.iops, 0)),
+                    (true, false) => format!("{}={} IOPS{mark}", b.op, Cell::num(b.iops, 0)),
+                    (false, false) => format!("{}={} MiB/s{mark}", b.op, mib(b.bandwidth)),
                 }
             })
             .collect();
@@ -565,8 +582,16 @@ pub fn list(rows: &[RunRow]) -> Report {
     if cached {
         t.notes.push("* possibly the page cache's figure, not the storage's ('iosurvey show ID' says why)".into());
     }
+    if means {
+        t.notes.push(format!(
+            "{MEAN_MARK} the mean over the run's iterations: an imported mdtest file gives each phase its mean ('iosurvey show ID' gives its max)"
+        ));
+    }
     Report { tables: vec![t], ..Report::default() }
 }
+
+/// The mark of a best figure that is a mean (an imported mdtest run's).
+const MEAN_MARK: &str = "~";
 
 /// Which ops' figures may be the page cache's, and why.
 fn cache_notes(r: &RunRecord) -> Vec<String> {
@@ -625,6 +650,7 @@ fn read_from_cache(r: &RunRecord) -> Vec<Finding> {
         ),
         value: rb / wb,
         runs: r.id.into_iter().collect(),
+        ..Default::default()
     }]
 }
 
@@ -657,6 +683,7 @@ fn slow_ones(r: &RunRecord) -> Vec<Finding> {
                 ),
                 value: 100.0 * rate / median,
                 runs: r.id.into_iter().collect(),
+                ..Default::default()
             }));
         }
     }
@@ -770,7 +797,7 @@ pub(crate) fn scaled(what: &str, runs: &[&RunRecord], op: Op, is_random: bool) -
     let show = |v: f64| if is_random { format!("{v:.0} {counted}") } else { format!("{:.1} MiB/s", mib_per_s(v)) };
     // A figure from a phase too brief to measure is listed as such, never read for a peak or
     // a step of the curve.
-    let brief = guard::too_short(what, runs, op);
+    let brief = guard::too_short(what, runs, op).map(|t| t.finding(runs, op));
     let points: Vec<scaling::Point> = runs
         .iter()
         .filter(|r| !guard::too_brief(r, op))
@@ -792,10 +819,7 @@ pub(crate) fn scaled(what: &str, runs: &[&RunRecord], op: Op, is_random: bool) -
             f.text.push_str(&format!("; {CACHED}, in runs {}", study::spans(&mine)));
         }
     }
-    if let Some(text) = brief {
-        let runs = runs.iter().filter(|r| guard::too_brief(r, op)).filter_map(|r| r.id).collect();
-        found.push(Finding { text, value: 0.0, runs });
-    }
+    found.extend(brief);
     found
 }
 
@@ -1016,7 +1040,7 @@ fn shared_vs_own_files(runs: &[RunRecord]) -> Vec<Finding> {
                     a.len()
                 ),
             };
-            Some(Finding { text, value, runs: ids.clone() })
+            Some(Finding { text, value, runs: ids.clone(), ..Default::default() })
         })
         .collect()
 }
@@ -1064,6 +1088,7 @@ pub fn against_ceiling(record: &RunRecord, ceilings: &[NetResult]) -> Report {
                 ),
                 value,
                 runs: record.id.into_iter().collect(),
+                ..Default::default()
             })
         })
         .collect();
@@ -1235,6 +1260,7 @@ fn unlike(a: Side, fa: &[Figures], b: Side, fb: &[Figures]) -> Vec<Finding> {
                 ),
                 value: differ.len() as f64,
                 runs: runs_of(fa, ga).into_iter().chain(runs_of(fb, gb)).collect(),
+                ..Default::default()
             });
         }
     }
@@ -1297,6 +1323,7 @@ pub fn compare(a: Side, b: Side) -> Report {
                 ),
                 value: 100.0 * cv,
                 runs: ids(side.runs),
+                ..Default::default()
             })
         }));
     }
@@ -1379,6 +1406,7 @@ pub fn recommend(sides: &[Side]) -> Report {
                     .filter(|s| s.name == name)
                     .flat_map(|s| s.runs.iter().filter_map(|r| r.id))
                     .collect(),
+                ..Default::default()
             })
         }));
         means.sort_by(|a, b| b.1.total_cmp(&a.1));

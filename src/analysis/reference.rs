@@ -140,6 +140,74 @@ pub fn converted(p: &Published) -> Option<(f64, &'static str)> {
     Some((mib_per_s(p.value * bytes), "MiB/s"))
 }
 
+/// How much data a study or a published figure moves: per client (a block each) or in all
+/// (a total divided over the clients), in bytes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Volume {
+    /// Each client's own data.
+    PerClient(f64),
+    /// The data of all clients together.
+    Total(f64),
+}
+
+impl Volume {
+    /// The bytes, whichever way they are counted.
+    fn bytes(self) -> f64 {
+        match self {
+            Volume::PerClient(b) | Volume::Total(b) => b,
+        }
+    }
+}
+
+/// The volume a published figure was measured at, as its size column says it ("2TB total",
+/// "32GB per client": decimal units, as the papers write them).
+pub fn volume(p: &Published) -> Option<Volume> {
+    let (amount, how) = p.size.split_once(' ')?;
+    let split = amount.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+    let (digits, unit) = amount.split_at(split);
+    let scale = match unit {
+        "KB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "TB" => 1e12,
+        _ => return None,
+    };
+    let bytes = digits.parse::<f64>().ok()? * scale;
+    match how {
+        "total" => Some(Volume::Total(bytes)),
+        "per client" => Some(Volume::PerClient(bytes)),
+        _ => None,
+    }
+}
+
+/// Of several published figures of one workload measured at different volumes, the one
+/// measured nearest the study's `volume` (the same way of counting, the nearest size on a log
+/// scale); figures whose volume is not stated, or a study whose volume is not known, keep all.
+pub fn nearest_volume(figures: Vec<Published>, volume_of_study: Option<Volume>) -> Vec<Published> {
+    let Some(study) = volume_of_study else { return figures };
+    let same_kind = |v: Volume| std::mem::discriminant(&v) == std::mem::discriminant(&study);
+    let distance = |p: &Published| volume(p).filter(|v| same_kind(*v)).map(|v| (v.bytes() / study.bytes()).ln().abs());
+    figures
+        .iter()
+        .filter(|p| {
+            let rivals: Vec<&Published> = figures
+                .iter()
+                .filter(|q| q.system == p.system && q.workload == p.workload && q.access == p.access)
+                .collect();
+            if rivals.len() < 2 {
+                return true;
+            }
+            let best = rivals.iter().filter_map(|q| distance(q)).fold(f64::INFINITY, f64::min);
+            match distance(p) {
+                Some(d) => d <= best,
+                // None of them is counted the study's way: keep them all, each said with its size.
+                None => best.is_infinite(),
+            }
+        })
+        .cloned()
+        .collect()
+}
+
 /// What of ours compares with a published workload: (op, random, access).
 fn counterpart(p: &Published) -> Option<(Op, bool, Access)> {
     let (kind, op) = p.workload.split_once(' ')?;
@@ -270,28 +338,53 @@ pub fn beside(name: &str, runs: &[RunRecord]) -> Result<Report, String> {
     Ok(Report { tables: vec![t], ..Report::default() })
 }
 
+/// The runs behind our figure in a few words, runs alike said once ("runs 1-7: 1 to 64 tasks,
+/// 1 MiB transfers, 32 MiB per task, ext4"), so that the table fits a printed page.
+fn setup_said(used: &[&RunRecord]) -> String {
+    let range = |mut v: Vec<u64>, said: &dyn Fn(u64) -> String| {
+        v.sort_unstable();
+        v.dedup();
+        match (v.first(), v.last()) {
+            (Some(a), Some(b)) if a != b => format!("{} to {}", said(*a), said(*b)),
+            (Some(a), _) => said(*a),
+            _ => String::new(),
+        }
+    };
+    let key = |r: &RunRecord| {
+        let data = r.workload.data().cloned().unwrap_or_default();
+        let imported =
+            crate::record::imported_from(&r.provenance).map_or(String::new(), |t| format!(", imported from {t}"));
+        (data.transfer, format!("{}{imported}", r.env.fs_type))
+    };
+    let mut groups: Vec<((u64, String), Vec<&RunRecord>)> = Vec::new();
+    for r in used {
+        match groups.iter_mut().find(|g| g.0 == key(r)) {
+            Some(g) => g.1.push(r),
+            None => groups.push((key(r), vec![r])),
+        }
+    }
+    let said: Vec<String> = groups
+        .iter()
+        .map(|((transfer, fs), runs)| {
+            let ids: Vec<i64> = runs.iter().filter_map(|r| r.id).collect();
+            let tasks = range(runs.iter().map(|r| r.workload.tasks as u64).collect(), &|n| n.to_string());
+            let sizes = runs.iter().filter_map(|r| r.workload.data().map(|d| d.block * d.segments)).collect();
+            format!(
+                "run{} {}: {tasks} tasks, {} transfers, {} per task, {fs}",
+                if ids.len() == 1 { "" } else { "s" },
+                super::study::spans(&ids),
+                crate::units::format_size(*transfer),
+                range(sizes, &crate::units::format_size)
+            )
+        })
+        .collect();
+    said.join("; ")
+}
+
 /// The row of a published figure beside one system's runs `of`.
 fn row(p: &Published, (published, unit): (f64, &str), label: &str, of: &[&RunRecord], setup: &[String]) -> Vec<Cell> {
     let found = ours(p, unit, of);
-    let our_setup = found.as_ref().map(|(_, used, _)| {
-        let said: Vec<String> = used
-            .iter()
-            .map(|r| {
-                let (w, data) = (&r.workload, r.workload.data().cloned().unwrap_or_default());
-                format!(
-                    "run {}: {} tasks, {} transfers, {} per task, {}{}",
-                    r.id.unwrap_or(0),
-                    w.tasks,
-                    crate::units::format_size(data.transfer),
-                    crate::units::format_size(data.block * data.segments),
-                    r.env.fs_type,
-                    crate::record::imported_from(&r.provenance)
-                        .map_or(String::new(), |t| format!(", imported from {t}"))
-                )
-            })
-            .collect();
-        said.join("; ")
-    });
+    let our_setup = found.as_ref().map(|(_, used, _)| setup_said(used));
     vec![
         Cell::text(p.workload.clone()),
         Cell::text(p.access.clone()),

@@ -100,6 +100,7 @@ pub fn findings(what: &str, points: &[Point], show: impl Fn(f64) -> String) -> V
         text: format!("{what} peaks at {} with {} clients{spread} ({caveat})", show(peak.mean()), peak.clients),
         value: peak.mean(),
         runs: peak.runs.clone(),
+        ..Default::default()
     }];
     let steps: Vec<(String, f64)> = levels
         .windows(2)
@@ -120,6 +121,7 @@ pub fn findings(what: &str, points: &[Point], show: impl Fn(f64) -> String) -> V
             text: format!("{what} scales at {} of linear per doubling of clients ({caveat})", said.join(", ")),
             value: 100.0 * mean_efficiency,
             runs: runs.clone(),
+            ..Default::default()
         });
     }
     if !beyond.is_empty() {
@@ -132,6 +134,7 @@ pub fn findings(what: &str, points: &[Point], show: impl Fn(f64) -> String) -> V
             ),
             value: 100.0 * beyond.iter().map(|s| s.1).fold(0.0, f64::max),
             runs: runs.clone(),
+            ..Default::default()
         });
     }
     // The plateau: the fewest clients from which every larger count stays within 10% of the
@@ -149,6 +152,7 @@ pub fn findings(what: &str, points: &[Point], show: impl Fn(f64) -> String) -> V
                 ),
                 value: levels[first_on].clients as f64,
                 runs: runs.clone(),
+                ..Default::default()
             });
         }
     }
@@ -173,6 +177,7 @@ pub fn findings(what: &str, points: &[Point], show: impl Fn(f64) -> String) -> V
                 ),
                 value: levels[i].clients as f64,
                 runs,
+                ..Default::default()
             });
         }
     }

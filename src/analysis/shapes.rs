@@ -169,9 +169,7 @@ fn too_short(runs: &[&RunRecord], targets: &[String], op: Op) -> Vec<Finding> {
         .iter()
         .filter_map(|t| {
             let mine: Vec<&RunRecord> = runs.iter().copied().filter(|r| label(r) == t).collect();
-            let text = guard::too_short(&format!("{t} {}", op.name()), &mine, op)?;
-            let runs = mine.iter().filter(|r| guard::too_brief(r, op)).filter_map(|r| r.id).collect();
-            Some(Finding { text, value: 0.0, runs })
+            Some(guard::too_short(&format!("{t} {}", op.name()), &mine, op)?.finding(&mine, op))
         })
         .collect()
 }
@@ -251,6 +249,7 @@ pub fn by_setting(runs: &[&RunRecord], what: &str, summary: Summary) -> Report {
                     ),
                     value: hi.1 / lo.1,
                     runs: hi.2.iter().chain(&lo.2).copied().collect(),
+                    ..Default::default()
                 });
             }
         }
@@ -344,6 +343,7 @@ pub fn across_targets(runs: &[&RunRecord], what: &str, summary: Summary) -> Repo
                 ),
                 value: 100.0 * (first.1.value / last.1.value - 1.0),
                 runs: all.clone(),
+                ..Default::default()
             });
         }
         let named: Vec<(String, f64)> = members.iter().map(|m| (m.0.clone(), m.1.value)).collect();
@@ -358,6 +358,7 @@ pub fn across_targets(runs: &[&RunRecord], what: &str, summary: Summary) -> Repo
                     ),
                     value: 0.0,
                     runs: all,
+                    ..Default::default()
                 });
             }
         } else {
@@ -373,6 +374,7 @@ pub fn across_targets(runs: &[&RunRecord], what: &str, summary: Summary) -> Repo
                     ),
                     value: 100.0 * v / median,
                     runs: members.iter().find(|m| &m.0 == name).map(|m| m.1.runs.clone()).unwrap_or_default(),
+                    ..Default::default()
                 });
             }
         }
@@ -407,9 +409,24 @@ pub const PEAKS: &str = "peaks";
 const PEAKS_SUMMARY: &str = "Peak of each op of each target, per study";
 const PEAK_COLUMNS: [&str; 8] = ["study", "target", "op", "peak", "95% interval", "clients", "runs", "unit"];
 
-fn peaks_of_runs(studies: &[Study], runs: &[RunRecord], summary: Summary) -> Option<Table> {
-    let mut t = Table::new(PEAKS_SUMMARY, &PEAK_COLUMNS);
-    let mut brief = false;
+/// One target's peak of one op in one study: the point over its client counts that is
+/// highest, as the campaign summarizes its runs.
+struct Peak {
+    study: String,
+    target: String,
+    op: Op,
+    value: f64,
+    interval: Option<Interval>,
+    unbounded: bool,
+    clients: usize,
+    /// The figures of the runs behind the point.
+    xs: Vec<f64>,
+    brief: bool,
+    unit: &'static str,
+}
+
+fn peaks_each(studies: &[Study], runs: &[RunRecord], summary: Summary) -> Vec<Peak> {
+    let mut out = Vec::new();
     for s in studies {
         let members: Vec<&RunRecord> =
             runs.iter().filter(|r| r.status == Status::Ok && r.id.is_some_and(|i| s.runs.contains(&i))).collect();
@@ -417,7 +434,6 @@ fn peaks_of_runs(studies: &[Study], runs: &[RunRecord], summary: Summary) -> Opt
             continue;
         }
         let unit = unit(&members);
-        let decimals = if unit == "MiB/s" { 1 } else { 0 };
         let name = s.title.split(':').next().unwrap_or(&s.title).to_string();
         for target in labels(&members) {
             let mine: Vec<&RunRecord> =
@@ -431,36 +447,111 @@ fn peaks_of_runs(studies: &[Study], runs: &[RunRecord], summary: Summary) -> Opt
                     .filter_map(|&n| {
                         let at: Vec<&RunRecord> = mine.iter().copied().filter(|r| r.workload.tasks == n).collect();
                         let xs: Vec<f64> = at.iter().filter_map(|r| value(r, op)).collect();
-                        (!xs.is_empty()).then(|| (n, summarized(&xs, summary), at))
+                        (!xs.is_empty()).then(|| (n, summarized(&xs, summary), at, xs))
                     })
                     .max_by(|a, b| a.1 .0.total_cmp(&b.1 .0));
-                let Some((n, (value, interval, unbounded), at)) = best else { continue };
-                let short = at.iter().any(|r| guard::too_brief(r, op));
-                brief |= short;
-                t.rows.push(vec![
-                    Cell::text(&name),
-                    Cell::text(&target),
-                    Cell::text(if short { format!("{} *", op.name()) } else { op.name() }),
-                    Cell::num(Some(value), decimals),
-                    match (interval, unbounded) {
-                        (Some(i), _) => Cell::text(crate::stats::around(i.value, i.lo, i.hi, decimals)),
-                        (None, true) => Cell::text(crate::stats::UNBOUNDED),
-                        _ => Cell::Empty,
-                    },
-                    Cell::Int(n as u64),
-                    Cell::Int(at.len() as u64),
-                    Cell::text(unit),
-                ]);
+                let Some((n, (value, interval, unbounded), at, xs)) = best else { continue };
+                out.push(Peak {
+                    study: name.clone(),
+                    target: target.clone(),
+                    op,
+                    value,
+                    interval,
+                    unbounded,
+                    clients: n,
+                    xs,
+                    brief: at.iter().any(|r| guard::too_brief(r, op)),
+                    unit,
+                });
             }
         }
     }
-    if brief {
+    out
+}
+
+fn peaks_of_runs(studies: &[Study], runs: &[RunRecord], summary: Summary) -> Option<Table> {
+    let mut t = Table::new(PEAKS_SUMMARY, &PEAK_COLUMNS);
+    let peaks = peaks_each(studies, runs, summary);
+    for p in &peaks {
+        let decimals = if p.unit == "MiB/s" { 1 } else { 0 };
+        t.rows.push(vec![
+            Cell::text(&p.study),
+            Cell::text(&p.target),
+            Cell::text(if p.brief { format!("{} *", p.op.name()) } else { p.op.name() }),
+            Cell::num(Some(p.value), decimals),
+            match (&p.interval, p.unbounded) {
+                (Some(i), _) => Cell::text(crate::stats::around(i.value, i.lo, i.hi, decimals)),
+                (None, true) => Cell::text(crate::stats::UNBOUNDED),
+                _ => Cell::Empty,
+            },
+            Cell::Int(p.clients as u64),
+            Cell::Int(p.xs.len() as u64),
+            Cell::text(p.unit),
+        ]);
+    }
+    if peaks.iter().any(|p| p.brief) {
         t.notes.push(format!(
             "* from a phase shorter than {} s: too short to measure, shown as what ran, not as the system's figure",
             super::BRIEF_PHASE_SECS
         ));
     }
     (!t.rows.is_empty()).then_some(t)
+}
+
+/// Per study and op measured on two targets or more, the headline a paper's summary gives: how
+/// far the highest target's peak stands above the lowest's ("f800 read peaks 251% above nss"),
+/// with the 95% interval of that ratio from the runs behind each peak, said as not told apart
+/// when the interval holds 1 and as unbounded when too few runs stand behind a peak. A peak
+/// from a phase too brief to measure ranks nothing: such a study gives no headline. Each with
+/// the position of its study in `studies`.
+pub fn headlines(studies: &[Study], runs: &[RunRecord], summary: Summary) -> Vec<(usize, Finding)> {
+    let peaks = peaks_each(studies, runs, summary);
+    let mut out = Vec::new();
+    let mut seen: Vec<(&str, Op)> = Vec::new();
+    for p in &peaks {
+        if seen.contains(&(p.study.as_str(), p.op)) {
+            continue;
+        }
+        seen.push((p.study.as_str(), p.op));
+        let of: Vec<&Peak> = peaks.iter().filter(|q| q.study == p.study && q.op == p.op).collect();
+        if of.len() < 2 || of.iter().any(|q| q.brief) {
+            continue;
+        }
+        let top = of.iter().max_by(|a, b| a.value.total_cmp(&b.value)).copied().unwrap_or(p);
+        let low = of.iter().min_by(|a, b| a.value.total_cmp(&b.value)).copied().unwrap_or(p);
+        if low.value <= 0.0 {
+            continue;
+        }
+        let ratio = top.value / low.value;
+        let honest = match crate::stats::ratio_interval(&top.xs, &low.xs).filter(|_| summary == Summary::Mean) {
+            Some(i) if i.lo > 1.0 => {
+                format!("95% interval of the ratio {:.2}x to {:.2}x", i.lo, i.hi)
+            }
+            Some(i) => format!("not told apart: the 95% interval of the ratio, {:.2}x to {:.2}x, holds 1", i.lo, i.hi),
+            None => "too few runs to bound the ratio: run the study again to confirm".to_string(),
+        };
+        let k = studies.iter().position(|s| s.title.split(':').next() == Some(p.study.as_str())).unwrap_or(0);
+        out.push((
+            k,
+            Finding {
+                text: format!(
+                    "{}: {} {} peaks {:.0}% above {} ({} vs {} at {} and {} clients; {honest})",
+                    p.study,
+                    top.target,
+                    p.op.name(),
+                    100.0 * (ratio - 1.0),
+                    low.target,
+                    show(top.value, top.unit),
+                    show(low.value, low.unit),
+                    top.clients,
+                    low.clients,
+                ),
+                value: ratio,
+                ..Default::default()
+            },
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -567,5 +658,48 @@ mod tests {
         let text = format!("{facts:?}");
         assert!(!facts.iter().any(|f| f.0 == "when" || f.0 == "nodes"), "{text}");
         assert!(!text.contains("( on )") && !text.contains("1970"), "{text}");
+    }
+
+    #[test]
+    fn a_headline_ratio_between_systems_is_honest_about_its_interval() {
+        let study = |runs: &[RunRecord]| Study {
+            title: "seq: run over clients".into(),
+            runs: runs.iter().filter_map(|r| r.id).collect(),
+            report: Report::default(),
+        };
+        let said = |runs: Vec<RunRecord>| -> Vec<String> {
+            headlines(&[study(&runs)], &runs, Summary::Mean)
+                .into_iter()
+                .map(|(k, f)| {
+                    assert_eq!(k, 0, "the study it belongs to");
+                    f.text
+                })
+                .collect()
+        };
+        // f800 three runs near 1000 MiB/s at 2 clients, nss three near 400: apart.
+        let apart: Vec<RunRecord> = [("f800", [990.0, 1000.0, 1010.0]), ("nss", [395.0, 400.0, 405.0])]
+            .iter()
+            .flat_map(|(t, vs)| vs.map(|v| (*t, v)))
+            .enumerate()
+            .map(|(k, (t, v))| run(k as i64 + 1, t, 2, v))
+            .collect();
+        let texts = said(apart);
+        assert_eq!(texts.len(), 2, "write and read: {texts:?}");
+        assert!(texts[0].starts_with("seq: f800 write peaks 150% above nss (1000.0 MiB/s vs 400.0 MiB/s at 2 and 2 clients; 95% interval of the ratio "), "{}", texts[0]);
+        // Two systems whose runs overlap are not told apart.
+        let close: Vec<RunRecord> = [("a", [900.0, 1000.0, 1100.0]), ("b", [880.0, 960.0, 1060.0])]
+            .iter()
+            .flat_map(|(t, vs)| vs.map(|v| (*t, v)))
+            .enumerate()
+            .map(|(k, (t, v))| run(k as i64 + 1, t, 2, v))
+            .collect();
+        assert!(said(close)[0].contains("not told apart: the 95% interval of the ratio"), "overlap");
+        // One run each bounds nothing.
+        let once = vec![run(1, "a", 2, 1000.0), run(2, "b", 2, 500.0)];
+        assert!(said(once)[0].ends_with("too few runs to bound the ratio: run the study again to confirm)"));
+        // A peak from a phase of 8 ms ranks nothing.
+        let mut brief = vec![run(1, "a", 2, 1000.0), run(2, "b", 2, 500.0)];
+        brief[0].phases.iter_mut().for_each(|p| p.figures.window_ns = 8_000_000);
+        assert!(said(brief).is_empty());
     }
 }

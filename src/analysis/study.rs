@@ -114,13 +114,19 @@ fn label_of(r: &RunRecord) -> &str {
 /// label and op, where it peaks and how it scales. A published system's figure on the same
 /// workload, when `reference` names one, is drawn as a level on the chart of its op.
 pub fn over_clients(runs: &[&RunRecord], reference: Option<&str>) -> Report {
-    over_clients_as(runs, reference, Summary::Mean)
+    over_clients_as(runs, reference.map(|name| (name, None)), Summary::Mean)
 }
 
 /// As [`over_clients`], each point the runs' `summary`: their mean with its interval, or
 /// their best or median (no interval: a best of few runs has none that means what it says).
 /// A metadata workload's chart and columns are its phases'.
-pub fn over_clients_as(runs: &[&RunRecord], reference: Option<&str>, summary: Summary) -> Report {
+/// `reference` names a published system and the volume the study moves (its file's block or
+/// total), by which the published figure measured nearest it is chosen.
+pub fn over_clients_as(
+    runs: &[&RunRecord],
+    reference: Option<(&str, Option<reference::Volume>)>,
+    summary: Summary,
+) -> Report {
     let ok: Vec<&RunRecord> = runs.iter().copied().filter(|r| r.status == Status::Ok).collect();
     // Every phase measured is shown, a rewrite as the write and read are.
     let ops: Vec<Op> = super::shapes::ops(runs);
@@ -204,7 +210,7 @@ pub fn over_clients_as(runs: &[&RunRecord], reference: Option<&str>, summary: Su
         Summary::Best => "each run's figure is its mean over iterations; a row's figure is the best of its runs (as the evaluation asked), with no interval: a best of few runs is not an estimate of the typical one".into(),
         Summary::Median => "each run's figure is its mean over iterations; a row's figure is the median of its runs, with no interval".into(),
     });
-    let published = reference.map(|name| published(name, runs)).unwrap_or_default();
+    let published = reference.map(|(name, volume)| published(name, runs, volume)).unwrap_or_default();
     for &op in &ops {
         let mut chart = Chart {
             title: format!("{what}: {} {unit} against clients", op.name()),
@@ -286,10 +292,16 @@ pub fn shape_said(runs: &[&RunRecord]) -> String {
     }
 }
 
-/// The published figures of system `name` on the workload of `runs`: (op, "name published
-/// (figure, the setting it was measured at)", the client count it was measured at when the
-/// source says, value in the runs' unit).
-fn published(name: &str, runs: &[&RunRecord]) -> Vec<(Op, String, Option<f64>, f64)> {
+/// The published figures of system `name` on the workload of `runs` (of several measured at
+/// different volumes, the one nearest `volume`): (op, "name published (figure, the setting
+/// it was measured at)", the client count it was measured at when the source says, value in
+/// the runs' unit). A figure in bytes per second beside a study in IOPS is counted in its
+/// stated transfers.
+fn published(
+    name: &str,
+    runs: &[&RunRecord],
+    volume: Option<reference::Volume>,
+) -> Vec<(Op, String, Option<f64>, f64)> {
     let Some(first) = runs.first() else { return Vec::new() };
     let access = match first.workload.data().map(|d| d.access) {
         Some(Access::FilePerTask) => "N-to-N",
@@ -297,17 +309,40 @@ fn published(name: &str, runs: &[&RunRecord]) -> Vec<(Op, String, Option<f64>, f
         _ => return Vec::new(),
     };
     let kind = if random(first) { "random" } else { "sequential" };
-    reference::catalog()
+    let wanted = if random(first) { "IOPS" } else { "MiB/s" };
+    let figures: Vec<reference::Published> = reference::catalog()
         .into_iter()
         .filter(|p| reference::short_name(&p.system) == name && p.access == access)
-        .filter_map(|p| {
+        .filter(|p| p.workload.starts_with(kind))
+        .collect();
+    // A figure chosen among several of its workload at other sizes says so.
+    let rivals = |p: &reference::Published, of: &[reference::Published]| {
+        of.iter().filter(|q| q.system == p.system && q.workload == p.workload && q.access == p.access).count()
+    };
+    let kept = reference::nearest_volume(figures.clone(), volume);
+    kept.iter()
+        .map(|p| (p.clone(), rivals(p, &figures) > rivals(p, &kept)))
+        .filter_map(|(p, chosen)| {
             let op = [Op::Write, Op::Read].into_iter().find(|op| p.workload == format!("{kind} {}", op.name()))?;
             let (value, unit) = reference::converted(&p)?;
-            let wanted = if random(first) { "IOPS" } else { "MiB/s" };
+            let transfer = crate::import::text::size(&p.transfer).filter(|t| *t > 0);
+            let (value, counted) = match (unit, wanted, transfer) {
+                (u, w, _) if u == w => (value, String::new()),
+                ("MiB/s", "IOPS", Some(t)) => {
+                    let iops = value * 1048576.0 / t as f64;
+                    // In transfers of the stated size, which the study's are too.
+                    (iops, format!(" = {iops:.0} IOPS"))
+                }
+                _ => return None,
+            };
             let at = if p.clients.is_empty() { String::new() } else { format!(", {} clients", p.clients) };
-            let size = if p.size.is_empty() { String::new() } else { format!(", {}", p.size) };
+            let size = match (p.size.is_empty(), chosen) {
+                (true, _) => String::new(),
+                (false, false) => format!(", {}", p.size),
+                (false, true) => format!(", {}, size matched", p.size),
+            };
             let said = format!(
-                "{} published ({} {}{}{at}{size})",
+                "{} published ({} {}{counted}{}{at}{size})",
                 p.system,
                 p.value,
                 p.metric,
@@ -316,7 +351,7 @@ fn published(name: &str, runs: &[&RunRecord]) -> Vec<(Op, String, Option<f64>, f
                     q => format!(", {q}"),
                 }
             );
-            (unit == wanted).then(|| (op, said, p.clients.parse::<f64>().ok(), value))
+            Some((op, said, p.clients.parse::<f64>().ok(), value))
         })
         .collect()
 }
@@ -472,4 +507,49 @@ pub fn about(runs: &[RunRecord]) -> (Vec<(String, String)>, Vec<String>) {
             .into(),
     );
     (facts, method)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_published_figure_is_matched_to_the_study_by_its_size() {
+        // Random writes of 4 KiB at 1 and 2 clients, file per task: the H600 published its
+        // random write at 32 GB per client (0.8 GB/s) and at 8 GB per client (5.8 GB/s).
+        let runs: Vec<RunRecord> = [1usize, 2]
+            .iter()
+            .map(|&n| {
+                let mut r = crate::record::fixtures::run(None);
+                r.id = Some(n as i64);
+                r.label = Some("h600".into());
+                r.workload.tasks = n;
+                let d = r.workload.data_mut();
+                d.pattern = crate::spec::Pattern::Random;
+                d.access = Access::FilePerTask;
+                d.transfer = 4096;
+                for p in &mut r.phases {
+                    p.figures.iops = Some(1000.0 * n as f64);
+                    p.figures.window_ns = 2_000_000_000;
+                }
+                r
+            })
+            .collect();
+        let refs: Vec<&RunRecord> = runs.iter().collect();
+        let at = |volume| published("isilon-h600", &refs, volume);
+        let per_client = |gb: f64| Some(reference::Volume::PerClient(gb * 1073741824.0));
+        let big = at(per_client(32.0));
+        let write: Vec<&(Op, String, Option<f64>, f64)> = big.iter().filter(|p| p.0 == Op::Write).collect();
+        assert_eq!(write.len(), 1, "one of the two: {big:?}");
+        let legend = &write[0].1;
+        assert!(legend.contains("0.8 GB/s = 19531") && legend.contains(" IOPS, peak"), "{legend}");
+        assert!(legend.contains("32GB per client, size matched)"), "{legend}");
+        assert!((write[0].3 - 0.8e9 / 4096.0).abs() < 1e-6, "counted in its transfers");
+        let small = at(per_client(8.0));
+        let said = format!("{small:?}");
+        assert!(small.iter().any(|p| p.0 == Op::Write && p.1.contains("5.8 GB/s")), "{said}");
+        assert!(!said.contains("32GB"), "{said}");
+        // A study whose volume is not known is set beside both, each said with its size.
+        assert_eq!(at(None).iter().filter(|p| p.0 == Op::Write).count(), 2);
+    }
 }

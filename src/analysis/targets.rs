@@ -196,6 +196,7 @@ fn op_section(report: &mut Report, number: i64, records: &[RunRecord], op: Op) {
         ),
         value: spread,
         runs: ids.clone(),
+        ..Default::default()
     });
     for (m, how) in &apart {
         let noise = match mean_interval(&m.rates) {
@@ -206,6 +207,7 @@ fn op_section(report: &mut Report, number: i64, records: &[RunRecord], op: Op) {
             text: format!("t{number} {name}: {}: {how} ({:.1} MiB/s; {noise})", m.label, m.mean()),
             value: m.mean(),
             runs: m.ids.clone(),
+            ..Default::default()
         });
     }
     if apart.is_empty() && band.is_some() {
@@ -213,6 +215,7 @@ fn op_section(report: &mut Report, number: i64, records: &[RunRecord], op: Op) {
             text: format!("t{number} {name}: no target stands outside the band around the median"),
             value: median,
             runs: ids.clone(),
+            ..Default::default()
         });
     }
     adapters(report, number, &name, &members, median);
@@ -265,6 +268,7 @@ fn adapters(report: &mut Report, number: i64, name: &str, members: &[Member], me
                 ),
                 value: *med,
                 runs: Vec::new(),
+                ..Default::default()
             });
         }
     }
@@ -305,6 +309,7 @@ fn scaling(report: &mut Report, number: i64, name: &str, together: &mut [(usize,
             ),
             value: mean,
             runs: ids.clone(),
+            ..Default::default()
         });
     }
     report.tables.push(t);

@@ -152,6 +152,7 @@ pub fn tables(r: &RunRecord, t: &Timeline) -> (Table, Vec<Finding>) {
             ),
             value: t.before.0,
             runs,
+            ..Default::default()
         }),
         (Some(d), recovered) => {
             let share = 100.0 * d.0 / t.before.0;
@@ -175,6 +176,7 @@ pub fn tables(r: &RunRecord, t: &Timeline) -> (Table, Vec<Finding>) {
                 ),
                 value: share,
                 runs,
+                ..Default::default()
             });
         }
     }

@@ -99,11 +99,13 @@ pub fn study(runs: &[RunRecord]) -> Option<Study> {
                 text: format!("{line}: the most accelerators that reach the {:.0}% AU is {k}", t * 100.0),
                 value: k,
                 runs,
+                ..Default::default()
             },
             None => Finding {
                 text: format!("{line}: no accelerator count tried reaches the {:.0}% AU", t * 100.0),
                 value: 0.0,
                 runs,
+                ..Default::default()
             },
         });
     }

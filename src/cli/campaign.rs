@@ -540,7 +540,7 @@ fn unmeasured(c: &Campaign, all: &[Point], tally: &iosurvey::store::campaigns::T
 pub(super) fn report<T: Team>(
     cli: &Cli,
     which: &str,
-    (output, format): (&Path, iosurvey::report::Format),
+    (output, format, units): (&Path, iosurvey::report::Format, iosurvey::report::units::Units),
     reference: Option<&str>,
     team: &T,
 ) -> Result<String, Failure> {
@@ -642,6 +642,7 @@ pub(super) fn report<T: Team>(
         ));
     }
     let counted = format!("campaign {} ({} studies, {} points not measured)", c.name, c.studies.len(), missing.len());
+    iosurvey::report::units::convert(&mut blocks, units);
     super::commands::write_paper(&cli.db, (output, format), &blocks, &counted)
 }
 

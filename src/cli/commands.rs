@@ -92,9 +92,9 @@ fn ended<T: Team>(cli: &Cli, team: &T) -> Result<(), Ended> {
         Command::Show { id: super::Shown::Campaign(n), json: false, .. } => {
             Ok(super::campaign::status(cli, &format!("c{n}"), None, team)?)
         }
-        Command::Report { output: Some(output), campaign: Some(which), format, reference, .. } => {
+        Command::Report { output: Some(output), campaign: Some(which), format, reference, units, .. } => {
             let text = super::opening::on_lead(team, || {
-                super::campaign::report(cli, which, (output, *format), reference.as_deref(), team)
+                super::campaign::report(cli, which, (output, *format, *units), reference.as_deref(), team)
             })?;
             text.iter().for_each(|text| out!("{text}"));
             Ok(())
@@ -115,10 +115,10 @@ fn keeping<T: Team>(cli: &Cli, team: &T) -> Result<(), Error> {
             lead_prints(team, || ls(&cli.db, label.as_deref(), (*json, *format, *wide), (*limit, *all)))
         }
         Command::Show { id, json, format } => lead_prints(team, || show(&cli.db, *id, *json, *format)),
-        Command::Report { output, reference, format, filter, .. } => {
+        Command::Report { output, reference, format, filter, units, .. } => {
             lead_prints(team, || match (output, reference.as_deref()) {
                 (_, Some("list")) => Ok(render(analysis::reference::systems(), Format::Text)),
-                (Some(output), reference) => html_report(&cli.db, (output, *format), reference, filter),
+                (Some(output), reference) => html_report(&cli.db, (output, *format, *units), reference, filter),
                 (None, _) => Err(Error::refused("report needs -o FILE", "give -o report.html")),
             })
         }
@@ -333,7 +333,7 @@ fn warn_unreadable(store: &Store) {
 /// `iosurvey report`: the chosen runs (every one by default) as one HTML page.
 fn html_report(
     db: &Path,
-    (output, format): (&Path, Format),
+    (output, format, units): (&Path, Format, iosurvey::report::units::Units),
     reference: Option<&str>,
     filter: &ReportFilter,
 ) -> Result<String, Error> {
@@ -375,7 +375,9 @@ fn html_report(
     );
     let paper = report::paper::paper(&db.display().to_string(), chosen, &matrices, beside)
         .map_err(|why| Error::refused(why, "see iosurvey report --reference list"))?;
-    write_report(db, (output, format), &paper.blocks(), &counted)
+    let mut blocks = paper.blocks();
+    report::units::convert(&mut blocks, units);
+    write_report(db, (output, format), &blocks, &counted)
 }
 
 /// The matrix a report's id names, if it names one.

@@ -311,6 +311,9 @@ holding all their points.")]
         /// folder NAME_figures beside it).
         #[arg(long, default_value = "html", value_parser = report_format())]
         format: iosurvey::report::Format,
+        /// Rates in mib (MiB/s, 2^20 bytes) or gb (GB/s, 10^9 bytes, as vendors' papers).
+        #[arg(long, value_enum, default_value = "mib")]
+        units: iosurvey::report::units::Units,
         #[command(flatten)]
         filter: ReportFilter,
     },

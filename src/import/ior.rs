@@ -8,12 +8,56 @@ use crate::spec::{Access, Data, Op, Pattern, Workload};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// Reads IOR's text or JSON output.
+/// Reads IOR's text, JSON or CSV output.
 pub fn parse(text: &str) -> Result<Imported, Bad> {
-    match text.trim_start().starts_with('{') {
-        true => parse_json(text),
-        false => parse_text(text),
+    let start = text.trim_start();
+    match () {
+        _ if start.starts_with('{') => parse_json(text),
+        _ if start.starts_with(CSV_HEADER) => parse_csv(text),
+        _ => parse_text(text),
     }
+}
+
+/// The first line of IOR's `-O summaryFormat=CSV`: its results, a row per phase, and nothing
+/// else (no version, date, host, path or access mode).
+pub const CSV_HEADER: &str = "access,bw(MiB/s),IOPS,Latency,block(KiB),xfer(KiB)";
+
+/// IOR's CSV summary: one run, a phase per row; what the CSV does not say (the access mode,
+/// when, where) is left at what IOR does by default or unknown.
+fn parse_csv(input: &str) -> Result<Imported, Bad> {
+    let lines: Vec<&str> = input.lines().collect();
+    let header: Vec<&str> = lines[0].trim().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name);
+    let need = ["bw(MiB/s)", "IOPS", "block(KiB)", "xfer(KiB)", "total(s)", "numTasks"];
+    let Some(at) = need.iter().map(|c| col(c)).collect::<Option<Vec<usize>>>() else {
+        return Err(Bad::at(1, format!("IOR's CSV header with {}", need.join(", "))));
+    };
+    let mut test = Test { params: BTreeMap::new(), rows: Vec::new(), path: String::new(), line: 1 };
+    for (i, line) in lines.iter().enumerate().skip(1).filter(|(_, l)| !l.trim().is_empty()) {
+        let n = i + 1;
+        let f: Vec<&str> = line.trim().split(',').collect();
+        let Some(op) = f.first().and_then(|w| op_of(w)) else {
+            return Err(Bad::at(n, "a row of IOR's CSV starting with write or read"));
+        };
+        if f.len() < header.len() {
+            return Err(Bad::at(n, format!("{} fields in IOR's CSV row, found {}", header.len(), f.len())));
+        }
+        let number = |k: usize, what: &str| text::number(f[at[k]], n, what);
+        let (bw, ops, secs) = (number(0, "a bandwidth in MiB/s")?, number(1, "IOPS")?, number(4, "a total time")?);
+        let kib = |k: usize, what: &str| number(k, what).map(|v| format!("{} bytes", (v * 1024.0).round() as u64));
+        test.params.insert("blocksize".into(), kib(2, "a block size in KiB")?);
+        test.params.insert("xfersize".into(), kib(3, "a transfer size in KiB")?);
+        test.params.insert("tasks".into(), f[at[5]].trim().to_string());
+        test.rows.push((op, bw, ops, secs));
+    }
+    if test.rows.is_empty() {
+        return Err(Bad::at(lines.len().max(1), "a row of IOR's CSV (the file ends early)"));
+    }
+    let most = [Op::Write, Op::Read].map(|op| test.rows.iter().filter(|r| r.0 == op).count());
+    test.params.insert("repetitions".into(), most.iter().max().unwrap_or(&1).to_string());
+    let head = Head { version: "(CSV)".into(), started: 0, command: String::new(), host: String::new() };
+    let run = run_of(&head, test)?;
+    Ok(Imported { source: "ior (CSV)".into(), runs: vec![run], ..Imported::default() })
 }
 
 /// What a test of either form says of itself.

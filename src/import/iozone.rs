@@ -44,6 +44,32 @@ fn kind_of(name: &str) -> Option<Kind> {
     })
 }
 
+/// The title line of iosurvey's `iozone` output, before iosurvey's version.
+const IOSURVEYS: &str = "Iozone: Performance Test of File I/O (iosurvey ";
+
+/// A column's name split over words of one header line ("random read", as iosurvey's layout
+/// writes it where IOzone stacks "random" over "read") made one again.
+fn joined(columns: Vec<String>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in columns {
+        match out.last_mut() {
+            Some(last) if kind_of(last).is_none() && !OTHER_COLUMNS.contains(&last.as_str()) => {
+                let pair = format!("{last} {word}");
+                if kind_of(&pair).is_some() {
+                    *last = pair;
+                    continue;
+                }
+                out.push(word);
+            }
+            _ => out.push(word),
+        }
+    }
+    out
+}
+
+/// IOzone's columns that are no kind of iosurvey's matrix, kept as parameters.
+const OTHER_COLUMNS: [&str; 2] = ["frewrite", "freread"];
+
 /// Reads IOzone's output.
 pub fn parse(input: &str) -> Result<Imported, Bad> {
     let lines: Vec<&str> = input.lines().collect();
@@ -52,6 +78,9 @@ pub fn parse(input: &str) -> Result<Imported, Bad> {
         let line = line.trim();
         if let Some(rest) = line.strip_prefix("Version $Revision:") {
             head.version = rest.trim_end_matches('$').trim().to_string();
+        } else if let Some(own) = line.strip_prefix(IOSURVEYS) {
+            // iosurvey's own IOzone layout names itself where IOzone prints its revision.
+            head.version = format!("iosurvey {}", own.trim_end_matches(')').trim());
         } else if let Some(at) = line.strip_prefix("Run began:") {
             head.started = text::ctime(at.trim()).unwrap_or(0);
         } else if let Some(c) = line.strip_prefix("Command line used:") {
@@ -103,11 +132,13 @@ fn auto_table(lines: &[&str], at: usize) -> Result<Values, Bad> {
     };
     let above: BTreeMap<usize, String> =
         at.checked_sub(1).map(|i| ends(lines[i])).unwrap_or_default().into_iter().collect();
-    let columns: Vec<String> = ends(lines[at])
-        .into_iter()
-        .skip(2)
-        .map(|(end, word)| above.get(&end).map_or(word.clone(), |top| format!("{top} {word}")))
-        .collect();
+    let columns: Vec<String> = joined(
+        ends(lines[at])
+            .into_iter()
+            .skip(2)
+            .map(|(end, word)| above.get(&end).map_or(word.clone(), |top| format!("{top} {word}")))
+            .collect(),
+    );
     let mut values = Vec::new();
     for (i, line) in lines.iter().enumerate().skip(at + 1) {
         let n = i + 1;
@@ -259,7 +290,9 @@ fn throughput(head: &Head, lines: &[&str]) -> Result<crate::record::RunRecord, B
         let (n, line) = (i + 1, line.trim());
         if let Some(rest) = line.strip_prefix("Throughput test with") {
             tasks = Some(text::count(rest.split_whitespace().next().unwrap_or(""), n, "IOzone's process count")?);
-        } else if let Some(rest) = line.strip_prefix("Each process writes a") {
+        } else if let Some(rest) =
+            line.strip_prefix("Each process writes a").or_else(|| line.strip_prefix("Each thread writes a"))
+        {
             let words: Vec<&str> = rest.split_whitespace().collect();
             file = words.first().and_then(|w| w.parse::<u64>().ok());
             record = words
@@ -272,7 +305,8 @@ fn throughput(head: &Head, lines: &[&str]) -> Result<crate::record::RunRecord, B
             let name = name.join(" ");
             let children = after_equals(line, n, "a throughput in kB/sec after '='")?;
             let mut per = [None, None];
-            for (k, prefix) in ["Min throughput per process", "Max throughput per process"].iter().enumerate() {
+            // Processes by default; threads with -T, as iosurvey's children are.
+            for (k, prefix) in ["Min throughput per ", "Max throughput per "].iter().enumerate() {
                 if let Some((j, l)) =
                     lines.iter().enumerate().skip(i + 1).take(5).find(|(_, l)| l.trim().starts_with(prefix))
                 {
@@ -306,6 +340,10 @@ fn throughput(head: &Head, lines: &[&str]) -> Result<crate::record::RunRecord, B
             phases.push(phase(op, 0, f));
         }
     }
+    // Without IOzone's "Each process writes" line, the sizes its command line gave.
+    let words = text::words(&head.command);
+    let kb = |flag: &str| text::option_value(&words, flag).and_then(|v| text::size(&v)).map(|b| b / 1024);
+    let (file, record) = (file.or_else(|| kb("-s")), record.or_else(|| kb("-r")));
     let (Some(tasks), Some(file), Some(record)) = (tasks, file, record) else {
         return Err(Bad::at(
             1,

@@ -39,7 +39,9 @@ pub fn parse(input: &str) -> Result<Imported, Bad> {
         let (n, line) = (i + 1, lines[i].trim());
         i += 1;
         if let Some(at) = line.strip_prefix("-- started at ") {
-            started = text::month_day_year(at.trim_end_matches('-').trim()).unwrap_or(0);
+            // mdtest prints "11/24/2026 23:04:15"; iosurvey's layout C's ctime().
+            let at = at.trim_end_matches('-').trim();
+            started = text::month_day_year(at).or_else(|| text::ctime(at)).unwrap_or(0);
         } else if line.starts_with("-- finished at") {
             finished = true;
         } else if let Some((v, rest)) = line.split_once(" was launched with ") {

@@ -15,7 +15,7 @@ pub mod ior;
 pub mod iozone;
 pub mod iperf3;
 pub mod mdtest;
-mod text;
+pub(crate) mod text;
 
 use crate::env::Environment;
 use crate::measure::PhaseFigures;
@@ -137,7 +137,7 @@ pub fn detect(name: &str, text: &str) -> Option<Tool> {
             None
         };
     }
-    if head.contains("MPI Coordinated Test of Parallel I/O") {
+    if head.contains("MPI Coordinated Test of Parallel I/O") || trimmed.starts_with(ior::CSV_HEADER) {
         Some(Tool::Ior)
     } else if head.contains("was launched with") && head.contains("mdtest") {
         Some(Tool::Mdtest)

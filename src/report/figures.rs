@@ -24,6 +24,10 @@ const HEAT_TYPE: u32 = 14;
 const WIDTH: u32 = 760;
 const PLOT_HEIGHT: u32 = 430;
 const LEGEND_ROW: u32 = 24;
+/// The plot's width less its own: the y axis's labels and the margins.
+const PLOT_SIDES: u32 = 84 + 12 + 24;
+/// What a character of an axis's label takes across, at most (pixels).
+const CHAR_WIDTH: usize = (TYPE as usize * 6).div_ceil(10);
 
 /// Okabe and Ito's colours, in the order they stay apart best (yellow last: it fades on white).
 pub const PALETTE: [RGBColor; 8] = [
@@ -133,6 +137,18 @@ fn axis_number(x: f64) -> String {
         text.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
         text
+    }
+}
+
+/// A heat map's number: whole from 100 on, else three significant digits (a rate in GB/s is
+/// under one, and would read 0).
+fn cell_number(v: f64) -> String {
+    match v >= 100.0 {
+        true => format!("{v:.0}"),
+        false => {
+            let decimals = if v <= 0.0 { 0 } else { (2.0 - v.log10().floor()).max(0.0) as usize };
+            format!("{v:.decimals$}")
+        }
     }
 }
 
@@ -262,16 +278,38 @@ fn plot(c: &Chart) -> Result<String, String> {
         Scale::Log(_) => (yscale.to(ylo) - 0.1, yscale.to(yhi) + 0.1),
     };
     let whole = xs.iter().all(|x| x.fract() == 0.0);
+    let x_ticks: Vec<(f64, String)> = if categorical {
+        let named = |x: f64| c.ticks.iter().find(|(at, _)| (at - x).abs() < 1e-9).map(|t| t.1.clone());
+        let mut at: Vec<f64> = xs.clone();
+        at.extend(c.ticks.iter().map(|t| t.0));
+        at.sort_by(f64::total_cmp);
+        at.dedup();
+        at.into_iter().map(|x| (x, named(x).unwrap_or_else(|| axis_number(x)))).collect()
+    } else {
+        let (lo, hi) = match xscale {
+            Scale::Log(_) => (xlo, xhi),
+            Scale::Linear => (x0, x1),
+        };
+        ticks(xscale, lo, hi, whole).into_iter().map(|v| (v, axis_number(v))).collect()
+    };
+    // Names of categories too wide for their room side by side stand upright, so that
+    // neighbours never overlap; the plot grows by what they need.
+    let room = (WIDTH - PLOT_SIDES) as usize / x_ticks.len().max(1);
+    let widest = x_ticks.iter().map(|t| t.1.chars().count() * CHAR_WIDTH).max().unwrap_or(0);
+    let upright = categorical && widest + 8 > room;
+    let label_area = if upright { widest as u32 + 40 } else { 52 };
+    let plot_height = PLOT_HEIGHT + label_area - 52;
+    let height = height + label_area - 52;
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (WIDTH, height)).into_drawing_area();
         root.fill(&WHITE).map_err(said)?;
-        let (top, bottom) = root.split_vertically(PLOT_HEIGHT);
+        let (top, bottom) = root.split_vertically(plot_height);
         let mut chart = ChartBuilder::on(&top)
             .caption(&c.title, ("sans-serif", TITLE_TYPE))
             .margin(12)
             .margin_right(24)
-            .x_label_area_size(52)
+            .x_label_area_size(label_area)
             .y_label_area_size(84)
             .build_cartesian_2d(x0..x1, y0..y1)
             .map_err(said)?;
@@ -289,25 +327,18 @@ fn plot(c: &Chart) -> Result<String, String> {
             .map_err(said)?;
         let grid = RGBColor(0xDD, 0xDD, 0xDD);
         let label = ("sans-serif", TYPE).into_font();
-        let x_ticks: Vec<(f64, String)> = if categorical {
-            let named = |x: f64| c.ticks.iter().find(|(at, _)| (at - x).abs() < 1e-9).map(|t| t.1.clone());
-            let mut at: Vec<f64> = xs.clone();
-            at.extend(c.ticks.iter().map(|t| t.0));
-            at.sort_by(f64::total_cmp);
-            at.dedup();
-            at.into_iter().map(|x| (x, named(x).unwrap_or_else(|| axis_number(x)))).collect()
-        } else {
-            let (lo, hi) = match xscale {
-                Scale::Log(_) => (xlo, xhi),
-                Scale::Linear => (x0, x1),
-            };
-            ticks(xscale, lo, hi, whole).into_iter().map(|v| (v, axis_number(v))).collect()
-        };
         for (v, name) in &x_ticks {
             let t = xscale.to(*v);
             let (px, py) = chart.backend_coord(&(t, y0));
             top.draw(&PathElement::new(vec![(px, py), (px, py + 5)], BLACK)).map_err(said)?;
-            let style = label.clone().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Top));
+            let style = match upright {
+                true => label
+                    .clone()
+                    .transform(FontTransform::Rotate270)
+                    .color(&BLACK)
+                    .pos(Pos::new(HPos::Right, VPos::Center)),
+                false => label.clone().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Top)),
+            };
             top.draw(&Text::new(name.clone(), (px, py + 8), style)).map_err(said)?;
         }
         let (ya, yb) = match yscale {
@@ -522,10 +553,11 @@ fn heat(title: &str, rows_name: &str, columns_name: &str, h: &Heat) -> String {
             let x = LEFT + j * W;
             let _ = writeln!(
                 s,
-                "<rect x=\"{x}\" y=\"{y}\" width=\"{W}\" height=\"{H}\" fill=\"{}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{ink}\">{v:.0}</text>",
+                "<rect x=\"{x}\" y=\"{y}\" width=\"{W}\" height=\"{H}\" fill=\"{}\"/><text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"{ink}\">{}</text>",
                 shade(t),
                 x + W / 2,
-                y + H / 2 + 4
+                y + H / 2 + 4,
+                cell_number(v)
             );
         }
     }
@@ -661,5 +693,29 @@ mod tests {
         assert!(type_sizes(&drawn).iter().all(|&s| s >= MIN_TYPE as f64), "{drawn}");
         assert!(drawn.matches("class=\"scale\"").count() > 5, "a colour scale: {drawn}");
         assert!(drawn.contains(">1000</text>") && drawn.contains(">10</text>"), "its ends named: {drawn}");
+    }
+
+    #[test]
+    fn names_too_wide_for_their_bars_stand_upright_and_short_ones_lie_flat() {
+        let bars = |names: &[&str]| Chart {
+            title: "t".into(),
+            x: "target".into(),
+            y: "MiB/s".into(),
+            bars: true,
+            series: vec![("write".into(), (0..names.len()).map(|k| (k as f64, 100.0)).collect())],
+            ticks: names.iter().enumerate().map(|(k, n)| (k as f64, n.to_string())).collect(),
+            ..Chart::default()
+        };
+        let luns: Vec<String> = (1..=12).map(|k| format!("e5560-lun{k:02}")).collect();
+        let names: Vec<&str> = luns.iter().map(String::as_str).collect();
+        let drawn = svg(&bars(&names));
+        let flat = svg(&bars(&["ost2", "ost4", "ost8"]));
+        // The y axis's name stands upright in both.
+        let upright = |svg: &str| svg.matches("rotate(270").count();
+        assert_eq!(upright(&drawn), 13, "each name upright");
+        assert_eq!(upright(&flat), 1, "short names side by side");
+        // The plot grew by what the names need: the legend still sits below them.
+        let height: u32 = drawn.split("height=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+        assert!(height > PLOT_HEIGHT + LEGEND_ROW + 12, "{height}");
     }
 }

@@ -146,6 +146,7 @@ h1{font-size:1.8em}h2{margin-top:2em;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse;margin:.5em 0 .5em}th,td{padding:.2em .6em;border-bottom:1px solid #ddd;vertical-align:top}\
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}td.w{white-space:nowrap}caption{text-align:left;padding:.3em 0}\
 figure{margin:1.5em 0}figure svg{max-width:100%;height:auto}figcaption,caption{font-size:.95em}\
+figure[data-kind=heat]{display:inline-block;width:49%;margin:.6em 0;vertical-align:top}figure[data-kind=heat] figcaption{font-size:.85em}\
 .facts th{text-align:left;font-weight:normal;color:#555}.note,.downloads{color:#555;font-size:.9em}\
 .findings li{margin:.3em 0}.runs{color:#666}.wide{overflow-x:auto}.contents{list-style:none;padding-left:1em}\
 @media print{body{font-size:11pt;margin:0;max-width:none}.wide{overflow:visible}table{font-size:8.5pt}\

@@ -10,6 +10,7 @@ pub mod figures;
 mod html;
 mod markdown;
 pub mod paper;
+pub mod units;
 
 pub use html::{page, Html};
 pub use markdown::{document, Markdown};
@@ -243,7 +244,12 @@ mod tests {
     fn html_is_escaped_and_fetches_nothing() {
         let mut report = analysis::Report::default();
         report.heading.push("run <1> & \"two\"".into());
-        report.findings.push(analysis::Finding { text: "<script>alert(1)</script>".into(), value: 1.0, runs: vec![3] });
+        report.findings.push(analysis::Finding {
+            text: "<script>alert(1)</script>".into(),
+            value: 1.0,
+            runs: vec![3],
+            ..Default::default()
+        });
         let html = Html.render(&report);
         assert!(!html.contains("<script>") && html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{html}");
         assert!(html.contains("run &lt;1&gt; &amp; &quot;two&quot;"));
@@ -286,7 +292,12 @@ mod tests {
             ]],
             notes: vec!["<img src=x onerror=alert(1)>".into()],
         });
-        report.findings.push(analysis::Finding { text: "[a](javascript:b)".into(), value: 0.0, runs: vec![] });
+        report.findings.push(analysis::Finding {
+            text: "[a](javascript:b)".into(),
+            value: 0.0,
+            runs: vec![],
+            ..Default::default()
+        });
         let text = Text.render(&report);
         assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text:?}");
         assert!(text.contains("/t\\x1b]0;owned\\x07\\n<b>") && text.contains("runs of \\u{9b}2J:"), "{text}");

@@ -46,6 +46,9 @@ pub struct Paper {
     pub summary: analysis::study::Summary,
     /// The N of a rehearsal at 1/N of the sizes, said in the title block and every caption.
     pub rehearsal: Option<u64>,
+    /// The runs that measured a matrix's cells: the matrix is their record, so the appendix
+    /// lists them no more than a study does (a matrix campaign holds thousands).
+    pub in_matrices: Vec<i64>,
 }
 
 /// The paper of `runs` and `matrices` from the store at `source`, their charts over clients
@@ -56,27 +59,31 @@ pub fn paper(
     matrices: &[MatrixRecord],
     reference: Option<&str>,
 ) -> Result<Paper, String> {
-    let mut studies = study::studies(&runs, reference);
-    studies.extend(analysis::train::study(&runs));
+    let in_matrices: Vec<i64> = matrices.iter().flat_map(|m| m.cells.iter().flat_map(|c| c.runs.clone())).collect();
+    let of_cells = |r: &RunRecord| r.id.is_some_and(|id| in_matrices.contains(&id));
+    // A cell's run is read as its matrix's cell, never as a run of its own.
+    let own: Vec<RunRecord> = runs.iter().filter(|r| !of_cells(r)).cloned().collect();
+    let mut studies = study::studies(&own, reference);
+    studies.extend(analysis::train::study(&own));
     studies.extend(matrices.iter().map(|m| Study {
         title: format!("Matrix m{} of {}", m.id.unwrap_or(0), m.env.target),
         runs: Vec::new(),
         report: analysis::matrix::matrix(m),
     }));
     let mut across = Report::default();
-    let mut names: Vec<&str> = runs.iter().filter_map(|r| r.label.as_deref()).collect();
+    let mut names: Vec<&str> = own.iter().filter_map(|r| r.label.as_deref()).collect();
     names.sort_unstable();
     names.dedup();
     if names.len() > 1 {
         let of: Vec<Vec<RunRecord>> =
-            names.iter().map(|n| runs.iter().filter(|r| r.label.as_deref() == Some(*n)).cloned().collect()).collect();
+            names.iter().map(|n| own.iter().filter(|r| r.label.as_deref() == Some(*n)).cloned().collect()).collect();
         let sides: Vec<analysis::Side> =
             names.iter().zip(&of).map(|(name, runs)| analysis::Side { name, runs }).collect();
         across = across.and(analysis::recommend(&sides));
     }
-    across.findings.extend(analysis::cliffs::over_sizes(&runs));
+    across.findings.extend(analysis::cliffs::over_sizes(&own));
     if let Some(name) = reference {
-        across = across.and(analysis::reference::beside(name, &runs)?);
+        across = across.and(analysis::reference::beside(name, &own)?);
     }
     Ok(Paper {
         source: source.to_string(),
@@ -86,6 +93,7 @@ pub fn paper(
         title: None,
         summary: analysis::study::Summary::Mean,
         rehearsal: None,
+        in_matrices,
     })
 }
 
@@ -152,29 +160,24 @@ fn ranked(found: Vec<(Finding, String)>, most: usize) -> Vec<(Finding, String)> 
 
 /// The findings too brief to measure as one paragraph, each target's op once: what ran too
 /// briefly, how briefly, and what would fix it.
-fn too_short_said(brief: &[Finding]) -> Option<String> {
+fn too_short_said(brief: &[guard::TooShort]) -> Option<String> {
     if brief.is_empty() {
         return None;
     }
     let parts: Vec<String> = brief
         .iter()
-        .map(|f| {
-            let t = &f.text;
-            let parsed = (|| {
-                let (what, rest) = t.split_once(guard::TOO_SHORT)?;
-                let (at, rest) = rest.split_once(" (a phase ran ")?;
-                let (secs, rest) = rest.split_once(", under")?;
-                let fix = rest.split_once("is read from it; ")?.1.trim_end_matches(" would make it last");
-                Some(format!("{what} at {at} (shortest {secs}; {fix})"))
-            })();
-            parsed.unwrap_or_else(|| t.clone())
-        })
+        .map(|t| format!("{} at {} (shortest {}; {})", t.what, t.at(), guard::duration(t.secs), t.fix))
         .collect();
     Some(format!(
         "Too short to measure (a phase under {} s times start-up and the clock as much as the storage, so no peak, scaling or ranking is read from it): {}.",
         analysis::BRIEF_PHASE_SECS,
         parts.join("; ")
     ))
+}
+
+/// Whether a study's table is the summary's (its peaks), not its section's.
+fn in_summary(t: &Table) -> bool {
+    t.title == analysis::shapes::PEAKS || t.title.ends_with(analysis::campaign::MATRIX_PEAKS)
 }
 
 /// The title block's line of a rehearsal at 1/`n`.
@@ -210,7 +213,7 @@ impl Paper {
                 body.push(Block::Figure(figures, Box::new(c.clone()), caption));
             }
             let said = if s.runs.is_empty() { String::new() } else { format!(" (runs {})", spans(&s.runs)) };
-            for t in s.report.tables.iter().filter(|t| t.title != analysis::shapes::PEAKS) {
+            for t in s.report.tables.iter().filter(|t| !in_summary(t)) {
                 tables += 1;
                 // A note is said under the first table it explains, not under every one.
                 let mut t = t.clone();
@@ -238,7 +241,8 @@ impl Paper {
                 ..f.clone()
             };
             let (brief, kept): (Vec<Finding>, Vec<Finding>) =
-                study_findings.into_iter().partition(|f| f.text.contains(guard::TOO_SHORT));
+                study_findings.into_iter().partition(|f| f.too_short.is_some());
+            let brief: Vec<guard::TooShort> = brief.into_iter().filter_map(|f| f.too_short).collect();
             let found: Vec<(Finding, String)> = kept.iter().map(|f| (cited(f), link(f))).collect();
             let name = s.title.split(':').next().unwrap_or(&s.title).to_string();
             summary.extend(
@@ -285,12 +289,15 @@ impl Paper {
         }
         contents.push((2, "Appendix".into(), "appendix".into()));
         body.push(Block::Heading(2, "Appendix".into(), "appendix".into()));
-        for t in
-            [study::runs_table(&self.runs), study::settings_table(&self.runs), study::environment_table(&self.runs)]
+        let listed: Vec<RunRecord> =
+            self.runs.iter().filter(|r| r.id.is_none_or(|id| !self.in_matrices.contains(&id))).cloned().collect();
+        for t in [study::runs_table(&listed), study::settings_table(&listed), study::environment_table(&listed)]
+            .into_iter()
+            .filter(|t| !t.rows.is_empty())
         {
             tables += 1;
             let caption =
-                format!("{} (runs {})", t.title, spans(&self.runs.iter().filter_map(|r| r.id).collect::<Vec<_>>()));
+                format!("{} (runs {})", t.title, spans(&listed.iter().filter_map(|r| r.id).collect::<Vec<_>>()));
             body.push(Block::Table(tables, t, caption));
         }
         let summary = ranked(summary, SUMMARY);
@@ -310,25 +317,36 @@ impl Paper {
         out.extend(method.into_iter().map(Block::Text));
         out.push(Block::Contents(contents));
         out.push(Block::Heading(2, "Summary".into(), "summary".into()));
+        let ids = spans(&self.runs.iter().filter_map(|r| r.id).collect::<Vec<_>>());
+        let mut first: Vec<(Table, String)> = Vec::new();
         if let Some(t) = analysis::shapes::peaks(&self.studies, &self.runs, self.summary) {
-            let caption =
-                format!("{} (runs {})", t.title, spans(&self.runs.iter().filter_map(|r| r.id).collect::<Vec<_>>()));
-            // The summary's table is numbered first, ahead of the studies' own.
-            for b in &mut out {
-                if let Block::Table(n, ..) = b {
-                    *n += 1;
-                }
+            let caption = format!("{} (runs {ids})", t.title);
+            first.push((t, caption));
+        }
+        // A matrix study's peaks, a row per target, where its sections give heat maps only.
+        for t in self.studies.iter().flat_map(|s| &s.report.tables).filter(|t| in_summary(t)) {
+            if t.title != analysis::shapes::PEAKS {
+                first.push((t.clone(), t.title.clone()));
             }
-            for b in &mut body {
-                if let Block::Table(n, ..) = b {
-                    *n += 1;
-                }
+        }
+        // The summary's tables are numbered first, ahead of the studies' own.
+        let shift = first.len();
+        for b in out.iter_mut().chain(body.iter_mut()) {
+            if let Block::Table(n, ..) = b {
+                *n += shift;
             }
-            out.push(Block::Table(1, t, caption));
+        }
+        for (k, (t, caption)) in first.into_iter().enumerate() {
+            out.push(Block::Table(k + 1, t, caption));
         }
         let (summary_findings, marks) = caveated(&summary.iter().map(|f| f.0.clone()).collect::<Vec<_>>());
-        let summary: Vec<(Finding, String)> =
-            summary_findings.into_iter().zip(summary.into_iter().map(|f| f.1)).collect();
+        // Each study's headline between its systems leads, linked to its study's section.
+        let heads = analysis::shapes::headlines(&self.studies, &self.runs, self.summary);
+        let summary: Vec<(Finding, String)> = heads
+            .into_iter()
+            .map(|(k, f)| (f, format!("study-{}", k + 1)))
+            .chain(summary_findings.into_iter().zip(summary.into_iter().map(|f| f.1)))
+            .collect();
         out.push(match summary.is_empty() {
             true => Block::Text("No finding stands out beyond the peaks above: see each study.".into()),
             false => Block::Findings(summary),

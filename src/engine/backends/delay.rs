@@ -1,22 +1,53 @@
-//! The delay engine (`delay:D`): completes every transfer no sooner than D after it was
-//! issued, keeping up to --iodepth in flight, and touches no storage. With it a test knows
-//! bounds that must hold on any machine: no latency below D, no bandwidth above what D allows.
+//! The delay engine (`delay:D`): completes every transfer D after it was issued, keeping up
+//! to --iodepth in flight, and touches no storage. With it a test knows bounds that must hold
+//! on any machine: no latency below D, no bandwidth above what D allows.
 //! `delay:D/SIZE:D2` waits D2 instead for every transfer to a file of SIZE or more: a cliff
 //! planted at a known file size, for tests of the findings.
+//!
+//! It keeps time on a test clock: a task's clock stands still but for the waits, which move it
+//! on instead of sleeping ([`test_now`], read by the engine's task clock). A run is then as
+//! fast as the machine allows and its figures exact on any machine, however loaded: a
+//! transfer takes D, a phase the sum of its waits, whatever else the machine does. A test
+//! that needs the wall's time (a run to interrupt, a progress line to watch) asks for it with
+//! `,wall` (`delay:D,wall`): the waits are then slept, on the monotonic clock.
 
 use super::trace::Trace;
 use super::{Backend, Capabilities, Completion, IoBufs, Registered, Setup};
 use crate::spec::Op;
 use crate::units::{parse_duration, size_arg};
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io;
 use std::time::{Duration, Instant};
 
+thread_local! {
+    /// This thread's test clock (monotonic ns) while a delay engine on the test clock is open
+    /// in it; `None`: the thread keeps the wall's time.
+    static TEST_CLOCK: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+/// The time on this thread's test clock (monotonic ns), when a delay engine keeps one here.
+pub fn test_now() -> Option<u64> {
+    TEST_CLOCK.with(Cell::get)
+}
+
+/// Moves this thread's test clock on to `t` (monotonic ns) if it keeps one and is earlier;
+/// whether it keeps one (a wait for a moment is then over at once).
+pub fn advance_to(t: u64) -> bool {
+    TEST_CLOCK.with(|c| match c.get() {
+        Some(now) => {
+            c.set(Some(now.max(t)));
+            true
+        }
+        None => false,
+    })
+}
+
 /// The registry's entry.
 pub const ENTRY: Registered = Registered {
     name: "delay",
-    about: "completes every transfer after at least D (delay:D, e.g. delay:100us), touching no storage (for tests)",
+    about: "completes every transfer after D on a test clock (delay:D, e.g. delay:100us; delay:D,wall sleeps it), touching no storage (for tests)",
     caps: Capabilities { queues: true, storage: false, hidden: true, ..Capabilities::STORAGE },
     probe: |_| Ok(()),
     open,
@@ -24,23 +55,29 @@ pub const ENTRY: Registered = Registered {
     refuses: None,
 };
 
-/// How long a transfer waits: D, or D2 in files from a size on.
+/// How long a transfer waits: D, or D2 in files from a size on; and on which clock.
 #[derive(Debug)]
 struct Waits {
     wait: Duration,
     past: Option<(u64, Duration)>,
+    /// Slept on the wall's clock (`,wall`), not counted on the test clock.
+    wall: bool,
 }
 
 impl Waits {
-    /// `D` or `D/SIZE:D2`.
+    /// `D` or `D/SIZE:D2`, either followed by `,wall`.
     fn parse(param: &str) -> Result<Waits, String> {
+        let (param, wall) = match param.strip_suffix(",wall") {
+            Some(p) => (p, true),
+            None => (param, false),
+        };
         let duration = |t: &str| parse_duration(t).map(Duration::from_nanos);
         let Some((first, rest)) = param.split_once('/') else {
-            return Ok(Waits { wait: duration(param)?, past: None });
+            return Ok(Waits { wait: duration(param)?, past: None, wall });
         };
         let (size, later) =
             rest.split_once(':').ok_or_else(|| format!("'{rest}' is not SIZE:DURATION (e.g. 1m:2ms)"))?;
-        Ok(Waits { wait: duration(first)?, past: Some((size_arg(size)?, duration(later)?)) })
+        Ok(Waits { wait: duration(first)?, past: Some((size_arg(size)?, duration(later)?)), wall })
     }
 
     /// The wait of a transfer to a file of `size` bytes.
@@ -59,15 +96,53 @@ struct Delay {
     /// The wait of the phase's file.
     wait: Duration,
     len: usize,
-    /// In flight, in the order they become due (all wait the same).
-    pending: VecDeque<(usize, Instant)>,
+    /// In flight, in the order they become due (all wait the same): monotonic ns, on the test
+    /// clock or the wall's.
+    pending: VecDeque<(usize, u64)>,
     trace: Trace,
+    /// The wall's clock's origin, when the waits are slept.
+    wall: Option<Instant>,
+}
+
+impl Delay {
+    /// Now, on the clock the waits are kept on.
+    fn now(&self) -> u64 {
+        match self.wall {
+            Some(origin) => origin.elapsed().as_nanos() as u64,
+            None => test_now().unwrap_or(0),
+        }
+    }
+
+    /// Until `due`: slept on the wall's clock, the test clock moved on to it otherwise.
+    fn wait_until(&self, due: u64) {
+        let now = self.now();
+        match self.wall {
+            Some(_) => std::thread::sleep(Duration::from_nanos(due.saturating_sub(now))),
+            None => {
+                advance_to(due);
+            }
+        }
+    }
+}
+
+impl Drop for Delay {
+    fn drop(&mut self) {
+        // The thread's later work (another engine's run) keeps the wall's time.
+        if self.wall.is_none() {
+            TEST_CLOCK.with(|c| c.set(None));
+        }
+    }
 }
 
 fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
     let waits =
         Waits::parse(setup.param.unwrap_or("0ns")).map_err(|why| io::Error::new(io::ErrorKind::InvalidInput, why))?;
     let len = setup.bufs.slot_len();
+    let wall = waits.wall.then(Instant::now);
+    if wall.is_none() {
+        // The test clock starts at the wall's time, then moves only by the waits.
+        TEST_CLOCK.with(|c| c.set(Some(c.get().unwrap_or_else(crate::team::clock::monotonic_ns))));
+    }
     Ok(Box::new(Delay {
         bufs: setup.bufs,
         wait: waits.wait,
@@ -75,6 +150,7 @@ fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
         len,
         pending: VecDeque::with_capacity(setup.depth),
         trace: Trace::from_env(len),
+        wall,
     }))
 }
 
@@ -86,18 +162,17 @@ impl Backend for Delay {
     }
     fn submit(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<()> {
         self.trace.record(op, offset);
-        self.pending.push_back((slot, Instant::now() + self.wait));
+        self.pending.push_back((slot, self.now() + self.wait.as_nanos() as u64));
         Ok(())
     }
     fn reap(&mut self, min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
         let mut got = 0;
         while let Some(&(slot, due)) = self.pending.front() {
-            let now = Instant::now();
-            if due > now {
+            if due > self.now() {
                 if got >= min {
                     break;
                 }
-                std::thread::sleep(due - now);
+                self.wait_until(due);
             }
             self.pending.pop_front();
             done.push((slot, Ok(self.len)));
@@ -127,5 +202,29 @@ mod tests {
         assert_eq!(Waits::parse("5us").unwrap().of(u64::MAX), Duration::from_micros(5));
         assert!(Waits::parse("5us/2m").unwrap_err().contains("SIZE:DURATION"));
         assert!(Waits::parse("5us/two:1ms").is_err() && Waits::parse("5us/2m:soon").is_err());
+        let w = Waits::parse("100us/2m:1ms,wall").unwrap();
+        assert!(w.wall && w.of(2 << 20) == Duration::from_millis(1) && !Waits::parse("5us").unwrap().wall);
+    }
+
+    #[test]
+    fn on_the_test_clock_a_transfer_takes_its_wait_exactly_and_no_sleep() {
+        let bufs = IoBufs::try_new(2, 4096).unwrap();
+        let setup = Setup { param: Some("250ms"), depth: 2, bufs };
+        let mut d = open(setup).unwrap();
+        let (start, wall) = (test_now().unwrap(), Instant::now());
+        d.attach(None, Op::Write, 1 << 20).unwrap();
+        let mut done = Vec::new();
+        for round in 0..8 {
+            d.submit(0, 0, Op::Write).unwrap();
+            d.submit(1, 4096, Op::Write).unwrap();
+            done.clear();
+            d.reap(2, &mut done).unwrap();
+            assert_eq!(done.len(), 2);
+            // Two in flight together: each round takes one wait, not two.
+            assert_eq!(test_now().unwrap() - start, (round + 1) * 250_000_000);
+        }
+        assert!(wall.elapsed() < Duration::from_secs(1), "2 s of waits were not slept");
+        drop(d);
+        assert_eq!(test_now(), None, "the thread keeps the wall's time again");
     }
 }

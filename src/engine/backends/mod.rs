@@ -5,7 +5,7 @@
 //! it; backends only move bytes and report how many moved.
 
 mod aio;
-mod delay;
+pub(super) mod delay;
 mod mmap;
 mod null;
 mod stream;
