@@ -758,7 +758,7 @@ fn from_matches(m: &clap::ArgMatches) -> Result<Cli, clap::Error> {
     };
     let read = vec![iosurvey::spec::Op::Read];
     match &mut cli.command {
-        Command::Run(a) if a.dir.is_none() && !typed("run") => a.workload.ops = read,
+        Command::Run(a) if a.dir.is_none() && a.s3.is_none() && !typed("run") => a.workload.ops = read,
         Command::Targets(a) if a.dir.is_none() && !typed("targets") => a.workload.ops = read,
         _ => {}
     }

@@ -7,6 +7,7 @@
 
 pub mod device;
 pub mod dir;
+pub mod s3;
 
 use crate::engine::{backends, EngineError};
 use crate::env::Environment;
@@ -33,7 +34,7 @@ pub struct Registered {
 }
 
 /// Every kind.
-pub const KINDS: &[&Registered] = &[&dir::KIND, &device::KIND];
+pub const KINDS: &[&Registered] = &[&dir::KIND, &device::KIND, &s3::KIND];
 
 /// The kind named `name`.
 pub fn entry(name: &str) -> &'static Registered {

@@ -8,6 +8,7 @@ mod aio;
 mod delay;
 mod mmap;
 mod null;
+mod s3;
 mod stream;
 mod sync;
 mod trace;
@@ -134,7 +135,7 @@ pub const ENGINES: &[&Registered] = &[
 /// The engines of objects (they take object handles, [`Handles::Objects`]): apart from
 /// [`ENGINES`], which `iosurvey engines` lists and every engine of files is tested over, so
 /// that a list of the engines of files is never handed one that cannot open a file.
-pub const OBJECT_ENGINES: &[&Registered] = &[];
+pub const OBJECT_ENGINES: &[&Registered] = &[&s3::ENTRY];
 
 /// How a data workload's I/O meets the page cache through its engine: not at all when the
 /// engine opens no file, around it with O_DIRECT unless the engine always goes through it (a
