@@ -58,7 +58,7 @@ pub struct Held(Target);
 impl Held {
     /// `target`, put in the janitor's care at once: whatever happens next, the janitor removes
     /// what the session made.
-    pub fn new(target: Target) -> Box<dyn Lead> {
+    pub fn hold(target: Target) -> Box<dyn Lead> {
         crate::janitor::hold(&target);
         Box::new(Held(target))
     }
@@ -71,7 +71,7 @@ fn take(t: &Taking, out: &mut Vec<Box<dyn Lead>>) -> Result<(), Refused> {
 /// Takes each of `paths` in turn.
 pub fn take_paths(paths: &[PathBuf], options: Options, out: &mut Vec<Box<dyn Lead>>) -> Result<(), Refused> {
     for path in paths {
-        out.push(Held::new(Target::open(path, options)?));
+        out.push(Held::hold(Target::open(path, options)?));
     }
     Ok(())
 }

@@ -28,10 +28,16 @@ pub struct Registered {
     pub handles: Handles,
     /// Takes the targets `spec` names, on the lead, pushing each as soon as it is taken so
     /// that a refusal of a later one still cleans up the earlier ones.
-    pub take: fn(&Taking, &mut Vec<Box<dyn Lead>>) -> Result<(), Refused>,
+    pub take: Take,
     /// Opens, on another process, the member whose share the lead sent.
-    pub join: fn(&[u8]) -> Result<Arc<dyn Member>, Refused>,
+    pub join: Join,
 }
+
+/// Takes the targets the user named, on the lead, into the list given.
+pub type Take = fn(&Taking, &mut Vec<Box<dyn Lead>>) -> Result<(), Refused>;
+
+/// Opens a member on another process from what the lead shares of it.
+pub type Join = fn(&[u8]) -> Result<Arc<dyn Member>, Refused>;
 
 /// Every kind.
 pub const KINDS: &[&Registered] = &[&dir::KIND, &device::KIND, &s3::KIND];

@@ -476,7 +476,7 @@ fn open_lead(o: &Opening) -> Result<LeadSide, RunError> {
             })?;
             notes = fresh::reclaim_dead_siblings(&parent_dir);
             let name = fresh::name(kind);
-            taken.held.push(kinds::dir::Held::new(Target::create(parent_dir, name.as_ref(), o.options)?));
+            taken.held.push(kinds::dir::Held::hold(Target::create(parent_dir, name.as_ref(), o.options)?));
         }
     }
     let store = Store::open(&o.store)?;

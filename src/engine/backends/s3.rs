@@ -74,11 +74,12 @@ impl S3 {
             client.put(&key, buf).map_err(failed)?;
             return Ok(buf.len());
         }
-        if !self.uploads.contains_key(&k) {
-            let id = client.create_multipart(&key).map_err(failed)?.0;
-            self.uploads.insert(k, (id, Vec::new()));
-        }
-        let (id, parts) = self.uploads.get_mut(&k).expect("made above");
+        let (id, parts) = match self.uploads.entry(k) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert((client.create_multipart(&key).map_err(failed)?.0, Vec::new()))
+            }
+        };
         parts.push(client.upload_part(&key, id, (within / len + 1) as u32, buf).map_err(failed)?);
         // Whole once every transfer of the block is up.
         if parts.len() as u64 == self.block.div_ceil(len) {
