@@ -143,6 +143,15 @@ pub fn for_devices(devices: &[DeviceFacts]) -> Environment {
     env
 }
 
+/// The facts of a run on an S3 bucket: the host's, the bucket's URL as the target, the
+/// endpoint as the mount's source, the file system "s3".
+pub fn for_bucket(target: String, endpoint: String) -> Environment {
+    let mut env = host(target);
+    env.fs_type = "s3".into();
+    env.mount_source = endpoint;
+    env
+}
+
 /// The host's facts, and `target` as the target; no mount yet.
 fn host(target: String) -> Environment {
     Environment {

@@ -15,9 +15,9 @@
 //! ```text
 //! ground:  units escape spelling cancel sys input scratch
 //! data:    measure env spec stats record
-//! machine: team target s3 shell engine net events
+//! machine: team s3 target shell engine net events
 //! keep:    store janitor
-//! run:     runner plan session io500 train study campaign
+//! run:     kinds runner plan session io500 train study campaign
 //! tools:   compat import
 //! results: analysis report
 //! binary:  cli
@@ -36,6 +36,7 @@ pub mod import;
 pub mod input;
 pub mod io500;
 pub mod janitor;
+pub mod kinds;
 pub mod measure;
 pub mod net;
 pub mod plan;

@@ -7,11 +7,11 @@ use crate::cancel::Cancel;
 use crate::engine::{self, offsets::mix, offsets::OffsetMap, DataFiles, EngineError, Execution, Progress};
 use crate::env;
 use crate::janitor::{self, Duty};
+use crate::kinds::{self, DataRun};
 use crate::record::{GroupId, GroupKind, RunFacts, RunRecord, Status};
 use crate::spec::meta::check_order;
 use crate::spec::{Access, Before, Hint, Meta, Op, Setting, Shape, SpecError, Workload};
 use crate::store::{will, Store, StoreError};
-use crate::target::device::DeviceTarget;
 use crate::target::site::{on_target, Site};
 use crate::target::{cache, data_files, Target, TargetError};
 use crate::team::{share_value, Team};
@@ -110,39 +110,30 @@ pub type Watch = dyn Fn(Arc<Progress>) -> Box<dyn FnOnce()>;
 pub struct Lead<'a> {
     /// Where records go.
     pub store: &'a mut Store,
-    /// The targets the run goes to, as the lead took them.
-    pub held: Held<'a>,
+    /// The targets the run goes to, as the lead took them (of one kind): what the checks
+    /// before a run look at.
+    pub held: &'a mut [Box<dyn kinds::Lead>],
 }
 
-/// The targets of a run on the lead, by kind: what the checks before a run look at.
-pub enum Held<'a> {
-    /// Directories: the target, its manifest and clean-up, then a metadata run's further base
-    /// directories (`--dir a@b`) or a target survey's further directories.
-    Dirs(&'a mut [Target]),
-    /// Block devices, with the user's consent to writing them.
-    Devices(&'a mut [DeviceTarget]),
-}
-
-impl Held<'_> {
+impl Lead<'_> {
     /// Whether the targets keep what runs wrote (`--keep`).
     fn keeps(&self) -> bool {
-        match self {
-            Held::Dirs(t) => t.first().is_some_and(Target::keeps),
-            Held::Devices(_) => false,
-        }
+        self.held.first().is_some_and(|t| t.keeps())
     }
 
     /// The facts of where the run ran.
     fn environment(&self) -> env::Environment {
-        match self {
-            Held::Dirs(t) => {
-                let mut e = t.first().map(|t| env::collect(t.dir().path())).unwrap_or_default();
-                if t.len() > 1 {
-                    e.target = t.iter().map(|t| t.dir().path().display().to_string()).collect::<Vec<_>>().join("@");
-                }
-                e
-            }
-            Held::Devices(d) => env::for_devices(&d.iter().map(|d| d.device().facts().clone()).collect::<Vec<_>>()),
+        self.held.first().map(|t| t.environment(self.held)).unwrap_or_default()
+    }
+}
+
+impl From<kinds::Refused> for RunError {
+    fn from(e: kinds::Refused) -> Self {
+        match e {
+            kinds::Refused::Target(e) => RunError::Target(e),
+            kinds::Refused::Spec(e) => RunError::Spec(e),
+            kinds::Refused::Engine(e) => RunError::Refused(e),
+            kinds::Refused::Open { what, hint } => RunError::Open { what, hint },
         }
     }
 }
@@ -262,7 +253,7 @@ impl<T: Team> Runner<'_, T> {
         }
         let files = DataFiles { site: self.site.clone(), names, region };
         let facts = RunFacts {
-            env: self.lead.as_ref().map(|lead| lead.held.environment()).unwrap_or_default(),
+            env: self.lead.as_ref().map(|lead| lead.environment()).unwrap_or_default(),
             command_line: self.command_line.clone(),
             started: now_unix(),
             hosts: self.team.hosts(),
@@ -359,7 +350,7 @@ fn file(lead: &mut Lead, mut record: RunRecord, warnings: Vec<String>, filing: F
     }
     let stale = record.phases.iter().filter_map(|p| p.verify.as_ref()).any(|v| v.stale > 0);
     let hint = match &record.failure_hint {
-        Some(_) if record.interrupted && lead.held.keeps() => {
+        Some(_) if record.interrupted && lead.keeps() => {
             Hint::say("the run is stored as failed and its files were kept; run it again")
         }
         Some(h) => h.clone(),
@@ -432,18 +423,19 @@ fn preflight(
     space_check: bool,
     per_node: usize,
 ) -> Result<(), RunError> {
-    let data = match (&w.shape, &mut lead.held) {
-        (Shape::Data(data), _) => data,
-        (Shape::Meta(meta), Held::Dirs(targets)) => {
+    let data = match &w.shape {
+        Shape::Data(data) => data,
+        Shape::Meta(meta) => {
+            let noun = lead.held.first().map_or("", |t| t.kind().noun);
+            let Some(mut dirs) = lead.held.iter_mut().map(|t| t.as_dir()).collect::<Option<Vec<_>>>() else {
+                return Err(SpecError::Invalid {
+                    what: format!("a metadata workload makes files and directories, and the target is {noun}"),
+                    hint: Hint::Use(Setting::Dir, "a directory of the file system to measure".into()),
+                }
+                .into());
+            };
             precheck(w, per_node, env::memory_available())?;
-            return meta_preflight(targets, w, meta, space_check);
-        }
-        (Shape::Meta(_), Held::Devices(_)) => {
-            return Err(SpecError::Invalid {
-                what: "a metadata workload makes files and directories, and the target is a block device".into(),
-                hint: Hint::Use(Setting::Dir, "a directory of the file system to measure".into()),
-            }
-            .into())
+            return meta_preflight(&mut dirs, w, meta, space_check);
         }
     };
     let engine = engine::backends::entry(&data.engine);
@@ -454,81 +446,38 @@ fn preflight(
         // No file is opened, made or read: nothing to check in the target.
         return Ok(());
     }
-    let writes = w.ops.iter().any(|o| o.direction() != Op::Read);
-    let file_size = OffsetMap::new(data, w.tasks, w.seed).file_size();
-    match &mut lead.held {
-        Held::Dirs(targets) => {
-            let n = targets.len();
-            for (k, target) in targets.iter_mut().enumerate() {
-                let mine = on_target(names, n, k);
-                dir_preflight(target, w, data, &mine, (writes, space_check, file_size))?;
-            }
-        }
-        Held::Devices(devices) => {
-            if engine.caps.writes_need_read || engine.caps.page_cache_always {
-                return Err(SpecError::Engine {
-                    why: format!(
-                        "the {} engine maps or buffers whole files; a block device is read and written in place",
-                        engine.name
-                    ),
-                    fix: "sync, io_uring or libaio".into(),
-                }
-                .into());
-            }
-            let n = devices.len();
-            for (k, device) in devices.iter_mut().enumerate() {
-                let regions = on_target(names, n, k).len() as u64;
-                device.check_run(data.direct, data.transfer, regions * file_size)?;
-                if writes {
-                    device.check_write()?;
-                } else {
-                    device.probe_read()?;
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// One directory's checks before a data run: writable, holding what a read needs, aligned for
-/// O_DIRECT, room for the files; then the files it will hold are claimed.
-fn dir_preflight(
-    target: &mut Target,
-    w: &Workload,
-    data: &crate::spec::Data,
-    names: &[String],
-    (writes, space_check, file_size): (bool, bool, u64),
-) -> Result<(), RunError> {
-    if writes && !target.writable() {
-        return Err(TargetError::ReadOnly(target.dir().path().into()).into());
-    }
-    // A read, or a rewrite, needs the files a write made before.
-    if w.ops.first().is_some_and(|o| *o != Op::Write) {
-        target.check_readable(names)?;
-    }
-    if data.direct {
-        let align = target.direct_alignment(names)?;
-        if data.transfer % align != 0 {
-            return Err(TargetError::DirectMisaligned {
-                dir: target.dir().path().into(),
-                align,
-                transfer: data.transfer,
+    // What the engine takes and what the target gives, before anything is made.
+    if let Some(kind) = lead.held.first().map(|t| t.kind()) {
+        if engine.takes != kind.handles {
+            let all = engine::backends::ENGINES.iter().chain(engine::backends::OBJECT_ENGINES);
+            let fix = all.filter(|e| e.caps.storage && e.takes == kind.handles);
+            return Err(SpecError::Engine {
+                why: format!(
+                    "the {} engine moves data through {}, and the target is {}, which gives {}",
+                    engine.name,
+                    engine.takes.name(),
+                    kind.noun,
+                    kind.handles.name()
+                ),
+                fix: fix.map(|e| e.name).collect::<Vec<_>>().join(" or "),
             }
             .into());
         }
     }
-    if writes {
-        if space_check {
-            target.check_space(names, file_size)?;
-        }
-        target.claim(names)?;
+    let writes = w.ops.iter().any(|o| o.direction() != Op::Read);
+    let file_size = OffsetMap::new(data, w.tasks, w.seed).file_size();
+    let n = lead.held.len();
+    for (k, target) in lead.held.iter_mut().enumerate() {
+        let mine = on_target(names, n, k);
+        let run = DataRun { w, data, names: &mine, writes, space_check, file_size, engine };
+        target.check_data(&run)?;
     }
     Ok(())
 }
 
 /// The lead's checks of the targets of a metadata run: its phases' order, the bases
 /// writable, their space; then the directory everything goes below is claimed in each.
-fn meta_preflight(targets: &mut [Target], w: &Workload, meta: &Meta, space_check: bool) -> Result<(), RunError> {
+fn meta_preflight(targets: &mut [&mut Target], w: &Workload, meta: &Meta, space_check: bool) -> Result<(), RunError> {
     let Some(first) = targets.first() else { return Ok(()) };
     check_meta_order(first, w)?;
     for target in targets.iter() {

@@ -195,9 +195,8 @@ fn read_study(c: &Campaign, s: &super::Study, words: &[String]) -> Result<Study,
             Kind::Run => {
                 let mut a = study::RunArgs::from_arg_matches(&m)?;
                 // On a device, reading unless the study asks otherwise (as `run` reads).
-                if a.dir.is_none() && m.value_source("ops") != Some(clap::parser::ValueSource::CommandLine) {
-                    a.workload.ops = vec![crate::spec::Op::Read];
-                }
+                let placed = a.dir.is_some() || a.s3.is_some();
+                study::line::device_reads(Some(&m), placed, &mut a.workload.ops);
                 Study::Run(Box::new(a))
             }
             Kind::Survey => Study::Survey(study::SurveyArgs::from_arg_matches(&m)?),

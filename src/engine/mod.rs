@@ -121,7 +121,7 @@ pub struct DataFiles {
 impl DataFiles {
     /// The base directory of task `task`'s metadata tree: the site's directories in turn.
     fn base(&self, task: usize) -> &Dir {
-        self.site.dir(task).expect("a metadata run's site is made of directories (the runner refuses a device)")
+        self.site.dir(task).expect("a metadata run's site is made of directories (the runner refuses other kinds)")
     }
 
     /// How many bases a metadata run's tasks are spread over.

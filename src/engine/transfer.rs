@@ -15,7 +15,7 @@ use crate::spec::{Data, Op, Pattern};
 use crate::sys::errno::ENOENT;
 use crate::sys::fs::{close, Advice, O_DIRECT, O_RDONLY, O_RDWR, O_WRONLY};
 use crate::sys::mem::IoBufs;
-use crate::target::site::Opening;
+use crate::target::site::{Handle, Opening};
 use crate::team::Member;
 use std::fs::File;
 use std::ops::Range;
@@ -160,20 +160,30 @@ impl PhaseKind for Transfers<'_> {
         t.open_start = clock.now();
         let deadline = w.stonewall_secs.map(|s| t.open_start + (s * 1e9) as u64);
         // Engines that touch no storage (null, delay) get no file.
-        let (file, base) = match backends::entry(&data.engine).caps.storage && acc.error.is_none() {
+        let handle = match backends::entry(&data.engine).caps.storage && acc.error.is_none() {
             true => match open(ctx.files, file_index, op, data) {
-                Ok((f, base)) => (Some(f), base),
+                Ok(h) => Some(h),
                 Err(e) => {
                     acc.error = Some(EngineError::io("open", path, None, e));
-                    (None, 0)
+                    None
                 }
             },
-            false => (None, 0),
+            false => None,
+        };
+        let (file, base, object) = match handle {
+            Some(Handle::File(f, base)) => (Some(f), base, None),
+            Some(Handle::Object(o)) => (None, 0, Some(o)),
+            None => (None, 0, None),
         };
         let mut attached = false;
         if acc.error.is_none() {
+            let size = self.map.file_size();
             match &mut io.backend {
-                Ok(b) => match b.attach(file.as_ref(), op, self.map.file_size()) {
+                // An object engine's size is each object's, a block.
+                Ok(b) => match match &object {
+                    Some(o) => b.attach_object(o, op, data.block),
+                    None => b.attach(file.as_ref(), op, size),
+                } {
                     Ok(()) => attached = true,
                     Err(e) => acc.error = Some(EngineError::io("prepare", path, None, e)),
                 },
@@ -204,6 +214,11 @@ impl PhaseKind for Transfers<'_> {
             let goal = m.max(done);
             if let (None, true) = (&acc.error, attached) {
                 done = site.transfers(io, done..goal, None, &mut acc);
+            }
+        }
+        if let (None, true, Ok(b)) = (&acc.error, attached && op != Op::Read, &mut io.backend) {
+            if let Err(e) = b.finish() {
+                acc.error = Some(EngineError::io("write", path, None, e));
             }
         }
         t.xfer_end = clock.now();
@@ -245,7 +260,7 @@ impl PhaseKind for Transfers<'_> {
     }
 }
 
-fn open(files: &DataFiles, index: usize, op: Op, data: &Data) -> std::io::Result<(File, u64)> {
+fn open(files: &DataFiles, index: usize, op: Op, data: &Data) -> std::io::Result<Handle> {
     let access = match op {
         // A writable shared mapping needs a descriptor open for reading too.
         Op::Write if backends::entry(&data.engine).caps.writes_need_read => O_RDWR,
@@ -262,17 +277,19 @@ fn open(files: &DataFiles, index: usize, op: Op, data: &Data) -> std::io::Result
         Op::Write => Opening::Create,
         _ => Opening::Existing,
     };
-    let (file, base) = files.site.open(&files.names, (index, files.region), flags, how)?;
+    let (file, base) = match files.site.open(&files.names, (index, files.region), flags, how)? {
+        Handle::File(file, base) if !data.no_fadvise => (file, base),
+        other => return Ok(other),
+    };
     // Tell the page cache the access pattern, as fio does by default: deep readahead for
     // sequential reads, none for random ones. Only advice, so its failure is ignored.
     let advice = match data.pattern {
-        _ if data.no_fadvise => return Ok((file, base)),
         Pattern::Sequential => Advice::Sequential,
         Pattern::Random | Pattern::RandomOverlap => Advice::Random,
         Pattern::Backward | Pattern::Stride(_) | Pattern::Same => Advice::Normal,
     };
     let _advised = crate::sys::fs::fadvise(file.as_raw_fd(), advice);
-    Ok((file, base))
+    Ok(Handle::File(file, base))
 }
 
 /// One task's view of a phase's transfers.

@@ -80,6 +80,15 @@ pub struct Head {
     pub etag: String,
 }
 
+/// An uploaded part of a multipart upload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    /// Its number, from 1.
+    pub number: u32,
+    /// Its ETag, quotes included.
+    pub etag: String,
+}
+
 /// A client of one bucket and prefix.
 pub struct Client {
     agent: ureq::Agent,
@@ -295,8 +304,26 @@ impl Client {
     /// Stores `body` as `key` in parts of `part_size` bytes (S3 wants at least 5 MiB but for
     /// the last); an upload that fails is aborted, so no parts are left behind.
     pub fn put_multipart(&self, key: &str, body: &[u8], part_size: usize) -> Result<Timing, S3Error> {
-        self.ours(Op::CreateMultipart, key)?;
         let start = Instant::now();
+        let (id, head) = self.create_multipart(key)?;
+        let chunks: Vec<&[u8]> = if body.is_empty() { vec![body] } else { body.chunks(part_size.max(1)).collect() };
+        let parts: Result<Vec<Part>, S3Error> =
+            chunks.into_iter().enumerate().map(|(i, part)| self.upload_part(key, &id, i as u32 + 1, part)).collect();
+        match parts.and_then(|parts| self.complete_multipart(key, &id, &parts)) {
+            Ok(()) => Ok(Timing { first_byte: head, total: start.elapsed() }),
+            Err(e) => {
+                // The upload's own error is the one to report; a failed abort leaves parts the
+                // server expires by its lifecycle rules.
+                self.abort_multipart(key, &id);
+                Err(e)
+            }
+        }
+    }
+
+    /// Begins a multipart upload of `key` (of iosurvey's naming): its upload id, and the time
+    /// to the answer's head.
+    pub fn create_multipart(&self, key: &str) -> Result<(String, Duration), S3Error> {
+        self.ours(Op::CreateMultipart, key)?;
         let (mut resp, _, head) = self.send(
             Call { op: Op::CreateMultipart, method: "POST", key: Some(key), query: &[("uploads", "")], headers: &[] },
             Some(&[]),
@@ -307,51 +334,44 @@ impl Client {
             target: self.target(key),
             why,
         })?;
-        match self.upload_parts(key, &id, body, part_size.max(1)) {
-            Ok(()) => Ok(Timing { first_byte: head, total: start.elapsed() }),
-            Err(e) => {
-                // The upload's own error is the one to report; a failed abort leaves parts the
-                // server expires by its lifecycle rules.
-                let _ = self.send(
-                    Call {
-                        op: Op::AbortMultipart,
-                        method: "DELETE",
-                        key: Some(key),
-                        query: &[("uploadId", &id)],
-                        headers: &[],
-                    },
-                    None,
-                );
-                Err(e)
-            }
-        }
+        Ok((id, head))
     }
 
-    fn upload_parts(&self, key: &str, id: &str, body: &[u8], part_size: usize) -> Result<(), S3Error> {
-        let mut done = String::from("<CompleteMultipartUpload>");
-        let chunks: Vec<&[u8]> = if body.is_empty() { vec![body] } else { body.chunks(part_size).collect() };
-        for (i, part) in chunks.into_iter().enumerate() {
-            let number = (i + 1).to_string();
-            let (mut resp, _, _) = self.send(
-                Call {
-                    op: Op::UploadPart,
-                    method: "PUT",
-                    key: Some(key),
-                    query: &[("partNumber", &number), ("uploadId", id)],
-                    headers: &[],
-                },
-                Some(part),
-            )?;
-            let etag = resp.headers().get("etag").and_then(|v| v.to_str().ok()).map(str::to_string);
-            self.drain(Op::UploadPart, key, &mut resp)?;
-            let etag = etag.ok_or_else(|| S3Error::Protocol {
+    /// Uploads part `number` (from 1) of the upload `id` of `key`.
+    pub fn upload_part(&self, key: &str, id: &str, number: u32, body: &[u8]) -> Result<Part, S3Error> {
+        self.ours(Op::UploadPart, key)?;
+        let n = number.to_string();
+        let (mut resp, _, _) = self.send(
+            Call {
                 op: Op::UploadPart,
-                target: self.target(key),
-                why: format!("part {number} came back without an ETag"),
-            })?;
+                method: "PUT",
+                key: Some(key),
+                query: &[("partNumber", &n), ("uploadId", id)],
+                headers: &[],
+            },
+            Some(body),
+        )?;
+        let etag = resp.headers().get("etag").and_then(|v| v.to_str().ok()).map(str::to_string);
+        self.drain(Op::UploadPart, key, &mut resp)?;
+        let etag = etag.ok_or_else(|| S3Error::Protocol {
+            op: Op::UploadPart,
+            target: self.target(key),
+            why: format!("part {number} came back without an ETag"),
+        })?;
+        Ok(Part { number, etag })
+    }
+
+    /// Joins the upload `id` of `key` from `parts` (in any order).
+    pub fn complete_multipart(&self, key: &str, id: &str, parts: &[Part]) -> Result<(), S3Error> {
+        self.ours(Op::CompleteMultipart, key)?;
+        let mut sorted: Vec<&Part> = parts.iter().collect();
+        sorted.sort_by_key(|p| p.number);
+        let mut done = String::from("<CompleteMultipartUpload>");
+        for p in sorted {
             done.push_str(&format!(
-                "<Part><PartNumber>{number}</PartNumber><ETag>{}</ETag></Part>",
-                xml::escape(&etag)
+                "<Part><PartNumber>{}</PartNumber><ETag>{}</ETag></Part>",
+                p.number,
+                xml::escape(&p.etag)
             ));
         }
         done.push_str("</CompleteMultipartUpload>");
@@ -370,6 +390,23 @@ impl Client {
         match xml::error(&answer) {
             Some((code, message)) => Err(self.status_error(Op::CompleteMultipart, key, 200, (code, message))),
             None => Ok(()),
+        }
+    }
+
+    /// Abandons the upload `id` of `key`, its parts with it; a failure is not said (the
+    /// server expires what is left by its lifecycle rules).
+    pub fn abort_multipart(&self, key: &str, id: &str) {
+        if self.ours(Op::AbortMultipart, key).is_ok() {
+            let _ = self.send(
+                Call {
+                    op: Op::AbortMultipart,
+                    method: "DELETE",
+                    key: Some(key),
+                    query: &[("uploadId", id)],
+                    headers: &[],
+                },
+                None,
+            );
         }
     }
 

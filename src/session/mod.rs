@@ -13,20 +13,19 @@
 //! (its last will in `store::will`, its janitor duty, its live files) is kept per run.
 
 use crate::cancel::Cancel;
+use crate::kinds;
 use crate::plan::{HookError, HookSite, Last, Plan, Step};
 use crate::record::{GroupId, GroupKind, RunRecord};
-use crate::runner::{check_meta_order, Filing, Held, Lead, RunError, Runner, Watch};
+use crate::runner::{check_meta_order, Filing, Lead, RunError, Runner, Watch};
 use crate::spec::{Hint, Workload};
 use crate::store::{GroupStart, PointName, Store};
-use crate::target::device::{Consent, Device, DeviceTarget};
+use crate::target::device::Consent;
 use crate::target::dir::Dir;
 use crate::target::site::Site;
 use crate::target::{Options, Target};
 use crate::team::{all_agree, share_value, Team};
 use crate::units::now_unix;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
-use std::ffi::OsString;
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
@@ -48,6 +47,13 @@ pub enum Place {
         paths: Vec<PathBuf>,
         /// Consent to writing them.
         consent: Consent,
+    },
+    /// A target of a kind of the registry ([`crate::kinds::KINDS`]) as the user named it.
+    Kind {
+        /// The kind's name.
+        kind: &'static str,
+        /// What the user gave (`URL/BUCKET/PREFIX`, a path).
+        spec: String,
     },
     /// A fresh directory `iosurvey-KIND-PID` made in `parent` (the current directory when
     /// none) and removed at the end, so a study can be pointed at a non-empty scratch space.
@@ -117,24 +123,29 @@ pub struct Within {
     pub unjudged: bool,
 }
 
-/// The targets the lead has taken, each directory in the janitor's care: dropped, they are
-/// cleaned up and released, whatever step of the session (or of its opening) ends. A device
-/// holds nothing of iosurvey's to remove: what was written on it is its data now.
+/// The targets the lead has taken, each in its kind's care: dropped, they are cleaned up and
+/// released, whatever step of the session (or of its opening) ends.
 struct Taken {
-    /// The target first, then a metadata run's further bases.
-    targets: Vec<Target>,
-    /// Or the devices.
-    devices: Vec<DeviceTarget>,
+    /// The target first, then a metadata run's further bases (or the further devices).
+    held: Vec<Box<dyn kinds::Lead>>,
     leftovers: Leftovers,
 }
 
 impl Drop for Taken {
     fn drop(&mut self) {
-        for target in self.targets.drain(..) {
-            let key = crate::janitor::key(&target);
-            self.leftovers.add(target.cleanup().problems);
-            // Only now: a lead killed while removing still has its files removed by the janitor.
-            crate::janitor::release(key);
+        for target in self.held.drain(..) {
+            self.leftovers.add(target.clean_up());
+        }
+    }
+}
+
+impl Place {
+    /// The kind of target it names.
+    fn kind(&self) -> &'static kinds::Registered {
+        match self {
+            Place::Dir { .. } | Place::Fresh { .. } => &kinds::dir::KIND,
+            Place::Devices { .. } => &kinds::device::KIND,
+            Place::Kind { kind, .. } => kinds::entry(kind),
         }
     }
 }
@@ -154,25 +165,21 @@ impl LeadSide {
 
     /// The target directory (a session of a study that runs in a directory has one).
     pub fn target(&mut self) -> &mut Target {
-        &mut self.taken.targets[0]
+        self.taken.held[0].as_dir().expect("a study that runs in a directory")
     }
 
     /// Before a study that writes its devices: every device's consent and checks at once, so
     /// that none is written when another would be refused.
     pub fn check_device_writes(&mut self) -> Result<(), RunError> {
-        for d in &mut self.taken.devices {
+        for d in &mut self.taken.held {
             d.check_write()?;
         }
         Ok(())
     }
 
-    /// The lead's targets `range`, by kind.
-    fn held(&mut self, range: std::ops::Range<usize>) -> (&mut Store, Held<'_>) {
-        let held = match self.taken.devices.is_empty() {
-            true => Held::Dirs(&mut self.taken.targets[range]),
-            false => Held::Devices(&mut self.taken.devices[range]),
-        };
-        (&mut self.store, held)
+    /// The lead's targets `range`.
+    fn held(&mut self, range: std::ops::Range<usize>) -> (&mut Store, &mut [Box<dyn kinds::Lead>]) {
+        (&mut self.store, &mut self.taken.held[range])
     }
 }
 
@@ -212,19 +219,9 @@ impl<'t, T: Team> Session<'t, T> {
     /// directory at the path the lead resolved. A refusal leaves no store and no directory.
     pub fn open(team: &'t T, o: Opening<'t>) -> Result<Self, RunError> {
         let mut lead = lead_decides(team, || open_lead(&o))?;
-        let site = match &o.place {
-            Place::Devices { paths, .. } => Site::Devices(devices_everywhere(team, lead.as_ref(), paths.len())?),
-            Place::Dir { more, .. } => {
-                let mut dirs = Vec::with_capacity(1 + more.len());
-                for k in 0..=more.len() {
-                    dirs.push(everywhere(team, lead.as_ref().map(|l| &l.taken.targets[k]))?);
-                }
-                Site::Dirs(dirs)
-            }
-            Place::Fresh { .. } => Site::Dirs(vec![everywhere(team, lead.as_ref().map(|l| &l.taken.targets[0]))?]),
-        };
+        let site = everywhere(team, o.place.kind(), lead.as_ref().map(|l| &l.taken.held[..]))?;
         if let Some(l) = lead.as_mut() {
-            for t in &mut l.taken.targets {
+            for t in &mut l.taken.held {
                 l.notes.extend(t.take_notes());
             }
         }
@@ -378,7 +375,13 @@ impl<'t, T: Team> Session<'t, T> {
                 Step::Hook(name) => {
                     let threads = self.threads;
                     let hooked = self.on_lead(|l| {
-                        let mut site = HookSite { target: &mut l.taken.targets[0], threads };
+                        let Some(target) = l.taken.held.first_mut().and_then(|t| t.as_dir()) else {
+                            return Err(RunError::Hook {
+                                name: name.clone(),
+                                why: "the target is not a directory".into(),
+                            });
+                        };
+                        let mut site = HookSite { target, threads };
                         plan.hook(&name, &mut site).map_err(|e| match e {
                             HookError::Target(e) => RunError::Target(e),
                             HookError::Other(why) => RunError::Hook { name: name.clone(), why },
@@ -442,20 +445,22 @@ fn lead_decides<T: Team, X>(team: &T, f: impl FnOnce() -> Result<X, RunError>) -
 /// a new store), then the phase order, then the store.
 fn open_lead(o: &Opening) -> Result<LeadSide, RunError> {
     // Whatever refuses from here on, what was taken is cleaned up when `taken` drops.
-    let mut taken = Taken { targets: Vec::new(), devices: Vec::new(), leftovers: o.leftovers.clone() };
+    let mut taken = Taken { held: Vec::new(), leftovers: o.leftovers.clone() };
     let mut notes = Vec::new();
     match &o.place {
         Place::Dir { dir, more } => {
-            // Each held at once: whatever happens next, the janitor removes what the session made.
-            for path in std::iter::once(dir).chain(more) {
-                taken.targets.push(held(Target::open(path, o.options)?));
-            }
-            for w in &o.check {
-                check_meta_order(&taken.targets[0], w)?;
+            let paths: Vec<PathBuf> = std::iter::once(dir).chain(more).cloned().collect();
+            kinds::dir::take_paths(&paths, o.options, &mut taken.held)?;
+            if let Some(first) = taken.held[0].as_dir() {
+                for w in &o.check {
+                    check_meta_order(first, w)?;
+                }
             }
         }
-        Place::Devices { paths, consent } => {
-            taken.devices = DeviceTarget::open_all(paths, consent, &o.store)?;
+        Place::Devices { paths, consent } => kinds::device::take_paths(paths, consent, &o.store, &mut taken.held)?,
+        Place::Kind { kind, spec } => {
+            let taking = kinds::Taking { spec, options: o.options, store: &o.store, check: &o.check };
+            (kinds::entry(kind).take)(&taking, &mut taken.held)?;
         }
         Place::Fresh { parent, kind } => {
             let parent = match parent {
@@ -471,61 +476,35 @@ fn open_lead(o: &Opening) -> Result<LeadSide, RunError> {
             })?;
             notes = fresh::reclaim_dead_siblings(&parent_dir);
             let name = fresh::name(kind);
-            taken.targets.push(held(Target::create(parent_dir, name.as_ref(), o.options)?));
+            taken.held.push(kinds::dir::Held::hold(Target::create(parent_dir, name.as_ref(), o.options)?));
         }
     }
     let store = Store::open(&o.store)?;
     Ok(LeadSide { store, taken, notes })
 }
 
-/// A target just taken, put in the janitor's care until the session's clean-up has cleaned it.
-fn held(target: Target) -> Target {
-    crate::janitor::hold(&target);
-    target
-}
-
-/// The devices on every process: the lead's, checked, and on the others the same paths,
-/// checked to be block devices there too.
-fn devices_everywhere<T: Team>(team: &T, lead: Option<&LeadSide>, count: usize) -> Result<Vec<Arc<Device>>, RunError> {
-    let paths: Vec<PathBuf> = (0..count)
-        .map(|k| {
-            let mine = lead.map(|l| l.taken.devices[k].device().path().as_os_str().as_bytes().to_vec());
-            PathBuf::from(OsString::from_vec(team.share(mine.unwrap_or_default())))
-        })
-        .collect();
-    let opened: Result<Vec<Arc<Device>>, _> = match lead {
-        Some(l) => Ok(l.taken.devices.iter().map(|d| d.device().clone()).collect()),
-        None => paths.iter().map(|p| Device::open(p).map(Arc::new)).collect(),
-    };
-    if !all_agree(team, opened.is_ok()) {
-        return Err(match opened {
-            Err(e) => RunError::Open {
-                what: format!("cannot take the device on this node: {e}"),
-                hint: Hint::say("give a device every node has at the same path"),
-            },
-            Ok(_) => RunError::Peer { code: 2 },
-        });
+/// The targets on every process: the lead's (taken, checked), and on the others each
+/// opened by what the lead shares of it.
+fn everywhere<T: Team>(
+    team: &T,
+    kind: &'static kinds::Registered,
+    lead: Option<&[Box<dyn kinds::Lead>]>,
+) -> Result<Site, RunError> {
+    let count = share_value(team, lead.map(<[_]>::len).as_ref());
+    let mut members = Vec::with_capacity(count);
+    for k in 0..count {
+        let share = team.share(lead.map(|l| l[k].share()).unwrap_or_default());
+        let member = match lead {
+            Some(l) => Ok(l[k].member()),
+            None => (kind.join)(&share),
+        };
+        if !all_agree(team, member.is_ok()) {
+            return Err(match member {
+                Err(e) => e.into(),
+                Ok(_) => RunError::Peer { code: 2 },
+            });
+        }
+        members.push(member.map_err(|_| RunError::Peer { code: 2 })?);
     }
-    opened.map_err(|_| RunError::Peer { code: 2 })
-}
-
-/// A target's directory on every process: the lead's (locked, checked), and on the others the
-/// same directory opened by the path the lead resolved.
-fn everywhere<T: Team>(team: &T, lead: Option<&Target>) -> Result<Arc<Dir>, RunError> {
-    let path = team.share(lead.map(|t| t.dir().path().as_os_str().as_bytes().to_vec()).unwrap_or_default());
-    let path = PathBuf::from(OsString::from_vec(path));
-    let dir = match lead {
-        Some(t) => Ok(t.dir().clone()),
-        None => Dir::open(&path).map(Arc::new),
-    };
-    if !all_agree(team, dir.is_ok()) {
-        return Err(match dir {
-            Err(e) => RunError::Open {
-                what: format!("cannot open the target {}: {e}", path.display()),
-                hint: Hint::say("mount it on every node"),
-            },
-            Ok(_) => RunError::Peer { code: 2 },
-        });
-    }
-    dir.map_err(|_| RunError::Peer { code: 2 })
+    Ok(Site::new(members))
 }

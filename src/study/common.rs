@@ -163,3 +163,19 @@ pub fn absolute(path: &Path) -> Option<PathBuf> {
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     Some(parent.canonicalize().ok()?.join(path.file_name()?))
 }
+
+/// Where `--s3 URL/BUCKET[/PREFIX]` sends a run: the registry's S3 kind.
+pub fn bucket(spec: &str) -> crate::session::Place {
+    crate::session::Place::Kind { kind: crate::kinds::s3::KIND.name, spec: spec.to_string() }
+}
+
+/// `w` as it runs on a bucket: the s3 engine where the default (sync) was left.
+pub fn on_bucket(w: &crate::spec::Workload) -> crate::spec::Workload {
+    let mut w = w.clone();
+    if let crate::spec::Shape::Data(d) = &mut w.shape {
+        if d.engine.base() == crate::engine::backends::ENGINES[0].name {
+            d.engine = crate::spec::EngineName::new(crate::kinds::s3::KIND.name, None);
+        }
+    }
+    w
+}

@@ -70,7 +70,7 @@ pub fn parse(words: &[String]) -> Result<(Study, Option<PathBuf>), clap::Error> 
     let line = Line::from_arg_matches(&m)?;
     let study = match line.study {
         Words::Run(mut a) => {
-            device_reads(m.subcommand_matches("run"), a.dir.is_some(), &mut a.workload.ops);
+            device_reads(m.subcommand_matches("run"), a.dir.is_some() || a.s3.is_some(), &mut a.workload.ops);
             Study::Run(a)
         }
         Words::Targets(mut a) => {

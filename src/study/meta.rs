@@ -115,6 +115,7 @@ impl MetaArgs {
         };
         Ok(RunArgs {
             dir: Some(dir),
+            s3: None,
             device: DeviceArgs::default(),
             workload,
             total: None,

@@ -10,8 +10,11 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, clap::Args, serde::Serialize, serde::Deserialize)]
 pub struct RunArgs {
     /// Directory under test: empty, or holding only iosurvey's files (a missing leaf is made).
-    #[arg(long, value_name = "DIR", required_unless_present = "device", conflicts_with = "device")]
+    #[arg(long, value_name = "DIR", required_unless_present_any = ["device", "s3"], conflicts_with_all = ["device", "s3"])]
     pub dir: Option<PathBuf>,
+    /// An S3 bucket instead: URL/BUCKET[/PREFIX] (credentials from the AWS environment).
+    #[arg(long, value_name = "URL/BUCKET", conflicts_with = "device")]
+    pub s3: Option<String>,
     /// Block devices, instead of a directory.
     #[command(flatten)]
     pub device: DeviceArgs,
@@ -63,6 +66,12 @@ impl RunArgs {
     ) -> Result<(crate::plan::List, Place), Error> {
         use crate::plan::List;
         self.validate()?;
+        if let Some(spec) = &self.s3 {
+            return Ok((
+                List::sweep(&super::common::on_bucket(&self.workload), counts, self.total)?,
+                super::common::bucket(spec),
+            ));
+        }
         if self.device.device.is_empty() {
             let place = Place::Dir { dir: self.dir.clone().unwrap_or_default(), more: self.more_dirs.clone() };
             return Ok((List::sweep(&self.workload, counts, self.total)?, place));

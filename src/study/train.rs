@@ -323,8 +323,10 @@ fn open_in<'t, T: Team>(
 ) -> Result<(Session<'t, T>, Arc<Dir>), Error> {
     let place = Place::Dir { dir: dir.to_path_buf(), more: Vec::new() };
     let session = open(ctx, team, (place, target), (threads, Vec::new()), observer)?;
-    match session.site().dir(0).cloned() {
-        Some(dir) => Ok((session, dir)),
+    // The same open directory (a duplicated descriptor), never the path opened again.
+    match session.site().dir(0).map(Dir::try_clone) {
+        Some(Ok(dir)) => Ok((session, Arc::new(dir))),
+        Some(Err(e)) => Err(Error::failed(e, "see the error above; check the target directory")),
         None => Err(Error::new(Kind::Internal, "a study in a directory has none", Hint::say("report this as a bug"))),
     }
 }

@@ -19,6 +19,7 @@ pub const ENTRY: Registered = Registered {
     open,
     param: None,
     refuses: None,
+    takes: super::Handles::Files,
 };
 
 /// Events read per wait at most: the core refills their slots at once, so the device sees a

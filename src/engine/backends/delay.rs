@@ -53,6 +53,7 @@ pub const ENTRY: Registered = Registered {
     open,
     param: Some(|p| Waits::parse(p).map(drop)),
     refuses: None,
+    takes: super::Handles::Files,
 };
 
 /// How long a transfer waits: D, or D2 in files from a size on; and on which clock.

@@ -26,6 +26,7 @@ pub const ENTRY: Registered = Registered {
     refuses: Some(|ops, _| {
         ops.contains(&Op::Mix).then(|| "the mmap engine cannot mix reads and writes in one phase".into())
     }),
+    takes: super::Handles::Files,
 };
 
 struct Mmap {

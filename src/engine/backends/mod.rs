@@ -8,6 +8,7 @@ mod aio;
 pub(super) mod delay;
 mod mmap;
 mod null;
+mod s3;
 mod stream;
 mod sync;
 mod trace;
@@ -17,6 +18,7 @@ mod vectored;
 use crate::spec::{Data, EngineName, Op, SpecError};
 use crate::sys::fs::{pread, pwrite};
 pub use crate::sys::mem::IoBufs;
+pub use crate::target::site::{Handles, Object};
 use serde::Serialize;
 use std::fs::File;
 use std::io;
@@ -32,6 +34,16 @@ pub trait Backend {
     /// Starts a phase on `file` (io_uring registers it, mmap maps `size` bytes of it); engines
     /// that touch no storage get no file.
     fn attach(&mut self, file: Option<&File>, op: Op, size: u64) -> io::Result<()>;
+    /// Starts a phase on `object`, each of whose blocks is an object of `size` bytes, for an
+    /// engine that takes objects
+    /// ([`Registered::takes`]); the runner refuses the others before anything runs.
+    fn attach_object(&mut self, _object: &Object, _op: Op, _size: u64) -> io::Result<()> {
+        Err(io::Error::new(io::ErrorKind::Unsupported, "this engine takes file descriptors, not objects"))
+    }
+    /// Ends a write phase's transfers (an object upload is completed); an error fails it.
+    fn finish(&mut self) -> io::Result<()> {
+        Ok(())
+    }
     /// Starts a transfer of buffer `slot` at `offset` (or makes it, for synchronous backends),
     /// a write or a read as `op` says (the phase's, or the draw of a mixed phase). The slot
     /// must not be in flight already (its completion reaped, or never submitted).
@@ -104,6 +116,8 @@ pub struct Registered {
     /// Why the engine cannot run a workload it is otherwise given (a mixed phase, O_DIRECT
     /// with its buffers), if it cannot; `None`: it runs any.
     pub refuses: Option<Refusal>,
+    /// The handles it moves data through (a storage engine's target must give them).
+    pub takes: Handles,
 }
 
 /// Every engine, in the order `iosurvey engines` lists them.
@@ -117,6 +131,11 @@ pub const ENGINES: &[&Registered] = &[
     &null::ENTRY,
     &delay::ENTRY,
 ];
+
+/// The engines of objects (they take object handles, [`Handles::Objects`]): apart from
+/// [`ENGINES`], which `iosurvey engines` lists and every engine of files is tested over, so
+/// that a list of the engines of files is never handed one that cannot open a file.
+pub const OBJECT_ENGINES: &[&Registered] = &[&s3::ENTRY];
 
 /// How a data workload's I/O meets the page cache through its engine: not at all when the
 /// engine opens no file, around it with O_DIRECT unless the engine always goes through it (a
@@ -137,7 +156,11 @@ pub fn entry(engine: &EngineName) -> &'static Registered {
 }
 
 fn find(name: &str) -> Option<&'static Registered> {
-    ENGINES.iter().copied().find(|e| e.name == name || (e.name == "io_uring" && matches!(name, "io-uring" | "uring")))
+    ENGINES
+        .iter()
+        .chain(OBJECT_ENGINES)
+        .copied()
+        .find(|e| e.name == name || (e.name == "io_uring" && matches!(name, "io-uring" | "uring")))
 }
 
 /// Names in words: "a", "a or b", "a, b or c".

@@ -16,6 +16,7 @@ pub const ENTRY: Registered = Registered {
     open,
     param: None,
     refuses: None,
+    takes: super::Handles::Files,
 };
 
 struct Null {

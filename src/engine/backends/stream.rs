@@ -26,6 +26,7 @@ pub const ENTRY: Registered = Registered {
             data.direct.then(|| "the stream engine goes through stdio's buffer, which O_DIRECT refuses".into())
         }
     }),
+    takes: super::Handles::Files,
 };
 
 struct Stream {

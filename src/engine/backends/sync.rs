@@ -17,6 +17,7 @@ pub const ENTRY: Registered = Registered {
     open,
     param: None,
     refuses: None,
+    takes: super::Handles::Files,
 };
 
 /// Moves one whole transfer (fd, direction, buffer, offset), returning the bytes moved.

@@ -24,6 +24,7 @@ pub const ENTRY: Registered = Registered {
     open,
     param: None,
     refuses: None,
+    takes: super::Handles::Files,
 };
 
 /// Completions taken per wait at most: the core refills their slots at once, so the device

@@ -29,6 +29,7 @@ pub const ENTRY: Registered = Registered {
             )
         })
     }),
+    takes: super::Handles::Files,
 };
 
 fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {

@@ -1,0 +1,144 @@
+//! The s3 engine: each block of a task's file (`--block` bytes) is an object of its own,
+//! written whole by one PUT when the block is one transfer, else as a multipart upload whose
+//! part n is the block's transfer at (n - 1) x the transfer size (so any order of offsets
+//! uploads the same object), and read by GETs of a transfer each (ranged when the transfer is
+//! less than the object). One request at a time: tasks are the concurrency, as warp's are.
+
+use super::{in_flight, Backend, Capabilities, Completion, Handles, IoBufs, Object, Registered, Setup};
+use crate::s3::Part;
+use crate::spec::Op;
+use crate::target::site::object_key;
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io;
+
+/// The registry's entry.
+pub const ENTRY: Registered = Registered {
+    name: "s3",
+    about: "PUT (multipart past one transfer) and GET (ranged within an object) of objects, one request at a time",
+    caps: Capabilities::STORAGE,
+    probe: |_| Ok(()),
+    open,
+    param: None,
+    refuses: Some(|ops, _| {
+        ops.contains(&Op::Mix).then(|| "the s3 engine writes objects whole: a phase cannot mix reads and writes".into())
+    }),
+    takes: Handles::Objects,
+};
+
+struct S3 {
+    bufs: IoBufs,
+    object: Option<Object>,
+    /// Bytes of each object (the workload's block).
+    block: u64,
+    /// The multipart uploads under way, by object: upload id and the parts sent.
+    uploads: BTreeMap<u64, (String, Vec<Part>)>,
+    body: Vec<u8>,
+    done: Option<Completion>,
+}
+
+fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
+    Ok(Box::new(S3 {
+        bufs: setup.bufs,
+        object: None,
+        block: 0,
+        uploads: BTreeMap::new(),
+        body: Vec::new(),
+        done: None,
+    }))
+}
+
+fn failed(e: crate::s3::S3Error) -> io::Error {
+    io::Error::other(e.to_string())
+}
+
+impl S3 {
+    fn transfer(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<usize> {
+        let object = self.object.clone().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no object"))?;
+        let client = &object.client;
+        let buf = self.bufs.get_mut(slot).ok_or_else(in_flight)?;
+        let len = buf.len() as u64;
+        let (k, within) = (offset / self.block.max(1), offset % self.block.max(1));
+        let key = object_key(&object.key, k);
+        if op != Op::Write {
+            match within == 0 && len == self.block {
+                true => client.get(&key, &mut self.body),
+                false => client.get_range(&key, within, len, &mut self.body),
+            }
+            .map_err(failed)?;
+            let n = self.body.len().min(buf.len());
+            buf[..n].copy_from_slice(&self.body[..n]);
+            return Ok(n);
+        }
+        if len >= self.block {
+            client.put(&key, buf).map_err(failed)?;
+            return Ok(buf.len());
+        }
+        let (id, parts) = match self.uploads.entry(k) {
+            std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert((client.create_multipart(&key).map_err(failed)?.0, Vec::new()))
+            }
+        };
+        parts.push(client.upload_part(&key, id, (within / len + 1) as u32, buf).map_err(failed)?);
+        // Whole once every transfer of the block is up.
+        if parts.len() as u64 == self.block.div_ceil(len) {
+            let (id, parts) = self.uploads.remove(&k).expect("there");
+            if let Err(e) = client.complete_multipart(&key, &id, &parts) {
+                client.abort_multipart(&key, &id);
+                return Err(failed(e));
+            }
+        }
+        Ok(buf.len())
+    }
+}
+
+impl Backend for S3 {
+    fn attach(&mut self, _file: Option<&File>, _op: Op, _size: u64) -> io::Result<()> {
+        Err(io::Error::new(io::ErrorKind::Unsupported, "the s3 engine takes objects, not files"))
+    }
+
+    fn attach_object(&mut self, object: &Object, _op: Op, size: u64) -> io::Result<()> {
+        self.object = Some(object.clone());
+        self.block = size;
+        Ok(())
+    }
+
+    fn submit(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<()> {
+        let result = self.transfer(slot, offset, op);
+        self.done = Some((slot, result));
+        Ok(())
+    }
+
+    fn reap(&mut self, _min: usize, done: &mut Vec<Completion>) -> io::Result<()> {
+        done.extend(self.done.take());
+        Ok(())
+    }
+
+    /// Joins the uploads a stonewall left short: each object holds the parts it got.
+    fn finish(&mut self) -> io::Result<()> {
+        let Some(object) = self.object.clone() else { return Ok(()) };
+        while let Some((k, (id, parts))) = self.uploads.pop_first() {
+            let key = object_key(&object.key, k);
+            if let Err(e) = object.client.complete_multipart(&key, &id, &parts) {
+                object.client.abort_multipart(&key, &id);
+                return Err(failed(e));
+            }
+        }
+        Ok(())
+    }
+
+    fn detach(&mut self) {
+        // Uploads not completed (a failed or stopped phase) leave no parts behind.
+        if let Some(object) = &self.object {
+            for (k, (id, _)) in std::mem::take(&mut self.uploads) {
+                object.client.abort_multipart(&object_key(&object.key, k), &id);
+            }
+        }
+        self.object = None;
+    }
+
+    fn bufs(&mut self) -> &mut IoBufs {
+        &mut self.bufs
+    }
+}

@@ -1,0 +1,249 @@
+//! S3 buckets (`--s3 URL/BUCKET[/PREFIX]`): block k of a run's file NAME is the object
+//! `PREFIX/iosurvey-TOKEN/NAME/k` (so `--block` is the object size, `--segments` how many each
+//! task makes), named in the run's manifest before it is written; clean-up deletes exactly the
+//! manifest's keys. A prefix that holds objects iosurvey's naming did not
+//! make is refused unless told (`--force`), and nothing outside the prefix is listed,
+//! written or deleted. Credentials come from the AWS environment or a profile file on every
+//! process, never from what the lead shares nor from the command line.
+
+use super::{DataRun, Lead, Refused, Registered, Taking};
+use crate::env::Environment;
+use crate::s3::{is_iosurvey_key, Client, Credentials, Location, Manifest, S3Error};
+use crate::spec::{Access, Hint, Layout, Op, SpecError};
+use crate::target::site::{object_key, Handle, Handles, Member, Object, Opening};
+use crate::target::Options;
+use std::any::Any;
+use std::io;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// The kind.
+pub const KIND: Registered = Registered { name: "s3", noun: "an S3 bucket", handles: Handles::Objects, take, join };
+
+/// S3's smallest part of a multipart upload but the last.
+const MIN_PART: u64 = 5 << 20;
+/// S3's most parts of one upload.
+const MAX_PARTS: u64 = 10_000;
+
+/// The bucket as every process holds it: its client and the run's prefix.
+#[derive(Debug)]
+struct Bucket {
+    client: Arc<Client>,
+    run_prefix: String,
+}
+
+impl Member for Bucket {
+    fn kind(&self) -> &'static str {
+        KIND.name
+    }
+
+    fn handles(&self) -> Handles {
+        Handles::Objects
+    }
+
+    fn path(&self) -> PathBuf {
+        PathBuf::from(self.client.location().to_string())
+    }
+
+    fn show(&self, name: &str) -> PathBuf {
+        PathBuf::from(format!("{}/{}{name}", self.client.location().bucket, self.run_prefix))
+    }
+
+    fn open(&self, name: &str, _start: u64, _flags: i32, _how: Opening) -> io::Result<Handle> {
+        Ok(Handle::Object(Object { client: self.client.clone(), key: format!("{}{name}", self.run_prefix) }))
+    }
+
+    /// Nothing: a PUT replaces an object whole, so a write phase after another writes new
+    /// objects without a delete first.
+    fn remove(&self, _name: &str) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// An S3 error as a refusal: its one line and its hint.
+fn refused(e: S3Error) -> Refused {
+    Refused::Open { what: e.to_string(), hint: Hint::say(e.hint()) }
+}
+
+/// A client of `location` with the credentials of this process's environment.
+fn client(location: &Location) -> Result<Arc<Client>, Refused> {
+    let (credentials, _) = Credentials::load().map_err(refused)?;
+    Client::new(location, credentials, &crate::s3::Options::default()).map(Arc::new).map_err(refused)
+}
+
+/// A token of this run's naming, unique enough among the runs of one prefix.
+fn token() -> u64 {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    crate::engine::offsets::mix(nanos, u64::from(std::process::id()))
+}
+
+/// The object that says which process holds a run's prefix: `HOST PID`, so that the next run
+/// on that host can tell a run that was killed from one still going.
+const HOLDER: &str = ".holder";
+
+fn take(t: &Taking, out: &mut Vec<Box<dyn Lead>>) -> Result<(), Refused> {
+    let location = Location::parse(t.spec).map_err(refused)?;
+    let client = client(&location)?;
+    let listed = client.list(&location.prefix).map_err(refused)?;
+    // Someone else's data under the prefix is not written beside unless the user says so.
+    let foreign: Vec<_> = listed.iter().filter(|o| !is_iosurvey_key(&location, &o.key)).collect();
+    if let (Some(first), false) = (foreign.first(), t.options.force) {
+        return Err(Refused::Open {
+            what: format!(
+                "{location} holds {} objects iosurvey did not make (first: {})",
+                foreign.len(),
+                crate::escape::visible(&first.key)
+            ),
+            hint: Hint::say("give an empty prefix (URL/BUCKET/PREFIX), or add --force to write beside them (iosurvey still removes only its own)"),
+        });
+    }
+    let notes = reclaim_dead_runs(&client, &location, &listed);
+    let mut manifest = Manifest::new(&location, token());
+    let holder = manifest.name(HOLDER).map_err(refused)?;
+    let bucket = Arc::new(Bucket { client: client.clone(), run_prefix: manifest.prefix().to_string() });
+    // Taken before the holder is put: should the put fail, clean-up still deletes its key.
+    out.push(Box::new(Held { bucket, location, manifest, options: t.options, notes }));
+    client.put(&holder, format!("{} {}\n", crate::env::hostname(), std::process::id()).as_bytes()).map_err(refused)?;
+    Ok(())
+}
+
+/// The janitor's duty on a bucket, done by the next run: the objects of runs of this host
+/// whose process is gone (killed outright, its clean-up never ran) are deleted, each run's
+/// prefix whole, as their holder object names them. Runs of other hosts, and runs whose
+/// holder cannot be read, are left alone.
+fn reclaim_dead_runs(client: &Client, location: &Location, listed: &[crate::s3::Listed]) -> Vec<String> {
+    let host = crate::env::hostname();
+    let mut notes = Vec::new();
+    let holders = listed.iter().filter(|o| is_iosurvey_key(location, &o.key) && o.key.ends_with(&format!("/{HOLDER}")));
+    for holder in holders {
+        let mut body = Vec::new();
+        if client.get(&holder.key, &mut body).is_err() {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&body);
+        let mut words = text.split_whitespace();
+        let (Some(h), Some(pid)) = (words.next(), words.next().and_then(|p| p.parse::<u32>().ok())) else { continue };
+        if h != host || std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            continue;
+        }
+        let run_prefix = &holder.key[..holder.key.len() - HOLDER.len()];
+        let keys: Vec<&str> = listed.iter().map(|o| o.key.as_str()).filter(|k| k.starts_with(run_prefix)).collect();
+        let removed = keys.iter().filter(|k| client.delete(k).is_ok()).count();
+        notes.push(format!(
+            "removed {removed} of {} objects left under {}/{} by a run (pid {pid}) killed before its clean-up",
+            keys.len(),
+            location.bucket,
+            crate::escape::visible(run_prefix)
+        ));
+    }
+    notes
+}
+
+fn join(share: &[u8]) -> Result<Arc<dyn Member>, Refused> {
+    let text = String::from_utf8_lossy(share);
+    let (location, run_prefix) = text.split_once('\n').unwrap_or((&text, ""));
+    let location = Location::parse(location).map_err(refused)?;
+    let client = client(&location)?;
+    Ok(Arc::new(Bucket { client, run_prefix: run_prefix.to_string() }))
+}
+
+struct Held {
+    bucket: Arc<Bucket>,
+    location: Location,
+    manifest: Manifest,
+    options: Options,
+    notes: Vec<String>,
+}
+
+impl Lead for Held {
+    fn kind(&self) -> &'static Registered {
+        &KIND
+    }
+
+    fn member(&self) -> Arc<dyn Member> {
+        self.bucket.clone()
+    }
+
+    fn share(&self) -> Vec<u8> {
+        format!("{}\n{}", self.location, self.bucket.run_prefix).into_bytes()
+    }
+
+    fn check_data(&mut self, run: &DataRun) -> Result<(), Refused> {
+        let invalid = |what: String, hint: &str| Refused::Spec(SpecError::Invalid { what, hint: Hint::say(hint) });
+        let (block, transfer) = (run.data.block, run.data.transfer);
+        // Each block is an object of one writer: interleaved transfers of several tasks in one
+        // block would be parts of one upload from several.
+        if run.writes && run.data.access == Access::Shared && run.data.layout == Layout::Strided && transfer < block {
+            return Err(invalid(
+                "an S3 object is written whole by one writer, and --layout strided interleaves the tasks' transfers in each block".into(),
+                "leave --layout out (segmented: each task's block is an object of its own), or give --transfer equal to --block",
+            ));
+        }
+        if run.writes && block > transfer && (transfer < MIN_PART || block.div_ceil(transfer) > MAX_PARTS) {
+            return Err(invalid(
+                format!(
+                    "an object of {} (a block) is uploaded in parts of one transfer ({}), and S3 takes parts of 5 MiB to 5 GiB, at most 10000 of them",
+                    crate::units::format_size(block),
+                    crate::units::format_size(transfer)
+                ),
+                "give --transfer equal to --block (one PUT per object), or --transfer 5m or more",
+            ));
+        }
+        let objects = run.file_size / block.max(1);
+        // A read, or a rewrite, needs the objects a write made before.
+        if run.w.ops.first().is_some_and(|o| *o != Op::Write) {
+            for name in run.names {
+                let key = object_key(&format!("{}{name}", self.bucket.run_prefix), 0);
+                self.bucket.client.head(&key).map_err(|e| match e {
+                    S3Error::NotFound { .. } => invalid(
+                        format!("nothing to read: {}/{key} does not exist", self.location.bucket),
+                        "give --op write,read: each run writes under a prefix of its own",
+                    ),
+                    e => refused(e),
+                })?;
+            }
+        }
+        if run.writes {
+            for name in run.names {
+                for k in 0..objects {
+                    self.manifest.name(&object_key(name, k)).map_err(refused)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn environment(&self, _group: &[Box<dyn Lead>]) -> Environment {
+        crate::env::for_bucket(self.location.to_string(), self.location.authority())
+    }
+
+    fn keeps(&self) -> bool {
+        self.options.keep
+    }
+
+    fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
+    }
+
+    fn clean_up(mut self: Box<Self>) -> Vec<String> {
+        if self.options.keep {
+            // The objects stay, and with no holder no later run takes them for a dead run's.
+            let holder = format!("{}{HOLDER}", self.bucket.run_prefix);
+            return self.bucket.client.delete(&holder).err().map(|e| e.to_string()).into_iter().collect();
+        }
+        let done = self.manifest.clean_up(&self.bucket.client);
+        let mut problems: Vec<String> = done.failed.iter().map(|e| e.to_string()).collect();
+        problems.extend(done.strangers.iter().map(|o| {
+            format!(
+                "{}/{} is under this run's prefix and not of its manifest: left in place",
+                self.location.bucket,
+                crate::escape::visible(&o.key)
+            )
+        }));
+        problems
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
