@@ -602,5 +602,3 @@ pub(super) fn to_json<T: serde::Serialize>(v: &T) -> Result<String, Error> {
         .map(|s| iosurvey::escape::json(s) + "\n")
         .map_err(|e| Error::failed(e, "report this as a bug"))
 }
-
-

@@ -735,7 +735,9 @@ fn from_matches(m: &clap::ArgMatches) -> Result<Cli, clap::Error> {
     use iosurvey::study::line::device_reads;
     let mut cli = Cli::from_arg_matches(m)?;
     match &mut cli.command {
-        Command::Run(a) => device_reads(m.subcommand_matches("run"), a.dir.is_some() || a.s3.is_some(), &mut a.workload.ops),
+        Command::Run(a) => {
+            device_reads(m.subcommand_matches("run"), a.dir.is_some() || a.s3.is_some(), &mut a.workload.ops)
+        }
         Command::Targets(a) => device_reads(m.subcommand_matches("targets"), a.dir.is_some(), &mut a.workload.ops),
         _ => {}
     }

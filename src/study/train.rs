@@ -609,5 +609,11 @@ pub fn play_checkpoint<T: Team>(
         lead.failure.get_or_insert(Error::silent(Kind::Failed));
     }
     drop(session);
-    Ok(Outcome { records: lead.records, group: None, notes: Vec::new(), failure: lead.failure, made: super::play::Made::Runs })
+    Ok(Outcome {
+        records: lead.records,
+        group: None,
+        notes: Vec::new(),
+        failure: lead.failure,
+        made: super::play::Made::Runs,
+    })
 }
