@@ -34,28 +34,41 @@ struct Server {
     pid: i32,
 }
 
+/// How `testbed/s3 up` ended.
+enum Up {
+    Ready,
+    Skip,
+    PortTaken,
+}
+
 impl Server {
     /// Starts a server, or skips the test (`None`) where testbed/s3 says it cannot run.
     fn start() -> Option<Server> {
-        let dir = tempfile::tempdir().unwrap();
-        // A port the system just handed out and took back: free unless another process takes
-        // it in the next instant, and then `up` fails loudly rather than testing another server.
-        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut server = Server {
-            dir,
-            port,
-            access: format!("AK{}", random_hex(8)),
-            secret: format!("SeCrEt{}", random_hex(16)),
-            pid: 0,
-        };
-        if !server.up() {
-            return None;
+        // A port the system just handed out and took back is free unless another process
+        // (the server of a test running beside this one) takes it in the next instant; then
+        // `up` says so (75) and another port is tried, never another test's server used.
+        for _ in 0..5 {
+            let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let mut server = Server {
+                dir: tempfile::tempdir().unwrap(),
+                port,
+                access: format!("AK{}", random_hex(8)),
+                secret: format!("SeCrEt{}", random_hex(16)),
+                pid: 0,
+            };
+            match server.up() {
+                Up::Ready => {
+                    server.client("").create_bucket().unwrap();
+                    return Some(server);
+                }
+                Up::Skip => return None,
+                Up::PortTaken => continue,
+            }
         }
-        server.client("").create_bucket().unwrap();
-        Some(server)
+        panic!("testbed/s3 up: five ports in a row were taken before the server could listen");
     }
 
-    fn up(&mut self) -> bool {
+    fn up(&mut self) -> Up {
         let out = Command::new(script())
             .args(["up", "--dir"])
             .arg(self.dir.path())
@@ -64,14 +77,18 @@ impl Server {
             .env("ROOT_SECRET_ACCESS_KEY", &self.secret)
             .output()
             .unwrap();
-        if out.status.code() == Some(77) {
-            skip(&String::from_utf8_lossy(&out.stderr));
-            return false;
+        match out.status.code() {
+            Some(77) => {
+                skip(&String::from_utf8_lossy(&out.stderr));
+                return Up::Skip;
+            }
+            Some(75) => return Up::PortTaken,
+            _ => {}
         }
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "testbed/s3 up: {}{}", stdout, String::from_utf8_lossy(&out.stderr));
         self.pid = stdout.lines().find_map(|l| l.strip_prefix("S3_PID=")).expect("S3_PID line").parse().unwrap();
-        true
+        Up::Ready
     }
 
     fn location(&self, prefix: &str) -> Location {
@@ -319,7 +336,7 @@ fn a_server_frozen_then_killed_mid_request_gives_one_typed_line_and_a_restart_cl
     let err = client.head(&key).unwrap_err();
     assert!(matches!(err, S3Error::Connect { .. }), "{err:?}");
     // Up again on the same directory: the manifest's clean-up leaves nothing of the run.
-    server.up();
+    assert!(matches!(server.up(), Up::Ready), "the server came back on its port");
     let c = run.clean_up(&client);
     assert_eq!((c.removed, c.failed.len(), c.strangers.len()), (1, 0, 0), "{:?}", c.failed);
     assert!(client.list("kill/").unwrap().is_empty());
