@@ -119,6 +119,19 @@ impl Server {
     }
 
     /// Waits until a connection to the server holds bytes it has not read: a request in flight.
+    /// Waits until the server has closed every connection a killed client left (its side in
+    /// ESTABLISHED or CLOSE_WAIT): only then has it finished, or dropped, the requests in flight,
+    /// and an object they were writing has landed or never will.
+    fn wait_for_connections_closed(&self) {
+        let port = format!(":{:04X}", self.port);
+        wait_until("the server to close the killed client's connections", 20, || {
+            !std::fs::read_to_string("/proc/net/tcp").unwrap().lines().skip(1).any(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                f[1].ends_with(&port) && (f[3] == "01" || f[3] == "08")
+            })
+        });
+    }
+
     fn wait_for_request_in_flight(&self) {
         let port = format!(":{:04X}", self.port);
         wait_until("a request in flight to the server", 20, || {
@@ -542,6 +555,7 @@ fn a_run_killed_outright_has_its_objects_removed_by_the_next_run_on_its_host() {
     let mut child = server.spawn_long_run(&url, &db, std::process::Stdio::null());
     child.kill().unwrap();
     child.wait().unwrap();
+    server.wait_for_connections_closed();
     let client = server.client("killed");
     assert!(!client.list("killed/").unwrap().is_empty(), "the killed run left objects");
     let out = server.iosurvey(&["run", "--s3", &url, "--block", "1m", "--db", &db]);

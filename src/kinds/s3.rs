@@ -127,16 +127,37 @@ fn reclaim_dead_runs(client: &Client, location: &Location, listed: &[crate::s3::
             continue;
         }
         let run_prefix = &holder.key[..holder.key.len() - HOLDER.len()];
-        let keys: Vec<&str> = listed.iter().map(|o| o.key.as_str()).filter(|k| k.starts_with(run_prefix)).collect();
-        let removed = keys.iter().filter(|k| client.delete(k).is_ok()).count();
+        let (removed, left) = empty_dead_prefix(client, run_prefix, &holder.key);
+        let left =
+            if left == 0 { String::new() } else { format!(" ({left} could not be deleted; the next run tries again)") };
         notes.push(format!(
-            "removed {removed} of {} objects left under {}/{} by a run (pid {pid}) killed before its clean-up",
-            keys.len(),
+            "removed {removed} objects left under {}/{} by a run (pid {pid}) killed before its clean-up{left}",
             location.bucket,
             crate::escape::visible(run_prefix)
         ));
     }
     notes
+}
+
+/// Deletes every object under a dead run's prefix, its holder last so that a reclaim cut
+/// short is found again by the next run. The prefix is listed afresh, and again after each
+/// round, because a request the dead run had in flight may land after the first listing.
+/// Returns how many were deleted and how many are left.
+fn empty_dead_prefix(client: &Client, run_prefix: &str, holder: &str) -> (usize, usize) {
+    const ROUNDS: usize = 3;
+    let mut removed = 0;
+    for _ in 0..ROUNDS {
+        let Ok(listed) = client.list(run_prefix) else { break };
+        let data: Vec<&str> = listed.iter().map(|o| o.key.as_str()).filter(|k| *k != holder).collect();
+        if data.is_empty() {
+            return match client.delete(holder) {
+                Ok(()) => (removed + 1, 0),
+                Err(_) => (removed, 1),
+            };
+        }
+        removed += data.iter().filter(|k| client.delete(k).is_ok()).count();
+    }
+    (removed, client.list(run_prefix).map_or(1, |l| l.len()))
 }
 
 fn join(share: &[u8]) -> Result<Arc<dyn Member>, Refused> {
