@@ -118,7 +118,12 @@ impl Server {
         assert!(ok.success());
     }
 
-    /// Waits until a connection to the server holds bytes it has not read: a request in flight.
+    /// Stops the server, every thread of it.
+    fn freeze(&self) {
+        self.signal(libc::SIGSTOP);
+        wait_stopped(self.pid as u32);
+    }
+
     /// Waits until the server has closed every connection a killed client left (its side in
     /// ESTABLISHED or CLOSE_WAIT): only then has it finished, or dropped, the requests in flight,
     /// and an object they were writing has landed or never will.
@@ -132,6 +137,7 @@ impl Server {
         });
     }
 
+    /// Waits until a connection to the server holds bytes it has not read: a request in flight.
     fn wait_for_request_in_flight(&self) {
         let port = format!(":{:04X}", self.port);
         wait_until("a request in flight to the server", 20, || {
@@ -329,7 +335,7 @@ fn a_server_frozen_then_killed_mid_request_gives_one_typed_line_and_a_restart_cl
     let key = run.name("obj").unwrap();
     client.put(&key, &stamped(3, 1 << 20)).unwrap();
     // Frozen: the request goes out and no answer comes, so the read's limit ends it.
-    server.signal(libc::SIGSTOP);
+    server.freeze();
     let timeout = client.get(&key, &mut Vec::new()).unwrap_err();
     assert!(matches!(timeout, S3Error::Timeout { .. }), "{timeout:?}");
     // Frozen, then killed while a request waits: the connection drops under it.
@@ -423,13 +429,19 @@ impl Server {
 }
 
 impl Server {
-    /// Starts a run on `url` long enough to be still uploading when the test acts, and
-    /// returns once one of its requests is in flight.
-    fn spawn_long_run(&self, url: &str, db: &str, stderr: std::process::Stdio) -> std::process::Child {
+    /// Starts a run under `prefix` long enough to be still uploading when the test acts, and
+    /// returns once it is in its data phase (an object of its own stored: its target taken, its
+    /// holder object put) with a request in flight.
+    fn spawn_long_run(&self, prefix: &str, db: &str, stderr: std::process::Stdio) -> std::process::Child {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_iosurvey"));
         cmd.env("AWS_ACCESS_KEY_ID", &self.access).env("AWS_SECRET_ACCESS_KEY", &self.secret);
-        let args = ["run", "--s3", url, "--block", "5m", "--transfer", "5m", "--segments", "8", "--iterations", "200"];
+        let url = self.url(prefix);
+        let args = ["run", "--s3", &url, "--block", "5m", "--transfer", "5m", "--segments", "8", "--iterations", "200"];
         let child = cmd.args(args).args(["--db", db, "-q"]).stderr(stderr).spawn().unwrap();
+        let client = self.client(prefix);
+        wait_until("an object of the run stored", 20, || {
+            client.list(&format!("{prefix}/")).unwrap_or_default().iter().any(|o| !o.key.ends_with("/.holder"))
+        });
         self.wait_for_request_in_flight();
         child
     }
@@ -533,8 +545,7 @@ fn an_interrupt_mid_upload_stores_the_run_failed_in_one_line_and_removes_its_obj
     let Some(server) = Server::start() else { return };
     let bed = tempfile::tempdir().unwrap();
     let db = bed.path().join("s3.db").display().to_string();
-    let url = server.url("stop");
-    let child = server.spawn_long_run(&url, &db, std::process::Stdio::piped());
+    let child = server.spawn_long_run("stop", &db, std::process::Stdio::piped());
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = outcome(child.wait_with_output().unwrap());
@@ -552,7 +563,7 @@ fn a_run_killed_outright_has_its_objects_removed_by_the_next_run_on_its_host() {
     let bed = tempfile::tempdir().unwrap();
     let db = bed.path().join("s3.db").display().to_string();
     let url = server.url("killed");
-    let mut child = server.spawn_long_run(&url, &db, std::process::Stdio::null());
+    let mut child = server.spawn_long_run("killed", &db, std::process::Stdio::null());
     child.kill().unwrap();
     child.wait().unwrap();
     server.wait_for_connections_closed();

@@ -749,18 +749,6 @@ fn a_tree_directory_swapped_for_a_link_fails_every_phase_in_either_mode_and_noth
     }
 }
 
-/// Waits until every thread of `pid` has stopped (SIGSTOP is delivered thread by thread, and a
-/// thread inside a call finishes it first).
-fn wait_stopped(pid: u32) {
-    wait_until("every thread stopped", 20, || {
-        let threads = fs::read_dir(format!("/proc/{pid}/task")).unwrap();
-        threads.map(|t| fs::read_to_string(t.unwrap().path().join("stat")).unwrap_or_default()).all(|stat| {
-            // The state follows the command name's closing parenthesis.
-            stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('T') || rest.starts_with('t'))
-        })
-    });
-}
-
 #[test]
 fn a_tree_directory_moved_out_and_swapped_for_a_link_mid_run_stops_the_path_walk() {
     let bed = Bed::new();

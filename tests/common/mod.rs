@@ -216,6 +216,19 @@ pub fn wait_until(what: &str, secs: u64, mut cond: impl FnMut() -> bool) {
     }
 }
 
+/// Waits until every thread of `pid` has stopped: SIGSTOP is delivered thread by thread, a
+/// thread inside a call finishes it first, and on a loaded machine a thread already running
+/// can still answer a request after kill(2) has returned.
+pub fn wait_stopped(pid: u32) {
+    wait_until("every thread stopped", 20, || {
+        let threads = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+        threads.map(|t| std::fs::read_to_string(t.unwrap().path().join("stat")).unwrap_or_default()).all(|stat| {
+            // The state follows the command name's closing parenthesis.
+            stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('T') || rest.starts_with('t'))
+        })
+    });
+}
+
 /// Whether the tests run as root.
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
