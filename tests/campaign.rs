@@ -1131,25 +1131,28 @@ fn a_campaigns_targets_train_and_net_studies_are_drawn_as_their_kinds_and_the_ce
     let out = campaign(&bed, &["run", &path, "-q"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(server.wait().unwrap().code(), Some(0), "the server served the net point once");
-    let page = bed.tmp.path().join("r.md");
+    let page = bed.tmp.path().join("r.html");
     let out = iosurvey(&["report", "--campaign", "c1", "-o", page.to_str().unwrap(), "--db", &bed.db]);
     assert_eq!(out.code, 0, "{}", out.stderr);
-    let md = fs::read_to_string(&page).unwrap();
+    let html = fs::read_to_string(&page).unwrap();
+    // The section of the k-th study, to the next heading of its rank.
     let section = |name: &str| {
-        let at = md.find(&format!(". {name}: ")).unwrap_or_else(|| panic!("no section {name}: {md}"));
-        let rest = &md[at..];
-        rest[..rest[1..].find("\n## ").map_or(rest.len(), |n| n + 1)].to_string()
+        let k = ["luns", "over-net", "local", "feed", "wire"].iter().position(|n| *n == name).unwrap() + 1;
+        let at = html.find(&format!("<h2 id=\"study-{k}\">{k}. {name}: ")).unwrap_or_else(|| panic!("no section {name}"));
+        let rest = &html[at..];
+        rest[..rest[4..].find("<h2 ").map_or(rest.len(), |n| n + 4)].to_string()
     };
-    // The targets by their labels, side by side, with the spread across them.
+    // The targets by their labels, as sorted bars, with the spread across them.
     let luns = section("luns");
-    assert!(luns.contains("across 3 targets"), "{luns}");
+    assert!(luns.contains("across 3 targets") && luns.contains("spread"), "{luns}");
+    assert!(luns.contains("data-kind=\"bars\""), "{luns}");
     for label in ["lun1", "lun2", "lun3"] {
-        assert!(luns.contains(&format!("| {label} ")), "{label} by its label: {luns}");
+        assert!(luns.contains(&format!(">{label}<")), "{label} by its label: {luns}");
     }
     assert!(!luns.contains(&format!("alone {}", bed.tmp.path().display())), "no target named by its dir: {luns}");
     // Training against accelerators.
     let feed = section("feed");
-    assert!(feed.contains("accelerator utilization"), "{feed}");
+    assert!(feed.contains("Training: accelerator utilization against accelerators"), "{feed}");
     // The network's ceiling beside the study of the target reached over it, and no other.
     assert!(section("wire").contains("network ceiling"), "{}", section("wire"));
     assert!(section("over-net").contains("The network that reaches lun1 tops out at"), "{}", section("over-net"));

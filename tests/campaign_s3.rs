@@ -28,7 +28,7 @@ fn a_run_study_on_an_s3_target_plays_on_the_bucket_beside_a_directory_and_leaves
         "[campaign]\nname = \"objects-and-files\"\n\
          [[target]]\nlabel = \"gw-posix\"\ndir = \"{}\"\n\
          [[target]]\nlabel = \"gw-s3\"\ns3 = \"{}\"\ndescription = \"the same server over S3\"\n\
-         [[study]]\nname = \"seq\"\nkind = \"run\"\nop = \"write,read\"\ntransfer = \"64k\"\nblock = \"256k\"\nclients = \"1,2\"\n",
+         [[study]]\nname = \"seq\"\nkind = \"run\"\nop = \"write,read\"\ntransfer = \"256k\"\nblock = \"256k\"\nclients = \"1,2\"\n",
         dir.display(),
         server.url("camp")
     );
