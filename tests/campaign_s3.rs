@@ -49,7 +49,7 @@ fn a_run_study_on_an_s3_target_plays_on_the_bucket_beside_a_directory_and_leaves
     assert_eq!(shown.code, 0, "{}", shown.stderr);
     let runs: serde_json::Value = serde_json::from_str(&shown.stdout).unwrap();
     let runs = runs.as_array().expect("a list of runs");
-    let on = |label: &str| runs.iter().filter(|r| r["label"] == label).count();
+    let on = |label: &str| runs.iter().filter(|r| r["system"] == label).count();
     assert_eq!((on("gw-posix"), on("gw-s3")), (2, 2), "{runs:?}");
     // Resumed: nothing to run again.
     let again = campaign(&server, &["campaign", "run", &f, "--db", &db]);
