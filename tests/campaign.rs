@@ -1138,7 +1138,8 @@ fn a_campaigns_targets_train_and_net_studies_are_drawn_as_their_kinds_and_the_ce
     // The section of the k-th study, to the next heading of its rank.
     let section = |name: &str| {
         let k = ["luns", "over-net", "local", "feed", "wire"].iter().position(|n| *n == name).unwrap() + 1;
-        let at = html.find(&format!("<h2 id=\"study-{k}\">{k}. {name}: ")).unwrap_or_else(|| panic!("no section {name}"));
+        let at =
+            html.find(&format!("<h2 id=\"study-{k}\">{k}. {name}: ")).unwrap_or_else(|| panic!("no section {name}"));
         let rest = &html[at..];
         rest[..rest[4..].find("<h2 ").map_or(rest.len(), |n| n + 4)].to_string()
     };

@@ -126,7 +126,9 @@ pub fn studies<'a>(
             if let (Kind::Targets, Some((number, _))) = (s.kind, g.surveys.first()) {
                 // The campaign's repetitions of the survey, together: each target's runs are
                 // its runs alone in every repetition, so its interval is over all of them.
-                report = report.and(super::targets::report(*number, &by_label(c, &s.targets, &runs)));
+                let labelled = by_label(c, &s.targets, &runs);
+                report = report.and(super::targets::report(*number, &labelled));
+                report.tables.extend(alone_peaks(&labelled));
             }
             if s.kind == Kind::Train {
                 if let Some(train) = super::train::study(&runs) {
@@ -199,6 +201,40 @@ fn ceilings_beside(
             ))
         })
         .collect()
+}
+
+/// A target survey's figure of each target and op, for the summary's table of peaks: the
+/// mean of its runs alone, with their interval, at its streams.
+fn alone_peaks(runs: &[RunRecord]) -> Option<Table> {
+    use super::targets::Role;
+    let mut by: Vec<((String, crate::spec::Op), Vec<f64>, usize)> = Vec::new();
+    for r in runs.iter().filter(|r| r.status == crate::record::Status::Ok) {
+        let Some(Role::Alone(label)) = r.name.as_deref().and_then(Role::of) else { continue };
+        for p in &r.phases {
+            let Some(rate) = p.figures.bandwidth else { continue };
+            let key = (label.clone(), p.op);
+            match by.iter_mut().find(|b| b.0 == key) {
+                Some(b) => b.1.push(rate / 1048576.0),
+                None => by.push((key, vec![rate / 1048576.0], r.workload.tasks)),
+            }
+        }
+    }
+    let mut t = Table::new(shapes::PEAKS, &["target", "op", "peak", "95% interval", "clients", "runs", "unit"]);
+    for ((label, op), rates, streams) in by {
+        let mean = rates.iter().sum::<f64>() / rates.len() as f64;
+        let interval = crate::stats::mean_interval(&rates)
+            .map_or(Cell::Empty, |i| Cell::text(crate::stats::around(mean, i.lo.max(0.0), i.hi, 1)));
+        t.rows.push(vec![
+            Cell::text(label),
+            Cell::text(op.name()),
+            Cell::num(Some(mean), 1),
+            interval,
+            Cell::Int(streams as u64),
+            Cell::Int(rates.len() as u64),
+            Cell::text("MiB/s"),
+        ]);
+    }
+    (!t.rows.is_empty()).then_some(t)
 }
 
 /// A target survey's runs with each target named by its label in the campaign: the survey
