@@ -16,12 +16,24 @@ pub const TIB: u64 = 1 << 40;
 
 /// A size string that could not be understood.
 #[derive(Debug, Error, PartialEq, Eq)]
-#[error("invalid size '{text}': {why} (hint: use a byte count such as 47008 or a number with k, m, g or t, e.g. 4k, 1m, 2g)")]
+#[error("invalid size '{text}': {why} (hint: {hint})", hint = SizeError::HINT)]
 pub struct SizeError {
     /// What the user typed.
     pub text: String,
     /// Why it was refused.
     pub why: &'static str,
+}
+
+impl SizeError {
+    /// What to give instead.
+    pub const HINT: &'static str = "use a byte count such as 47008 or a number with k, m, g or t, e.g. 4k, 1m, 2g";
+}
+
+// The callers that say a size's error as text (a parameter of a larger value) keep `?`.
+impl From<SizeError> for String {
+    fn from(e: SizeError) -> String {
+        e.to_string()
+    }
 }
 
 /// Parses "47008", "4k", "1m", "2g", "1t" (also "4KiB", "1MiB", "4K") into bytes.
@@ -85,8 +97,8 @@ pub fn secs(nanos: u64) -> f64 {
 }
 
 /// Reads a size on the command line (clap's value parser): "1m", "47008".
-pub fn size_arg(text: &str) -> Result<u64, String> {
-    parse_size(text).map_err(|e| e.to_string())
+pub fn size_arg(text: &str) -> Result<u64, SizeError> {
+    parse_size(text)
 }
 
 /// The wall clock, Unix seconds (for records and manifests, never for timing).

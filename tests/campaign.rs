@@ -484,7 +484,10 @@ fn every_seed_campaign_runs_scaled_and_its_report_has_the_papers_studies() {
         for study in studies {
             assert!(html.contains(&format!(". {study}: ")), "{name}: no section for study {study}");
         }
-        assert!(!html.contains("No point of this study is stored whole yet"), "{name}: a study measured nothing");
+        // A network study measures between processes: a rehearsal of one refuses its point.
+        let net = moved.contains("kind = \"net\"");
+        let unmeasured = html.matches("No point of this study is stored whole yet").count();
+        assert_eq!(unmeasured, usize::from(net), "{name}: a study measured nothing");
     }
 }
 
@@ -1091,4 +1094,70 @@ fn a_whole_study_whose_sizes_are_written_otherwise_is_the_same_point() {
     assert!(plan.stdout.contains("0 to run, 2 stored already"), "{}", plan.stdout);
     let plan = campaign(&bed, &["plan", &one_study(&bed, &study("2m"))]);
     assert!(plan.stdout.contains("2 to run, 0 stored already"), "{}", plan.stdout);
+}
+
+/// `iosurvey net --serve --once` on a port the system picks: the child and where it listens.
+fn net_server() -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_iosurvey"))
+        .args(["net", "--serve", "--port", "0", "--once"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Its first line says where it listens, once it does.
+    let mut first = String::new();
+    std::io::BufReader::new(child.stderr.take().unwrap()).read_line(&mut first).unwrap();
+    let to = first.split("listening on ").nth(1).expect("a listening line").split(';').next().unwrap().to_string();
+    (child, to)
+}
+
+#[test]
+fn a_campaigns_targets_train_and_net_studies_are_drawn_as_their_kinds_and_the_ceiling_only_beside_its_targets() {
+    let bed = Bed::new();
+    let (mut server, to) = net_server();
+    let mut text = "[campaign]\nname = \"kinds\"\norder = \"sequential\"\n".to_string();
+    for label in ["lun1", "lun2", "lun3"] {
+        let dir = bed.tmp.path().join(label);
+        fs::create_dir(&dir).unwrap();
+        text += &target(label, &dir);
+    }
+    text += "[[study]]\nname = \"luns\"\nkind = \"targets\"\nop = \"write\"\ntransfer = \"64k\"\nsize = \"512k\"\nstreams = 1\nrepetitions = 2\n";
+    text +=
+        "[[study]]\nname = \"over-net\"\nkind = \"run\"\ntargets = [\"lun1\"]\ntransfer = \"64k\"\nblock = \"256k\"\n";
+    text += "[[study]]\nname = \"local\"\nkind = \"run\"\ntargets = [\"lun3\"]\ntransfer = \"64k\"\nblock = \"256k\"\n";
+    text += "[[study]]\nname = \"feed\"\nkind = \"train\"\ntargets = [\"lun2\"]\nworkload = \"unet3d\"\ngenerate = true\nfiles = 12\nsample-bytes = \"20000\"\nsample-stdev = \"3000\"\nbatch = 2\ncompute = 0.001\naccelerators = [1, 2]\n";
+    text += &format!("[[study]]\nname = \"wire\"\nkind = \"net\"\ntargets = [\"lun1\"]\nto = \"{to}\"\nsize = \"4m\"\nstreams = 1\nrepetitions = 1\n");
+    let path = file(&bed, &text);
+    let out = campaign(&bed, &["run", &path, "-q"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(server.wait().unwrap().code(), Some(0), "the server served the net point once");
+    let page = bed.tmp.path().join("r.html");
+    let out = iosurvey(&["report", "--campaign", "c1", "-o", page.to_str().unwrap(), "--db", &bed.db]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let html = fs::read_to_string(&page).unwrap();
+    // The section of the k-th study, to the next heading of its rank.
+    let section = |name: &str| {
+        let k = ["luns", "over-net", "local", "feed", "wire"].iter().position(|n| *n == name).unwrap() + 1;
+        let at =
+            html.find(&format!("<h2 id=\"study-{k}\">{k}. {name}: ")).unwrap_or_else(|| panic!("no section {name}"));
+        let rest = &html[at..];
+        rest[..rest[4..].find("<h2 ").map_or(rest.len(), |n| n + 4)].to_string()
+    };
+    // The targets by their labels, as sorted bars, with the spread across them.
+    let luns = section("luns");
+    assert!(luns.contains("across 3 targets") && luns.contains("spread"), "{luns}");
+    assert!(luns.contains("data-kind=\"bars\""), "{luns}");
+    for label in ["lun1", "lun2", "lun3"] {
+        assert!(luns.contains(&format!(">{label}<")), "{label} by its label: {luns}");
+    }
+    assert!(!luns.contains(&format!("alone {}", bed.tmp.path().display())), "no target named by its dir: {luns}");
+    // Training against accelerators.
+    let feed = section("feed");
+    assert!(feed.contains("Training: accelerator utilization against accelerators"), "{feed}");
+    // The network's ceiling beside the study of the target reached over it, and no other.
+    assert!(section("wire").contains("network ceiling"), "{}", section("wire"));
+    assert!(section("over-net").contains("The network that reaches lun1 tops out at"), "{}", section("over-net"));
+    assert!(!section("local").contains("tops out at"), "{}", section("local"));
+    assert!(luns.contains("The network that reaches lun1 tops out at"), "{luns}");
+    assert!(!feed.contains("tops out at"), "{feed}");
 }

@@ -117,3 +117,174 @@ fn a_meta_studys_bad_phases_are_refused_in_the_files_keys() {
     assert!(line.contains("use 'phases' "), "the hint names the file's key: {line}");
     assert!(!line.contains("--phases") && !line.contains("--op"), "{line}");
 }
+
+/// A campaign file of `studies` over targets a, b and c (directories made under `tmp`).
+fn three_targets(tmp: &Path, name: &str, studies: &str) -> campaign::Campaign {
+    let mut text = format!("[campaign]\nname = \"{name}\"\norder = \"sequential\"\n");
+    for label in ["a", "b", "c"] {
+        let dir = tmp.join(label);
+        fs::create_dir_all(&dir).unwrap();
+        text += &format!("[[target]]\nlabel = \"{label}\"\ndir = \"{}\"\n", dir.display());
+    }
+    campaign::parse(&tmp.join("c.toml"), &(text + studies)).expect("the file reads")
+}
+
+fn run_all(c: &campaign::Campaign, db: &Path) -> Result<iosurvey::campaign::runner::Ran, Error> {
+    let mut observer = Unheard;
+    runner(c, db).run(&LocalTeam, &mut Plays { team: &LocalTeam, observer: &mut observer }, &mut Deaf)
+}
+
+/// Run again, the campaign finds its `stored` points in the store and runs none.
+fn nothing_left(c: &campaign::Campaign, db: &Path, stored: usize) {
+    let again = run_all(c, db).expect("nothing to run");
+    assert_eq!((again.campaign, again.ok, again.skipped), (None, 0, stored));
+}
+
+#[test]
+fn a_targets_study_is_one_point_over_all_its_targets_filed_as_a_target_survey_and_resumed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = three_targets(
+        tmp.path(),
+        "survey-of-luns",
+        "[[study]]\nname = \"all-luns\"\nkind = \"targets\"\nop = \"write\"\ntransfer = \"64k\"\nsize = \"256k\"\nstreams = 1\nrepetitions = 1\n",
+    );
+    let db = tmp.path().join("store.db");
+    let first = runner(&c, &db);
+    assert_eq!(first.points.len(), 1, "one point for all the study's targets");
+    let p = &first.points[0];
+    let Study::Targets(a) = &*p.play else { panic!("a targets study plays a target survey: {:?}", p.play) };
+    assert_eq!(a.count().unwrap(), 3);
+    assert!(p.argv.join(" ").contains(&format!("--dir {}@", tmp.path().join("a").display())), "{:?}", p.argv);
+    let ran = run_all(&c, &db).expect("the survey runs");
+    assert_eq!((ran.ok, ran.failed), (1, 0));
+    let store = iosurvey::store::Store::open_existing(&db).unwrap();
+    let groups = store.campaign_groups("survey-of-luns").unwrap();
+    assert_eq!(groups.len(), 1, "{groups:?}");
+    assert_eq!(groups[0].0.kind, iosurvey::record::GroupKind::Targets, "filed as a target survey");
+    // 3 targets alone, then 1, 2 and 3 at once.
+    assert_eq!(store.group_runs(groups[0].0).unwrap().len(), 6);
+    nothing_left(&c, &db, 1);
+}
+
+#[test]
+fn a_train_study_sweeps_accelerators_a_point_each_and_a_rehearsal_divides_its_data_set() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = three_targets(
+        tmp.path(),
+        "feeds",
+        "[[study]]\nname = \"unet\"\nkind = \"train\"\ntargets = [\"a\"]\nworkload = \"unet3d\"\ngenerate = true\n\
+         files = 12\nsample-bytes = \"20000\"\nsample-stdev = \"3000\"\nbatch = 2\ncompute = 0.001\naccelerators = [1, 2]\n",
+    );
+    let db = tmp.path().join("store.db");
+    let first = runner(&c, &db);
+    let counts: Vec<usize> = first
+        .points
+        .iter()
+        .map(|p| match &*p.play {
+            Study::Train(a) => a.accelerators,
+            other => panic!("a train study plays train: {other:?}"),
+        })
+        .collect();
+    assert_eq!(counts, [1, 2], "a point per accelerator count");
+    assert_eq!(first.points.iter().map(|p| p.swept).collect::<Vec<_>>(), [Some(1), Some(2)]);
+    assert!(first.points.iter().all(|p| p.clients.is_none()), "accelerators are no clients of a launch");
+    assert_ne!(first.points[0].key, first.points[1].key, "each count its own point");
+    let ran = run_all(&c, &db).expect("the training runs");
+    assert_eq!((ran.ok, ran.failed), (2, 0));
+    let store = iosurvey::store::Store::open_existing(&db).unwrap();
+    let groups = store.campaign_groups("feeds").unwrap();
+    assert_eq!(groups.len(), 2, "a group per point, the campaign's: {groups:?}");
+    for ((g, _, state), n) in groups.iter().zip([1, 2]) {
+        assert_eq!(state, "ok");
+        let (ids, _) = store.point_made(*g).unwrap();
+        let run = store.load(ids[0]).unwrap();
+        assert_eq!(run.tool_params.get("train.accelerators").map(String::as_str), Some(n.to_string().as_str()));
+        assert_eq!(run.label.as_deref(), Some("a"));
+    }
+    nothing_left(&c, &db, 2);
+    // A rehearsal divides the data set the sizing rule asks for, and says so.
+    let scaled = points::points(&c, &LocalTeam, Some(8)).unwrap();
+    let rehearsal = runner(&c, &db).study_of(&scaled[0], Some(8));
+    let Study::Train(a) = rehearsal else { panic!("train") };
+    assert_eq!(a.scale, Some(8));
+    assert!(scaled[0].what.contains("a rehearsal at 1/8 of the data set"), "{}", scaled[0].what);
+    assert_ne!(scaled[0].key, first.points[0].key, "a rehearsal never stands for the full-size point");
+    // A count the data set cannot feed is refused when the file is read, in the file's keys.
+    let c = three_targets(
+        tmp.path(),
+        "starved",
+        "[[study]]\nname = \"unet\"\nkind = \"train\"\ntargets = [\"a\"]\nworkload = \"unet3d\"\n\
+         files = 12\nbatch = 2\ncompute = 0.001\naccelerators = [1, 8]\n",
+    );
+    let e = points::points(&c, &LocalTeam, None).expect_err("8 accelerators starve on 12 files");
+    let line = e.to_string();
+    assert!(line.contains("study 'unet' at 8 accelerators: "), "{line}");
+    assert!(line.contains("'files'") && !line.contains("--files"), "{line}");
+}
+
+#[test]
+fn a_net_study_measures_once_to_its_server_and_without_one_a_single_process_is_refused_the_point() {
+    let tmp = tempfile::tempdir().unwrap();
+    let alone =
+        three_targets(tmp.path(), "ceiling", "[[study]]\nname = \"net\"\nkind = \"net\"\ntargets = [\"a\", \"b\"]\n");
+    let planned = points::points(&alone, &LocalTeam, None).unwrap();
+    assert_eq!(planned.len(), 1);
+    let why = planned[0].refusal.as_deref().expect("one process has none to measure between");
+    assert!(why.contains("2 processes") && why.contains("net --serve"), "{why}");
+
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let server = iosurvey::net::serve::Server {
+        bind: "127.0.0.1".parse().unwrap(),
+        port: 0,
+        once: true,
+        max_clients: 8,
+        limits: Default::default(),
+    };
+    let serving = std::thread::spawn(move || iosurvey::net::serve::serve(&server, |l| drop(tx.send(l.to_string()))));
+    let first = rx.recv_timeout(std::time::Duration::from_secs(30)).expect("the server listens");
+    let to = first.split("listening on ").nth(1).unwrap().split(';').next().unwrap().to_string();
+    let c = three_targets(
+        tmp.path(),
+        "ceiling",
+        &format!("[[study]]\nname = \"net\"\nkind = \"net\"\ntargets = [\"a\", \"b\"]\nto = \"{to}\"\nsize = \"4m\"\nstreams = 1\nrepetitions = 1\n"),
+    );
+    let db = tmp.path().join("store.db");
+    let ran = run_all(&c, &db).expect("the network is measured");
+    assert_eq!((ran.ok, ran.failed, ran.refused), (1, 0, 0));
+    serving.join().unwrap().expect("the server served one session");
+    let store = iosurvey::store::Store::open_existing(&db).unwrap();
+    let groups = store.campaign_groups("ceiling").unwrap();
+    let (_, net) = store.point_made(groups[0].0).unwrap();
+    assert_eq!(net.len(), 1, "the figure is kept with its point");
+    assert!(net[0].bandwidth.is_some_and(|b| b > 0.0));
+    nothing_left(&c, &db, 1);
+}
+
+#[test]
+fn every_points_study_is_what_its_words_mean_on_the_command_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = three_targets(
+        tmp.path(),
+        "every-kind",
+        "[[study]]\nname = \"r\"\nkind = \"run\"\ntransfer = \"4k\"\nblock = \"8k\"\nclients = \"1,2\"\n\
+         [[study]]\nname = \"m\"\nkind = \"meta\"\nitems = 20\n\
+         [[study]]\nname = \"s\"\nkind = \"survey\"\nsize = \"64m\"\n\
+         [[study]]\nname = \"x\"\nkind = \"matrix\"\nmax-file = \"1m\"\n\
+         [[study]]\nname = \"t\"\nkind = \"targets\"\nsize = \"1m\"\n\
+         [[study]]\nname = \"n\"\nkind = \"net\"\nto = \"127.0.0.1:9\"\n\
+         [[study]]\nname = \"tr\"\nkind = \"train\"\nworkload = \"resnet50\"\naccelerators = \"1,2\"\n\
+         [[study]]\nname = \"ck\"\nkind = \"checkpoint\"\nmodel = \"llama3-8b\"\nranks = [2, 4]\n",
+    );
+    let all = points::points(&c, &LocalTeam, None).expect("every kind reads");
+    let kinds: std::collections::BTreeSet<&str> = all.iter().map(|p| p.argv[0].as_str()).collect();
+    assert_eq!(kinds.len(), 8, "{kinds:?}");
+    for p in &all {
+        let (read, _) = iosurvey::study::line::parse(&p.argv).expect("the point's words read");
+        assert_eq!(
+            serde_json::to_value(&read).unwrap(),
+            serde_json::to_value(&*p.play).unwrap(),
+            "{}",
+            p.argv.join(" ")
+        );
+    }
+}

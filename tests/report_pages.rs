@@ -21,6 +21,10 @@ enum Kind {
     Line,
     Bars,
     Heat,
+    /// A target survey: its targets as sorted bars (and k at once as a line).
+    Targets,
+    /// The network: refused in a rehearsal of one process, so drawn with no figure.
+    Net,
 }
 
 /// A study as its file gives it: name, figure expected, its targets (none: every target).
@@ -44,6 +48,8 @@ fn studies_of(text: &str) -> Vec<StudyDef> {
             let unquoted = |v: String| v.trim_matches('"').to_string();
             let kind = match (value("kind").map(unquoted).as_deref(), value("clients")) {
                 (Some("matrix"), _) => Kind::Heat,
+                (Some("targets"), _) => Kind::Targets,
+                (Some("net"), _) => Kind::Net,
                 (Some("meta"), _) => Kind::Line,
                 (_, Some(c)) if c.parse::<u64>().is_ok() => Kind::Bars,
                 _ => Kind::Line,
@@ -175,7 +181,15 @@ fn every_seed_campaigns_report_draws_each_study_as_it_varies_and_reads_as_a_pape
             let part = section(&dom, &format!("study-{k}"));
             assert!(part.contains(&format!(". {}: ", s.name)), "{name}: study {k} is {}", s.name);
             let figures: Vec<&str> = part.split("<figure ").skip(1).collect();
+            if s.kind == Kind::Net {
+                assert!(figures.is_empty() && part.contains("No point of this study"), "{name}/{}", s.name);
+                continue;
+            }
             assert!(!figures.is_empty(), "{name}/{}: no figure", s.name);
+            if s.kind == Kind::Targets {
+                assert!(part.contains("data-kind=\"bars\""), "{name}/{}: the targets as bars", s.name);
+                assert!(part.contains("spread"), "{name}/{}: the spread across targets", s.name);
+            }
             let series_line = |f: &str| {
                 f.split("<polyline").skip(1).any(|p| {
                     let head = &p[..p.find("/>").unwrap_or(p.len())];
@@ -195,6 +209,8 @@ fn every_seed_campaigns_report_draws_each_study_as_it_varies_and_reads_as_a_pape
                         assert_eq!(kind, "bars", "{name}/{}", s.name);
                         assert!(!series_line(f), "{name}/{}: bars, no line", s.name);
                     }
+                    Kind::Targets => assert!(kind == "bars" || kind == "line", "{name}/{}", s.name),
+                    Kind::Net => unreachable!("a net study draws no figure here"),
                     Kind::Heat => {
                         assert_eq!(kind, "heat", "{name}/{}", s.name);
                         let own = if s.targets.is_empty() { &labels } else { &s.targets };

@@ -7,6 +7,7 @@ use super::shapes::{self, Varies};
 use super::study::{over_clients_as, Study};
 use super::{Cell, Report, Table};
 use crate::campaign::{Campaign, Kind};
+use crate::record::net::NetResult;
 use crate::record::{MatrixRecord, RunRecord};
 use crate::store::campaigns::{CampaignRow, KeptHook};
 use crate::units::format_time;
@@ -38,6 +39,8 @@ pub struct Grouped<'a> {
     pub surveys: Vec<(i64, Vec<RunRecord>)>,
     /// The matrices.
     pub matrices: Vec<&'a MatrixRecord>,
+    /// The network's figures, of a network study.
+    pub net: Vec<NetResult>,
 }
 
 /// A section per study of `c`, in the file's order: `runs` are the campaign's own (filed in
@@ -49,6 +52,9 @@ pub fn studies<'a>(
     reference: Option<&str>,
 ) -> Vec<Study> {
     let mut out = Vec::new();
+    // The network studies' figures, each set beside the studies of the targets it reaches.
+    let ceilings: Vec<(&crate::campaign::Study, Vec<NetResult>)> =
+        c.studies.iter().filter(|s| s.kind == Kind::Net).map(|s| (s, grouped(&s.name).net)).collect();
     for s in &c.studies {
         let targets: Vec<String> = s
             .targets
@@ -109,7 +115,28 @@ pub fn studies<'a>(
             let mut ids = Vec::new();
             for (number, members) in &g.surveys {
                 ids.extend(members.iter().filter_map(|r| r.id));
-                report = report.and(super::survey(*number, members));
+                report = report.and(match s.kind {
+                    // Drawn below, over every point's runs.
+                    Kind::Targets | Kind::Train => Report::default(),
+                    Kind::Checkpoint => members.iter().fold(Report::default(), |r, m| r.and(super::run(m))),
+                    _ => super::survey(*number, members),
+                });
+            }
+            let runs: Vec<RunRecord> = g.surveys.iter().flat_map(|(_, m)| m.iter().cloned()).collect();
+            if let (Kind::Targets, Some((number, _))) = (s.kind, g.surveys.first()) {
+                // The campaign's repetitions of the survey, together: each target's runs are
+                // its runs alone in every repetition, so its interval is over all of them.
+                let labelled = by_label(c, &s.targets, &runs);
+                report = report.and(super::targets::report(*number, &labelled));
+                report.tables.extend(alone_peaks(&labelled));
+            }
+            if s.kind == Kind::Train {
+                if let Some(train) = super::train::study(&runs) {
+                    report = report.and(train.report);
+                }
+            }
+            if s.kind == Kind::Net {
+                report = report.and(super::net(&g.net));
             }
             let named: Vec<(&MatrixRecord, String)> =
                 g.matrices.iter().map(|m| (*m, label_of_dir(c, &s.targets, &m.env.target))).collect();
@@ -120,6 +147,10 @@ pub fn studies<'a>(
             let what = match s.kind {
                 Kind::Matrix => "matrix of each target",
                 Kind::Io500 => "IO500 list of each target",
+                Kind::Targets => "the targets side by side, each alone and then k at once",
+                Kind::Net => "the network's ceiling",
+                Kind::Train => "accelerator utilization and samples/s against accelerators",
+                Kind::Checkpoint => "checkpoint write and read of each point",
                 _ => "survey of each target",
             };
             (format!("{}: {what}", s.name), report, ids)
@@ -127,11 +158,98 @@ pub fn studies<'a>(
         if ids.is_empty() && report.tables.is_empty() {
             heading.push("No point of this study is stored whole yet.".into());
         }
+        if s.kind == Kind::Net {
+            heading.push(format!(
+                "The network that reaches {}: its ceiling bounds what they can deliver to clients over it.",
+                targets.join(", ")
+            ));
+        }
+        heading.extend(ceilings_beside(c, s, &ceilings));
         heading.append(&mut report.heading);
         report.heading = heading;
         out.push(Study { title, runs: ids, report });
     }
     out
+}
+
+/// The ceiling of each network study that reaches a target of `s`, said beside `s`'s
+/// figures: a network bounds only the targets reached over it, never a local disk.
+fn ceilings_beside(
+    c: &Campaign,
+    s: &crate::campaign::Study,
+    ceilings: &[(&crate::campaign::Study, Vec<NetResult>)],
+) -> Vec<String> {
+    if s.kind == Kind::Net {
+        return Vec::new();
+    }
+    ceilings
+        .iter()
+        .filter_map(|(net, results)| {
+            let reached: Vec<&str> =
+                s.targets.iter().filter(|t| net.targets.contains(t)).map(|&t| c.targets[t].label.as_str()).collect();
+            let best = results.iter().filter(|r| !r.both_ways).filter_map(|r| Some((r, r.bandwidth?))).max_by(|a, b| a.1.total_cmp(&b.1));
+            let (r, limit) = best.filter(|_| !reached.is_empty())?;
+            Some(format!(
+                "The network that reaches {} tops out at {:.1} MiB/s (study '{}': {} {}, {} stream{}), a ceiling on these figures.",
+                reached.join(", "),
+                crate::units::mib_per_s(limit),
+                net.name,
+                crate::spec::variant_name(&r.mode),
+                r.pattern.name(),
+                r.streams,
+                if r.streams == 1 { "" } else { "s" }
+            ))
+        })
+        .collect()
+}
+
+/// A target survey's figure of each target and op, for the summary's table of peaks: the
+/// mean of its runs alone, with their interval, at its streams.
+fn alone_peaks(runs: &[RunRecord]) -> Option<Table> {
+    use super::targets::Role;
+    let mut by: Vec<((String, crate::spec::Op), Vec<f64>, usize)> = Vec::new();
+    for r in runs.iter().filter(|r| r.status == crate::record::Status::Ok) {
+        let Some(Role::Alone(label)) = r.name.as_deref().and_then(Role::of) else { continue };
+        for p in &r.phases {
+            let Some(rate) = p.figures.bandwidth else { continue };
+            let key = (label.clone(), p.op);
+            match by.iter_mut().find(|b| b.0 == key) {
+                Some(b) => b.1.push(rate / 1048576.0),
+                None => by.push((key, vec![rate / 1048576.0], r.workload.tasks)),
+            }
+        }
+    }
+    let mut t = Table::new(shapes::PEAKS, &["target", "op", "peak", "95% interval", "clients", "runs", "unit"]);
+    for ((label, op), rates, streams) in by {
+        let mean = rates.iter().sum::<f64>() / rates.len() as f64;
+        let interval = crate::stats::mean_interval(&rates)
+            .map_or(Cell::Empty, |i| Cell::text(crate::stats::around(mean, i.lo.max(0.0), i.hi, 1)));
+        t.rows.push(vec![
+            Cell::text(label),
+            Cell::text(op.name()),
+            Cell::num(Some(mean), 1),
+            interval,
+            Cell::Int(streams as u64),
+            Cell::Int(rates.len() as u64),
+            Cell::text("MiB/s"),
+        ]);
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
+
+/// A target survey's runs with each target named by its label in the campaign: the survey
+/// names its targets by directory.
+fn by_label(c: &Campaign, study_targets: &[usize], runs: &[RunRecord]) -> Vec<RunRecord> {
+    use super::targets::Role;
+    runs.iter()
+        .map(|r| {
+            let mut r = r.clone();
+            if let Some(Role::Alone(dir)) = r.name.as_deref().and_then(Role::of) {
+                r.name = Some(Role::Alone(label_of_dir(c, study_targets, &dir)).name());
+            }
+            r
+        })
+        .collect()
 }
 
 /// The data a study moves as its file says it (`block` per client, or `total`), by which a

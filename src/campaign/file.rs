@@ -152,7 +152,7 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
     let mut target_at: HashMap<String, usize> = HashMap::new();
     for t in r.array_of_tables(top.get("target"), "[[target]]")? {
         let line = t.at;
-        let t = r.table_of(&t, "[[target]]", &["label", "dir", "device", "description"])?;
+        let t = r.table_of(&t, "[[target]]", &["label", "dir", "device", "s3", "description"])?;
         let label = r.string(t.need("label", "[[target]]", &r)?, "[[target]] label")?;
         if !crate::record::is_label(&label) {
             return Err(r.at(
@@ -168,23 +168,42 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
                 "give each target its own label",
             ));
         }
-        let device = match (t.get("dir"), t.get("device")) {
-            (Some(_), Some(v)) => {
-                return Err(r.at(
-                    Some(v.line),
-                    format!("[[target]] '{label}' gives both dir and device"),
-                    "give one of them",
-                ))
-            }
-            (None, Some(v)) => Some(PathBuf::from(r.string(v, "[[target]] device")?)),
-            _ => None,
+        let given: Vec<&str> = ["dir", "device", "s3"].into_iter().filter(|k| t.get(k).is_some()).collect();
+        if let [first, second, ..] = given[..] {
+            return Err(r.at(
+                t.line(second),
+                format!("[[target]] '{label}' gives both {first} and {second}"),
+                "give one of dir, device and s3",
+            ));
+        }
+        let description = match t.get("description") {
+            Some(v) => r.string(v, "[[target]] description")?,
+            None => String::new(),
         };
-        if let Some(dev) = device {
-            let description = match t.get("description") {
-                Some(v) => r.string(v, "[[target]] description")?,
-                None => String::new(),
-            };
-            targets.push(TargetDef { label, dir: dev, device: true, description, line: Some(line) });
+        if let Some(v) = t.get("device") {
+            let dev = PathBuf::from(r.string(v, "[[target]] device")?);
+            targets.push(TargetDef { label, dir: dev, device: true, s3: false, description, line: Some(line) });
+            continue;
+        }
+        if let Some(v) = t.get("s3") {
+            let url = r.string(v, "[[target]] s3")?;
+            // Checked as `run --s3` checks it, where the file names it; the bucket is reached
+            // only when a point runs.
+            crate::s3::Location::parse(&url).map_err(|why| {
+                r.at(
+                    Some(v.line),
+                    format!("[[target]] '{label}': {why}"),
+                    "give s3 = \"http://HOST:PORT/BUCKET/PREFIX\"",
+                )
+            })?;
+            targets.push(TargetDef {
+                label,
+                dir: PathBuf::from(url),
+                device: false,
+                s3: true,
+                description,
+                line: Some(line),
+            });
             continue;
         }
         let dir = PathBuf::from(r.string(t.need("dir", "[[target]]", &r)?, "[[target]] dir")?);
@@ -198,11 +217,7 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
                 "mount the target, or give the directory it is mounted on",
             ));
         }
-        let description = match t.get("description") {
-            Some(v) => r.string(v, "[[target]] description")?,
-            None => String::new(),
-        };
-        targets.push(TargetDef { label, dir, device: false, description, line: Some(line) });
+        targets.push(TargetDef { label, dir, device: false, s3: false, description, line: Some(line) });
     }
     if targets.is_empty() {
         return Err(r.at(None, "names no [[target]]", "add a [[target]] with a label and a dir"));
@@ -393,16 +408,17 @@ impl Names<'_> {
                 None => (0..self.targets.len()).collect(),
                 Some(v) => self.labels(r, &s.name, &v)?,
             };
-            if let Some(t) = s.targets.iter().map(|&k| &self.targets[k]).find(|t| t.device && s.kind != Kind::Run) {
+            // The network's study only names the targets reached over it.
+            let placed = |t: &&TargetDef| (t.device || t.s3) && !matches!(s.kind, Kind::Run | Kind::Net);
+            if let Some(t) = s.targets.iter().map(|&k| &self.targets[k]).find(placed) {
+                let what = if t.device { "the block device" } else { "the S3 bucket" };
                 return Err(r.at(
                     s.line,
-                    format!(
-                        "study '{}' (kind {}) would run on the block device of target '{}'",
-                        s.name,
-                        s.kind.name(),
-                        t.label
+                    format!("study '{}' (kind {}) would run on {what} of target '{}'", s.name, s.kind.name(), t.label),
+                    &format!(
+                        "{} takes run studies only; give this study targets = [...] without it",
+                        if t.device { "a device" } else { "a bucket" }
                     ),
-                    "a device takes run studies only; give this study targets = [...] without it",
                 ));
             }
         }

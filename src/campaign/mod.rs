@@ -44,14 +44,35 @@ pub enum Kind {
     Matrix,
     /// `iosurvey io500`: the IO500 list.
     Io500,
+    /// `iosurvey targets`: a target survey over the study's targets, one point for all of
+    /// them (each alone, then k at once).
+    Targets,
+    /// `iosurvey net`: the network's ceiling, one point; its targets are those reached over
+    /// that network, beside whose figures the report sets it.
+    Net,
+    /// `iosurvey train`: training I/O, swept over `accelerators`.
+    Train,
+    /// `iosurvey checkpoint`: checkpoint I/O, swept over `ranks`.
+    Checkpoint,
 }
 
 impl Kind {
     /// Every kind, in the order of [`Kind::NAMES`].
-    pub const ALL: [Kind; 5] = [Kind::Run, Kind::Survey, Kind::Meta, Kind::Matrix, Kind::Io500];
+    pub const ALL: [Kind; 9] = [
+        Kind::Run,
+        Kind::Survey,
+        Kind::Meta,
+        Kind::Matrix,
+        Kind::Io500,
+        Kind::Targets,
+        Kind::Net,
+        Kind::Train,
+        Kind::Checkpoint,
+    ];
 
     /// The names a file may give, as the commands are named.
-    pub const NAMES: &'static [&'static str] = &["run", "survey", "meta", "matrix", "io500"];
+    pub const NAMES: &'static [&'static str] =
+        &["run", "survey", "meta", "matrix", "io500", "targets", "net", "train", "checkpoint"];
 
     /// The command's name.
     pub fn name(self) -> &'static str {
@@ -66,6 +87,24 @@ impl Kind {
     /// at each point).
     pub fn swept(self) -> bool {
         matches!(self, Kind::Run | Kind::Meta)
+    }
+
+    /// The setting the campaign sweeps, a point per value: `clients` (tasks of the launch),
+    /// or the emulated accelerators of a training study and the ranks of a checkpoint
+    /// study (threads, as many as asked: they wait on compute more than they use a core).
+    pub fn sweeps(self) -> Option<&'static str> {
+        match self {
+            Kind::Run | Kind::Meta => Some("clients"),
+            Kind::Train => Some("accelerators"),
+            Kind::Checkpoint => Some("ranks"),
+            _ => None,
+        }
+    }
+
+    /// Whether one point plays the study on all its targets at once (a target survey), or
+    /// on none of them (the network), rather than a point per target.
+    pub fn one_point(self) -> bool {
+        matches!(self, Kind::Targets | Kind::Net)
     }
 }
 
@@ -101,6 +140,9 @@ pub struct TargetDef {
     pub dir: PathBuf,
     /// Whether `dir` names a block device.
     pub device: bool,
+    /// Whether `dir` is an S3 bucket's `URL/BUCKET[/PREFIX]` (`s3 = "..."`: run studies
+    /// only), reached with the credentials of the AWS environment.
+    pub s3: bool,
     /// Free text kept with every run.
     pub description: String,
     /// Where the file names it.
@@ -266,6 +308,8 @@ pub struct Point {
     pub target: usize,
     /// Active tasks, for a swept study.
     pub clients: Option<usize>,
+    /// The emulated accelerators of a training point, the ranks of a checkpoint point.
+    pub swept: Option<usize>,
     /// Which repetition (0 the first).
     pub repetition: u32,
     /// What it measures, as stored (the workload key of a run and its tasks, or the study's
@@ -290,8 +334,8 @@ pub struct Point {
 impl PartialEq for Point {
     /// Points are one when they say the same: the study they play is what their words show.
     fn eq(&self, o: &Point) -> bool {
-        (self.study, self.target, self.clients, self.repetition, &self.key, &self.argv, &self.what)
-            == (o.study, o.target, o.clients, o.repetition, &o.key, &o.argv, &o.what)
+        (self.study, self.target, self.clients, self.swept, self.repetition, &self.key, &self.argv, &self.what)
+            == (o.study, o.target, o.clients, o.swept, o.repetition, &o.key, &o.argv, &o.what)
             && (self.bytes, &self.refusal, &self.flag) == (o.bytes, &o.refusal, &o.flag)
     }
 }
@@ -357,6 +401,7 @@ mod tests {
             study,
             target,
             clients: Some(clients),
+            swept: None,
             repetition,
             key: Arc::new(key(clients)),
             argv: Arc::new([]),
@@ -421,6 +466,7 @@ mod tests {
                 label: "a".into(),
                 dir: "/".into(),
                 device: false,
+                s3: false,
                 description: String::new(),
                 line: None,
             }],

@@ -7,7 +7,7 @@
 use super::{Campaign, FileError, Kind, Point, MAX_POINTS};
 use crate::record::point::{PointKey, StudyKey};
 use crate::spec::{Hint, Shape, Workload};
-use crate::study::hint::{Flags, Respelled};
+use crate::study::hint::{Flags, Refusal, Respelled};
 use crate::study::{self, Error, Spelling, Study};
 use crate::team::Team;
 use crate::units::format_size;
@@ -24,43 +24,12 @@ pub const SET_BY_CAMPAIGN: &[(&str, &str)] = &[
     ("quiet", "the campaign's own progress"),
 ];
 
-/// A kind's settings as its command declares them, the engine named through the registry
-/// as the command line reads it.
-fn declared(kind: Kind) -> clap::Command {
-    use clap::Args;
-    let c = clap::Command::new(kind.name()).no_binary_name(true);
-    let c = match kind {
-        Kind::Run => study::RunArgs::augment_args(c),
-        Kind::Survey => study::SurveyArgs::augment_args(c),
-        Kind::Meta => study::MetaArgs::augment_args(c),
-        Kind::Matrix => study::MatrixArgs::augment_args(c),
-        Kind::Io500 => study::Io500Args::augment_args(c),
-    };
-    let engine = c.get_arguments().any(|a| a.get_id() == "engine");
-    match engine {
-        true => c.mut_arg("engine", |a| a.value_parser(study::common::engine_arg)),
-        false => c,
-    }
-}
-
-thread_local! {
-    // Each kind's declarations, built once: building them takes a millisecond, which per
-    // target of a file of thousands was most of the time of its plan.
-    static DECLARED: std::cell::RefCell<Vec<(Kind, clap::Command)>> =
-        std::cell::RefCell::new(Kind::ALL.iter().map(|&k| (k, declared(k))).collect());
-}
-
-fn with_declared<X>(kind: Kind, f: impl FnOnce(&mut clap::Command) -> X) -> X {
-    DECLARED.with(|all| {
-        let mut all = all.borrow_mut();
-        f(&mut all.iter_mut().find(|(k, _)| *k == kind).expect("every kind is declared").1)
-    })
-}
-
 /// How each setting of `kind` is typed, by its name in a campaign file: `--long`, or `-C`
 /// for a flag that has only a letter (mdtest's -C, -T, -E, -r); and whether it takes a value.
+/// The kind's declarations are its command's ([`study::line`]), read as the command line
+/// reads them.
 pub fn flags_of(kind: Kind) -> Vec<(String, String, bool)> {
-    with_declared(kind, |c| {
+    study::line::declared(kind.name(), |c| {
         c.get_arguments()
             .filter_map(|a| {
                 let typed = match (a.get_long(), a.get_short()) {
@@ -72,6 +41,7 @@ pub fn flags_of(kind: Kind) -> Vec<(String, String, bool)> {
             })
             .collect()
     })
+    .unwrap_or_default()
 }
 
 /// How a hint names a point's settings to the one who wrote the campaign file: by the
@@ -150,7 +120,7 @@ fn study_words(c: &Campaign, s: &super::Study) -> Result<Vec<String>, Error> {
                 &format!("leave it out: it comes from {from}"),
             ));
         }
-        if set.key == "clients" && s.kind.swept() {
+        if Some(set.key.as_str()) == s.kind.sweeps() {
             continue;
         }
         let refuse =
@@ -185,54 +155,50 @@ fn study_words(c: &Campaign, s: &super::Study) -> Result<Vec<String>, Error> {
     Ok(args)
 }
 
-/// A study's words read by its kind's declarations into the study; an error names the
-/// setting it came from, at its line.
+/// A study's words (its kind's name first) read as its command's line reads them
+/// ([`study::line::parse`]: the one reader of the command line, the front ends and the file);
+/// an error names the setting it came from, at its line, its hint in the file's keys.
 fn read_study(c: &Campaign, s: &super::Study, words: &[String]) -> Result<Study, Error> {
-    use clap::error::ContextKind;
-    use clap::FromArgMatches;
-    let parsed = with_declared(s.kind, |d| d.try_get_matches_from_mut(words)).and_then(|m| {
-        Ok(match s.kind {
-            Kind::Run => {
-                let mut a = study::RunArgs::from_arg_matches(&m)?;
-                // On a device, reading unless the study asks otherwise (as `run` reads).
-                let placed = a.dir.is_some() || a.s3.is_some();
-                study::line::device_reads(Some(&m), placed, &mut a.workload.ops);
-                Study::Run(Box::new(a))
-            }
-            Kind::Survey => Study::Survey(study::SurveyArgs::from_arg_matches(&m)?),
-            Kind::Meta => Study::Meta(Box::new(study::MetaArgs::from_arg_matches(&m)?)),
-            Kind::Matrix => Study::Matrix(Box::new(study::MatrixArgs::from_arg_matches(&m)?)),
-            Kind::Io500 => Study::Io500(study::Io500Args::from_arg_matches(&m)?),
-        })
-    });
-    parsed.map_err(|e| {
-        let flag = |kind| match e.get(kind) {
-            Some(clap::error::ContextValue::String(s)) => Some(s.clone()),
-            Some(clap::error::ContextValue::Strings(v)) => v.first().cloned(),
-            _ => None,
+    use clap::error::{ContextKind, ContextValue};
+    let e = match study::line::parse(words) {
+        Ok((study, _)) => return Ok(study),
+        Err(e) => e,
+    };
+    let flag = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => Some(s.clone()),
+        Some(ContextValue::Strings(v)) => v.first().cloned(),
+        _ => None,
+    };
+    let named = flag(ContextKind::InvalidArg)
+        .map(|f| f.trim_start_matches('-').split([' ', '=', '<']).next().unwrap_or_default().to_string());
+    let setting = named.as_ref().and_then(|n| s.settings.iter().find(|set| &set.key == n));
+    let line = setting.map(|set| set.line).or(s.line);
+    let said = |what: String, hint: &str| {
+        Err(at_line(c, line, format!("study '{}' ({}): {what}", s.name, s.kind.name()), hint))
+    };
+    if e.kind() == clap::error::ErrorKind::UnknownArgument {
+        let key = named.unwrap_or_default();
+        let near = flag(ContextKind::SuggestedArg).map(|f| f.trim_start_matches('-').to_string());
+        let hint = match near {
+            Some(n) => format!("did you mean '{n}'?"),
+            None => format!("see 'iosurvey {} --help' for its settings", s.kind.name()),
         };
-        let named = flag(ContextKind::InvalidArg)
-            .map(|f| f.trim_start_matches('-').split([' ', '=', '<']).next().unwrap_or_default().to_string());
-        let setting = named.as_ref().and_then(|n| s.settings.iter().find(|set| &set.key == n));
-        let line = setting.map(|set| set.line).or(s.line);
-        if e.kind() == clap::error::ErrorKind::UnknownArgument {
-            let key = named.unwrap_or_default();
-            let near = flag(ContextKind::SuggestedArg).map(|f| f.trim_start_matches('-').to_string());
-            let hint = match near {
-                Some(n) => format!("did you mean '{n}'?"),
-                None => format!("see 'iosurvey {} --help' for its settings", s.kind.name()),
-            };
-            return at_line(c, line, format!("study '{}' ({}): unknown key '{key}'", s.name, s.kind.name()), &hint);
-        }
-        // A value parser's own words end with its hint, in the flags' spelling: said in the
-        // file's keys.
-        let why = crate::escape::visible(&crate::study::line::folded(&e.to_string())).into_owned();
-        let (what, hint) = match why.rsplit_once(" (hint: ") {
-            Some((w, h)) => (w.to_string(), Keys::of(c).spell(&Hint::Say(h.trim_end_matches(')').into()), s.command())),
-            None => (why, format!("see 'iosurvey {} --help'", s.kind.name())),
-        };
-        at_line(c, line, format!("study '{}' ({}): {what}", s.name, s.kind.name()), &hint)
-    })
+        return said(format!("unknown key '{key}'"), &hint);
+    }
+    // A value its setting's own parser refused: the refusal is the error's source, typed.
+    let source = std::error::Error::source(&e);
+    let bad = |why: &str| {
+        let value = flag(ContextKind::InvalidValue).unwrap_or_default();
+        format!("{} = {}: {why}", named.as_deref().unwrap_or_default(), crate::escape::visible(&value))
+    };
+    if let Some(r) = source.and_then(|x| x.downcast_ref::<Refusal>()) {
+        return said(bad(&r.what), &Keys::of(c).spell(&r.hint, s.command()));
+    }
+    if let Some(r) = source.and_then(|x| x.downcast_ref::<crate::units::SizeError>()) {
+        return said(bad(&format!("not a size: {}", r.why)), crate::units::SizeError::HINT);
+    }
+    let why = crate::escape::visible(&study::line::folded(&study::line::clap_text(&e))).into_owned();
+    said(why, &format!("see 'iosurvey {} --help'", s.kind.name()))
 }
 
 impl super::Study {
@@ -245,6 +211,8 @@ impl super::Study {
             Kind::Meta => Command::Meta,
             Kind::Matrix => Command::Matrix,
             Kind::Io500 => Command::Io500,
+            Kind::Targets => Command::Targets,
+            Kind::Net | Kind::Train | Kind::Checkpoint => Command::Other,
         }
     }
 }
@@ -285,7 +253,18 @@ pub fn scaled(study: &mut Study, by: u64, clients: Option<usize>) {
             a.tasks = a.tasks.min(cores);
             a.quick = true;
         }
-        _ => {}
+        Study::Targets(a) => {
+            // Each target's bytes, still whole transfers for every stream.
+            let step = a.workload.data().map_or(1, |d| d.transfer.saturating_mul(d.segments.max(1)));
+            let step = step.saturating_mul(a.streams as u64).max(1);
+            let full = a.size.unwrap_or(study::targets::STREAM_BYTES.saturating_mul(a.streams as u64));
+            a.size = Some(down(full, step) / step * step);
+        }
+        Study::Net(a) => a.size = down(a.size, a.transfer) / a.transfer.max(1) * a.transfer,
+        // The data set and the checkpoints are sized by their own rule; a rehearsal divides
+        // it, and the run says it is one wherever it is shown.
+        Study::Train(a) => a.scale = Some(a.scale.unwrap_or(1).saturating_mul(by).min(super::MAX_SCALE)),
+        Study::Checkpoint(a) => a.scale = Some(a.scale.unwrap_or(1).saturating_mul(by).min(super::MAX_SCALE)),
     }
 }
 
@@ -294,8 +273,9 @@ fn given_tasks(s: &super::Study) -> Option<usize> {
     s.settings.iter().find(|x| x.key == "tasks").and_then(|x| x.value.as_arg().parse::<usize>().ok())
 }
 
-/// The client counts a study's points run at (one `None` for a study run whole): its
-/// `clients`, each once, capped at the launch's cores when scaled down.
+/// The counts a study's points run at (one `None` for a study run whole): its `clients`
+/// (capped at the launch's cores when scaled down), or a training study's `accelerators`
+/// and a checkpoint study's `ranks`, each once.
 fn client_counts<T: Team>(
     c: &Campaign,
     s: &super::Study,
@@ -304,26 +284,33 @@ fn client_counts<T: Team>(
     cores: usize,
 ) -> Result<Vec<Option<usize>>, Error> {
     let given_tasks = given_tasks(s);
-    let counts = match s.settings.iter().find(|x| x.key == "clients" && s.kind.swept()) {
+    let Some(key) = s.kind.sweeps() else { return Ok(vec![None]) };
+    let counts = match s.settings.iter().find(|x| x.key == key) {
         Some(set) => {
             let counts = crate::plan::parse_counts(&set.value.as_arg()).map_err(|e| {
-                at_line(c, Some(set.line), format!("study '{}': clients: {e}", s.name), "give clients = \"1..64:x2\"")
+                at_line(
+                    c,
+                    Some(set.line),
+                    format!("study '{}': {key}: {e}", s.name),
+                    &format!("give {key} = \"1..64:x2\""),
+                )
             })?;
             let mut seen = std::collections::HashSet::new();
             if let Some(twice) = counts.iter().find(|&&n| !seen.insert(n)) {
                 return Err(at_line(
                     c,
                     Some(set.line),
-                    format!("study '{}': clients names {twice} twice", s.name),
-                    "name each client count once; repetitions = N repeats them",
+                    format!("study '{}': {key} names {twice} twice", s.name),
+                    &format!("name each {key} count once; repetitions = N repeats them"),
                 ));
             }
             counts
         }
-        None => vec![team.processes() * given_tasks.unwrap_or(1)],
+        None if s.kind.swept() => vec![team.processes() * given_tasks.unwrap_or(1)],
+        // The command's own default, one point.
+        None => return Ok(vec![None]),
     };
-    let mut counts: Vec<Option<usize>> =
-        if s.kind.swept() { counts.into_iter().map(Some).collect() } else { vec![None] };
+    let mut counts: Vec<Option<usize>> = counts.into_iter().map(Some).collect();
     if let (Some(_), true) = (scale, s.kind.swept()) {
         // Scaled down: the launch's cores are the most clients.
         let most = team.processes() * given_tasks.unwrap_or(cores).min(cores);
@@ -333,21 +320,44 @@ fn client_counts<T: Team>(
     Ok(counts)
 }
 
-/// A study at one target: its words (its command's name, the settings', then the target's)
-/// and its value.
+/// A study at one target (a target survey at all of its targets, the network at none): its
+/// words (its command's name, the settings', then the target's) and its value.
 fn at_target(c: &Campaign, s: &super::Study, t: usize, base: &[String]) -> Result<(Vec<String>, Study), Error> {
     let target = &c.targets[t];
     let mut words = vec![s.kind.name().to_string()];
     words.extend(base.iter().cloned());
     let dir = target.dir.display().to_string();
+    let label = ["--label".to_string(), target.label.clone()];
     match s.kind {
-        Kind::Survey => words.push(dir),
-        // The file reader let only run studies onto a device.
-        _ if target.device => words.extend(["--device".to_string(), dir]),
-        _ => words.extend(["--dir".to_string(), dir]),
+        Kind::Survey => {
+            words.push(dir);
+            words.extend(label);
+        }
+        Kind::Targets => {
+            let dirs: Vec<String> = s.targets.iter().map(|&k| c.targets[k].dir.display().to_string()).collect();
+            if let Some(d) = dirs.iter().find(|d| d.contains('@')) {
+                return Err(at_line(
+                    c,
+                    s.line,
+                    format!(
+                        "study '{}' (targets): the dir {} holds '@', which joins a survey's dirs",
+                        s.name,
+                        crate::escape::visible(d)
+                    ),
+                    "give the study targets whose dirs hold no '@'",
+                ));
+            }
+            // Filed under the study's name: each target is told apart by its run's role.
+            words.extend(["--dir".to_string(), dirs.join("@"), "--label".to_string(), s.name.clone()]);
+        }
+        // Measured between the launch's processes: no target is touched.
+        Kind::Net => {}
+        // The file reader let only run studies onto a device or a bucket.
+        _ if target.device => words.extend(["--device".to_string(), dir].into_iter().chain(label)),
+        _ if target.s3 => words.extend(["--s3".to_string(), dir].into_iter().chain(label)),
+        _ => words.extend(["--dir".to_string(), dir].into_iter().chain(label)),
     }
-    words.extend(["--label".to_string(), target.label.clone()]);
-    let study = read_study(c, s, &words[1..])?;
+    let study = read_study(c, s, &words)?;
     Ok((words, study))
 }
 
@@ -357,6 +367,8 @@ fn at_target(c: &Campaign, s: &super::Study, t: usize, base: &[String]) -> Resul
 struct AtCount<'a> {
     threads: Option<usize>,
     clients: Option<usize>,
+    /// A training study's accelerators, a checkpoint study's ranks.
+    swept: Option<usize>,
     events: Vec<&'a str>,
 }
 
@@ -377,6 +389,17 @@ fn at_count(study: &Study, words: &mut Vec<String>, at: &AtCount) -> Result<Stud
             words.extend(["--clients".into(), n.to_string()]);
         }
     }
+    if let Some(n) = at.swept {
+        let (count, flag) = match &mut study {
+            Study::Train(a) => (Some(&mut a.accelerators), "--accelerators"),
+            Study::Checkpoint(a) => (Some(&mut a.ranks), "--ranks"),
+            _ => (None, ""),
+        };
+        if let Some(count) = count {
+            *count = n;
+            words.extend([flag.to_string(), n.to_string()]);
+        }
+    }
     for event in &at.events {
         if let Study::Run(a) = &mut study {
             a.workload.events.push(crate::spec::event_arg(event)?);
@@ -393,7 +416,7 @@ pub fn points<T: Team>(c: &Campaign, team: &T, scale: Option<u64>) -> Result<Vec
     let (mut sweeps, mut planned) = (Vec::new(), 0u64);
     for s in &c.studies {
         let counts = client_counts(c, s, team, scale, cores)?;
-        let each = (counts.len() as u64).saturating_mul(s.targets.len() as u64);
+        let each = (counts.len() as u64).saturating_mul(if s.kind.one_point() { 1 } else { s.targets.len() as u64 });
         planned = planned.saturating_add(each.saturating_mul(u64::from(c.repetitions)));
         // Past the cap the counts are only counted, not kept: thousands of studies of 4096
         // counts each would otherwise fill memory before the refusal.
@@ -420,11 +443,15 @@ pub fn points<T: Team>(c: &Campaign, team: &T, scale: Option<u64>) -> Result<Vec
     for ((si, s), counts) in c.studies.iter().enumerate().zip(sweeps) {
         let base = study_words(c, s)?;
         let given_tasks = given_tasks(s);
-        for &t in &s.targets {
+        // A target survey is one point over all its targets, the network one point over none:
+        // each is known by the study's first target.
+        let at_targets = if s.kind.one_point() { &s.targets[..1] } else { &s.targets[..] };
+        for &t in at_targets {
             let (words, study) = at_target(c, s, t, &base)?;
-            for &clients in &counts {
-                let mut refusal = None;
-                let mut at = AtCount { threads: None, clients: None, events: Vec::new() };
+            for &count in &counts {
+                let (clients, swept) = if s.kind.swept() { (count, None) } else { (None, count) };
+                let mut refusal = net_refusal(&study, team);
+                let mut at = AtCount { threads: None, clients: None, swept, events: Vec::new() };
                 if let Some(n) = clients {
                     // A client is a process of a launch (a node, as the papers count them), or a
                     // thread of the one process there is.
@@ -456,11 +483,16 @@ pub fn points<T: Team>(c: &Campaign, team: &T, scale: Option<u64>) -> Result<Vec
                 if let Some(by) = scale {
                     scaled(&mut measured_study, by, clients);
                 }
+                if matches!(s.kind, Kind::Targets | Kind::Net | Kind::Train | Kind::Checkpoint) {
+                    // Checked as it will play, when the file is read, as a run's workload is: a
+                    // refusal at play would stop the campaign at that point.
+                    measured_study.validate().map_err(|e| in_study(c, s, clients.or(swept), &keys, e))?;
+                }
                 let measured =
                     point_workload(&measured_study, clients).map_err(|e| in_study(c, s, clients, &keys, e))?;
                 let key = Arc::new(match &measured {
                     Some(w) => PointKey::run(w, scale),
-                    None => PointKey { study: whole_key(s, &base), tasks: None, scale },
+                    None => PointKey { study: whole_key(s, &base, swept), tasks: None, scale },
                 });
                 let what: Arc<str> = measured.as_ref().map_or_else(|| sizes_of(&measured_study), |w| w.label()).into();
                 let bytes = bytes_of(&measured_study, measured.as_ref());
@@ -475,6 +507,7 @@ pub fn points<T: Team>(c: &Campaign, team: &T, scale: Option<u64>) -> Result<Vec
                         study: si,
                         target: t,
                         clients,
+                        swept,
                         repetition,
                         key: key.clone(),
                         argv: argv.clone(),
@@ -548,15 +581,15 @@ pub fn point_workload(study: &Study, clients: Option<usize>) -> Result<Option<Wo
 fn in_study(c: &Campaign, s: &super::Study, clients: Option<usize>, keys: &Keys, e: Error) -> Error {
     let e = keys.said(e, s.command());
     let Some(said) = e.said.clone() else { return e };
-    let at = clients.map_or(String::new(), |n| format!(" at {n} clients"));
+    let at = clients.map_or(String::new(), |n| format!(" at {n} {}", s.kind.sweeps().unwrap_or("clients")));
     let hint = study::error::Plain.spell(&said.hint);
     at_line(c, s.line, format!("study '{}'{at}: {}", s.name, said.what), &hint)
 }
 
 /// What a study run whole measures, as the store knows it: its kind and its settings (those
-/// of the file and those of `[cache]`, as `base` gives them to its command), each value in
-/// its normal form.
-fn whole_key(s: &super::Study, base: &[String]) -> StudyKey {
+/// of the file and those of `[cache]`, as `base` gives them to its command, and the count it
+/// is swept at), each value in its normal form.
+fn whole_key(s: &super::Study, base: &[String], swept: Option<usize>) -> StudyKey {
     // Pairs, not words: two studies that swap values between flags are not one.
     let mut pairs: Vec<(&str, Option<&str>)> = Vec::new();
     for arg in base {
@@ -565,7 +598,23 @@ fn whole_key(s: &super::Study, base: &[String]) -> StudyKey {
             _ => pairs.push((arg.as_str(), None)),
         }
     }
+    let count = swept.map(|n| n.to_string());
+    if let (Some(key), Some(n)) = (s.kind.sweeps(), &count) {
+        pairs.push((key, Some(n.as_str())));
+    }
     StudyKey::whole(s.kind.name(), pairs)
+}
+
+/// Why a network study cannot run on this launch: it measures between processes, and a
+/// launch of one has none to measure between (unless it sends to a server, `to`).
+fn net_refusal<T: Team>(study: &Study, team: &T) -> Option<String> {
+    match study {
+        Study::Net(a) if a.to.is_none() && team.processes() < 2 => Some(format!(
+            "needs a launch of 2 processes or more to measure between (this one has {}), or to = \"HOST:PORT\" of a 'net --serve'",
+            team.processes()
+        )),
+        _ => None,
+    }
 }
 
 /// The sizes a whole-study point runs with, after any scale, in words.
@@ -580,7 +629,30 @@ fn sizes_of(study: &Study) -> String {
             format_size(a.max_record)
         ),
         Study::Io500(a) => format!("io500{}", if a.quick { " --quick" } else { "" }),
-        _ => String::new(),
+        Study::Targets(a) => format!(
+            "target survey of {} targets, {} each with {} streams",
+            a.count().unwrap_or(0),
+            a.size.map_or("1 GiB per stream".into(), format_size),
+            a.streams
+        ),
+        Study::Net(a) => match &a.to {
+            Some(to) => format!("network to {}, {} per link", crate::escape::visible(to), format_size(a.size)),
+            None => format!("network between the launch's processes, {} per link", format_size(a.size)),
+        },
+        Study::Train(a) => format!(
+            "train {} on {} {} accelerators{}",
+            a.workload.name(),
+            a.accelerators,
+            a.accelerator.name(),
+            a.scale.map_or(String::new(), |n| format!(", a rehearsal at 1/{n} of the data set"))
+        ),
+        Study::Checkpoint(a) => format!(
+            "checkpoint {} over {} ranks{}",
+            a.model.name(),
+            a.ranks,
+            a.scale.map_or(String::new(), |n| format!(", a rehearsal at 1/{n} of the model's size"))
+        ),
+        Study::Run(_) | Study::Meta(_) => String::new(),
     }
 }
 
@@ -590,6 +662,8 @@ fn bytes_of(study: &Study, measured: Option<&Workload>) -> Option<u64> {
         (_, Some(w)) => w.data().map(|_| w.bytes_per_phase()),
         (Study::Survey(a), _) => Some(a.size),
         (Study::Matrix(a), _) => Some(a.max_file.saturating_mul(a.tasks as u64)),
+        // Every target at once, the survey's last runs.
+        (Study::Targets(a), _) => a.size.map(|b| b.saturating_mul(a.count().unwrap_or(1) as u64)),
         _ => None,
     }
 }

@@ -57,8 +57,8 @@ fn under(root: &Path, label: &str) -> Result<PathBuf, RootError> {
 }
 
 /// Points every target of `c` at `root`/LABEL; with `make`, makes `root` and those directories
-/// (mode 0700) where missing. A device target cannot move under a directory and is refused,
-/// as is a `root` that is a link or not a directory.
+/// (mode 0700) where missing; an S3 target stays. A device target cannot move under a
+/// directory and is refused, as is a `root` that is a link or not a directory.
 pub fn place(c: &mut Campaign, root: &Path, make: bool) -> Result<Placed, RootError> {
     let shown = |p: &Path| crate::escape::visible(&p.display().to_string()).to_string();
     if let Some(t) = c.targets.iter().find(|t| t.device) {
@@ -67,7 +67,9 @@ pub fn place(c: &mut Campaign, root: &Path, make: bool) -> Result<Placed, RootEr
             hint: "run without --root, or give that target a dir".into(),
         });
     }
-    let dirs: Vec<PathBuf> = c.targets.iter().map(|t| under(root, &t.label)).collect::<Result<_, _>>()?;
+    // A bucket stays where the file names it: a rehearsal reaches it as the campaign would.
+    let dirs: Vec<PathBuf> =
+        c.targets.iter().filter(|t| !t.s3).map(|t| under(root, &t.label)).collect::<Result<_, _>>()?;
     let mut placed = Placed::default();
     if make {
         for dir in std::iter::once(root).chain(dirs.iter().map(PathBuf::as_path)) {
@@ -79,7 +81,7 @@ pub fn place(c: &mut Campaign, root: &Path, make: bool) -> Result<Placed, RootEr
             }
         }
     }
-    for (t, dir) in c.targets.iter_mut().zip(dirs) {
+    for (t, dir) in c.targets.iter_mut().filter(|t| !t.s3).zip(dirs) {
         t.dir = dir;
     }
     Ok(placed)

@@ -559,6 +559,7 @@ pub(super) fn report<T: Team>(
     let groups = store.campaign_groups(&c.name)?;
     let mut matrices = Vec::new();
     let mut surveys = Vec::new();
+    let mut nets = Vec::new();
     // A point the file of cN plans, stored whole: what the report draws (a point of another
     // version that this file no longer plans, or one that failed, is not).
     let all = points(&c, team, scale)?;
@@ -584,6 +585,12 @@ pub(super) fn report<T: Team>(
         }
         match g.kind {
             GroupKind::Matrix => matrices.push((point.study.clone(), store.load_matrix(g.number)?)),
+            // The group the campaign filed a training, checkpoint or network point in.
+            GroupKind::Sweep => {
+                let (ids, net) = store.point_made(*g)?;
+                surveys.push((point.study.clone(), g.number, load(ids)?));
+                nets.extend(net.into_iter().map(|n| (point.study.clone(), n)));
+            }
             _ => surveys.push((point.study.clone(), g.number, load(store.group_runs(*g)?)?)),
         }
     }
@@ -594,6 +601,7 @@ pub(super) fn report<T: Team>(
         |study| analysed::Grouped {
             surveys: surveys.iter().filter(|s| s.0 == study).map(|s| (s.1, s.2.clone())).collect(),
             matrices: matrices.iter().filter(|m| m.0 == study).map(|m| &m.1).collect(),
+            net: nets.iter().filter(|n| n.0 == study).map(|n| n.1.clone()).collect(),
         },
         reference,
     );

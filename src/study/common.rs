@@ -78,18 +78,21 @@ impl TargetArgs {
 }
 
 /// A `--tasks`: a count of at least 1.
-pub fn tasks_arg(text: &str) -> Result<usize, String> {
+pub fn tasks_arg(text: &str) -> Result<usize, super::hint::Refusal> {
+    use super::hint::Refusal;
     match text.parse::<usize>() {
-        Ok(0) => Err("a run needs at least one task (hint: give --tasks 1 or more)".into()),
+        Ok(0) => Err(Refusal::say("a run needs at least one task", "give --tasks 1 or more")),
         Ok(n) => Ok(n),
-        Err(_) => Err(format!("'{text}' is not a count of tasks (hint: give --tasks a whole number, 1 or more)")),
+        Err(_) => {
+            Err(Refusal::say(format!("'{text}' is not a count of tasks"), "give --tasks a whole number, 1 or more"))
+        }
     }
 }
 
 /// An engine of the registry that touches no storage.
 pub fn stand_in_arg(text: &str) -> Result<crate::spec::EngineName, String> {
     // The engine's own words, naming this flag.
-    let engine = engine_arg(text).map_err(|why| why.replace("--engine", "--stand-in"))?;
+    let engine = engine_arg(text).map_err(|why| why.to_string().replace("--engine", "--stand-in"))?;
     match crate::engine::backends::entry(&engine).caps.storage {
         true => Err(format!("{text} touches storage (hint: give a test engine that touches none: null, or delay:D)")),
         false => Ok(engine),
@@ -98,10 +101,8 @@ pub fn stand_in_arg(text: &str) -> Result<crate::spec::EngineName, String> {
 
 /// `--engine`, read by the engine registry: a registered name, with its parameter where the
 /// engine takes one; else what is wrong and every name there is.
-pub fn engine_arg(text: &str) -> Result<crate::spec::EngineName, String> {
-    use super::hint::{spell_for, Command};
-    // Read as the command line is parsed: the hint names run's flags.
-    crate::engine::backends::parse(text).map_err(|e| format!("{e} (hint: {})", spell_for(&e.hint(), Command::Run)))
+pub fn engine_arg(text: &str) -> Result<crate::spec::EngineName, super::hint::Refusal> {
+    crate::engine::backends::parse(text).map_err(|e| super::hint::Refusal { what: e.to_string(), hint: e.hint() })
 }
 
 /// Refuses the device flags beside a directory target: they would be taken and do nothing.

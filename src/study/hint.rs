@@ -123,6 +123,32 @@ pub fn spell_for(h: &Hint, cmd: Command) -> String {
     }
 }
 
+/// A value a flag's own parser refused, its hint kept typed: clap says it in the command's
+/// flags, and whoever reads the same words from elsewhere (a campaign file) finds it as the
+/// error's source and says the hint in its own spelling, never parsing the text back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    /// What is wrong with the value.
+    pub what: String,
+    /// What would do.
+    pub hint: Hint,
+}
+
+impl Refusal {
+    /// A refusal whose hint is `hint`'s words.
+    pub fn say(what: impl Into<String>, hint: impl Into<String>) -> Refusal {
+        Refusal { what: what.into(), hint: Hint::Say(hint.into()) }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (hint: {})", self.what, spell_for(&self.hint, Command::Run))
+    }
+}
+
+impl std::error::Error for Refusal {}
+
 /// A command's flags.
 #[derive(Debug, Clone, Copy)]
 pub struct Flags(pub Command);

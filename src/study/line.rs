@@ -3,7 +3,9 @@
 //! line and the front ends share what the reading decides: `--engine` read by the engine
 //! registry, and a device read unless the phases are typed.
 
-use super::{Io500Args, MatrixArgs, MetaArgs, NetArgs, RunArgs, Study, SurveyArgs, TargetsArgs};
+use super::{
+    CheckpointArgs, Io500Args, MatrixArgs, MetaArgs, NetArgs, RunArgs, Study, SurveyArgs, TargetsArgs, TrainArgs,
+};
 use std::path::PathBuf;
 
 /// A measuring command's words, with the store they name.
@@ -27,6 +29,8 @@ enum Words {
     Io500(Io500Args),
     Targets(Box<TargetsArgs>),
     Net(NetArgs),
+    Train(Box<TrainArgs>),
+    Checkpoint(Box<CheckpointArgs>),
 }
 
 /// `cli` with the `--engine` of each of its commands that has one read and checked by the
@@ -62,11 +66,25 @@ pub fn device_reads(sub: Option<&clap::ArgMatches>, dir: bool, ops: &mut Vec<cra
     }
 }
 
+thread_local! {
+    // The commands' declarations, built once per thread: building them takes a millisecond,
+    // which per target of a campaign of thousands was most of the time of its plan.
+    static DECLARED: std::cell::RefCell<clap::Command> = std::cell::RefCell::new({
+        use clap::CommandFactory;
+        with_engines(Line::command())
+    });
+}
+
+/// `f` of the declarations of the measuring command `name` (its flags, as typed).
+pub fn declared<X>(name: &str, f: impl FnOnce(&clap::Command) -> X) -> Option<X> {
+    DECLARED.with(|c| c.borrow().find_subcommand(name).map(f))
+}
+
 /// Reads a measuring command's words (its name first, no program name) into the study they
 /// mean, and the store they name, if any.
 pub fn parse(words: &[String]) -> Result<(Study, Option<PathBuf>), clap::Error> {
-    use clap::{CommandFactory, FromArgMatches};
-    let m = with_engines(Line::command()).try_get_matches_from(words)?;
+    use clap::FromArgMatches;
+    let m = DECLARED.with(|c| c.borrow_mut().try_get_matches_from_mut(words))?;
     let line = Line::from_arg_matches(&m)?;
     let study = match line.study {
         Words::Run(mut a) => {
@@ -82,6 +100,8 @@ pub fn parse(words: &[String]) -> Result<(Study, Option<PathBuf>), clap::Error> 
         Words::Survey(a) => Study::Survey(a),
         Words::Io500(a) => Study::Io500(a),
         Words::Net(a) => Study::Net(a),
+        Words::Train(a) => Study::Train(a),
+        Words::Checkpoint(a) => Study::Checkpoint(a),
     };
     Ok((study, line.db))
 }

@@ -106,7 +106,7 @@ use crate::session::Place;
 use crate::team::Team;
 
 /// The bytes each stream moves in a directory when no --size is given: run's default block.
-const STREAM_BYTES: u64 = 1 << 30;
+pub const STREAM_BYTES: u64 = 1 << 30;
 
 /// Where the survey's targets are, and the label each is shown by.
 fn place(a: &TargetsArgs) -> Result<(Place, Vec<String>), Error> {
