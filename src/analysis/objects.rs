@@ -83,6 +83,10 @@ pub(super) fn identity(a: &Workload, b: &Workload, op: &str) -> String {
     format!("{} vs {}, {tasks} (target kinds differ: S3 objects against files{also})", doing(a, op), doing(b, op))
 }
 
+/// A bar of [`beside_files`]: (op, request size, tasks), each run's mean bandwidth by kind
+/// (files, objects), and the runs' ids.
+type Point = ((Op, u64, usize), [Vec<f64>; 2], Vec<i64>);
+
 /// For each label that has completed object runs and file runs, a study whose chart draws
 /// both kinds' bandwidth per op and request size on one set of bars, and whose table holds
 /// the same numbers (each the mean over that kind's runs of the run's mean over iterations).
@@ -94,8 +98,7 @@ pub fn beside_files(runs: &[RunRecord]) -> Vec<Study> {
     for label in labels {
         let mine: Vec<&RunRecord> =
             runs.iter().filter(|r| r.label.as_deref() == Some(label) && r.status == Status::Ok).collect();
-        // (op, transfer, tasks) -> per kind, each run's mean bandwidth.
-        let mut points: Vec<((Op, u64, usize), [Vec<f64>; 2], Vec<i64>)> = Vec::new();
+        let mut points: Vec<Point> = Vec::new();
         for r in &mine {
             let Some(d) = r.workload.data() else { continue };
             let kind = usize::from(is_object(&r.workload));
