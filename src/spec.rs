@@ -10,7 +10,9 @@ use std::str::FromStr;
 use thiserror::Error;
 
 pub mod meta;
+mod mix;
 pub use meta::{Before, Meta, Tree};
+pub use mix::Mix;
 
 /// Who shares files: one file per task (N-to-N) or one file for the whole team (N-to-1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -127,9 +129,11 @@ impl fmt::Display for EngineName {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Op {
-    /// Write every transfer.
+    /// Write every transfer (on a bucket: PUT).
+    #[value(alias = "put")]
     Write,
-    /// Read every transfer.
+    /// Read every transfer (on a bucket: GET).
+    #[value(alias = "get")]
     Read,
     /// Write every transfer again, into the file a write made (IOzone's rewrite): recorded
     /// apart from the first write, whose cost includes allocating the blocks.
@@ -140,6 +144,15 @@ pub enum Op {
     /// Each transfer a read or a write, drawn (seeded) with `--read-percent` chances of a read
     /// (IOzone's random mix, with --pattern random), in files a write made.
     Mix,
+    /// Ask a bucket for every object's size and ETag (S3 HEAD, warp's STAT), a request per
+    /// transfer, in objects a write made.
+    #[value(alias = "stat")]
+    Head,
+    /// List each task's own objects (S3 LIST, a page of up to 1000 keys a request), a listing
+    /// per transfer.
+    List,
+    /// Remove every object a write of this run made (S3 DELETE), a request per transfer.
+    Delete,
     /// Make the directories of the metadata tree (one per task, or the shared one).
     #[value(skip)]
     TreeCreate,
@@ -177,7 +190,13 @@ impl Op {
 
     /// Whether the phase moves data through a data file (else it works on metadata items).
     pub fn moves_data(self) -> bool {
-        matches!(self, Op::Write | Op::Read | Op::Rewrite | Op::Reread | Op::Mix)
+        matches!(self, Op::Write | Op::Read | Op::Rewrite | Op::Reread | Op::Mix | Op::Head | Op::List | Op::Delete)
+    }
+
+    /// Whether the phase asks an object store for what only it has (HEAD, LIST, DELETE): it
+    /// moves no data, and no engine of files makes it.
+    pub fn on_objects_only(self) -> bool {
+        matches!(self, Op::Head | Op::List | Op::Delete)
     }
 
     /// What a data phase does to its file: `Write` for write and rewrite, `Read` for read and
@@ -185,7 +204,8 @@ impl Op {
     pub fn direction(self) -> Op {
         match self {
             Op::Rewrite => Op::Write,
-            Op::Reread => Op::Read,
+            // They write nothing, and work on objects a write made, as a read does.
+            Op::Reread | Op::Head | Op::List | Op::Delete => Op::Read,
             other => other,
         }
     }
@@ -350,6 +370,12 @@ pub struct Data {
     /// In a mix phase, the chances in 100 that a transfer is a read.
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u32).range(0..=100))]
     pub read_percent: u32,
+    /// On a bucket, a mix phase's requests and their weights, drawn per transfer
+    /// (get:45,stat:30,put:15,delete:10 is warp's default); a DELETE only removes the task's
+    /// own objects, which a later draw PUTs again.
+    #[arg(long, value_name = "OP:WEIGHT,...", default_value = "")]
+    #[serde(skip_serializing_if = "Mix::is_empty")]
+    pub mix: Mix,
     /// Do not tell the page cache the access pattern (posix_fadvise), as IOR does not; by
     /// default iosurvey advises it, as fio does.
     #[arg(long)]
@@ -847,6 +873,42 @@ impl Data {
                 hint: Hint::say("run metadata phases with iosurvey meta"),
             });
         }
+        if w.ops.contains(&Op::Mix) && self.mix.is_empty() && self.engine.base() == "s3" {
+            return Err(SpecError::Invalid {
+                what: "a mix phase on a bucket draws its requests from --mix, and none was given".into(),
+                hint: Hint::say("give --mix, e.g. --mix get:45,stat:30,put:15,delete:10 (warp's default)"),
+            });
+        }
+        if !self.mix.is_empty() {
+            let hint = match (w.ops.contains(&Op::Mix), self.engine.base() == "s3", self.transfer >= self.block) {
+                (false, ..) => Some((
+                    "--mix names the requests of a mix phase, and --op has none",
+                    "add mix to --op, e.g. --op put,mix",
+                )),
+                (_, false, _) => Some((
+                    "--mix draws requests of an object store",
+                    "give a bucket with --s3 URL/BUCKET (files take --read-percent)",
+                )),
+                (.., false) => Some((
+                    "each request of a mix is a whole object, and --transfer is less than --block",
+                    "give --transfer equal to --block",
+                )),
+                _ => None,
+            };
+            if let Some((what, hint)) = hint {
+                return Err(SpecError::Invalid { what: what.into(), hint: Hint::say(hint) });
+            }
+        }
+        if let (Some(op), false) = (w.ops.iter().find(|o| o.on_objects_only()), self.engine.base() == "s3") {
+            return Err(SpecError::Invalid {
+                what: format!(
+                    "the {} phase asks an object store, and the {} engine moves file data",
+                    op.name(),
+                    self.engine
+                ),
+                hint: Hint::say("give a bucket with --s3 URL/BUCKET, or leave head, list and delete out of --op"),
+            });
+        }
         for (what, v) in
             [(Setting::Transfer, self.transfer), (Setting::Block, self.block), (Setting::Segments, self.segments)]
         {
@@ -1057,6 +1119,10 @@ impl Workload {
             }
         }
         if !self.ops.contains(&Op::Mix) {
+            fields.remove("read_percent");
+        }
+        // A mix of requests draws no read share.
+        if fields.get("mix").is_some_and(|m| m.as_str().is_some_and(|m| !m.is_empty())) {
             fields.remove("read_percent");
         }
         // The engine by its name: the one parameter an engine takes (delay:D, a test engine

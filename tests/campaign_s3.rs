@@ -8,7 +8,7 @@ mod common;
 mod s3_server;
 
 use common::*;
-use s3_server::S3Server;
+use s3_server::Server as S3Server;
 use std::process::Command;
 
 fn campaign(server: &S3Server, args: &[&str]) -> Out {
@@ -56,7 +56,7 @@ fn a_run_study_on_an_s3_target_plays_on_the_bucket_beside_a_directory_and_leaves
     assert_eq!(again.code, 0, "{}", again.stderr);
     assert!(again.stderr.contains("nothing to run (4 points stored already"), "{}", again.stderr);
     // Nothing of the runs is left: not in the bucket's prefix, not in the directory.
-    let left: Vec<_> = walk(&server.backing("camp"));
+    let left: Vec<_> = walk(&server.backing_file("camp"));
     assert!(left.is_empty(), "objects left under the prefix: {left:?}");
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
     let report = tmp.path().join("r.md");

@@ -9,6 +9,7 @@ mod grouped;
 pub mod guard;
 pub mod matrix;
 mod meta;
+pub mod objects;
 pub mod outliers;
 pub mod reference;
 pub mod scaling;
@@ -435,6 +436,7 @@ pub fn run(r: &RunRecord) -> Report {
         }
         report.tables.push(lat);
     }
+    report.tables.extend(objects::requests(r));
     // Read once: the chart marks the events, the table and findings split the run at them.
     let line = timeline::of(r);
     let series: Vec<(String, Vec<(f64, f64)>)> = r
@@ -1247,7 +1249,10 @@ fn unlike(a: Side, fa: &[Figures], b: Side, fb: &[Figures]) -> Vec<Finding> {
     let mut out = Vec::new();
     for ga in only(fa, fb).into_iter().map(|i| &fa[i]) {
         let label = ga.workload.label();
-        for gb in only(fb, fa).into_iter().map(|i| &fb[i]).filter(|gb| gb.workload.label() == label) {
+        // An object run and a file run of one shape are set beside each other by `compare`.
+        let set_beside = |gb: &&Figures| objects::across_kinds(ga.workload, gb.workload);
+        for gb in only(fb, fa).into_iter().map(|i| &fb[i]).filter(|gb| gb.workload.label() == label && !set_beside(gb))
+        {
             let differ = ga.workload.key_differences(gb.workload);
             let said: Vec<String> =
                 differ.iter().map(|(setting, x, y)| format!("{setting} ({}: {x}, {}: {y})", a.name, b.name)).collect();
@@ -1280,9 +1285,16 @@ pub fn compare(a: Side, b: Side) -> Report {
     );
     let mut findings = Vec::new();
     let ids = |runs: &[RunRecord]| runs.iter().filter_map(|r| r.id).collect::<Vec<_>>();
-    for ga in &fa {
-        let Some(gb) = fb.iter().find(|g| g.same(ga)) else { continue };
-        let (workload, op, random, xa, xb) = (names.of(ga), &ga.op, ga.random, &ga.xs, &gb.xs);
+    // Like with like, then an object run against a file run of one shape, named as what it is.
+    let like = fa.iter().filter_map(|ga| Some((ga, fb.iter().find(|g| g.same(ga))?, names.of(ga).to_string())));
+    let across = fa.iter().flat_map(|ga| {
+        fb.iter()
+            .filter(move |gb| gb.op == ga.op && objects::across_kinds(ga.workload, gb.workload))
+            .map(move |gb| (ga, gb, objects::identity(ga.workload, gb.workload, &ga.op)))
+    });
+    let pairs: Vec<(&Figures, &Figures, String)> = like.chain(across).collect();
+    for (ga, gb, workload) in &pairs {
+        let (op, random, xa, xb) = (&ga.op, ga.random, &ga.xs, &gb.xs);
         let (ma, mb) = (mean_of_samples(xa), mean_of_samples(xb));
         let unit = if random { "IOPS" } else { "MiB/s" };
         let shown = |v: f64| if random { Cell::num(Some(v), 0) } else { Cell::num(Some(mib_per_s(v)), 1) };
@@ -1329,7 +1341,10 @@ pub fn compare(a: Side, b: Side) -> Report {
     }
     let mut apart = Table::new("set apart: on one side only", &["side", "workload", "op"]);
     for (side, mine, other) in [(a.name, &fa, &fb), (b.name, &fb, &fa)] {
-        for g in mine.iter().filter(|g| !other.iter().any(|o| o.same(g))) {
+        let paired = |g: &Figures| {
+            other.iter().any(|o| o.same(g) || (o.op == g.op && objects::across_kinds(o.workload, g.workload)))
+        };
+        for g in mine.iter().filter(|g| !paired(g)) {
             apart.rows.push(vec![Cell::text(side), Cell::text(names.of(g)), Cell::text(&g.op)]);
         }
     }

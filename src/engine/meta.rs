@@ -485,7 +485,16 @@ impl<M: Member> Walk<'_, '_, '_, M> {
                     return Err(failed("read", e, self));
                 }
             }
-            Op::Write | Op::Read | Op::Rewrite | Op::Reread | Op::Mix | Op::TreeCreate | Op::TreeRemove => {
+            Op::Write
+            | Op::Read
+            | Op::Rewrite
+            | Op::Reread
+            | Op::Mix
+            | Op::Head
+            | Op::List
+            | Op::Delete
+            | Op::TreeCreate
+            | Op::TreeRemove => {
                 unreachable!("not an item phase")
             }
         }

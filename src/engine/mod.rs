@@ -15,6 +15,7 @@ pub mod offsets;
 pub mod overhead;
 mod phase;
 pub mod placement;
+mod requests;
 mod transfer;
 pub mod tree;
 
@@ -309,7 +310,7 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
                 iteration,
                 caches_dropped,
                 interval_ns,
-                verified: w.verify && op.direction() == Op::Read,
+                verified: w.verify && op.direction() == Op::Read && !op.on_objects_only(),
                 lead_ns,
             };
             let end = match &ctx.work {

@@ -84,6 +84,8 @@ pub(super) struct PhaseTrace {
     pub histogram: Histogram,
     /// Bytes and operations per interval.
     pub series: Series,
+    /// Each kind of object-store request, apart.
+    pub requests: super::requests::RequestTrace,
 }
 
 /// One task's part of a phase, as its kind reports it.
@@ -159,6 +161,7 @@ pub(super) fn drive<M: Member, K: PhaseKind>(
         progression: Vec::with_capacity(CHECKPOINTS as usize + 3),
         histogram: Histogram::default(),
         series: Series { origin_ns: origin, interval_ns: step.interval_ns, bytes: Vec::new(), ops: Vec::new() },
+        requests: Default::default(),
     };
     let mut part = kind.run(m, clock, &mut trace);
     // The first task to finish defines the stonewall view; every task says how far it had
@@ -166,6 +169,7 @@ pub(super) fn drive<M: Member, K: PhaseKind>(
     let first_end = m.min(kind.finished_at(&part.timing));
     part.timing.bytes_at_first_finish = done_at(&trace.progression, first_end) * kind.item_bytes();
     let latency = team_histogram(m, &trace.histogram).summary();
+    let requests = trace.requests.reduce(m);
     // Every task's series widened to the widest any task needed, so they add up.
     let mut series = trace.series;
     series.coarsen_to(m.max(series.interval_ns));
@@ -189,13 +193,14 @@ pub(super) fn drive<M: Member, K: PhaseKind>(
             caches_dropped: step.caches_dropped,
             latency,
             series,
+            requests,
         });
     }
     PhaseEnd { failed, ops, exit_ns }
 }
 
 /// Merges every task's latencies: bucket counts and sums add, extremes reduce.
-fn team_histogram<M: Member>(m: &M, h: &Histogram) -> Histogram {
+pub(super) fn team_histogram<M: Member>(m: &M, h: &Histogram) -> Histogram {
     let counts = m.sum_vec(h.counts().to_vec());
     Histogram::from_parts(counts, m.sum(h.sum), m.min(h.min), m.max(h.max))
 }

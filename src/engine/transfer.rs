@@ -17,6 +17,7 @@ use crate::sys::fs::{close, Advice, O_DIRECT, O_RDONLY, O_RDWR, O_WRONLY};
 use crate::sys::mem::IoBufs;
 use crate::target::site::{Handle, Opening};
 use crate::team::Member;
+use std::collections::HashSet;
 use std::fs::File;
 use std::ops::Range;
 use std::os::unix::io::AsRawFd;
@@ -34,6 +35,8 @@ pub(super) struct TaskIo {
     /// Each slot's transfer: a write or a read (a mixed phase draws one per transfer).
     dirs: Vec<Op>,
     free: Vec<usize>,
+    /// The task's objects a DELETE removed, by block ([`IoSite::pooled`]).
+    gone: HashSet<u64>,
 }
 
 impl TaskIo {
@@ -51,6 +54,7 @@ impl TaskIo {
             offsets: vec![0; depth],
             dirs: vec![Op::Read; depth],
             free: (0..depth).rev().collect(),
+            gone: HashSet::new(),
         };
         // Buffers are reserved fallibly: a size the system cannot give fails the run, never
         // the process.
@@ -120,11 +124,24 @@ pub(super) fn remove_made(ctx: &Context, data: &Data, map: &OffsetMap, task: usi
     }
 }
 
+impl Transfers<'_> {
+    /// What the data path does: a write or a read (a rewrite writes, a reread reads), or the
+    /// object store's own request, which the engine makes as it is.
+    fn data_path(&self) -> Op {
+        match self.op.on_objects_only() {
+            true => self.op,
+            false => self.op.direction(),
+        }
+    }
+}
+
 /// What a task gathers while it transfers: its trace, its verification tally, its error.
 struct Acc<'t> {
     trace: &'t mut PhaseTrace,
     tally: VerifyTally,
     error: Option<EngineError>,
+    /// Bytes the completed transfers moved (an object store's HEAD, LIST, DELETE move none).
+    moved: u64,
 }
 
 impl PhaseKind for Transfers<'_> {
@@ -148,14 +165,14 @@ impl PhaseKind for Transfers<'_> {
         if m.local_index() == 0 {
             self.ctx.progress.phase_began();
         }
-        let (ctx, data, io, op, source, limit) =
-            (self.ctx, self.data, &mut *self.io, self.op.direction(), self.source, self.limit);
+        let op = self.data_path();
+        let (ctx, data, io, source, limit) = (self.ctx, self.data, &mut *self.io, self.source, self.limit);
         let w = ctx.w;
         let file_index = self.map.file_of(source);
         let path = &ctx.files.show(file_index);
         let visitor = self.map.visitor(source);
         let mut t = TaskTiming { task: m.rank() as u32, node: m.node(), ..TaskTiming::default() };
-        let mut acc = Acc { trace, tally: VerifyTally::default(), error: self.before.take() };
+        let mut acc = Acc { trace, tally: VerifyTally::default(), error: self.before.take(), moved: 0 };
         let mut done = 0;
         t.open_start = clock.now();
         let deadline = w.stonewall_secs.map(|s| t.open_start + (s * 1e9) as u64);
@@ -205,6 +222,7 @@ impl PhaseKind for Transfers<'_> {
             visitor: &visitor,
             counter: &ctx.progress.done[m.local_index()].0,
             step: (limit / CHECKPOINTS).max(1),
+            pool: backends::entry(&data.engine).takes == backends::Handles::Objects,
         };
         if attached {
             done = site.transfers(io, 0..limit, deadline, &mut acc);
@@ -245,7 +263,7 @@ impl PhaseKind for Transfers<'_> {
         }
         t.close_end = clock.now();
         t.ops = done;
-        t.bytes = done * data.transfer;
+        t.bytes = acc.moved;
         let failure = acc.error.map(|e| {
             m.raise_abort();
             TaskFailure {
@@ -308,6 +326,8 @@ struct IoSite<'a> {
     visitor: &'a Visitor<'a>,
     counter: &'a AtomicU64,
     step: u64,
+    /// Whether the engine keeps a pool of objects ([`IoSite::pooled`]).
+    pool: bool,
 }
 
 impl IoSite<'_> {
@@ -315,6 +335,10 @@ impl IoSite<'_> {
     /// seeded draw per task and transfer with `--read-percent` chances of a read.
     fn direction_of(&self, i: u64) -> Op {
         match self.op {
+            // A mix of object requests, each drawn with its weight's share.
+            Op::Mix if !self.data.mix.is_empty() => {
+                self.data.mix.draw(super::offsets::mix(self.ctx.w.seed ^ MIX_SALT, self.source << 40 ^ i))
+            }
             Op::Mix => {
                 let draw = super::offsets::mix(self.ctx.w.seed ^ MIX_SALT, self.source << 40 ^ i) % 100;
                 if draw < u64::from(self.data.read_percent) {
@@ -326,12 +350,37 @@ impl IoSite<'_> {
             op => op,
         }
     }
+
+    /// The request made of a drawn one, with the pool of the task's objects kept: a DELETE
+    /// removes its object from the pool, a write puts it back, and in a mix a GET, HEAD or
+    /// DELETE drawn on an object no longer there PUTs it again instead, so every request
+    /// finds its object and a GET reads the bytes stamped for it (as warp prepares objects
+    /// and keeps those it deletes out of its GETs).
+    fn pooled(&self, dir: Op, offset: u64, gone: &mut HashSet<u64>) -> Op {
+        if !self.pool {
+            return dir;
+        }
+        let k = offset / self.data.block.max(1);
+        match dir {
+            Op::Read | Op::Head | Op::Delete if self.op == Op::Mix && gone.remove(&k) => Op::Write,
+            Op::Write => {
+                gone.remove(&k);
+                dir
+            }
+            Op::Delete => {
+                gone.insert(k);
+                dir
+            }
+            _ => dir,
+        }
+    }
+
     /// Makes transfers `range` in pattern order, keeping up to the queue depth in flight,
     /// until done, a failure, the abort flag or the deadline; in-flight transfers are always
     /// drained. Returns how many transfers completed (from `from` on, counted from 0).
     fn transfers(&self, io: &mut TaskIo, range: Range<u64>, deadline: Option<u64>, acc: &mut Acc) -> u64 {
         let (from, to) = (range.start, range.end);
-        let Acc { trace, tally, error } = acc;
+        let Acc { trace, tally, error, moved } = acc;
         let (w, data) = (self.ctx.w, self.data);
         let len = data.transfer as usize;
         let Ok(backend) = io.backend.as_mut() else { return from };
@@ -342,7 +391,7 @@ impl IoSite<'_> {
                 // Stamped, submitted and reported at the offset on the target, so a device's
                 // corruption is found where it is.
                 let offset = self.base + self.visitor.offset(next);
-                let dir = self.direction_of(next);
+                let dir = self.pooled(self.direction_of(next), offset, &mut io.gone);
                 let buf = backend.bufs().get_mut(slot).expect("a free slot is not in flight");
                 if dir == Op::Write {
                     if w.verify {
@@ -418,8 +467,14 @@ impl IoSite<'_> {
                 } else {
                     t
                 };
-                trace.histogram.record(t.saturating_sub(io.started[slot]));
-                trace.series.add(t, data.transfer);
+                let latency = t.saturating_sub(io.started[slot]);
+                trace.histogram.record(latency);
+                let bytes = if matches!(dir, Op::Read | Op::Write) { data.transfer } else { 0 };
+                if let Some((request, first_byte)) = backend.request(slot) {
+                    trace.requests.record(request, latency, bytes, first_byte);
+                }
+                trace.series.add(t, bytes);
+                *moved += bytes;
                 completed += 1;
                 self.counter.store(completed * data.transfer, Relaxed);
                 if completed % self.step == 0 {
@@ -457,6 +512,9 @@ const MIX_SALT: u64 = 0x6d69_7865_645f_7277;
 fn syscall(op: Op) -> &'static str {
     match op {
         Op::Write => "write",
+        Op::Head => "head",
+        Op::List => "list",
+        Op::Delete => "delete",
         _ => "read",
     }
 }

@@ -203,6 +203,7 @@ pub(crate) fn phase(op: Op, iteration: u32, figures: PhaseFigures) -> PhaseRecor
         latency: Default::default(),
         series: Default::default(),
         tasks: Vec::new(),
+        requests: Vec::new(),
     }
 }
 

@@ -99,6 +99,8 @@ pub struct PhaseOutcome {
     pub latency: Latency,
     /// Bytes and transfers per interval, the whole team.
     pub series: Series,
+    /// Each kind of object-store request the phase made, its own figures (none for files).
+    pub requests: Vec<(Request, RequestTally)>,
 }
 
 /// What a run's execution produced, on the lead task: the phases that ran, and the error
@@ -113,4 +115,54 @@ pub struct Execution {
     pub reorder_crosses_nodes: bool,
     /// How the run's I/O met the page cache, as its engine knows it.
     pub page_cache: PageCache,
+}
+
+/// A kind of request to an object store, as its figures are kept apart within a phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Request {
+    /// An object, or a part of a multipart upload, stored.
+    Put,
+    /// An object, or a range of one, read.
+    Get,
+    /// An object's size and ETag asked for (warp's STAT).
+    Head,
+    /// A page of keys listed.
+    List,
+    /// An object removed.
+    Delete,
+}
+
+impl Request {
+    /// Every kind, in the order tables show them.
+    pub const ALL: [Request; 5] = [Request::Put, Request::Get, Request::Head, Request::List, Request::Delete];
+
+    /// Its name in output and in the store: the HTTP-ish name users know from S3 tools.
+    pub fn name(self) -> &'static str {
+        match self {
+            Request::Put => "PUT",
+            Request::Get => "GET",
+            Request::Head => "HEAD",
+            Request::List => "LIST",
+            Request::Delete => "DELETE",
+        }
+    }
+
+    /// Its index in [`Request::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One kind of request's figures in one phase, the whole team's.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequestTally {
+    /// Requests completed.
+    pub count: u64,
+    /// Bytes of object data they moved (bodies: none for HEAD, LIST, DELETE).
+    pub bytes: u64,
+    /// Each request's latency, from its submission by the task to its completion.
+    pub latency: Latency,
+    /// Each request's time to first byte, for the requests that read a body (GET).
+    pub first_byte: Option<Latency>,
 }

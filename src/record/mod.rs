@@ -66,6 +66,47 @@ pub struct PhaseRecord {
     pub series: Series,
     /// Per-task timings.
     pub tasks: Vec<TaskTiming>,
+    /// Each kind of object-store request the phase made, its own figures: one for a phase of
+    /// one op, several for a mixed one; none on files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requests: Vec<RequestFigures>,
+}
+
+/// One kind of request's figures in one phase: its count, bytes, rates over the phase's
+/// window (every kind of a mixed phase shares the one window, as warp's mixed figures do),
+/// latency percentiles and, for GET, time to first byte.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestFigures {
+    /// PUT, GET, HEAD, LIST or DELETE.
+    pub request: execution::Request,
+    /// Requests completed.
+    pub count: u64,
+    /// Bytes of object data they moved.
+    pub bytes: u64,
+    /// bytes / the phase's window; `None` for requests that move no object data.
+    pub bandwidth: Option<f64>,
+    /// count / the phase's window.
+    pub ops_per_s: Option<f64>,
+    /// Per-request latency.
+    pub latency: Latency,
+    /// Per-request time to first byte (GET).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_byte: Option<Latency>,
+}
+
+impl RequestFigures {
+    /// One kind's figures over a phase of `window_ns`.
+    pub fn over(request: execution::Request, t: execution::RequestTally, window_ns: u64) -> RequestFigures {
+        RequestFigures {
+            request,
+            count: t.count,
+            bytes: t.bytes,
+            bandwidth: crate::units::rate(t.bytes, window_ns).filter(|_| t.bytes > 0),
+            ops_per_s: crate::units::rate(t.count, window_ns),
+            latency: t.latency,
+            first_byte: t.first_byte,
+        }
+    }
 }
 
 /// One run.
@@ -393,6 +434,7 @@ impl PhaseRecord {
         (elsewhere, page_cache): (bool, PageCache),
     ) -> Self {
         let figures = aggregate(&p.tasks);
+        let window_ns = figures.window_ns;
         PhaseRecord {
             possibly_cached: cache_flag(
                 p.op,
@@ -425,6 +467,7 @@ impl PhaseRecord {
             latency: p.latency,
             series: p.series,
             tasks: p.tasks,
+            requests: p.requests.into_iter().map(|(r, t)| RequestFigures::over(r, t, window_ns)).collect(),
         }
     }
 }
@@ -587,6 +630,7 @@ pub(crate) mod fixtures {
                 caches_dropped: false,
                 latency: sample_latency(),
                 series: Series { origin_ns: 7, interval_ns: 50, bytes: vec![4096, 0, 8192], ops: vec![1, 0, 2] },
+                requests: Vec::new(),
             },
             PhaseOutcome {
                 op: Op::Read,
@@ -596,6 +640,7 @@ pub(crate) mod fixtures {
                 caches_dropped: true,
                 latency: Latency::default(),
                 series: Series::default(),
+                requests: Vec::new(),
             },
         ];
         let env = Environment {
@@ -689,6 +734,7 @@ mod tests {
             caches_dropped: false,
             latency: Latency::default(),
             series: Series::default(),
+            requests: Vec::new(),
         };
         let exec = Execution {
             phases: vec![phase(Op::Write, 0, 100), phase(Op::Read, 0, 100), phase(Op::Write, 1, 300)],

@@ -65,6 +65,7 @@ pub fn paper(
     let own: Vec<RunRecord> = runs.iter().filter(|r| !of_cells(r)).cloned().collect();
     let mut studies = study::studies(&own, reference);
     studies.extend(analysis::train::study(&own));
+    studies.extend(analysis::objects::beside_files(&own));
     studies.extend(matrices.iter().map(|m| Study {
         title: format!("Matrix m{} of {}", m.id.unwrap_or(0), m.env.target),
         runs: Vec::new(),

@@ -186,6 +186,7 @@ fn load_phases(conn: &Connection, run_id: i64) -> rusqlite::Result<Vec<PhaseReco
                 latency,
                 series,
                 tasks,
+                requests: Vec::new(),
             })
         })
         .collect()

@@ -227,6 +227,7 @@ fn phase(
         caches_dropped: dropped,
         latency: Latency::default(),
         series: Series::default(),
+        requests: Vec::new(),
     };
     PhaseRecord::from_outcome(p, w, env, (false, page_cache))
 }

@@ -1,84 +1,164 @@
-//! A real S3 server for a test: versitygw over a directory of the test's own, built by
-//! testbed/s3 (`.ci/run` installs it) and started on loopback; stopped when dropped. The
-//! client's keys reach a command through its environment, as a user's would.
+//! A versitygw of a test's own, started by testbed/s3 on loopback: shared by the tests that
+//! need a real S3 server (`#[path = "common/s3.rs"] mod s3bed;` beside `mod common;`).
+#![allow(dead_code)]
 
+use crate::common::*;
+use iosurvey::s3::{Client, Credentials, Location, Options};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The bucket every test's server holds.
 pub const BUCKET: &str = "iosv";
 
-fn script() -> PathBuf {
+pub fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("testbed/s3")
 }
 
-/// `n` random bytes in hex.
-fn random_hex(n: usize) -> String {
+/// A random hex string of `n` bytes.
+pub fn random_hex(n: usize) -> String {
     let mut bytes = vec![0u8; n];
     std::fs::File::open("/dev/urandom").and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes)).unwrap();
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A versitygw of one test: its directory, port and root keys.
-pub struct S3Server {
-    dir: tempfile::TempDir,
-    /// Where it listens on 127.0.0.1.
+/// A versitygw of this test's own: its directory, port and root keys; stopped on drop.
+pub struct Server {
+    pub dir: tempfile::TempDir,
     pub port: u16,
-    /// The root account's key id.
     pub access: String,
-    /// Its secret, which no output may hold.
     pub secret: String,
+    pub pid: i32,
 }
 
-impl S3Server {
-    /// Starts a server with [`BUCKET`] made, or skips the test (`None`) where testbed/s3 says
-    /// it cannot run here.
-    pub fn start() -> Option<S3Server> {
-        // A port handed out and given back is free unless a test beside this one takes it
-        // first: `up` then exits 75 and another is tried.
+/// How `testbed/s3 up` ended.
+pub enum Up {
+    Ready,
+    Skip,
+    PortTaken,
+}
+
+impl Server {
+    /// Starts a server, or skips the test (`None`) where testbed/s3 says it cannot run.
+    pub fn start() -> Option<Server> {
+        // A port the system just handed out and took back is free unless another process
+        // (the server of a test running beside this one) takes it in the next instant; then
+        // `up` says so (75) and another port is tried, never another test's server used.
         for _ in 0..5 {
             let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-            let server = S3Server {
+            let mut server = Server {
                 dir: tempfile::tempdir().unwrap(),
                 port,
                 access: format!("AK{}", random_hex(8)),
                 secret: format!("SeCrEt{}", random_hex(16)),
+                pid: 0,
             };
-            let out = Command::new(script())
-                .args(["up", "--dir"])
-                .arg(server.dir.path())
-                .args(["--port", &port.to_string()])
-                .env("ROOT_ACCESS_KEY_ID", &server.access)
-                .env("ROOT_SECRET_ACCESS_KEY", &server.secret)
-                .output()
-                .unwrap();
-            match out.status.code() {
-                Some(77) => {
-                    super::skip(&String::from_utf8_lossy(&out.stderr));
-                    return None;
+            match server.up() {
+                Up::Ready => {
+                    server.client("").create_bucket().unwrap();
+                    return Some(server);
                 }
-                Some(75) => continue,
-                _ => {}
+                Up::Skip => return None,
+                Up::PortTaken => continue,
             }
-            assert!(out.status.success(), "testbed/s3 up: {}", String::from_utf8_lossy(&out.stderr));
-            let location = iosurvey::s3::Location::parse(&server.url("")).unwrap();
-            let credentials = iosurvey::s3::Credentials::new(&server.access, &server.secret, None);
-            iosurvey::s3::Client::new(&location, credentials, &iosurvey::s3::Options::default())
-                .unwrap()
-                .create_bucket()
-                .unwrap();
-            return Some(server);
         }
         panic!("testbed/s3 up: five ports in a row were taken before the server could listen");
     }
 
-    /// `URL/BUCKET/PREFIX`, as `--s3` and a campaign's `s3 =` take it.
+    pub fn up(&mut self) -> Up {
+        let out = Command::new(script())
+            .args(["up", "--dir"])
+            .arg(self.dir.path())
+            .args(["--port", &self.port.to_string()])
+            .env("ROOT_ACCESS_KEY_ID", &self.access)
+            .env("ROOT_SECRET_ACCESS_KEY", &self.secret)
+            .output()
+            .unwrap();
+        match out.status.code() {
+            Some(77) => {
+                skip(&String::from_utf8_lossy(&out.stderr));
+                return Up::Skip;
+            }
+            Some(75) => return Up::PortTaken,
+            _ => {}
+        }
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "testbed/s3 up: {}{}", stdout, String::from_utf8_lossy(&out.stderr));
+        self.pid = stdout.lines().find_map(|l| l.strip_prefix("S3_PID=")).expect("S3_PID line").parse().unwrap();
+        Up::Ready
+    }
+
+    pub fn location(&self, prefix: &str) -> Location {
+        Location::parse(&format!("http://127.0.0.1:{}/{BUCKET}/{prefix}", self.port)).unwrap()
+    }
+
+    pub fn credentials(&self) -> Credentials {
+        Credentials::new(&self.access, &self.secret, None)
+    }
+
+    pub fn client_with(&self, prefix: &str, options: &Options) -> Client {
+        Client::new(&self.location(prefix), self.credentials(), options).unwrap()
+    }
+
+    pub fn client(&self, prefix: &str) -> Client {
+        self.client_with(prefix, &Options::default())
+    }
+
+    /// Where versitygw keeps `key` on disk.
+    pub fn backing_file(&self, key: &str) -> PathBuf {
+        self.dir.path().join("root").join(BUCKET).join(key)
+    }
+
+    pub fn signal(&self, sig: i32) {
+        // kill(1) of the server this test started, by its pid: never a name.
+        let ok = Command::new("kill").arg(format!("-{sig}")).arg(self.pid.to_string()).status().unwrap();
+        assert!(ok.success());
+    }
+
+    /// Stops the server, every thread of it.
+    pub fn freeze(&self) {
+        self.signal(libc::SIGSTOP);
+        wait_stopped(self.pid as u32);
+    }
+
+    /// Waits until the server has closed every connection a killed client left (its side in
+    /// ESTABLISHED or CLOSE_WAIT): only then has it finished, or dropped, the requests in flight,
+    /// and an object they were writing has landed or never will.
+    pub fn wait_for_connections_closed(&self) {
+        let port = format!(":{:04X}", self.port);
+        wait_until("the server to close the killed client's connections", 20, || {
+            !std::fs::read_to_string("/proc/net/tcp").unwrap().lines().skip(1).any(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                f[1].ends_with(&port) && (f[3] == "01" || f[3] == "08")
+            })
+        });
+    }
+
+    /// Waits until a connection to the server holds bytes it has not read: a request in flight.
+    pub fn wait_for_request_in_flight(&self) {
+        let port = format!(":{:04X}", self.port);
+        wait_until("a request in flight to the server", 20, || {
+            std::fs::read_to_string("/proc/net/tcp").unwrap().lines().skip(1).any(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let rx = f[4].split(':').nth(1).map_or(0, |q| u64::from_str_radix(q, 16).unwrap_or(0));
+                f[1].ends_with(&port) && f[3] == "01" && rx > 0
+            })
+        });
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = Command::new(script()).args(["down", "--dir"]).arg(self.dir.path()).output();
+    }
+}
+
+impl Server {
+    /// The URL of `prefix` in the test's bucket, as `--s3` takes it.
     pub fn url(&self, prefix: &str) -> String {
         format!("http://127.0.0.1:{}/{BUCKET}/{prefix}", self.port)
     }
 
-    /// `cmd` with the server's keys, and no other, in its AWS environment.
+    /// `cmd` with the server's keys, and no other, in its AWS environment, as a user's would be.
     pub fn keyed<'c>(&self, cmd: &'c mut Command) -> &'c mut Command {
         for var in ["AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SHARED_CREDENTIALS_FILE", "AWS_REGION"] {
             cmd.env_remove(var);
@@ -86,14 +166,9 @@ impl S3Server {
         cmd.env("AWS_ACCESS_KEY_ID", &self.access).env("AWS_SECRET_ACCESS_KEY", &self.secret)
     }
 
-    /// Where the server keeps the objects under `prefix` on disk.
-    pub fn backing(&self, prefix: &str) -> PathBuf {
-        self.dir.path().join("root").join(BUCKET).join(prefix)
-    }
-}
-
-impl Drop for S3Server {
-    fn drop(&mut self) {
-        let _ = Command::new(script()).args(["down", "--dir"]).arg(self.dir.path()).output();
+    /// Runs the binary with the server's keys in the AWS environment.
+    pub fn iosurvey(&self, args: &[&str]) -> Out {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_iosurvey"));
+        outcome(self.keyed(&mut cmd).args(args).output().expect("start iosurvey"))
     }
 }

@@ -56,6 +56,11 @@ pub trait Backend {
     }
     /// Ends the phase: nothing may be in flight.
     fn detach(&mut self);
+    /// The object-store request the last transfer of `slot` made, with its time to first byte
+    /// (ns) when it read a body: engines of object stores keep each kind's figures apart.
+    fn request(&self, _slot: usize) -> Option<(crate::record::execution::Request, Option<u64>)> {
+        None
+    }
     /// The task's buffers, one per slot: the core fills a write's before submitting it and
     /// checks a read's after reaping it. A slot in flight is not given out.
     fn bufs(&mut self) -> &mut IoBufs;

@@ -5,6 +5,7 @@
 //! less than the object). One request at a time: tasks are the concurrency, as warp's are.
 
 use super::{in_flight, Backend, Capabilities, Completion, Handles, IoBufs, Object, Registered, Setup};
+use crate::record::execution::Request;
 use crate::s3::Part;
 use crate::spec::Op;
 use crate::target::site::object_key;
@@ -15,13 +16,15 @@ use std::io;
 /// The registry's entry.
 pub const ENTRY: Registered = Registered {
     name: "s3",
-    about: "PUT (multipart past one transfer) and GET (ranged within an object) of objects, one request at a time",
+    about: "PUT (multipart past one transfer), GET (ranged within an object), HEAD, LIST and DELETE of objects, one request at a time",
     caps: Capabilities::STORAGE,
     probe: |_| Ok(()),
     open,
     param: None,
-    refuses: Some(|ops, _| {
-        ops.contains(&Op::Mix).then(|| "the s3 engine writes objects whole: a phase cannot mix reads and writes".into())
+    refuses: Some(|ops, data| {
+        (ops.contains(&Op::Mix) && data.mix.is_empty()).then(|| {
+            "a mix phase on a bucket draws its requests from --mix (e.g. --mix get:45,stat:30,put:15,delete:10)".into()
+        })
     }),
     takes: Handles::Objects,
 };
@@ -35,6 +38,8 @@ struct S3 {
     uploads: BTreeMap<u64, (String, Vec<Part>)>,
     body: Vec<u8>,
     done: Option<Completion>,
+    /// The request of the last transfer: its slot, kind and time to first byte.
+    last: Option<(usize, Request, Option<u64>)>,
 }
 
 fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
@@ -45,6 +50,7 @@ fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
         uploads: BTreeMap::new(),
         body: Vec::new(),
         done: None,
+        last: None,
     }))
 }
 
@@ -53,26 +59,41 @@ fn failed(e: crate::s3::S3Error) -> io::Error {
 }
 
 impl S3 {
-    fn transfer(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<usize> {
+    /// Makes the request of one transfer: its bytes, the kind of request, and its time to
+    /// first byte when it read a body.
+    fn transfer(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<(usize, Request, Option<u64>)> {
         let object = self.object.clone().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no object"))?;
         let client = &object.client;
         let buf = self.bufs.get_mut(slot).ok_or_else(in_flight)?;
         let len = buf.len() as u64;
         let (k, within) = (offset / self.block.max(1), offset % self.block.max(1));
         let key = object_key(&object.key, k);
+        // A request that moves no data counts as the transfer it stands for.
+        match op {
+            Op::Head => return client.head(&key).map(|_| (buf.len(), Request::Head, None)).map_err(failed),
+            // The task's own objects: the keys under its file's name.
+            Op::List => {
+                return client
+                    .list(&format!("{}/", object.key))
+                    .map(|_| (buf.len(), Request::List, None))
+                    .map_err(failed)
+            }
+            Op::Delete => return client.delete(&key).map(|()| (buf.len(), Request::Delete, None)).map_err(failed),
+            _ => {}
+        }
         if op != Op::Write {
-            match within == 0 && len == self.block {
+            let timing = match within == 0 && len == self.block {
                 true => client.get(&key, &mut self.body),
                 false => client.get_range(&key, within, len, &mut self.body),
             }
             .map_err(failed)?;
             let n = self.body.len().min(buf.len());
             buf[..n].copy_from_slice(&self.body[..n]);
-            return Ok(n);
+            return Ok((n, Request::Get, Some(timing.first_byte.as_nanos() as u64)));
         }
         if len >= self.block {
             client.put(&key, buf).map_err(failed)?;
-            return Ok(buf.len());
+            return Ok((buf.len(), Request::Put, None));
         }
         let (id, parts) = match self.uploads.entry(k) {
             std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
@@ -89,7 +110,7 @@ impl S3 {
                 return Err(failed(e));
             }
         }
-        Ok(buf.len())
+        Ok((buf.len(), Request::Put, None))
     }
 }
 
@@ -106,7 +127,8 @@ impl Backend for S3 {
 
     fn submit(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<()> {
         let result = self.transfer(slot, offset, op);
-        self.done = Some((slot, result));
+        self.last = result.as_ref().ok().map(|&(_, request, first_byte)| (slot, request, first_byte));
+        self.done = Some((slot, result.map(|(n, ..)| n)));
         Ok(())
     }
 
@@ -136,6 +158,10 @@ impl Backend for S3 {
             }
         }
         self.object = None;
+    }
+
+    fn request(&self, slot: usize) -> Option<(Request, Option<u64>)> {
+        self.last.filter(|l| l.0 == slot).map(|(_, request, first_byte)| (request, first_byte))
     }
 
     fn bufs(&mut self) -> &mut IoBufs {
