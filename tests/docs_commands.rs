@@ -34,7 +34,14 @@ const PROGRAMS: &[&str] = &[
     "testbed/testbed",
     "apt-get",
     "fuzz/run",
+    "man",
 ];
+
+/// Whether `program` is one of the benchmarks (bench/NAME), which a doc block shows but no
+/// test runs: each must exist, so that a renamed bench never leaves its docs behind.
+fn is_bench(program: &str) -> bool {
+    program.starts_with("bench/")
+}
 
 /// The command names `iosurvey --help` lists, and the front ends.
 fn command_names() -> Vec<String> {
@@ -52,7 +59,7 @@ fn command_names() -> Vec<String> {
 fn is_command(line: &str, names: &[String]) -> bool {
     let words: Vec<&str> = line.split_whitespace().collect();
     let Some(first) = words.first() else { return false };
-    if !PROGRAMS.contains(first) {
+    if !PROGRAMS.contains(first) && !is_bench(first) {
         return false;
     }
     match words.iter().position(|w| *w == "iosurvey" || w.ends_with("/iosurvey")) {
@@ -169,8 +176,13 @@ fn every_command_the_readme_and_the_docs_show_runs_or_is_marked_and_parses() {
     for block in &all {
         for line in &block.commands {
             let at = format!("{}:{} `{line}`", block.file, block.line);
+            let program = line.split_whitespace().next().unwrap_or_default();
             match &block.not_run {
                 None => {
+                    assert!(
+                        !is_bench(program),
+                        "{at}: a benchmark is not run by tests: mark its block with {MARKER} WHY -->"
+                    );
                     // `cargo run --release --` is the binary built for this test.
                     let script = line.replace("cargo run --release --", "iosurvey");
                     let out = Command::new("bash")
@@ -184,6 +196,7 @@ fn every_command_the_readme_and_the_docs_show_runs_or_is_marked_and_parses() {
                     ran += 1;
                 }
                 Some(why) => {
+                    assert!(!is_bench(program) || root.join(program).is_file(), "{at}: no {program} in the repository");
                     for words in invocations(line) {
                         let mut args: Vec<&str> = words.iter().map(String::as_str).collect();
                         args.push("--help");

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{assert_one_line_error, iosurvey, Out};
+use common::{assert_one_line_error, iosurvey, phases, Out};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -66,24 +66,6 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= b.abs() * 1e-9
 }
 
-/// Each phase's (op, iteration, bandwidth, iops).
-fn phases(run: &Value) -> Vec<(String, u64, Option<f64>, Option<f64>)> {
-    run["phases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| {
-            let f = &p["figures"];
-            (
-                p["op"].as_str().unwrap().to_string(),
-                p["iteration"].as_u64().unwrap(),
-                f["bandwidth"].as_f64(),
-                f["iops"].as_f64(),
-            )
-        })
-        .collect()
-}
-
 /// IOR text's result rows, read the plain way: (op, bandwidth MiB/s, IOPS, iteration).
 fn ior_rows(text: &str) -> Vec<(String, f64, f64, u64)> {
     text.lines()
@@ -103,10 +85,10 @@ fn ior_text_figures_are_the_files() {
         let want = ior_rows(&text_of(name));
         assert_eq!(want.len(), 4, "{name}: two iterations of write and read");
         let got = phases(run);
-        for ((op, mib, iops, iter), (gop, giter, gbw, giops)) in want.iter().zip(&got) {
-            assert_eq!((op, iter), (gop, giter), "{name}");
-            assert!(close(gbw.unwrap(), mib * MIB), "{name} {op} {iter}: {gbw:?} vs {mib} MiB/s");
-            assert_eq!(giops.unwrap(), *iops, "{name}");
+        for ((op, mib, iops, iter), g) in want.iter().zip(&got) {
+            assert_eq!((op, iter), (&g.op, &g.iteration), "{name}");
+            assert!(close(g.bandwidth.unwrap(), mib * MIB), "{name} {op} {iter}: {:?} vs {mib} MiB/s", g.bandwidth);
+            assert_eq!(g.iops.unwrap(), *iops, "{name}");
         }
         let text = text_of(name);
         let access = if text.contains("file-per-process") { "file-per-task" } else { "shared" };
@@ -127,10 +109,10 @@ fn ior_json_figures_are_the_files() {
         let run = &s.runs()[0];
         let got = phases(run);
         assert_eq!(got.len(), rows.len(), "{name}");
-        for (row, (op, _, bw, iops)) in rows.iter().zip(&got) {
-            assert_eq!(row["access"].as_str().unwrap(), op);
-            assert!(close(bw.unwrap(), row["bwMiB"].as_f64().unwrap() * MIB), "{name}");
-            assert_eq!(iops.unwrap(), row["iops"].as_f64().unwrap());
+        for (row, g) in rows.iter().zip(&got) {
+            assert_eq!(row["access"].as_str().unwrap(), g.op);
+            assert!(close(g.bandwidth.unwrap(), row["bwMiB"].as_f64().unwrap() * MIB), "{name}");
+            assert_eq!(g.iops.unwrap(), row["iops"].as_f64().unwrap());
         }
         let random = file["tests"][0]["Parameters"]["randomOffset"] == 1;
         assert_eq!(run["workload"]["pattern"], if random { "random" } else { "sequential" }, "{name}");
@@ -158,8 +140,8 @@ fn mdtest_means_are_the_files_and_its_other_phases_are_kept() {
     for (name, op) in ops {
         let line = text.lines().find(|l| l.trim_start().starts_with(name)).unwrap();
         let mean: f64 = line.split_whitespace().rev().nth(1).unwrap().parse().unwrap();
-        let phase = got.iter().find(|p| p.0 == op).unwrap_or_else(|| panic!("{op} in {got:?}"));
-        assert_eq!(phase.3, Some(mean), "{name}");
+        let phase = got.iter().find(|p| p.op == op).unwrap_or_else(|| panic!("{op} in {got:?}"));
+        assert_eq!(phase.iops, Some(mean), "{name}");
     }
     let rename = run["tool_params"]["mdtest.Directory rename"].as_str().unwrap();
     assert!(rename.contains("mean 64445.255"), "not dropped silently: {rename}");
@@ -246,8 +228,8 @@ fn iozone_throughput_mode_is_one_run_of_its_processes() {
     for (what, op) in
         [("initial writers", "write"), ("rewriters", "rewrite"), (" readers", "read"), ("re-readers", "reread")]
     {
-        let phase = got.iter().find(|p| p.0 == op).unwrap();
-        assert!(close(phase.2.unwrap(), children(what) * 1024.0), "{op}");
+        let phase = got.iter().find(|p| p.op == op).unwrap();
+        assert!(close(phase.bandwidth.unwrap(), children(what) * 1024.0), "{op}");
     }
     assert_eq!((run["workload"]["tasks"].as_u64(), run["workload"]["transfer"].as_u64()), (Some(2), Some(65536)));
 }

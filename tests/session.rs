@@ -39,29 +39,15 @@ fn small() -> Workload {
 
 fn matrix_record(db_dir: &Path) -> MatrixRecord {
     let grid = Grid::new((64 * KIB, 128 * KIB), (16 * KIB, 64 * KIB), false);
+    let shape = Shape { tasks: 2, per_node: 2, direct: false, fsync: false, seed: 1, stand_in: None };
     MatrixRecord {
-        id: None,
         started: 1,
-        status: Status::Ok,
-        error: None,
         command_line: "a campaign".into(),
         label: Some("tmpfs".into()),
         env: iosurvey::env::collect(db_dir),
-        grid,
-        kinds: vec![Kind::Write, Kind::Read],
-        shape: Shape { tasks: 2, per_node: 2, direct: false, fsync: false, seed: 1, stand_in: None },
         timing: iosurvey::measure::WindowEnd::Transfers,
         adaptive: false,
-        fraction: 0.3,
-        cells: Vec::new(),
-        limits: Vec::new(),
-        wall_secs: 0.0,
-        full_secs: None,
-        skipped: 0,
-        spine: None,
-        notes: Vec::new(),
-        provenance: None,
-        tool_params: Default::default(),
+        ..MatrixRecord::new(grid, vec![Kind::Write, Kind::Read], shape, 0.3)
     }
 }
 

@@ -544,36 +544,15 @@ mod tests {
                 possibly_cached: None,
             })
             .collect();
+        let shape =
+            crate::plan::matrix::Shape { tasks: 1, per_node: 1, direct: false, fsync: false, seed: 1, stand_in: None };
         MatrixRecord {
             id: Some(1),
-            started: 0,
-            status: Status::Ok,
-            error: None,
-            command_line: String::new(),
-            label: None,
-            env: Default::default(),
-            grid,
-            kinds: vec![Kind::Read],
-            shape: crate::plan::matrix::Shape {
-                tasks: 1,
-                per_node: 1,
-                direct: false,
-                fsync: false,
-                seed: 1,
-                stand_in: None,
-            },
-            timing: Default::default(),
             adaptive,
-            fraction: 0.3,
             cells,
             limits: vec![crate::env::Limit { name: "the L2 unified cache".into(), bytes: 2 * MIB }],
             wall_secs: 1.0,
-            full_secs: None,
-            skipped: 0,
-            spine: None,
-            notes: Vec::new(),
-            provenance: None,
-            tool_params: Default::default(),
+            ..MatrixRecord::new(grid, vec![Kind::Read], shape, 0.3)
         }
     }
 

@@ -19,12 +19,12 @@ pub static TEAM_START_NS: OnceLock<u64> = OnceLock::new();
 
 /// Runs the parsed command. Only the lead process prints errors: the others reach the same
 /// verdict, or learned it from the lead.
-pub fn dispatch<T: Team>(cli: &Cli, team: &T) -> Result<(), Failure> {
+pub fn dispatch<T: Team>(cli: &Cli, team: &T) -> Result<(), Error> {
     let result = match ended(cli, team) {
-        Err(Ended::Typed(e, spelling)) if team.process() == 0 => Err(Failure::closing(e, &spelling)),
+        Err(Ended::Typed(e, spelling)) if team.process() == 0 => Err(super::closing(e, &spelling)),
         Err(Ended::Words(f)) if team.process() == 0 => Err(f.said()),
-        Err(Ended::Typed(e, _)) => Err(Failure::silent(e.exit_code())),
-        Err(Ended::Words(f)) => Err(Failure::silent(f.code)),
+        Err(Ended::Typed(e, _)) => Err(Error::silent(e.kind)),
+        Err(Ended::Words(f)) => Err(Error::silent(f.kind())),
         Ok(()) => Ok(()),
     };
     // Nobody exits before the lead has said why: a launcher ends the whole job as soon as one
@@ -99,11 +99,6 @@ fn ended<T: Team>(cli: &Cli, team: &T) -> Result<(), Ended> {
             text.iter().for_each(|text| out!("{text}"));
             Ok(())
         }
-        Command::Import(args) => {
-            let text = super::opening::on_lead(team, || super::import::import(&cli.db, args))?;
-            text.iter().for_each(|text| out!("{text}"));
-            Ok(())
-        }
         _ => keeping(cli, team).map_err(typed),
     }
 }
@@ -126,6 +121,7 @@ fn keeping<T: Team>(cli: &Cli, team: &T) -> Result<(), Error> {
         Command::Export { ids, format, output } => {
             lead_prints(team, || export(&cli.db, ids, *format, output.as_deref()))
         }
+        Command::Import(args) => lead_prints(team, || super::import::import(&cli.db, args)),
         Command::Overhead => lead_prints(team, || Ok(iosurvey::engine::overhead::report())),
         Command::Engines { json, all } => lead_prints(team, || engines(*json, *all)),
         Command::TeamTiming { rounds } => {

@@ -4,7 +4,7 @@
 //! `meta` or `matrix` play them, and the records printed in the tool's own layout. Every run
 //! is stored as any other, with the command line as typed.
 
-use super::{Cli, Command, Failure};
+use super::{Cli, Command};
 use iosurvey::compat::{self, ior, iozone, layout, mdtest, CompatError, Native, Tool};
 use iosurvey::record::RunRecord;
 use iosurvey::store::Store;
@@ -139,7 +139,7 @@ pub(super) fn main(invoked: Invoked) -> i32 {
         Tool::Iozone => Cmd::Matrix,
     });
     let spelled = Respelled { base: &base, pairs: &pairs };
-    let said = |e: Error| Failure::closing(e, &spelled);
+    let said = |e: Error| super::closing(e, &spelled);
     let played = match tool {
         Tool::Ior => ior::parse(&args, &mut |p| small_file(p))
             .map_err(refused)
@@ -157,7 +157,7 @@ pub(super) fn main(invoked: Invoked) -> i32 {
     };
     // A line refused before the team starts ends here, said once: its hint names the native
     // option nearest to the tool's on purpose.
-    played.unwrap_or_else(|e| super::finish(Err(Failure::closing(e, &iosurvey::study::error::Plain))))
+    played.unwrap_or_else(|e| super::finish(Err(e)))
 }
 
 /// Says the notes, and with -v the native commands, on the lead.

@@ -1,10 +1,10 @@
 //! `iosurvey import`: other tools' outputs read whole, every file before any is stored, then
 //! stored in one transaction (`Store::import`). It only reads the files named.
 
-use super::Failure;
 use iosurvey::import::{self, ImportError, Imported, Tool};
 use iosurvey::store::imports::{Became, ImportFile, Outcome};
 use iosurvey::store::Store;
+use iosurvey::study::Error;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -74,13 +74,12 @@ struct Read {
     parsed: Imported,
 }
 
-pub(super) fn import(db: &Path, a: &ImportArgs) -> Result<String, Failure> {
+pub(super) fn import(db: &Path, a: &ImportArgs) -> Result<String, Error> {
     if let Some(label) = &a.label {
         if !iosurvey::record::is_label(label) {
-            return Err(Failure::new(
+            return Err(Error::refused(
                 format!("--label '{label}' is not a name"),
                 "give 1 to 64 printable characters",
-                2,
             ));
         }
     }
@@ -135,17 +134,16 @@ fn said(b: &Became) -> String {
 }
 
 /// The failure of a file that is not what it should be: its line and what was expected.
-fn bad(e: ImportError) -> Failure {
-    Failure::new(
+fn bad(e: ImportError) -> Error {
+    Error::refused(
         e,
         "give the tool's whole output as it wrote it (--tool if it is not recognised); nothing was stored",
-        2,
     )
 }
 
-fn read_one(path: &Path, db: &Path, a: &ImportArgs) -> Result<Read, Failure> {
+fn read_one(path: &Path, db: &Path, a: &ImportArgs) -> Result<Read, Error> {
     let name = path.display().to_string();
-    let refuse = |why: &str, hint: &str| Failure::new(format!("cannot import {name}: {why}"), hint, 2);
+    let refuse = |why: &str, hint: &str| Error::refused(format!("cannot import {name}: {why}"), hint);
     let meta =
         std::fs::metadata(path).map_err(|e| refuse(&e.to_string(), "name a file that exists and you may read"))?;
     if std::fs::metadata(db).is_ok_and(|s| (s.dev(), s.ino()) == (meta.dev(), meta.ino())) {
@@ -180,8 +178,8 @@ fn read_one(path: &Path, db: &Path, a: &ImportArgs) -> Result<Read, Failure> {
 
 /// A file's bytes and its text, refused when too large or not UTF-8 (at the line where it
 /// stops being text).
-fn read_text(path: &Path, name: &str) -> Result<(String, Vec<u8>), Failure> {
-    let refuse = |why: String| Failure::new(format!("cannot import {name}: {why}"), "name a tool's output file", 2);
+fn read_text(path: &Path, name: &str) -> Result<(String, Vec<u8>), Error> {
+    let refuse = |why: String| Error::refused(format!("cannot import {name}: {why}"), "name a tool's output file");
     use iosurvey::input::{read, InputError, Links};
     let bytes = match read(path, MAX_BYTES, Links::Follow) {
         Ok((bytes, _)) => bytes,
@@ -206,23 +204,21 @@ fn read_text(path: &Path, name: &str) -> Result<(String, Vec<u8>), Failure> {
 
 /// An IO500 result directory: its result_summary.txt, its configuration (the first *.ini in
 /// name order) and result.txt.
-fn read_io500(dir: &Path, name: &str, a: &ImportArgs) -> Result<Read, Failure> {
+fn read_io500(dir: &Path, name: &str, a: &ImportArgs) -> Result<Read, Error> {
     if a.tool.is_some_and(|t| t != Tool::Io500) {
-        return Err(Failure::new(
+        return Err(Error::refused(
             format!(
                 "cannot import {name}: a directory is an IO500 result directory, not {} output",
                 a.tool.map_or("", |t| t.name())
             ),
             "name the tool's output file, or leave --tool out",
-            2,
         ));
     }
     let summary = dir.join(IO500_SUMMARY);
     if !summary.is_file() {
-        return Err(Failure::new(
+        return Err(Error::refused(
             format!("cannot import {name}: a directory, but not an IO500 result directory (it has no {IO500_SUMMARY}) nor an mlpstorage one (no summary.json)"),
             "name an IO500 or mlpstorage result directory, or a tool's output file",
-            2,
         ));
     }
     let mut inis: Vec<PathBuf> = std::fs::read_dir(dir)
@@ -234,7 +230,7 @@ fn read_io500(dir: &Path, name: &str, a: &ImportArgs) -> Result<Read, Failure> {
         })
         .unwrap_or_default();
     inis.sort();
-    let optional = |p: Option<&PathBuf>| -> Result<Option<(String, Vec<u8>)>, Failure> {
+    let optional = |p: Option<&PathBuf>| -> Result<Option<(String, Vec<u8>)>, Error> {
         p.filter(|p| p.is_file()).map(|p| read_text(p, &p.display().to_string())).transpose()
     };
     let config = optional(inis.first())?;

@@ -485,9 +485,9 @@ struct ReportFilter {
     until: Option<i64>,
 }
 
-/// An error for the user as the campaign driver still takes it: one line (none on processes
-/// other than the lead), and an exit code. Every other command's error is a typed
-/// `iosurvey::study::Error` until it is said, through [`Failure::of`] with its command's
+/// An error for the user as the campaign driver (cli/campaign.rs) still takes it: one line
+/// (none on processes other than the lead), and an exit code. Every other command's error is
+/// a typed `iosurvey::study::Error` until it is said, through [`closing`] with its command's
 /// spelling.
 pub struct Failure {
     line: Option<String>,
@@ -509,27 +509,33 @@ impl Failure {
         Failure { line: e.line(spelling), code: e.exit_code() }
     }
 
-    /// A typed error as the command's closing line, said now with `spelling` and what
-    /// clean-up left said before its hint; the failure that remains is silent.
-    fn closing(mut e: Error, spelling: &dyn Spelling) -> Self {
-        if let Some(said) = e.said.as_mut() {
-            if let Some(left) = leftovers_said() {
-                said.what = format!("{}; {left}", said.what);
-            }
-        }
-        if let Some(line) = e.line(spelling) {
-            say_error!("{line}");
-        }
-        Failure::silent(e.exit_code())
+    /// The kind of its exit code (every code the campaign driver gives is one of the table's).
+    fn kind(&self) -> Kind {
+        Kind::of_exit_code(self.code)
     }
 
-    /// Prints the line now (once the process ends, it may be too late to be seen).
-    fn said(self) -> Self {
+    /// Prints the line now (once the process ends, it may be too late to be seen); the error
+    /// that remains is silent.
+    fn said(self) -> Error {
         if let Some(line) = &self.line {
             say_error!("{}", with_leftovers(line, leftovers_said()));
         }
-        Failure::silent(self.code)
+        Error::silent(self.kind())
     }
+}
+
+/// A typed error as the command's closing line, said now with `spelling` and what clean-up
+/// left said before its hint; the error that remains is silent.
+fn closing(mut e: Error, spelling: &dyn Spelling) -> Error {
+    if let Some(said) = e.said.as_mut() {
+        if let Some(left) = leftovers_said() {
+            said.what = format!("{}; {left}", said.what);
+        }
+    }
+    if let Some(line) = e.line(spelling) {
+        say_error!("{line}");
+    }
+    Error::silent(e.kind)
 }
 
 /// Errors that name no command's flags: said as they are.
@@ -782,7 +788,7 @@ pub fn main() -> i32 {
                 return 2;
             }
             prepare();
-            return finish(merge::merge(args).map(|out| out!("{out}")).map_err(|e| Failure::closing(e, &Plain)));
+            return finish(merge::merge(args).map(|out| out!("{out}")));
         }
         _ => {}
     }
@@ -792,7 +798,7 @@ pub fn main() -> i32 {
 /// Runs a command's work with the team, its signals caught, and gives the exit code: the
 /// work's failure said in one line with what clean-up left.
 #[cfg(feature = "mpi")]
-fn execute(work: impl FnOnce(&iosurvey::team::mpi::MpiTeam) -> Result<(), Failure>) -> i32 {
+fn execute(work: impl FnOnce(&iosurvey::team::mpi::MpiTeam) -> Result<(), Error>) -> i32 {
     prepare();
     finish(with_team(work))
 }
@@ -800,7 +806,7 @@ fn execute(work: impl FnOnce(&iosurvey::team::mpi::MpiTeam) -> Result<(), Failur
 /// Runs a command's work with the team, its signals caught, and gives the exit code: the
 /// work's failure said in one line with what clean-up left.
 #[cfg(not(feature = "mpi"))]
-fn execute(work: impl FnOnce(&iosurvey::team::local::LocalTeam) -> Result<(), Failure>) -> i32 {
+fn execute(work: impl FnOnce(&iosurvey::team::local::LocalTeam) -> Result<(), Error>) -> i32 {
     prepare();
     finish(with_team(work))
 }
@@ -816,17 +822,15 @@ fn prepare() {
     });
 }
 
-/// The exit code of a command's result, its line said.
-fn finish(result: Result<(), Failure>) -> i32 {
+/// The exit code of a command's result, its line said (an error not said yet names no
+/// command's flags).
+fn finish(result: Result<(), Error>) -> i32 {
     // From here on, the signal thread's stop-at-once path cannot start: one ending, one line.
     let _ending = ENDING.lock();
     let result = result.and_then(|()| match stdout::failure() {
-        Some(why) => Err(Failure::closing(
-            Error::failed(
-                format!("cannot write standard output: {why}"),
-                "check the file or device standard output goes to; what the command stored stays",
-            ),
-            &Plain,
+        Some(why) => Err(Error::failed(
+            format!("cannot write standard output: {why}"),
+            "check the file or device standard output goes to; what the command stored stays",
         )),
         None => Ok(()),
     });
@@ -837,12 +841,7 @@ fn finish(result: Result<(), Failure>) -> i32 {
             }
             0
         }
-        Err(f) => {
-            if let Some(line) = f.line {
-                say_error!("{}", with_leftovers(&line, leftovers_said()));
-            }
-            f.code
-        }
+        Err(e) => closing(e, &Plain).exit_code(),
     }
 }
 
@@ -863,10 +862,10 @@ fn with_leftovers(line: &str, left: Option<String>) -> String {
 
 /// Runs `f` with the team of this build: MPI ranks x threads, or threads of this process.
 #[cfg(feature = "mpi")]
-fn with_team(f: impl FnOnce(&iosurvey::team::mpi::MpiTeam) -> Result<(), Failure>) -> Result<(), Failure> {
+fn with_team(f: impl FnOnce(&iosurvey::team::mpi::MpiTeam) -> Result<(), Error>) -> Result<(), Error> {
     let started = std::time::Instant::now();
     let team = iosurvey::team::mpi::MpiTeam::init()
-        .map_err(|e| Failure::from(Error::failed(e, "check the MPI installation and launcher")))?;
+        .map_err(|e| Error::failed(e, "check the MPI installation and launcher"))?;
     let _ = commands::TEAM_START_NS.set(started.elapsed().as_nanos() as u64);
     use iosurvey::team::Team;
     ONE_OF_MANY.store(team.processes() > 1, std::sync::atomic::Ordering::Relaxed);
@@ -876,14 +875,14 @@ fn with_team(f: impl FnOnce(&iosurvey::team::mpi::MpiTeam) -> Result<(), Failure
 
 /// Runs `f` with the team of this build: MPI ranks x threads, or threads of this process.
 #[cfg(not(feature = "mpi"))]
-fn with_team(f: impl FnOnce(&iosurvey::team::local::LocalTeam) -> Result<(), Failure>) -> Result<(), Failure> {
+fn with_team(f: impl FnOnce(&iosurvey::team::local::LocalTeam) -> Result<(), Error>) -> Result<(), Error> {
     // Started by a launcher as one of several processes, a build without MPI would run that
     // many separate teams on one directory and store.
     if let Some((var, n)) = iosurvey::team::launched_as_many(|v| std::env::var(v).ok()) {
-        return Err(Failure::from(Error::refused(
+        return Err(Error::refused(
             format!("started by a launcher as one of several processes ({var}={n}), but this iosurvey was built without MPI"),
             "build with 'cargo build --release --features mpi', or start a single process",
-        )));
+        ));
     }
     f(&iosurvey::team::local::LocalTeam)
 }

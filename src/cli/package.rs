@@ -2,7 +2,7 @@
 //! code and which optional parts, shell completions and man pages, all from the same clap
 //! definitions the commands are parsed with, so that they never drift from the commands.
 
-use super::Failure;
+use iosurvey::study::Error;
 use std::ffi::OsString;
 use std::path::Path;
 
@@ -61,7 +61,7 @@ fn mpi_library() -> String {
 
 /// `iosurvey completions SHELL`: the script on standard output. Made whole first:
 /// clap_complete panics on a write error, such as a reader that closed the pipe.
-pub(super) fn completions(shell: Shell) -> Result<(), Failure> {
+pub(super) fn completions(shell: Shell) -> Result<(), Error> {
     let mut cmd = super::visible_tree();
     let shell = match shell {
         Shell::Bash => clap_complete::Shell::Bash,
@@ -76,7 +76,7 @@ pub(super) fn completions(shell: Shell) -> Result<(), Failure> {
 
 /// `iosurvey manpages DIR`: a page per command and subcommand (iosurvey-campaign-run.1), the
 /// hidden ones left out; each written whole, never through a link or over the store.
-pub(super) fn manpages(dir: &Path, db: &Path) -> Result<(), Failure> {
+pub(super) fn manpages(dir: &Path, db: &Path) -> Result<(), Error> {
     let hint = "give manpages a directory of its own, e.g. /usr/local/share/man/man1";
     super::output::folder(dir, "the man pages", hint)?;
     let mut pages = Vec::new();
@@ -101,12 +101,12 @@ fn built() -> clap::Command {
 
 /// The page of `cmd`, named `name` (iosurvey-campaign-run) and typed as `typed` (iosurvey
 /// campaign run), then those of its subcommands.
-fn pages_of(cmd: clap::Command, name: &str, typed: &str, pages: &mut Vec<(String, Vec<u8>)>) -> Result<(), Failure> {
+fn pages_of(cmd: clap::Command, name: &str, typed: &str, pages: &mut Vec<(String, Vec<u8>)>) -> Result<(), Error> {
     let cmd = cmd.name(name.to_string()).bin_name(typed.to_string()).version(env!("CARGO_PKG_VERSION"));
     let mut text = Vec::new();
     clap_mangen::Man::new(cmd.clone())
         .render(&mut text)
-        .map_err(|e| Failure::new(format!("cannot render the man page of {name}: {e}"), "report this as a bug", 1))?;
+        .map_err(|e| Error::failed(format!("cannot render the man page of {name}: {e}"), "report this as a bug"))?;
     pages.push((format!("{name}.1"), text));
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help") {
         let sub_name = sub.get_name();

@@ -270,10 +270,10 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
     let w = ctx.w;
     // Made at the first phase that needs them.
     let (mut io, mut meta_io): (Option<TaskIo>, Option<MetaIo>) = (None, None);
-    let clock = TaskClock { offset: m.clock_offset(), epoch: m.min(TaskClock::raw(m.clock_offset())) };
+    let mut clock = TaskClock::of(m);
     if m.local_index() == 0 {
         // Team time t is CLOCK_MONOTONIC - offset - epoch here.
-        ctx.progress.epoch.store((clock.epoch as i64 + clock.offset).max(0) as u64, Relaxed);
+        ctx.progress.epoch.store(clock.epoch_monotonic(), Relaxed);
     }
     let nodes = m.nodes();
     let (sources, reorder_crosses_nodes, page_cache) = match ctx.work {
@@ -324,7 +324,11 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
                 }
                 Work::Data(data, map) => {
                     show_phase(ctx, m, op, iteration, w.bytes_per_phase());
-                    let io = io.get_or_insert_with(|| TaskIo::new(data, w.verify));
+                    let io = io.get_or_insert_with(|| {
+                        let io = TaskIo::new(data, w.verify);
+                        clock.follow(io.clock());
+                        io
+                    });
                     if op.direction() != Op::Read && !w.verify {
                         // Made before the clock starts: plain writes only stamp their offset into it.
                         for (i, slot) in io.free_slots() {

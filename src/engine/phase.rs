@@ -5,6 +5,7 @@
 //! phase does to the storage is a [`PhaseKind`]: data transfers today ([`super::transfer`]),
 //! metadata operations and IOzone's kinds next.
 
+use super::backends::TestClock;
 use super::{Execution, PhaseOutcome, TaskFailure, VerifyTally};
 use crate::measure::histogram::Histogram;
 use crate::measure::{done_at, Progression, Series, TaskTiming, CHECKPOINTS};
@@ -14,26 +15,59 @@ use crate::team::clock::monotonic_ns;
 use crate::team::Member;
 use serde::{Deserialize, Serialize};
 
-/// The team's clock for one task: the lead's monotonic clock, counted from the team's start.
+/// The team's clock for one task: the lead's monotonic clock, counted from the team's start;
+/// or the clock the task's engine keeps its time on, when it keeps one (the delay engine's
+/// test clock). Which one is decided once, when the engine is made: a task of any other engine
+/// reads the monotonic clock and nothing else.
 pub(super) struct TaskClock {
-    pub(super) offset: i64,
-    pub(super) epoch: u64,
+    offset: i64,
+    epoch: u64,
+    /// The engine's own clock; `None`: the monotonic clock.
+    engine: Option<TestClock>,
 }
 
 impl TaskClock {
-    pub(super) fn raw(offset: i64) -> u64 {
-        // The delay engine's test clock, where it keeps one, is the task's time.
-        let now = super::backends::delay::test_now().unwrap_or_else(monotonic_ns);
-        (now as i64 - offset).max(0) as u64
+    /// The task's clock, zero at the earliest task's start (collective): the monotonic clock
+    /// until the engine gives one of its own ([`TaskClock::follow`]).
+    pub(super) fn of<M: Member>(m: &M) -> Self {
+        let mut clock = TaskClock { offset: m.clock_offset(), epoch: 0, engine: None };
+        clock.epoch = m.min(clock.raw());
+        clock
     }
+
+    /// The monotonic clock as it is, for timing the clock itself (`iosurvey overhead`).
+    pub(super) fn monotonic() -> Self {
+        TaskClock { offset: 0, epoch: 0, engine: None }
+    }
+
+    /// From now on, the time the task's engine keeps, if it keeps its own.
+    pub(super) fn follow(&mut self, engine: Option<TestClock>) {
+        self.engine = engine;
+    }
+
+    /// CLOCK_MONOTONIC ns of team time 0 on this process.
+    pub(super) fn epoch_monotonic(&self) -> u64 {
+        (self.epoch as i64 + self.offset).max(0) as u64
+    }
+
+    fn raw(&self) -> u64 {
+        let now = match &self.engine {
+            Some(clock) => clock.now(),
+            None => monotonic_ns(),
+        };
+        (now as i64 - self.offset).max(0) as u64
+    }
+
     pub(super) fn now(&self) -> u64 {
-        Self::raw(self.offset).saturating_sub(self.epoch)
+        self.raw().saturating_sub(self.epoch)
     }
 
     /// Returns at team time `t` (at once if it has passed): asleep until shortly before,
     /// then yielding, so that a task waiting on a busy node leaves the core to the others.
+    /// An engine's own clock is moved on to `t` instead: its time passes only by its waits.
     pub(super) fn wait_until(&self, t: u64) {
-        if super::backends::delay::advance_to((t.saturating_add(self.epoch) as i64 + self.offset).max(0) as u64) {
+        if let Some(clock) = &self.engine {
+            clock.advance_to((t.saturating_add(self.epoch) as i64 + self.offset).max(0) as u64);
             return;
         }
         loop {
@@ -210,4 +244,25 @@ pub(super) fn drop_on_each_node<M: Member>(m: &M, leads_node: bool) -> bool {
     m.barrier();
     let ok = !leads_node || cache::drop_caches().is_ok();
     m.min(ok as u64) == 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::backends::{self, IoBufs};
+    use crate::spec::EngineName;
+
+    #[test]
+    fn a_task_clock_reads_the_monotonic_clock_even_beside_a_delay_engines_test_clock() {
+        // A delay engine on this thread whose test clock has moved 1,000 s ahead.
+        let bufs = IoBufs::try_new(1, 4096).unwrap();
+        let mut delay = backends::open(&EngineName::new("delay", Some("1000s")), 1, bufs).unwrap();
+        delay.attach(None, Op::Write, 4096).unwrap();
+        delay.submit(0, 0, Op::Write).unwrap();
+        delay.reap(1, &mut Vec::new()).unwrap();
+        // Another engine's task on the same thread keeps the machine's time.
+        let clock = TaskClock::monotonic();
+        let (before, read, after) = (monotonic_ns(), clock.now(), monotonic_ns());
+        assert!((before..=after).contains(&read), "{before} <= {read} <= {after}");
+    }
 }

@@ -66,6 +66,11 @@ impl TaskIo {
         io
     }
 
+    /// The clock the backend keeps its time on, when it keeps its own (the delay engine's).
+    pub(super) fn clock(&self) -> Option<backends::TestClock> {
+        self.backend.as_ref().ok().and_then(|b| b.clock())
+    }
+
     /// The buffers not in flight, with their slots (none when the backend could not be made).
     pub(super) fn free_slots(&mut self) -> impl Iterator<Item = (usize, &mut [u8])> {
         self.backend.iter_mut().flat_map(|b| b.bufs().free_mut())

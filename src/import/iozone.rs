@@ -12,7 +12,7 @@ use super::{figures, phase, Bad, Imported, Made, KIB};
 use crate::env::Environment;
 use crate::measure::TimedFigures;
 use crate::plan::matrix::{Grid, Kind, Shape};
-use crate::record::{MatrixCell, MatrixRecord, Status, IMPORTED};
+use crate::record::{MatrixCell, MatrixRecord, IMPORTED};
 use crate::spec::{Access, Data, Op, Workload};
 use std::collections::BTreeMap;
 
@@ -243,36 +243,25 @@ fn matrix(head: &Head, values: Values) -> MatrixRecord {
         }
     }
     let words = text::words(&head.command);
+    let grid = Grid { files, records, all_records: words.iter().any(|w| w == "-z") };
+    let shape = Shape {
+        tasks: 1,
+        per_node: 1,
+        direct: words.iter().any(|w| w == "-I"),
+        fsync: words.iter().any(|w| w == "-e"),
+        seed: 0,
+        stand_in: None,
+    };
     MatrixRecord {
-        id: None,
         started: head.started,
-        status: Status::Ok,
-        error: None,
         command_line: head.command.clone(),
-        label: None,
         env: Environment { tool_version: head.version.clone(), ..Environment::default() },
-        grid: Grid { files, records, all_records: words.iter().any(|w| w == "-z") },
-        kinds,
-        shape: Shape {
-            tasks: 1,
-            per_node: 1,
-            direct: words.iter().any(|w| w == "-I"),
-            fsync: words.iter().any(|w| w == "-e"),
-            seed: 0,
-            stand_in: None,
-        },
-        timing: Default::default(),
         adaptive: false,
-        fraction: 0.3,
         cells,
-        limits: Vec::new(),
-        wall_secs: 0.0,
-        full_secs: None,
-        skipped: 0,
-        spine: None,
         notes: vec![format!("imported from iozone {}: one sample per cell, as IOzone measured it", head.version)],
         provenance: Some(format!("{IMPORTED}iozone {}", head.version)),
         tool_params: params,
+        ..MatrixRecord::new(grid, kinds, shape, 0.3)
     }
 }
 

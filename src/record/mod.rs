@@ -829,3 +829,40 @@ pub struct MatrixRecord {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tool_params: BTreeMap<String, String>,
 }
+
+impl MatrixRecord {
+    /// A matrix of these sizes, kinds and shape, a fall of more than `fraction` a cliff,
+    /// before anything is measured: whole, adaptive, not stored, nothing noted, its context
+    /// unknown. Whoever makes one says the rest (`..MatrixRecord::new(...)`).
+    pub fn new(
+        grid: crate::plan::matrix::Grid,
+        kinds: Vec<crate::plan::matrix::Kind>,
+        shape: crate::plan::matrix::Shape,
+        fraction: f64,
+    ) -> Self {
+        MatrixRecord {
+            id: None,
+            started: 0,
+            status: Status::Ok,
+            error: None,
+            command_line: String::new(),
+            label: None,
+            env: Environment::default(),
+            grid,
+            kinds,
+            shape,
+            timing: Default::default(),
+            adaptive: true,
+            fraction,
+            cells: Vec::new(),
+            limits: Vec::new(),
+            wall_secs: 0.0,
+            full_secs: None,
+            skipped: 0,
+            spine: None,
+            notes: Vec::new(),
+            provenance: None,
+            tool_params: BTreeMap::new(),
+        }
+    }
+}

@@ -207,28 +207,11 @@ pub(super) fn play<T: Team>(
 /// The matrix's record before it is measured: its settings, no cells, whole.
 fn record(a: &MatrixArgs, grid: Grid, kinds: Vec<Kind>, shape: Shape) -> MatrixRecord {
     MatrixRecord {
-        id: None,
         started: crate::units::now_unix(),
-        status: Status::Ok,
-        error: None,
-        command_line: String::new(),
         label: a.target.label.clone(),
-        env: Default::default(),
-        grid,
-        kinds,
         timing: timing(a),
-        shape,
-        adaptive: true,
-        fraction: a.cliff as f64 / 100.0,
-        cells: Vec::new(),
         limits: crate::env::limits(),
-        wall_secs: 0.0,
-        full_secs: None,
-        skipped: 0,
-        spine: None,
-        notes: Vec::new(),
-        provenance: None,
-        tool_params: Default::default(),
+        ..MatrixRecord::new(grid, kinds, shape, a.cliff as f64 / 100.0)
     }
 }
 

@@ -539,3 +539,38 @@ pub fn csv_records(csv: &str) -> Vec<Vec<String>> {
     }
     records.into_iter().filter(|r: &Vec<String>| !r[0].starts_with('#')).collect()
 }
+
+/// One phase of a run's JSON record, as the tests compare them: a figure the record leaves
+/// out (an imported run's unknown window, a rate of no meaning) is `None`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Phase {
+    pub op: String,
+    pub iteration: u64,
+    /// Bytes per second.
+    pub bandwidth: Option<f64>,
+    pub iops: Option<f64>,
+    pub window_ns: Option<u64>,
+    pub bytes: Option<u64>,
+    pub ops: Option<u64>,
+}
+
+/// Each phase of `run` (a record as `show --json` gives it), in its order.
+pub fn phases(run: &Value) -> Vec<Phase> {
+    run["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let f = &p["figures"];
+            Phase {
+                op: p["op"].as_str().unwrap().to_string(),
+                iteration: p["iteration"].as_u64().unwrap(),
+                bandwidth: f["bandwidth"].as_f64(),
+                iops: f["iops"].as_f64(),
+                window_ns: f["window_ns"].as_u64(),
+                bytes: f["bytes"].as_u64(),
+                ops: f["ops"].as_u64(),
+            }
+        })
+        .collect()
+}

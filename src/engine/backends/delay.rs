@@ -5,7 +5,8 @@
 //! planted at a known file size, for tests of the findings.
 //!
 //! It keeps time on a test clock: a task's clock stands still but for the waits, which move it
-//! on instead of sleeping ([`test_now`], read by the engine's task clock). A run is then as
+//! on instead of sleeping ([`TestClock`], which the engine gives the phase driver through
+//! `Backend::clock`, so that the task's times are read on it). A run is then as
 //! fast as the machine allows and its figures exact on any machine, however loaded: a
 //! transfer takes D, a phase the sum of its waits, whatever else the machine does. A test
 //! that needs the wall's time (a run to interrupt, a progress line to watch) asks for it with
@@ -19,29 +20,37 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
-thread_local! {
-    /// This thread's test clock (monotonic ns) while a delay engine on the test clock is open
-    /// in it; `None`: the thread keeps the wall's time.
-    static TEST_CLOCK: Cell<Option<u64>> = const { Cell::new(None) };
+/// A test clock (monotonic ns): it starts at the machine's time and then moves only when
+/// told to, by a wait the engine makes or one the task makes for the phase's start. Shared
+/// by one task's engine and its task clock, on the task's thread.
+#[derive(Clone, Debug)]
+pub struct TestClock(Rc<Cell<u64>>);
+
+impl TestClock {
+    fn starting_now() -> Self {
+        TestClock(Rc::new(Cell::new(crate::team::clock::monotonic_ns())))
+    }
+
+    /// Its time, monotonic ns.
+    pub fn now(&self) -> u64 {
+        self.0.get()
+    }
+
+    /// Moves it on to `t` (monotonic ns), if it is earlier.
+    pub fn advance_to(&self, t: u64) {
+        self.0.set(self.0.get().max(t));
+    }
 }
 
-/// The time on this thread's test clock (monotonic ns), when a delay engine keeps one here.
-pub fn test_now() -> Option<u64> {
-    TEST_CLOCK.with(Cell::get)
-}
-
-/// Moves this thread's test clock on to `t` (monotonic ns) if it keeps one and is earlier;
-/// whether it keeps one (a wait for a moment is then over at once).
-pub fn advance_to(t: u64) -> bool {
-    TEST_CLOCK.with(|c| match c.get() {
-        Some(now) => {
-            c.set(Some(now.max(t)));
-            true
-        }
-        None => false,
-    })
+/// The clock the waits are kept on.
+enum Time {
+    /// The test clock, moved on by the waits.
+    Test(TestClock),
+    /// The wall's clock from this origin: the waits are slept (`,wall`).
+    Wall(Instant),
 }
 
 /// The registry's entry.
@@ -101,36 +110,23 @@ struct Delay {
     /// clock or the wall's.
     pending: VecDeque<(usize, u64)>,
     trace: Trace,
-    /// The wall's clock's origin, when the waits are slept.
-    wall: Option<Instant>,
+    time: Time,
 }
 
 impl Delay {
     /// Now, on the clock the waits are kept on.
     fn now(&self) -> u64 {
-        match self.wall {
-            Some(origin) => origin.elapsed().as_nanos() as u64,
-            None => test_now().unwrap_or(0),
+        match &self.time {
+            Time::Wall(origin) => origin.elapsed().as_nanos() as u64,
+            Time::Test(clock) => clock.now(),
         }
     }
 
     /// Until `due`: slept on the wall's clock, the test clock moved on to it otherwise.
     fn wait_until(&self, due: u64) {
-        let now = self.now();
-        match self.wall {
-            Some(_) => std::thread::sleep(Duration::from_nanos(due.saturating_sub(now))),
-            None => {
-                advance_to(due);
-            }
-        }
-    }
-}
-
-impl Drop for Delay {
-    fn drop(&mut self) {
-        // The thread's later work (another engine's run) keeps the wall's time.
-        if self.wall.is_none() {
-            TEST_CLOCK.with(|c| c.set(None));
+        match &self.time {
+            Time::Wall(_) => std::thread::sleep(Duration::from_nanos(due.saturating_sub(self.now()))),
+            Time::Test(clock) => clock.advance_to(due),
         }
     }
 }
@@ -139,11 +135,7 @@ fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
     let waits =
         Waits::parse(setup.param.unwrap_or("0ns")).map_err(|why| io::Error::new(io::ErrorKind::InvalidInput, why))?;
     let len = setup.bufs.slot_len();
-    let wall = waits.wall.then(Instant::now);
-    if wall.is_none() {
-        // The test clock starts at the wall's time, then moves only by the waits.
-        TEST_CLOCK.with(|c| c.set(Some(c.get().unwrap_or_else(crate::team::clock::monotonic_ns))));
-    }
+    let time = if waits.wall { Time::Wall(Instant::now()) } else { Time::Test(TestClock::starting_now()) };
     Ok(Box::new(Delay {
         bufs: setup.bufs,
         wait: waits.wait,
@@ -151,7 +143,7 @@ fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
         len,
         pending: VecDeque::with_capacity(setup.depth),
         trace: Trace::from_env(len),
-        wall,
+        time,
     }))
 }
 
@@ -187,6 +179,12 @@ impl Backend for Delay {
     fn bufs(&mut self) -> &mut IoBufs {
         &mut self.bufs
     }
+    fn clock(&self) -> Option<TestClock> {
+        match &self.time {
+            Time::Test(clock) => Some(clock.clone()),
+            Time::Wall(_) => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -212,7 +210,8 @@ mod tests {
         let bufs = IoBufs::try_new(2, 4096).unwrap();
         let setup = Setup { param: Some("250ms"), depth: 2, bufs };
         let mut d = open(setup).unwrap();
-        let (start, wall) = (test_now().unwrap(), Instant::now());
+        let clock = d.clock().expect("the test clock, given to the task's clock");
+        let (start, wall) = (clock.now(), Instant::now());
         d.attach(None, Op::Write, 1 << 20).unwrap();
         let mut done = Vec::new();
         for round in 0..8 {
@@ -222,10 +221,11 @@ mod tests {
             d.reap(2, &mut done).unwrap();
             assert_eq!(done.len(), 2);
             // Two in flight together: each round takes one wait, not two.
-            assert_eq!(test_now().unwrap() - start, (round + 1) * 250_000_000);
+            assert_eq!(clock.now() - start, (round + 1) * 250_000_000);
         }
         assert!(wall.elapsed() < Duration::from_secs(1), "2 s of waits were not slept");
-        drop(d);
-        assert_eq!(test_now(), None, "the thread keeps the wall's time again");
+        let bufs = IoBufs::try_new(1, 4096).unwrap();
+        let slept = open(Setup { param: Some("250ms,wall"), depth: 1, bufs }).unwrap();
+        assert!(slept.clock().is_none(), "slept waits are the machine's time");
     }
 }

@@ -19,6 +19,7 @@ use crate::spec::{Data, EngineName, Op, SpecError};
 use crate::sys::fs::{pread, pwrite};
 pub use crate::sys::mem::IoBufs;
 pub use crate::target::site::{Handles, Object};
+pub use delay::TestClock;
 use serde::Serialize;
 use std::fs::File;
 use std::io;
@@ -64,6 +65,12 @@ pub trait Backend {
     /// The task's buffers, one per slot: the core fills a write's before submitting it and
     /// checks a read's after reaping it. A slot in flight is not given out.
     fn bufs(&mut self) -> &mut IoBufs;
+    /// The clock this engine keeps its time on, when it is not the machine's (the delay
+    /// engine's test clock): the task's phases are then timed on it. Asked once, when the
+    /// engine is made, so that no other engine's transfer pays for the question.
+    fn clock(&self) -> Option<TestClock> {
+        None
+    }
 }
 
 /// What an engine can do and needs, for the core, the target and the reports.
