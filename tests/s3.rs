@@ -3,152 +3,14 @@
 //! mock: signing, ranges, multipart and listing are checked by a server that enforces them.
 
 mod common;
+mod s3bed;
 
 use common::*;
 use iosurvey::engine::data::{check, fill_verified, Stamp};
 use iosurvey::s3::{Client, Credentials, Location, Manifest, Options, Payload, S3Error};
-use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use s3bed::*;
+use std::path::Path;
 use std::time::Duration;
-
-const BUCKET: &str = "iosv";
-
-fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testbed/s3")
-}
-
-/// A random hex string of `n` bytes.
-fn random_hex(n: usize) -> String {
-    let mut bytes = vec![0u8; n];
-    std::fs::File::open("/dev/urandom").and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes)).unwrap();
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// A versitygw of this test's own: its directory, port and root keys; stopped on drop.
-struct Server {
-    dir: tempfile::TempDir,
-    port: u16,
-    access: String,
-    secret: String,
-    pid: i32,
-}
-
-/// How `testbed/s3 up` ended.
-enum Up {
-    Ready,
-    Skip,
-    PortTaken,
-}
-
-impl Server {
-    /// Starts a server, or skips the test (`None`) where testbed/s3 says it cannot run.
-    fn start() -> Option<Server> {
-        // A port the system just handed out and took back is free unless another process
-        // (the server of a test running beside this one) takes it in the next instant; then
-        // `up` says so (75) and another port is tried, never another test's server used.
-        for _ in 0..5 {
-            let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-            let mut server = Server {
-                dir: tempfile::tempdir().unwrap(),
-                port,
-                access: format!("AK{}", random_hex(8)),
-                secret: format!("SeCrEt{}", random_hex(16)),
-                pid: 0,
-            };
-            match server.up() {
-                Up::Ready => {
-                    server.client("").create_bucket().unwrap();
-                    return Some(server);
-                }
-                Up::Skip => return None,
-                Up::PortTaken => continue,
-            }
-        }
-        panic!("testbed/s3 up: five ports in a row were taken before the server could listen");
-    }
-
-    fn up(&mut self) -> Up {
-        let out = Command::new(script())
-            .args(["up", "--dir"])
-            .arg(self.dir.path())
-            .args(["--port", &self.port.to_string()])
-            .env("ROOT_ACCESS_KEY_ID", &self.access)
-            .env("ROOT_SECRET_ACCESS_KEY", &self.secret)
-            .output()
-            .unwrap();
-        match out.status.code() {
-            Some(77) => {
-                skip(&String::from_utf8_lossy(&out.stderr));
-                return Up::Skip;
-            }
-            Some(75) => return Up::PortTaken,
-            _ => {}
-        }
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success(), "testbed/s3 up: {}{}", stdout, String::from_utf8_lossy(&out.stderr));
-        self.pid = stdout.lines().find_map(|l| l.strip_prefix("S3_PID=")).expect("S3_PID line").parse().unwrap();
-        Up::Ready
-    }
-
-    fn location(&self, prefix: &str) -> Location {
-        Location::parse(&format!("http://127.0.0.1:{}/{BUCKET}/{prefix}", self.port)).unwrap()
-    }
-
-    fn credentials(&self) -> Credentials {
-        Credentials::new(&self.access, &self.secret, None)
-    }
-
-    fn client_with(&self, prefix: &str, options: &Options) -> Client {
-        Client::new(&self.location(prefix), self.credentials(), options).unwrap()
-    }
-
-    fn client(&self, prefix: &str) -> Client {
-        self.client_with(prefix, &Options::default())
-    }
-
-    /// Where versitygw keeps `key` on disk.
-    fn backing_file(&self, key: &str) -> PathBuf {
-        self.dir.path().join("root").join(BUCKET).join(key)
-    }
-
-    fn signal(&self, sig: i32) {
-        // kill(1) of the server this test started, by its pid: never a name.
-        let ok = Command::new("kill").arg(format!("-{sig}")).arg(self.pid.to_string()).status().unwrap();
-        assert!(ok.success());
-    }
-
-    /// Waits until a connection to the server holds bytes it has not read: a request in flight.
-    /// Waits until the server has closed every connection a killed client left (its side in
-    /// ESTABLISHED or CLOSE_WAIT): only then has it finished, or dropped, the requests in flight,
-    /// and an object they were writing has landed or never will.
-    fn wait_for_connections_closed(&self) {
-        let port = format!(":{:04X}", self.port);
-        wait_until("the server to close the killed client's connections", 20, || {
-            !std::fs::read_to_string("/proc/net/tcp").unwrap().lines().skip(1).any(|l| {
-                let f: Vec<&str> = l.split_whitespace().collect();
-                f[1].ends_with(&port) && (f[3] == "01" || f[3] == "08")
-            })
-        });
-    }
-
-    fn wait_for_request_in_flight(&self) {
-        let port = format!(":{:04X}", self.port);
-        wait_until("a request in flight to the server", 20, || {
-            std::fs::read_to_string("/proc/net/tcp").unwrap().lines().skip(1).any(|l| {
-                let f: Vec<&str> = l.split_whitespace().collect();
-                let rx = f[4].split(':').nth(1).map_or(0, |q| u64::from_str_radix(q, 16).unwrap_or(0));
-                f[1].ends_with(&port) && f[3] == "01" && rx > 0
-            })
-        });
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = Command::new(script()).args(["down", "--dir"]).arg(self.dir.path()).output();
-    }
-}
 
 /// `len` bytes of the stamped pattern (engine::data) of `token`, in 4 KiB transfers.
 fn stamped(token: u64, len: usize) -> Vec<u8> {
@@ -403,41 +265,6 @@ fn the_secret_appears_in_no_error_and_no_debug_output() {
         "{all}"
     );
     assert!(!all.contains(&secret) && !all.contains(&token), "{all}");
-}
-
-impl Server {
-    /// The URL of `prefix` in the test's bucket, as `--s3` takes it.
-    fn url(&self, prefix: &str) -> String {
-        format!("http://127.0.0.1:{}/{BUCKET}/{prefix}", self.port)
-    }
-
-    /// Runs the binary with the server's keys in the AWS environment, as a user would.
-    fn iosurvey(&self, args: &[&str]) -> Out {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_iosurvey"));
-        for var in ["AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SHARED_CREDENTIALS_FILE", "AWS_REGION"] {
-            cmd.env_remove(var);
-        }
-        cmd.env("AWS_ACCESS_KEY_ID", &self.access).env("AWS_SECRET_ACCESS_KEY", &self.secret);
-        outcome(cmd.args(args).output().expect("start iosurvey"))
-    }
-}
-
-impl Server {
-    /// Starts a run on `url` long enough to be still uploading when the test acts, and
-    /// returns once one of its requests is in flight.
-    fn spawn_long_run(&self, url: &str, db: &str, stderr: std::process::Stdio) -> std::process::Child {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_iosurvey"));
-        cmd.env("AWS_ACCESS_KEY_ID", &self.access).env("AWS_SECRET_ACCESS_KEY", &self.secret);
-        let args = ["run", "--s3", url, "--block", "5m", "--transfer", "5m", "--segments", "8", "--iterations", "200"];
-        let child = cmd.args(args).args(["--db", db, "-q"]).stderr(stderr).spawn().unwrap();
-        self.wait_for_request_in_flight();
-        child
-    }
-}
-
-/// The stored run of a `--json` file.
-fn record(json: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
 }
 
 #[test]

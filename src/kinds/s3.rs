@@ -68,7 +68,8 @@ fn refused(e: S3Error) -> Refused {
 /// A client of `location` with the credentials of this process's environment.
 fn client(location: &Location) -> Result<Arc<Client>, Refused> {
     let (credentials, _) = Credentials::load().map_err(refused)?;
-    Client::new(location, credentials, &crate::s3::Options::default()).map(Arc::new).map_err(refused)
+    let options = crate::s3::Options::from_env().map_err(refused)?;
+    Client::new(location, credentials, &options).map(Arc::new).map_err(refused)
 }
 
 /// A token of this run's naming, unique enough among the runs of one prefix.

@@ -72,8 +72,8 @@ pub enum S3Error {
         /// What is wrong.
         why: String,
     },
-    /// The server answered 503: it wants fewer requests (S3's SlowDown).
-    #[error("S3 {op} {target}: the server is shedding load (503 {code})")]
+    /// The server answered 503 to every try: it wants fewer requests (S3's SlowDown).
+    #[error("S3 {op} {target}: the server is shedding load (503 {code} to each of {tries} tries over {over:.1?})")]
     SlowDown {
         /// The operation.
         op: Op,
@@ -81,6 +81,18 @@ pub enum S3Error {
         target: String,
         /// The S3 error code, usually SlowDown.
         code: String,
+        /// How many times the request was sent.
+        tries: u32,
+        /// From the first send to the last answer.
+        over: std::time::Duration,
+    },
+    /// A setting of the environment cannot be used.
+    #[error("{name}: {why}")]
+    Setting {
+        /// The variable.
+        name: &'static str,
+        /// What is wrong with its value.
+        why: String,
     },
     /// The object or bucket does not exist.
     #[error("S3 {op} {target}: not found (404 {code})")]
@@ -169,6 +181,7 @@ impl S3Error {
             S3Error::Credentials { .. } => {
                 "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE naming a profile of ~/.aws/credentials (or AWS_SHARED_CREDENTIALS_FILE)"
             }
+            S3Error::Setting { .. } => "give IOSURVEY_S3_TIMEOUT as a duration with its unit (30s, 500ms), or unset it for 60 s",
             S3Error::Tls { .. } => "point AWS_CA_BUNDLE at a readable PEM file of the CA that signed the server's certificate",
             S3Error::SlowDown { .. } => "the server is at its limit: run fewer tasks, or say how many requests it takes per second",
             S3Error::NotFound { .. } => "check the bucket name, and that nothing else removed the object",

@@ -45,6 +45,10 @@ pub struct Options {
     pub ca_bundle: Option<PathBuf>,
     /// Keys asked for per LIST request (S3 gives at most 1000).
     pub list_page_size: u32,
+    /// How many times a request answered 503 (SlowDown) is sent again before it fails.
+    pub retries: u32,
+    /// The wait before the first resend; each next one waits twice as long, jittered.
+    pub backoff: Duration,
 }
 
 impl Default for Options {
@@ -57,7 +61,30 @@ impl Default for Options {
             io_timeout: Duration::from_secs(60),
             ca_bundle: None,
             list_page_size: 1000,
+            retries: 4,
+            backoff: Duration::from_millis(100),
         }
+    }
+}
+
+/// The variable that sets the stall limit of every request of a run.
+pub const TIMEOUT_VAR: &str = "IOSURVEY_S3_TIMEOUT";
+
+impl Options {
+    /// The defaults, with the stall limit from `IOSURVEY_S3_TIMEOUT` ("30s", "500ms") when
+    /// set: read on every process of a run, as the credentials are.
+    pub fn from_env() -> Result<Options, S3Error> {
+        let mut options = Options::default();
+        if let Some(text) = std::env::var(TIMEOUT_VAR).ok().filter(|v| !v.is_empty()) {
+            let nanos =
+                crate::units::parse_duration(&text).map_err(|why| S3Error::Setting { name: TIMEOUT_VAR, why })?;
+            if nanos == 0 {
+                return Err(S3Error::Setting { name: TIMEOUT_VAR, why: format!("'{text}' allows no wait at all") });
+            }
+            options.io_timeout = Duration::from_nanos(nanos);
+            options.connect_timeout = options.connect_timeout.min(options.io_timeout);
+        }
+        Ok(options)
     }
 }
 
@@ -98,6 +125,8 @@ pub struct Client {
     addressing: Addressing,
     payload: Payload,
     list_page_size: String,
+    retries: u32,
+    backoff: Duration,
 }
 
 impl std::fmt::Debug for Client {
@@ -113,12 +142,29 @@ impl std::fmt::Debug for Client {
 
 /// A request before it is signed: the operation, the method, the object (none for a request
 /// on the bucket), query pairs and headers to sign, all unencoded.
+#[derive(Clone, Copy)]
 struct Call<'a> {
     op: Op,
     method: &'a str,
     key: Option<&'a str>,
     query: &'a [(&'a str, &'a str)],
     headers: &'a [(&'a str, &'a str)],
+}
+
+impl Call<'_> {
+    /// The key, or "" for a request on the bucket, as errors name it.
+    fn name(&self) -> &str {
+        self.key.unwrap_or("")
+    }
+}
+
+/// `wait` made random within its upper half.
+fn jitter(wait: Duration) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(wait.as_nanos() as u64);
+    let half = wait / 2;
+    half + Duration::from_nanos(h.finish() % (half.as_nanos() as u64).max(1))
 }
 
 /// Where a request goes: the URL to send to, and the host and path as signed.
@@ -144,6 +190,7 @@ impl Client {
             .timeout_connect(Some(options.connect_timeout))
             .timeout_per_read(Some(options.io_timeout))
             .timeout_per_write(Some(options.io_timeout))
+            .timeout_recv_response(Some(options.io_timeout))
             .user_agent(concat!("iosurvey/", env!("CARGO_PKG_VERSION")));
         if location.https {
             let bundle = options.ca_bundle.clone().or_else(|| env("AWS_CA_BUNDLE").map(PathBuf::from));
@@ -159,6 +206,8 @@ impl Client {
             region,
             payload: options.payload,
             list_page_size: options.list_page_size.clamp(1, 1000).to_string(),
+            retries: options.retries,
+            backoff: options.backoff,
         })
     }
 
@@ -461,14 +510,51 @@ impl Client {
     }
 
     /// Signs and sends one request; gives the response of a 2xx status, the instant it was
-    /// sent and how long its head took, or the typed error of any other outcome.
+    /// first sent and how long its head took from then, or the typed error of any other
+    /// outcome. A 503 is the server asking for less load: the request is sent again, signed
+    /// anew, after a backoff that doubles (jittered, so that tasks throttled together do not
+    /// come back together), up to `retries` times; the time waited is the request's.
     fn send(
         &self,
         call: Call,
         body: Option<&[u8]>,
     ) -> Result<(http::Response<ureq::Body>, Instant, Duration), S3Error> {
-        let Call { op, method, key, query, headers } = call;
-        let key_name = key.unwrap_or("");
+        let start = Instant::now();
+        let mut wait = self.backoff;
+        for retry in 0.. {
+            let mut resp =
+                self.agent.run(self.build(&call, body)?).map_err(|e| self.transport(call.op, call.name(), e))?;
+            let head = start.elapsed();
+            let status = resp.status().as_u16();
+            if (200..300).contains(&status) {
+                return Ok((resp, start, head));
+            }
+            // A HEAD has no body to say why; its status alone is the answer.
+            let text = if call.method == "HEAD" {
+                String::new()
+            } else {
+                self.text(call.op, call.name(), &mut resp).unwrap_or_default()
+            };
+            if status == 503 && retry < self.retries {
+                std::thread::sleep(jitter(wait));
+                wait = wait.saturating_mul(2);
+                continue;
+            }
+            let (code, message) = xml::error(&text).unwrap_or_else(|| ("-".into(), String::new()));
+            let err = self.status_error(call.op, call.name(), status, (code, message));
+            return Err(match err {
+                S3Error::SlowDown { op, target, code, .. } => {
+                    S3Error::SlowDown { op, target, code, tries: retry + 1, over: start.elapsed() }
+                }
+                e => e,
+            });
+        }
+        unreachable!("the loop returns")
+    }
+
+    /// The request of `call`, signed now.
+    fn build<'b>(&self, call: &Call, body: Option<&'b [u8]>) -> Result<http::Request<&'b [u8]>, S3Error> {
+        let Call { op, method, key, query, headers } = *call;
         let target = self.request_target(key);
         let payload_hash = match (body, self.payload) {
             (None, _) | (Some([]), _) => sign::EMPTY_SHA256.to_string(),
@@ -498,30 +584,18 @@ impl Client {
         for (name, value) in &signed.headers {
             builder = builder.header(*name, value.as_str());
         }
-        let built = builder.body(body.unwrap_or(&[])).map_err(|e| S3Error::Protocol {
+        builder.body(body.unwrap_or(&[])).map_err(|e| S3Error::Protocol {
             op,
-            target: self.target(key_name),
+            target: self.target(call.name()),
             why: format!("request cannot be built: {e}"),
-        })?;
-        let start = Instant::now();
-        let mut resp = self.agent.run(built).map_err(|e| self.transport(op, key_name, e))?;
-        let head = start.elapsed();
-        let status = resp.status().as_u16();
-        if (200..300).contains(&status) {
-            return Ok((resp, start, head));
-        }
-        // A HEAD has no body to say why; its status alone is the answer.
-        let text =
-            if method == "HEAD" { String::new() } else { self.text(op, key_name, &mut resp).unwrap_or_default() };
-        let (code, message) = xml::error(&text).unwrap_or_else(|| ("-".into(), String::new()));
-        Err(self.status_error(op, key_name, status, (code, message)))
+        })
     }
 
     /// The error of a status other than 2xx, with the S3 error's code and message.
     fn status_error(&self, op: Op, key: &str, status: u16, (code, message): (String, String)) -> S3Error {
         let target = self.target(key);
         match status {
-            503 => S3Error::SlowDown { op, target, code },
+            503 => S3Error::SlowDown { op, target, code, tries: 1, over: Duration::ZERO },
             404 => S3Error::NotFound { op, target, code },
             _ => S3Error::Status { op, target, status, code, message: error::one_line(&message) },
         }
