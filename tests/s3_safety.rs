@@ -12,6 +12,8 @@ use iosurvey::s3::Options;
 use s3bed::*;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -276,4 +278,156 @@ fn a_timeout_that_is_not_a_duration_is_refused_in_one_line() {
         let out = outcome(cmd.args(["run", "--s3", &server.url("t"), "--block", "1m", "--db", &db]).output().unwrap());
         assert_one_line_error(&out, 2, &["IOSURVEY_S3_TIMEOUT", bad]);
     }
+}
+
+/// A run through a proxy that never answers the second part of any upload, started and
+/// returned once that part is sent: each task's first object is an open multipart upload of
+/// one part, with the run's holder beside it.
+fn stalled_multipart_run(server: &Server, db: &str) -> (Proxy, std::process::Child) {
+    let proxy = Proxy::start(server.port, |m, t, _| match m == "PUT" && t.contains("partNumber=2") {
+        true => Fault::Stall,
+        false => Fault::Pass,
+    });
+    let url = proxy.url("mp");
+    let args = ["run", "--s3", &url, "--op", "write", "--block", "10m", "--transfer", "5m", "--tasks", "2"];
+    let child = server.command().args(args).args(["--db", db]).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    wait_until("both tasks' second parts to be sent", 30, || stalled(&proxy) == 2);
+    let open = server.client("mp").list_uploads("mp/").unwrap();
+    assert_eq!(open.len(), 2, "an open upload per task: {open:?}");
+    (proxy, child)
+}
+
+/// How many requests for a second part the proxy holds.
+fn stalled(proxy: &Proxy) -> usize {
+    proxy.seen.lock().unwrap().iter().filter(|r| r.starts_with("PUT ") && r.contains("partNumber=2")).count()
+}
+
+fn assert_bucket_empty(server: &Server) {
+    let client = server.client("mp");
+    assert!(client.list("mp/").unwrap().is_empty(), "no object left: {:?}", client.list("mp/"));
+    assert!(client.list_uploads("mp/").unwrap().is_empty(), "no upload left open");
+}
+
+#[test]
+fn a_run_killed_mid_multipart_upload_has_its_objects_removed_and_uploads_aborted_by_its_janitor() {
+    let Some(server) = Server::start() else { return };
+    let bed = tempfile::tempdir().unwrap();
+    let db = bed.path().join("s3.db").display().to_string();
+    let (_proxy, mut child) = stalled_multipart_run(&server, &db);
+    child.kill().unwrap();
+    // Standard error closes when the janitor, which shares it, is done.
+    let out = outcome(child.wait_with_output().unwrap());
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("stored as failed run") && out.stderr.contains("its objects were removed"),
+        "{}",
+        out.stderr
+    );
+    assert_bucket_empty(&server);
+    let ls = server.iosurvey(&["ls", "--json", "--db", &db]);
+    assert!(ls.stdout.contains("\"failed\""), "{}", ls.stdout);
+}
+
+#[test]
+fn a_run_killed_with_its_janitor_mid_multipart_upload_is_emptied_by_the_next_run_uploads_aborted() {
+    let Some(server) = Server::start() else { return };
+    let bed = tempfile::tempdir().unwrap();
+    let db = bed.path().join("s3.db").display().to_string();
+    let (_proxy, mut child) = stalled_multipart_run(&server, &db);
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(janitor_of(child.id()) as i32, libc::SIGKILL) };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(server.client("mp").list_uploads("mp/").unwrap().len(), 2, "the kill left the uploads open");
+    let out = server.iosurvey(&["run", "--s3", &server.url("mp"), "--block", "1m", "--db", &db]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert!(said.contains("aborted 2 open multipart uploads") && said.contains("killed before its clean-up"), "{said}");
+    assert_bucket_empty(&server);
+}
+
+/// A CA and a certificate it signed for 127.0.0.1, made by openssl in `dir`: the CA's PEM,
+/// and the server's chain and key.
+fn certificates(dir: &Path, name: &str) -> Tls {
+    let at = |f: &str| dir.join(format!("{name}-{f}"));
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl").args(args).current_dir(dir).output().expect("openssl is installed");
+        assert!(out.status.success(), "openssl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    let (ca, ca_key, csr, leaf, key, chain, ext) =
+        (at("ca.pem"), at("ca.key"), at("server.csr"), at("server.pem"), at("server.key"), at("chain.pem"), at("ext"));
+    std::fs::write(&ext, "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n").unwrap();
+    let s = |p: &PathBuf| p.display().to_string();
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-keyout",
+        &s(&ca_key),
+        "-out",
+        &s(&ca),
+        "-subj",
+        &format!("/CN={name} test CA"),
+    ]);
+    openssl(&["req", "-newkey", "rsa:2048", "-nodes", "-keyout", &s(&key), "-out", &s(&csr), "-subj", "/CN=127.0.0.1"]);
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        &s(&csr),
+        "-CA",
+        &s(&ca),
+        "-CAkey",
+        &s(&ca_key),
+        "-CAcreateserial",
+        "-days",
+        "1",
+        "-out",
+        &s(&leaf),
+        "-extfile",
+        &s(&ext),
+    ]);
+    let mut pem = std::fs::read(&leaf).unwrap();
+    pem.extend(std::fs::read(&ca).unwrap());
+    std::fs::write(&chain, pem).unwrap();
+    Tls { ca, chain, key }
+}
+
+#[test]
+fn a_run_over_https_trusts_the_ca_of_aws_ca_bundle_and_an_untrusted_certificate_is_refused_in_one_line() {
+    let certs = tempfile::tempdir().unwrap();
+    let tls = certificates(certs.path(), "ours");
+    let stranger = certificates(certs.path(), "other");
+    let Some(server) = Server::start_with(Some(tls.clone())) else { return };
+    let bed = tempfile::tempdir().unwrap();
+    let db = bed.path().join("s3.db").display().to_string();
+    let url = server.url("tls");
+    assert!(url.starts_with("https://"), "{url}");
+    let run = |bundle: Option<&Path>| {
+        let mut cmd = server.command();
+        if let Some(b) = bundle {
+            cmd.env("AWS_CA_BUNDLE", b);
+        }
+        let args = ["run", "--s3", &url, "--block", "1m", "--tasks", "2", "--verify", "--db", &db, "-q"];
+        outcome(cmd.args(args).output().unwrap())
+    };
+    let out = run(Some(&tls.ca));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(server.client("tls").list("tls/").unwrap().is_empty(), "the run's objects are removed");
+    // No CA given (the built-in roots), another CA, a bundle that is not there: refused before
+    // anything is made.
+    let missing = certs.path().join("missing.pem");
+    for (bundle, needles) in [
+        (None, &["certificate", "AWS_CA_BUNDLE"][..]),
+        (Some(stranger.ca.as_path()), &["certificate", "AWS_CA_BUNDLE"][..]),
+        (Some(missing.as_path()), &["missing.pem", "cannot be read", "AWS_CA_BUNDLE"][..]),
+    ] {
+        let out = run(bundle);
+        assert_one_line_error(&out, 2, needles);
+    }
+    assert!(server.client("tls").list("tls/").unwrap().is_empty());
 }

@@ -8,7 +8,7 @@
 
 use super::{DataRun, Lead, Refused, Registered, Taking};
 use crate::env::Environment;
-use crate::s3::{is_iosurvey_key, Client, Credentials, Location, Manifest, S3Error};
+use crate::s3::{empty_run, is_iosurvey_key, Client, Credentials, Location, Manifest, S3Error, HOLDER};
 use crate::spec::{Access, Hint, Layout, Op, SpecError};
 use crate::target::site::{object_key, Handle, Handles, Member, Object, Opening};
 use crate::target::Options;
@@ -78,10 +78,6 @@ fn token() -> u64 {
     crate::engine::offsets::mix(nanos, u64::from(std::process::id()))
 }
 
-/// The object that says which process holds a run's prefix: `HOST PID`, so that the next run
-/// on that host can tell a run that was killed from one still going.
-const HOLDER: &str = ".holder";
-
 fn take(t: &Taking, out: &mut Vec<Box<dyn Lead>>) -> Result<(), Refused> {
     let location = Location::parse(t.spec).map_err(refused)?;
     let client = client(&location)?;
@@ -102,6 +98,9 @@ fn take(t: &Taking, out: &mut Vec<Box<dyn Lead>>) -> Result<(), Refused> {
     let mut manifest = Manifest::new(&location, token());
     let holder = manifest.name(HOLDER).map_err(refused)?;
     let bucket = Arc::new(Bucket { client: client.clone(), run_prefix: manifest.prefix().to_string() });
+    // In the janitor's care before anything is made, so that a lead killed from here on
+    // still has its objects and uploads removed.
+    crate::janitor::hold_bucket(held_bucket(&location, manifest.prefix()));
     // Taken before the holder is put: should the put fail, clean-up still deletes its key.
     out.push(Box::new(Held { bucket, location, manifest, options: t.options, notes }));
     client.put(&holder, format!("{} {}\n", crate::env::hostname(), std::process::id()).as_bytes()).map_err(refused)?;
@@ -128,11 +127,10 @@ fn reclaim_dead_runs(client: &Client, location: &Location, listed: &[crate::s3::
             continue;
         }
         let run_prefix = &holder.key[..holder.key.len() - HOLDER.len()];
-        let (removed, left) = empty_dead_prefix(client, run_prefix, &holder.key);
-        let left =
-            if left == 0 { String::new() } else { format!(" ({left} could not be deleted; the next run tries again)") };
+        let swept = empty_run(client, run_prefix);
         notes.push(format!(
-            "removed {removed} objects left under {}/{} by a run (pid {pid}) killed before its clean-up{left}",
+            "{} left under {}/{} by a run (pid {pid}) killed before its clean-up",
+            swept.said(),
             location.bucket,
             crate::escape::visible(run_prefix)
         ));
@@ -140,25 +138,9 @@ fn reclaim_dead_runs(client: &Client, location: &Location, listed: &[crate::s3::
     notes
 }
 
-/// Deletes every object under a dead run's prefix, its holder last so that a reclaim cut
-/// short is found again by the next run. The prefix is listed afresh, and again after each
-/// round, because a request the dead run had in flight may land after the first listing.
-/// Returns how many were deleted and how many are left.
-fn empty_dead_prefix(client: &Client, run_prefix: &str, holder: &str) -> (usize, usize) {
-    const ROUNDS: usize = 3;
-    let mut removed = 0;
-    for _ in 0..ROUNDS {
-        let Ok(listed) = client.list(run_prefix) else { break };
-        let data: Vec<&str> = listed.iter().map(|o| o.key.as_str()).filter(|k| *k != holder).collect();
-        if data.is_empty() {
-            return match client.delete(holder) {
-                Ok(()) => (removed + 1, 0),
-                Err(_) => (removed, 1),
-            };
-        }
-        removed += data.iter().filter(|k| client.delete(k).is_ok()).count();
-    }
-    (removed, client.list(run_prefix).map_or(1, |l| l.len()))
+/// A run's prefix as the janitor holds it.
+fn held_bucket(location: &Location, run_prefix: &str) -> crate::janitor::HeldBucket {
+    crate::janitor::HeldBucket { location: location.to_string(), prefix: run_prefix.to_string() }
 }
 
 fn join(share: &[u8]) -> Result<Arc<dyn Member>, Refused> {
@@ -248,6 +230,21 @@ impl Lead for Held {
     }
 
     fn clean_up(mut self: Box<Self>) -> Vec<String> {
+        let held = held_bucket(&self.location, &self.bucket.run_prefix);
+        let problems = self.empty();
+        // Only now: a lead killed while cleaning up still has its objects removed.
+        crate::janitor::release_bucket(&held);
+        problems
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Held {
+    /// Removes what the run made (but what it keeps): what could not be.
+    fn empty(&mut self) -> Vec<String> {
         if self.options.keep {
             // The objects stay, and with no holder no later run takes them for a dead run's.
             let holder = format!("{}{HOLDER}", self.bucket.run_prefix);
@@ -263,9 +260,5 @@ impl Lead for Held {
             )
         }));
         problems
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }

@@ -29,6 +29,8 @@ pub enum Op {
     CompleteMultipart,
     /// AbortMultipartUpload.
     AbortMultipart,
+    /// ListMultipartUploads.
+    ListUploads,
 }
 
 impl fmt::Display for Op {
@@ -44,6 +46,7 @@ impl fmt::Display for Op {
             Op::UploadPart => "multipart PART",
             Op::CompleteMultipart => "multipart COMPLETE",
             Op::AbortMultipart => "multipart ABORT",
+            Op::ListUploads => "multipart LIST",
         })
     }
 }
@@ -187,7 +190,9 @@ impl S3Error {
             S3Error::NotFound { .. } => "check the bucket name, and that nothing else removed the object",
             S3Error::Status { .. } => "check the credentials, the region (AWS_REGION) and that the bucket grants this key access",
             S3Error::Timeout { .. } => "the server or the network stalled: check the endpoint's health, or raise the timeout",
-            S3Error::Connect { .. } => "check the endpoint's host and port, that the server is up, and for https its certificate",
+            S3Error::Connect { .. } => {
+                "check the endpoint's host and port, that the server is up, and for https that AWS_CA_BUNDLE names a PEM file of the CA that signed its certificate"
+            }
             S3Error::Dropped { .. } => "the server or a proxy closed the connection: check its logs and its limits on connections",
             S3Error::Protocol { .. } => "the endpoint may not be an S3 server, or a proxy changed the answer",
             S3Error::Outside { .. } => "iosurvey touches only objects its own naming made under its prefix",
