@@ -34,7 +34,8 @@ enum Fault {
 /// requests of that same method and target came before it.
 type Rule = dyn Fn(&str, &str, usize) -> Fault + Send + Sync;
 
-/// A proxy in front of a server: its port, and every request it saw ("METHOD TARGET").
+/// A proxy in front of a server: its port, and every request it saw ("METHOD TARGET", and
+/// " range=bytes=A-B" for a ranged GET).
 struct Proxy {
     port: u16,
     seen: Arc<Mutex<Vec<String>>>,
@@ -136,7 +137,8 @@ fn serve(client: TcpStream, upstream: u16, rule: &Rule, seen: &Mutex<Vec<String>
         copy_body(&head, &mut from_client, &mut body)?;
         let before = {
             let mut seen = seen.lock().unwrap();
-            let line = format!("{method} {target}");
+            let range = header(&head, "range").map(|r| format!(" range={r}")).unwrap_or_default();
+            let line = format!("{method} {target}{range}");
             let n = seen.iter().filter(|l| **l == line).count();
             seen.push(line);
             n
@@ -430,4 +432,44 @@ fn a_run_over_https_trusts_the_ca_of_aws_ca_bundle_and_an_untrusted_certificate_
         assert_one_line_error(&out, 2, needles);
     }
     assert!(server.client("tls").list("tls/").unwrap().is_empty());
+}
+
+#[test]
+fn a_shared_object_is_read_by_every_task_each_a_ranged_get_of_its_own_part() {
+    let Some(server) = Server::start() else { return };
+    let proxy = Proxy::start(server.port, |_, _, _| Fault::Pass);
+    let bed = tempfile::tempdir().unwrap();
+    let db = bed.path().join("s3.db").display().to_string();
+    let json = bed.path().join("run.json");
+    let url = proxy.url("n1");
+    // 4 tasks, 2 segments of 4 objects of 1 MiB; strided: task t reads 256 KiB at t x 256 KiB
+    // of every object.
+    let shape = ["--access", "shared", "--layout", "strided", "--tasks", "4", "--block", "1m", "--transfer", "256k"];
+    let args = [&["run", "--s3", &url, "--op", "read", "--segments", "2", "--db", &db][..], &shape[..]].concat();
+    let out = server.iosurvey(&[&args[..], &["--json", json.to_str().unwrap()]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = record(&json);
+    let phases = run["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 1, "{phases:?}");
+    assert_eq!((phases[0]["op"].as_str(), phases[0]["figures"]["bytes"].as_u64()), (Some("read"), Some(8 << 20)));
+    let seen = proxy.seen.lock().unwrap().clone();
+    for k in 0..8 {
+        let object = format!("/iosurvey.shared/{k:06}");
+        let puts = seen.iter().filter(|l| l.starts_with("PUT ") && l.ends_with(&object)).count();
+        assert_eq!(puts, 1, "object {k} is put once, whole, by the lead: {seen:?}");
+        for t in 0..4u64 {
+            let range = format!("{object} range=bytes={}-{}", t << 18, ((t + 1) << 18) - 1);
+            let gets = seen.iter().filter(|l| l.starts_with("GET ") && l.ends_with(&range)).count();
+            assert_eq!(gets, 1, "object {k}: one ranged GET of part {t}: {seen:?}");
+        }
+    }
+    assert!(server.client("n1").list("n1/").unwrap().is_empty(), "the objects are removed");
+    // Written by several tasks, or verified without the run's own write: refused.
+    for (extra, needles) in [
+        (&["--op", "write,read"][..], &["one writer", "--op read"][..]),
+        (&["--op", "read", "--verify"][..], &["--verify", "--op write,read"][..]),
+    ] {
+        let out = server.iosurvey(&[&["run", "--s3", &url, "--db", &db][..], &shape[..], extra].concat());
+        assert_one_line_error(&out, 2, needles);
+    }
 }

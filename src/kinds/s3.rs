@@ -24,6 +24,8 @@ pub const KIND: Registered = Registered { name: "s3", noun: "an S3 bucket", hand
 const MIN_PART: u64 = 5 << 20;
 /// S3's most parts of one upload.
 const MAX_PARTS: u64 = 10_000;
+/// The largest object the lead puts before a run that starts with a read (it holds one).
+const MAX_PREFILL: u64 = 256 << 20;
 
 /// The bucket as every process holds it: its client and the run's prefix.
 #[derive(Debug)]
@@ -177,10 +179,13 @@ impl Lead for Held {
         let (block, transfer) = (run.data.block, run.data.transfer);
         // Each block is an object of one writer: interleaved transfers of several tasks in one
         // block would be parts of one upload from several.
+        // Several writers of one object would each upload parts of one multipart upload, whose
+        // id they would have to share and whose completion one of them would have to wait
+        // for: S3 has no shared write, so it is not measured as one.
         if run.writes && run.data.access == Access::Shared && run.data.layout == Layout::Strided && transfer < block {
             return Err(invalid(
                 "an S3 object is written whole by one writer, and --layout strided interleaves the tasks' transfers in each block".into(),
-                "leave --layout out (segmented: each task's block is an object of its own), or give --transfer equal to --block",
+                "leave --layout out (segmented: each task's block is an object of its own), give --transfer equal to --block, or --op read for N tasks reading each object (the lead puts them first)",
             ));
         }
         if run.writes && block > transfer && (transfer < MIN_PART || block.div_ceil(transfer) > MAX_PARTS) {
@@ -194,23 +199,42 @@ impl Lead for Held {
             ));
         }
         let objects = run.file_size / block.max(1);
-        // A read, or a rewrite, needs the objects a write made before.
-        if run.w.ops.first().is_some_and(|o| *o != Op::Write) {
-            for name in run.names {
-                let key = object_key(&format!("{}{name}", self.bucket.run_prefix), 0);
-                self.bucket.client.head(&key).map_err(|e| match e {
-                    S3Error::NotFound { .. } => invalid(
-                        format!("nothing to read: {}/{key} does not exist", self.location.bucket),
-                        "give --op write,read: each run writes under a prefix of its own",
+        // A run whose first phase reads (or rewrites) finds no object under its own prefix:
+        // the lead puts each first, whole, untimed. So N tasks can read one object (--access
+        // shared, each a ranged GET of its part) that no N writers could have made.
+        let prefill = run.w.ops.first().is_some_and(|o| *o != Op::Write);
+        if prefill {
+            if run.w.verify {
+                return Err(invalid(
+                    "--verify checks data the run's own write phase stamped, and on a bucket a run that starts with a read has none (its objects are put by the lead, unstamped)".into(),
+                    "give --op write,read to verify, or leave --verify out",
+                ));
+            }
+            if block > MAX_PREFILL {
+                return Err(invalid(
+                    format!(
+                        "a run that starts with a read has its objects put by the lead first, and an object of {} is more than it holds at once ({})",
+                        crate::units::format_size(block),
+                        crate::units::format_size(MAX_PREFILL)
                     ),
-                    e => refused(e),
-                })?;
+                    "give --block 256m or less, or --op write,read",
+                ));
             }
         }
-        if run.writes {
+        if run.writes || prefill {
             for name in run.names {
                 for k in 0..objects {
                     self.manifest.name(&object_key(name, k)).map_err(refused)?;
+                }
+            }
+        }
+        if prefill {
+            let mut body = vec![0u8; block as usize];
+            crate::engine::data::fill_random(&mut body, run.w.seed);
+            for name in run.names {
+                for k in 0..objects {
+                    let key = object_key(&format!("{}{name}", self.bucket.run_prefix), k);
+                    self.bucket.client.put(&key, &body).map_err(refused)?;
                 }
             }
         }
