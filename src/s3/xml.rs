@@ -60,9 +60,12 @@ pub struct Open {
     pub id: String,
 }
 
-/// A page of ListMultipartUploads: the uploads, and the key and upload id markers of the next
-/// page when truncated.
-pub fn uploads_page(body: &str) -> Result<(Vec<Open>, Option<(String, String)>), String> {
+/// The key and upload id markers of a next page of ListMultipartUploads.
+pub type Markers = (String, String);
+
+/// A page of ListMultipartUploads: the uploads, and the markers of the next page when
+/// truncated.
+pub fn uploads_page(body: &str) -> Result<(Vec<Open>, Option<Markers>), String> {
     let doc = Document::parse(body).map_err(|e| format!("upload listing is not XML: {e}"))?;
     let root = doc.root_element();
     if root.tag_name().name() != "ListMultipartUploadsResult" {
