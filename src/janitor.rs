@@ -68,6 +68,17 @@ pub struct Held {
     path: Vec<u8>,
 }
 
+/// A bucket's run prefix the janitor holds until the lead has cleaned it: the location as
+/// `--s3` names it (no credential: the janitor reads those from the environment it shares
+/// with the lead) and the run's prefix under it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct HeldBucket {
+    /// `URL/BUCKET[/PREFIX]`.
+    pub location: String,
+    /// `PREFIX/iosurvey-TOKEN/`.
+    pub prefix: String,
+}
+
 // Statics because the signal thread must reach the janitor when the process ends at once
 // (to disarm every run and release every target), and nothing can be handed to it then. The
 // janitor is the process's, one pipe for all its sessions; each run under its watch has a
@@ -75,6 +86,9 @@ pub struct Held {
 static PIPE: Mutex<Option<ChildStdin>> = Mutex::new(None);
 static WATCHED: Mutex<BTreeSet<u64>> = Mutex::new(BTreeSet::new());
 static NEXT: AtomicU64 = AtomicU64::new(1);
+/// The buckets held now: the signal path's release of every target leaves them held, as it
+/// removes files only.
+static BUCKETS: Mutex<BTreeSet<HeldBucket>> = Mutex::new(BTreeSet::new());
 
 fn watched() -> std::sync::MutexGuard<'static, BTreeSet<u64>> {
     WATCHED.lock().unwrap_or_else(|p| p.into_inner())
@@ -125,6 +139,26 @@ pub fn hold(target: &Target) {
     }
 }
 
+/// Puts a run's prefix on a bucket in the janitor's care, as [`hold`] a directory: should the
+/// lead be killed, the janitor deletes the objects and aborts the uploads under it.
+pub fn hold_bucket(bucket: HeldBucket) {
+    if started() {
+        if let Ok(json) = serde_json::to_string(&bucket) {
+            tell(format!("hold-bucket {json}\n").as_bytes());
+            BUCKETS.lock().unwrap_or_else(|p| p.into_inner()).insert(bucket);
+        }
+    }
+}
+
+/// Takes a run's prefix on a bucket out of the janitor's care: its clean-up is done.
+pub fn release_bucket(bucket: &HeldBucket) {
+    if BUCKETS.lock().unwrap_or_else(|p| p.into_inner()).remove(bucket) {
+        if let Ok(json) = serde_json::to_string(bucket) {
+            tell(format!("release-bucket {json}\n").as_bytes());
+        }
+    }
+}
+
 /// The target's key for [`release`], taken before its clean-up consumes it.
 pub fn key(target: &Target) -> Option<(u64, u64)> {
     target.dir().id().ok()
@@ -137,9 +171,14 @@ pub fn release(key: Option<(u64, u64)>) {
     }
 }
 
-/// Takes every target out of the janitor's care (the signal path removed their files).
+/// Takes every directory out of the janitor's care (the signal path removed their files).
+/// Buckets stay in its care, the signal path does not reach them: the janitor empties them
+/// once the lead is gone, without a line of its own (the lead said what became of the run).
 pub fn release_all() {
     tell(b"release all\n");
+    if !BUCKETS.lock().unwrap_or_else(|p| p.into_inner()).is_empty() {
+        tell(b"quiet\n");
+    }
 }
 
 /// Whether a janitor is watching a run of this process now.
@@ -197,8 +236,12 @@ pub enum Message {
     Disarm(Option<u64>),
     /// A target taken (not to be opened from the line: the lead's descriptor is opened).
     Hold(Held),
-    /// A target's clean-up is done (`None`: every target's).
+    /// A target's clean-up is done (`None`: every directory's).
     Release(Option<(u64, u64)>),
+    /// A run's prefix on a bucket taken.
+    HoldBucket(HeldBucket),
+    /// A run's prefix on a bucket cleaned.
+    ReleaseBucket(HeldBucket),
     /// The lead has said in its own line what becomes of the run.
     Quiet,
 }
@@ -213,6 +256,8 @@ impl Message {
             }
             Some(("disarm", run)) => Some(Message::Disarm(Some(run.parse().ok()?))),
             Some(("hold", json)) => serde_json::from_str(json).ok().map(Message::Hold),
+            Some(("hold-bucket", json)) => serde_json::from_str(json).ok().map(Message::HoldBucket),
+            Some(("release-bucket", json)) => serde_json::from_str(json).ok().map(Message::ReleaseBucket),
             Some(("release", "all")) => Some(Message::Release(None)),
             Some(("release", key)) => {
                 let (dev, ino) = key.split_once(' ')?;
@@ -257,6 +302,7 @@ pub fn serve(input: impl BufRead) -> i32 {
     let mut duties: BTreeMap<u64, Duty> = BTreeMap::new();
     // Each held target, opened, or why it could not be.
     let mut held: BTreeMap<(u64, u64), Result<Opened, String>> = BTreeMap::new();
+    let mut buckets: BTreeSet<HeldBucket> = BTreeSet::new();
     let mut quiet = false;
     for line in input.lines() {
         let Ok(line) = line else { break };
@@ -265,16 +311,18 @@ pub fn serve(input: impl BufRead) -> i32 {
             Some(Message::Hold(h)) => drop(held.insert(h.id, open_held(lead, h))),
             Some(Message::Release(Some(key))) => drop(held.remove(&key)),
             Some(Message::Release(None)) => held.clear(),
+            Some(Message::HoldBucket(b)) => drop(buckets.insert(b)),
+            Some(Message::ReleaseBucket(b)) => drop(buckets.remove(&b)),
             Some(Message::Disarm(Some(run))) => drop(duties.remove(&run)),
             Some(Message::Disarm(None)) => duties.clear(),
             Some(Message::Quiet) => quiet = true,
             None => {}
         }
     }
-    if duties.is_empty() && held.is_empty() {
+    if duties.is_empty() && held.is_empty() && buckets.is_empty() {
         return 0;
     }
-    let (line, code) = finish(lead, duties.into_values().collect(), held.into_values().collect());
+    let (line, code) = finish(lead, duties.into_values().collect(), held.into_values().collect(), buckets);
     if !quiet {
         eprintln!("iosurvey: error: {}", crate::escape::visible(&line));
     }
@@ -282,7 +330,12 @@ pub fn serve(input: impl BufRead) -> i32 {
 }
 
 /// Cleans up after a dead lead and stores its runs: the line to say, and the exit code.
-fn finish(lead: u32, duties: Vec<Duty>, held: Vec<Result<Opened, String>>) -> (String, i32) {
+fn finish(
+    lead: u32,
+    duties: Vec<Duty>,
+    held: Vec<Result<Opened, String>>,
+    buckets: BTreeSet<HeldBucket>,
+) -> (String, i32) {
     let pid = duties.first().map_or(lead, |d| d.pid);
     let why = match duties.len() {
         0 => format!("the iosurvey process {pid} ended without cleaning up (killed?)"),
@@ -300,11 +353,19 @@ fn finish(lead: u32, duties: Vec<Duty>, held: Vec<Result<Opened, String>>) -> (S
             Err(unreached) => left.push(unreached.clone()),
         }
     }
-    let (files, removed) = match (left.is_empty(), held.is_empty()) {
+    for bucket in &buckets {
+        left.extend(empty_bucket(bucket).err());
+    }
+    let what = match (held.is_empty(), buckets.is_empty()) {
+        (false, false) => "files and objects",
+        (true, false) => "objects",
+        _ => "files",
+    };
+    let (files, removed) = match (left.is_empty(), held.is_empty() && buckets.is_empty()) {
         // A run on block devices holds no directory: nothing of it is removed.
         (true, true) => ("it had no files to remove".to_string(), true),
-        (true, false) => ("its files were removed".to_string(), true),
-        (false, _) => (format!("some files were left: {}", left.join("; ")), false),
+        (true, false) => (format!("its {what} were removed"), true),
+        (false, _) => (format!("some {what} were left: {}", left.join("; ")), false),
     };
     if duties.is_empty() {
         return (format!("{why}: {files} (hint: run it again)"), if removed { 0 } else { 1 });
@@ -325,6 +386,21 @@ fn finish(lead: u32, duties: Vec<Duty>, held: Vec<Result<Opened, String>>) -> (S
         }
     }
     (format!("{why}: {}; {files} (hint: run it again)", said.join("; ")), if removed && saved { 0 } else { 1 })
+}
+
+/// Empties a dead lead's run prefix on a bucket, with the credentials of the environment the
+/// janitor shares with the lead; the error says what is left.
+fn empty_bucket(bucket: &HeldBucket) -> Result<(), String> {
+    use crate::s3::{Client, Credentials, Location, Options};
+    let place = format!("{}/{}", bucket.location, crate::escape::visible(&bucket.prefix));
+    let client = Location::parse(&bucket.location)
+        .and_then(|l| Client::new(&l, Credentials::load()?.0, &Options::from_env()?))
+        .map_err(|e| format!("{place} could not be emptied: {e}"))?;
+    let swept = crate::s3::empty_run(&client, &bucket.prefix);
+    match swept.left {
+        0 => Ok(()),
+        n => Err(format!("{n} objects or uploads under {place} ({})", swept.said())),
+    }
 }
 
 #[cfg(test)]

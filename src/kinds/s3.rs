@@ -8,7 +8,7 @@
 
 use super::{DataRun, Lead, Refused, Registered, Taking};
 use crate::env::Environment;
-use crate::s3::{is_iosurvey_key, Client, Credentials, Location, Manifest, S3Error};
+use crate::s3::{empty_run, is_iosurvey_key, Client, Credentials, Location, Manifest, S3Error, HOLDER};
 use crate::spec::{Access, Hint, Layout, Op, SpecError};
 use crate::target::site::{object_key, Handle, Handles, Member, Object, Opening};
 use crate::target::Options;
@@ -24,6 +24,8 @@ pub const KIND: Registered = Registered { name: "s3", noun: "an S3 bucket", hand
 const MIN_PART: u64 = 5 << 20;
 /// S3's most parts of one upload.
 const MAX_PARTS: u64 = 10_000;
+/// The largest object the lead puts before a run that starts with a read (it holds one).
+const MAX_PREFILL: u64 = 256 << 20;
 
 /// The bucket as every process holds it: its client and the run's prefix.
 #[derive(Debug)]
@@ -68,7 +70,8 @@ fn refused(e: S3Error) -> Refused {
 /// A client of `location` with the credentials of this process's environment.
 fn client(location: &Location) -> Result<Arc<Client>, Refused> {
     let (credentials, _) = Credentials::load().map_err(refused)?;
-    Client::new(location, credentials, &crate::s3::Options::default()).map(Arc::new).map_err(refused)
+    let options = crate::s3::Options::from_env().map_err(refused)?;
+    Client::new(location, credentials, &options).map(Arc::new).map_err(refused)
 }
 
 /// A token of this run's naming, unique enough among the runs of one prefix.
@@ -76,10 +79,6 @@ fn token() -> u64 {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
     crate::engine::offsets::mix(nanos, u64::from(std::process::id()))
 }
-
-/// The object that says which process holds a run's prefix: `HOST PID`, so that the next run
-/// on that host can tell a run that was killed from one still going.
-const HOLDER: &str = ".holder";
 
 fn take(t: &Taking, out: &mut Vec<Box<dyn Lead>>) -> Result<(), Refused> {
     let location = Location::parse(t.spec).map_err(refused)?;
@@ -101,6 +100,9 @@ fn take(t: &Taking, out: &mut Vec<Box<dyn Lead>>) -> Result<(), Refused> {
     let mut manifest = Manifest::new(&location, token());
     let holder = manifest.name(HOLDER).map_err(refused)?;
     let bucket = Arc::new(Bucket { client: client.clone(), run_prefix: manifest.prefix().to_string() });
+    // In the janitor's care before anything is made, so that a lead killed from here on
+    // still has its objects and uploads removed.
+    crate::janitor::hold_bucket(held_bucket(&location, manifest.prefix()));
     // Taken before the holder is put: should the put fail, clean-up still deletes its key.
     out.push(Box::new(Held { bucket, location, manifest, options: t.options, notes }));
     client.put(&holder, format!("{} {}\n", crate::env::hostname(), std::process::id()).as_bytes()).map_err(refused)?;
@@ -127,11 +129,10 @@ fn reclaim_dead_runs(client: &Client, location: &Location, listed: &[crate::s3::
             continue;
         }
         let run_prefix = &holder.key[..holder.key.len() - HOLDER.len()];
-        let (removed, left) = empty_dead_prefix(client, run_prefix, &holder.key);
-        let left =
-            if left == 0 { String::new() } else { format!(" ({left} could not be deleted; the next run tries again)") };
+        let swept = empty_run(client, run_prefix);
         notes.push(format!(
-            "removed {removed} objects left under {}/{} by a run (pid {pid}) killed before its clean-up{left}",
+            "{} left under {}/{} by a run (pid {pid}) killed before its clean-up",
+            swept.said(),
             location.bucket,
             crate::escape::visible(run_prefix)
         ));
@@ -139,25 +140,9 @@ fn reclaim_dead_runs(client: &Client, location: &Location, listed: &[crate::s3::
     notes
 }
 
-/// Deletes every object under a dead run's prefix, its holder last so that a reclaim cut
-/// short is found again by the next run. The prefix is listed afresh, and again after each
-/// round, because a request the dead run had in flight may land after the first listing.
-/// Returns how many were deleted and how many are left.
-fn empty_dead_prefix(client: &Client, run_prefix: &str, holder: &str) -> (usize, usize) {
-    const ROUNDS: usize = 3;
-    let mut removed = 0;
-    for _ in 0..ROUNDS {
-        let Ok(listed) = client.list(run_prefix) else { break };
-        let data: Vec<&str> = listed.iter().map(|o| o.key.as_str()).filter(|k| *k != holder).collect();
-        if data.is_empty() {
-            return match client.delete(holder) {
-                Ok(()) => (removed + 1, 0),
-                Err(_) => (removed, 1),
-            };
-        }
-        removed += data.iter().filter(|k| client.delete(k).is_ok()).count();
-    }
-    (removed, client.list(run_prefix).map_or(1, |l| l.len()))
+/// A run's prefix as the janitor holds it.
+fn held_bucket(location: &Location, run_prefix: &str) -> crate::janitor::HeldBucket {
+    crate::janitor::HeldBucket { location: location.to_string(), prefix: run_prefix.to_string() }
 }
 
 fn join(share: &[u8]) -> Result<Arc<dyn Member>, Refused> {
@@ -194,10 +179,13 @@ impl Lead for Held {
         let (block, transfer) = (run.data.block, run.data.transfer);
         // Each block is an object of one writer: interleaved transfers of several tasks in one
         // block would be parts of one upload from several.
+        // Several writers of one object would each upload parts of one multipart upload, whose
+        // id they would have to share and whose completion one of them would have to wait
+        // for: S3 has no shared write, so it is not measured as one.
         if run.writes && run.data.access == Access::Shared && run.data.layout == Layout::Strided && transfer < block {
             return Err(invalid(
                 "an S3 object is written whole by one writer, and --layout strided interleaves the tasks' transfers in each block".into(),
-                "leave --layout out (segmented: each task's block is an object of its own), or give --transfer equal to --block",
+                "leave --layout out (segmented: each task's block is an object of its own), give --transfer equal to --block, or --op read for N tasks reading each object (the lead puts them first)",
             ));
         }
         if run.writes && block > transfer && (transfer < MIN_PART || block.div_ceil(transfer) > MAX_PARTS) {
@@ -211,23 +199,42 @@ impl Lead for Held {
             ));
         }
         let objects = run.file_size / block.max(1);
-        // A read, or a rewrite, needs the objects a write made before.
-        if run.w.ops.first().is_some_and(|o| *o != Op::Write) {
-            for name in run.names {
-                let key = object_key(&format!("{}{name}", self.bucket.run_prefix), 0);
-                self.bucket.client.head(&key).map_err(|e| match e {
-                    S3Error::NotFound { .. } => invalid(
-                        format!("nothing to read: {}/{key} does not exist", self.location.bucket),
-                        "give --op write,read: each run writes under a prefix of its own",
+        // A run whose first phase reads (or rewrites) finds no object under its own prefix:
+        // the lead puts each first, whole, untimed. So N tasks can read one object (--access
+        // shared, each a ranged GET of its part) that no N writers could have made.
+        let prefill = run.w.ops.first().is_some_and(|o| *o != Op::Write);
+        if prefill {
+            if run.w.verify {
+                return Err(invalid(
+                    "--verify checks data the run's own write phase stamped, and on a bucket a run that starts with a read has none (its objects are put by the lead, unstamped)".into(),
+                    "give --op write,read to verify, or leave --verify out",
+                ));
+            }
+            if block > MAX_PREFILL {
+                return Err(invalid(
+                    format!(
+                        "a run that starts with a read has its objects put by the lead first, and an object of {} is more than it holds at once ({})",
+                        crate::units::format_size(block),
+                        crate::units::format_size(MAX_PREFILL)
                     ),
-                    e => refused(e),
-                })?;
+                    "give --block 256m or less, or --op write,read",
+                ));
             }
         }
-        if run.writes {
+        if run.writes || prefill {
             for name in run.names {
                 for k in 0..objects {
                     self.manifest.name(&object_key(name, k)).map_err(refused)?;
+                }
+            }
+        }
+        if prefill {
+            let mut body = vec![0u8; block as usize];
+            crate::engine::data::fill_random(&mut body, run.w.seed);
+            for name in run.names {
+                for k in 0..objects {
+                    let key = object_key(&format!("{}{name}", self.bucket.run_prefix), k);
+                    self.bucket.client.put(&key, &body).map_err(refused)?;
                 }
             }
         }
@@ -247,6 +254,21 @@ impl Lead for Held {
     }
 
     fn clean_up(mut self: Box<Self>) -> Vec<String> {
+        let held = held_bucket(&self.location, &self.bucket.run_prefix);
+        let problems = self.empty();
+        // Only now: a lead killed while cleaning up still has its objects removed.
+        crate::janitor::release_bucket(&held);
+        problems
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl Held {
+    /// Removes what the run made (but what it keeps): what could not be.
+    fn empty(&mut self) -> Vec<String> {
         if self.options.keep {
             // The objects stay, and with no holder no later run takes them for a dead run's.
             let holder = format!("{}{HOLDER}", self.bucket.run_prefix);
@@ -262,9 +284,5 @@ impl Lead for Held {
             )
         }));
         problems
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }

@@ -29,6 +29,8 @@ pub enum Op {
     CompleteMultipart,
     /// AbortMultipartUpload.
     AbortMultipart,
+    /// ListMultipartUploads.
+    ListUploads,
 }
 
 impl fmt::Display for Op {
@@ -44,6 +46,7 @@ impl fmt::Display for Op {
             Op::UploadPart => "multipart PART",
             Op::CompleteMultipart => "multipart COMPLETE",
             Op::AbortMultipart => "multipart ABORT",
+            Op::ListUploads => "multipart LIST",
         })
     }
 }
@@ -72,8 +75,8 @@ pub enum S3Error {
         /// What is wrong.
         why: String,
     },
-    /// The server answered 503: it wants fewer requests (S3's SlowDown).
-    #[error("S3 {op} {target}: the server is shedding load (503 {code})")]
+    /// The server answered 503 to every try: it wants fewer requests (S3's SlowDown).
+    #[error("S3 {op} {target}: the server is shedding load (503 {code} to each of {tries} tries over {over:.1?})")]
     SlowDown {
         /// The operation.
         op: Op,
@@ -81,6 +84,18 @@ pub enum S3Error {
         target: String,
         /// The S3 error code, usually SlowDown.
         code: String,
+        /// How many times the request was sent.
+        tries: u32,
+        /// From the first send to the last answer.
+        over: std::time::Duration,
+    },
+    /// A setting of the environment cannot be used.
+    #[error("{name}: {why}")]
+    Setting {
+        /// The variable.
+        name: &'static str,
+        /// What is wrong with its value.
+        why: String,
     },
     /// The object or bucket does not exist.
     #[error("S3 {op} {target}: not found (404 {code})")]
@@ -169,12 +184,15 @@ impl S3Error {
             S3Error::Credentials { .. } => {
                 "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE naming a profile of ~/.aws/credentials (or AWS_SHARED_CREDENTIALS_FILE)"
             }
+            S3Error::Setting { .. } => "give IOSURVEY_S3_TIMEOUT as a duration with its unit (30s, 500ms), or unset it for 60 s",
             S3Error::Tls { .. } => "point AWS_CA_BUNDLE at a readable PEM file of the CA that signed the server's certificate",
             S3Error::SlowDown { .. } => "the server is at its limit: run fewer tasks, or say how many requests it takes per second",
             S3Error::NotFound { .. } => "check the bucket name, and that nothing else removed the object",
             S3Error::Status { .. } => "check the credentials, the region (AWS_REGION) and that the bucket grants this key access",
             S3Error::Timeout { .. } => "the server or the network stalled: check the endpoint's health, or raise the timeout",
-            S3Error::Connect { .. } => "check the endpoint's host and port, that the server is up, and for https its certificate",
+            S3Error::Connect { .. } => {
+                "check the endpoint's host and port, that the server is up, and for https that AWS_CA_BUNDLE names a PEM file of the CA that signed its certificate"
+            }
             S3Error::Dropped { .. } => "the server or a proxy closed the connection: check its logs and its limits on connections",
             S3Error::Protocol { .. } => "the endpoint may not be an S3 server, or a proxy changed the answer",
             S3Error::Outside { .. } => "iosurvey touches only objects its own naming made under its prefix",

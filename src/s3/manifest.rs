@@ -39,6 +39,71 @@ pub struct Cleanup {
     pub failed: Vec<S3Error>,
     /// Objects under the run's prefix that the manifest does not name: not removed.
     pub strangers: Vec<Listed>,
+    /// Multipart uploads under the run's prefix left open (an abort that failed), aborted.
+    pub aborted: usize,
+}
+
+/// The object that says which process holds a run's prefix (`HOST PID`), so that a run or a
+/// janitor can tell a run that was killed from one still going.
+pub const HOLDER: &str = ".holder";
+
+/// What emptying a dead run's prefix did.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Swept {
+    /// Objects deleted, the holder included.
+    pub removed: usize,
+    /// Multipart uploads aborted.
+    pub aborted: usize,
+    /// Objects and uploads still there.
+    pub left: usize,
+}
+
+impl Swept {
+    /// What it did, as a note says it ("removed 3 objects and aborted 1 open multipart
+    /// upload").
+    pub fn said(&self) -> String {
+        let aborted = match self.aborted {
+            0 => String::new(),
+            n => format!(" and aborted {n} open multipart upload{}", if n == 1 { "" } else { "s" }),
+        };
+        let left = match self.left {
+            0 => String::new(),
+            n => format!(" ({n} could not be removed; the next run tries again)"),
+        };
+        format!("removed {} objects{aborted}{left}", self.removed)
+    }
+}
+
+/// Aborts every open multipart upload of iosurvey's naming under `run_prefix`: how many were.
+fn abort_open_uploads(client: &Client, run_prefix: &str) -> Result<usize, S3Error> {
+    let open = client.list_uploads(run_prefix)?;
+    Ok(open.iter().filter(|u| client.abort_upload(&u.key, &u.id).is_ok()).count())
+}
+
+/// Deletes every object and aborts every open upload under a dead run's prefix (of
+/// iosurvey's naming, so a run's own), its holder last so that an emptying cut short is found
+/// again. The prefix is listed afresh, and again after each round, because a request the dead
+/// run had in flight may land after the first listing.
+pub fn empty_run(client: &Client, run_prefix: &str) -> Swept {
+    const ROUNDS: usize = 3;
+    let holder = format!("{run_prefix}{HOLDER}");
+    let mut swept = Swept::default();
+    let left = |client: &Client| {
+        client.list(run_prefix).map_or(1, |l| l.len()) + client.list_uploads(run_prefix).map_or(1, |u| u.len())
+    };
+    for _ in 0..ROUNDS {
+        let (Ok(listed), Ok(open)) = (client.list(run_prefix), client.list_uploads(run_prefix)) else { break };
+        let data: Vec<&str> = listed.iter().map(|o| o.key.as_str()).filter(|k| *k != holder).collect();
+        if data.is_empty() && open.is_empty() {
+            return match client.delete(&holder) {
+                Ok(()) => Swept { removed: swept.removed + 1, left: 0, ..swept },
+                Err(_) => Swept { left: 1, ..swept },
+            };
+        }
+        swept.aborted += open.iter().filter(|u| client.abort_upload(&u.key, &u.id).is_ok()).count();
+        swept.removed += data.iter().filter(|k| client.delete(k).is_ok()).count();
+    }
+    Swept { left: left(client), ..swept }
 }
 
 impl Manifest {
@@ -81,8 +146,8 @@ impl Manifest {
         self.keys.iter().map(String::as_str)
     }
 
-    /// Deletes every object of the manifest, then lists the run's prefix for what is still
-    /// there. A key whose delete failed stays, so a second call tries it again.
+    /// Deletes every object of the manifest and aborts any upload left open under the run's
+    /// prefix, then lists the prefix for what is still there. A key whose delete failed stays, so a second call tries it again.
     pub fn clean_up(&mut self, client: &Client) -> Cleanup {
         let mut out = Cleanup::default();
         let mut kept = BTreeSet::new();
@@ -97,6 +162,10 @@ impl Manifest {
         }
         match client.list(&self.run_prefix) {
             Ok(listed) => out.strangers = listed.into_iter().filter(|o| !kept.contains(&o.key)).collect(),
+            Err(e) => out.failed.push(e),
+        }
+        match abort_open_uploads(client, &self.run_prefix) {
+            Ok(n) => out.aborted = n,
             Err(e) => out.failed.push(e),
         }
         self.keys = kept;

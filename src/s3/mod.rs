@@ -17,9 +17,9 @@ mod xml;
 pub use credentials::{from_profile_file, Credentials, Secret, Source};
 pub use error::{Op, S3Error};
 pub use location::{Addressing, Location};
-pub use manifest::{is_iosurvey_key, Cleanup, Manifest};
+pub use manifest::{empty_run, is_iosurvey_key, Cleanup, Manifest, Swept, HOLDER};
 pub use sign::Payload;
-pub use xml::Listed;
+pub use xml::{Listed, Open};
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -45,6 +45,10 @@ pub struct Options {
     pub ca_bundle: Option<PathBuf>,
     /// Keys asked for per LIST request (S3 gives at most 1000).
     pub list_page_size: u32,
+    /// How many times a request answered 503 (SlowDown) is sent again before it fails.
+    pub retries: u32,
+    /// The wait before the first resend; each next one waits twice as long, jittered.
+    pub backoff: Duration,
 }
 
 impl Default for Options {
@@ -57,7 +61,30 @@ impl Default for Options {
             io_timeout: Duration::from_secs(60),
             ca_bundle: None,
             list_page_size: 1000,
+            retries: 4,
+            backoff: Duration::from_millis(100),
         }
+    }
+}
+
+/// The variable that sets the stall limit of every request of a run.
+pub const TIMEOUT_VAR: &str = "IOSURVEY_S3_TIMEOUT";
+
+impl Options {
+    /// The defaults, with the stall limit from `IOSURVEY_S3_TIMEOUT` ("30s", "500ms") when
+    /// set: read on every process of a run, as the credentials are.
+    pub fn from_env() -> Result<Options, S3Error> {
+        let mut options = Options::default();
+        if let Some(text) = std::env::var(TIMEOUT_VAR).ok().filter(|v| !v.is_empty()) {
+            let nanos =
+                crate::units::parse_duration(&text).map_err(|why| S3Error::Setting { name: TIMEOUT_VAR, why })?;
+            if nanos == 0 {
+                return Err(S3Error::Setting { name: TIMEOUT_VAR, why: format!("'{text}' allows no wait at all") });
+            }
+            options.io_timeout = Duration::from_nanos(nanos);
+            options.connect_timeout = options.connect_timeout.min(options.io_timeout);
+        }
+        Ok(options)
     }
 }
 
@@ -98,6 +125,8 @@ pub struct Client {
     addressing: Addressing,
     payload: Payload,
     list_page_size: String,
+    retries: u32,
+    backoff: Duration,
 }
 
 impl std::fmt::Debug for Client {
@@ -113,12 +142,29 @@ impl std::fmt::Debug for Client {
 
 /// A request before it is signed: the operation, the method, the object (none for a request
 /// on the bucket), query pairs and headers to sign, all unencoded.
+#[derive(Clone, Copy)]
 struct Call<'a> {
     op: Op,
     method: &'a str,
     key: Option<&'a str>,
     query: &'a [(&'a str, &'a str)],
     headers: &'a [(&'a str, &'a str)],
+}
+
+impl Call<'_> {
+    /// The key, or "" for a request on the bucket, as errors name it.
+    fn name(&self) -> &str {
+        self.key.unwrap_or("")
+    }
+}
+
+/// `wait` made random within its upper half.
+fn jitter(wait: Duration) -> Duration {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u64(wait.as_nanos() as u64);
+    let half = wait / 2;
+    half + Duration::from_nanos(h.finish() % (half.as_nanos() as u64).max(1))
 }
 
 /// Where a request goes: the URL to send to, and the host and path as signed.
@@ -144,6 +190,7 @@ impl Client {
             .timeout_connect(Some(options.connect_timeout))
             .timeout_per_read(Some(options.io_timeout))
             .timeout_per_write(Some(options.io_timeout))
+            .timeout_recv_response(Some(options.io_timeout))
             .user_agent(concat!("iosurvey/", env!("CARGO_PKG_VERSION")));
         if location.https {
             let bundle = options.ca_bundle.clone().or_else(|| env("AWS_CA_BUNDLE").map(PathBuf::from));
@@ -159,6 +206,8 @@ impl Client {
             region,
             payload: options.payload,
             list_page_size: options.list_page_size.clamp(1, 1000).to_string(),
+            retries: options.retries,
+            backoff: options.backoff,
         })
     }
 
@@ -184,50 +233,105 @@ impl Client {
     /// Reads `len` bytes of `key` from `offset` into `buf` (cleared first); a shorter answer is
     /// an error, as a short read of a file is.
     pub fn get_range(&self, key: &str, offset: u64, len: u64, buf: &mut Vec<u8>) -> Result<Timing, S3Error> {
-        if len == 0 {
+        self.get_inner(key, Some((offset, len)), buf)
+    }
+
+    fn get_inner(&self, key: &str, range: Option<(u64, u64)>, buf: &mut Vec<u8>) -> Result<Timing, S3Error> {
+        let (mut resp, start, head) = self.get_request(key, range)?;
+        let len = resp.body().content_length().or(range.map(|(_, l)| l)).unwrap_or(0);
+        buf.clear();
+        buf.resize(len as usize, 0);
+        let (n, first) = self.read_body(key, &mut resp, start, buf)?;
+        buf.truncate(n);
+        let mut rest = Vec::new();
+        // A body longer than it said (or with no length): read to its end.
+        resp.body_mut().as_reader().read_to_end(&mut rest).map_err(|e| self.transport(Op::Get, key, e.into()))?;
+        buf.extend_from_slice(&rest);
+        self.check_range(key, range, buf.len())?;
+        Ok(Timing { first_byte: first.unwrap_or(head), total: start.elapsed() })
+    }
+
+    /// Reads `key` whole, or `len` bytes of it from `offset`, into the start of `out`: the
+    /// bytes read. The body goes from the connection straight into `out` (a task's own
+    /// buffer), with no copy in between; an object longer than `out` is an error.
+    pub fn get_into(&self, key: &str, range: Option<(u64, u64)>, out: &mut [u8]) -> Result<(Timing, usize), S3Error> {
+        let (mut resp, start, head) = self.get_request(key, range)?;
+        let (n, first) = self.read_body(key, &mut resp, start, out)?;
+        // The end of the body, so the connection goes back to the pool; a byte more is more
+        // than was asked for.
+        let mut more = [0u8; 1];
+        loop {
+            match resp.body_mut().as_reader().read(&mut more) {
+                Ok(0) => break,
+                Ok(_) => {
+                    return Err(S3Error::Protocol {
+                        op: Op::Get,
+                        target: self.target(key),
+                        why: format!("the object is longer than the {} bytes asked for", out.len()),
+                    })
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.transport(Op::Get, key, e.into())),
+            }
+        }
+        self.check_range(key, range, n)?;
+        Ok((Timing { first_byte: first.unwrap_or(head), total: start.elapsed() }, n))
+    }
+
+    /// Sends the GET of `key` (a range of it, when given).
+    fn get_request(
+        &self,
+        key: &str,
+        range: Option<(u64, u64)>,
+    ) -> Result<(http::Response<ureq::Body>, Instant, Duration), S3Error> {
+        self.under_prefix(Op::Get, key)?;
+        if range.is_some_and(|(_, l)| l == 0) {
             return Err(S3Error::Protocol {
                 op: Op::Get,
                 target: self.target(key),
                 why: "a ranged GET of 0 bytes".into(),
             });
         }
-        self.get_inner(key, Some((offset, len)), buf)
-    }
-
-    fn get_inner(&self, key: &str, range: Option<(u64, u64)>, buf: &mut Vec<u8>) -> Result<Timing, S3Error> {
-        self.under_prefix(Op::Get, key)?;
         let range_value = range.map(|(o, l)| format!("bytes={o}-{}", o + l - 1));
         let headers: Vec<(&str, &str)> = range_value.as_deref().map(|r| ("range", r)).into_iter().collect();
-        let (mut resp, start, head) =
-            self.send(Call { op: Op::Get, method: "GET", key: Some(key), query: &[], headers: &headers }, None)?;
-        buf.clear();
-        if let Some(n) = resp.body().content_length() {
-            buf.reserve(n as usize);
-        }
+        self.send(Call { op: Op::Get, method: "GET", key: Some(key), query: &[], headers: &headers }, None)
+    }
+
+    /// Reads a GET's body into `out` until it is full or the body ends: the bytes read and
+    /// when the first came.
+    fn read_body(
+        &self,
+        key: &str,
+        resp: &mut http::Response<ureq::Body>,
+        start: Instant,
+        out: &mut [u8],
+    ) -> Result<(usize, Option<Duration>), S3Error> {
         let mut reader = resp.body_mut().as_reader();
-        let mut first = None;
-        let mut chunk = [0u8; 64 * 1024];
-        loop {
-            match reader.read(&mut chunk) {
+        let (mut n, mut first) = (0, None);
+        while n < out.len() {
+            match reader.read(&mut out[n..]) {
                 Ok(0) => break,
-                Ok(n) => {
+                Ok(k) => {
                     first.get_or_insert_with(|| start.elapsed());
-                    buf.extend_from_slice(&chunk[..n]);
+                    n += k;
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(self.transport(Op::Get, key, ureq::Error::from(e))),
             }
         }
-        if let Some((_, len)) = range {
-            if buf.len() as u64 != len {
-                return Err(S3Error::Protocol {
-                    op: Op::Get,
-                    target: self.target(key),
-                    why: format!("asked for {len} bytes, got {}", buf.len()),
-                });
-            }
+        Ok((n, first))
+    }
+
+    /// A ranged GET must give exactly the bytes asked for, as a read of a file must.
+    fn check_range(&self, key: &str, range: Option<(u64, u64)>, got: usize) -> Result<(), S3Error> {
+        match range {
+            Some((_, len)) if got as u64 != len => Err(S3Error::Protocol {
+                op: Op::Get,
+                target: self.target(key),
+                why: format!("asked for {len} bytes, got {got}"),
+            }),
+            _ => Ok(()),
         }
-        Ok(Timing { first_byte: first.unwrap_or(head), total: start.elapsed() })
     }
 
     /// Size and ETag of `key`.
@@ -287,6 +391,45 @@ impl Client {
                         op: Op::List,
                         target: self.target(prefix),
                         why: "the listing repeats its continuation token".into(),
+                    })
+                }
+                None => return Ok(out),
+            }
+        }
+    }
+
+    /// Every multipart upload not yet completed nor aborted whose key starts with `prefix`,
+    /// which must lie under the location's.
+    pub fn list_uploads(&self, prefix: &str) -> Result<Vec<Open>, S3Error> {
+        self.under_prefix(Op::ListUploads, prefix)?;
+        let mut out = Vec::new();
+        let mut marker: Option<(String, String)> = None;
+        loop {
+            let mut query = vec![("max-uploads", self.list_page_size.as_str()), ("prefix", prefix), ("uploads", "")];
+            if let Some((key, id)) = &marker {
+                query.push(("key-marker", key));
+                query.push(("upload-id-marker", id));
+            }
+            let (mut resp, _, _) =
+                self.send(Call { op: Op::ListUploads, method: "GET", key: None, query: &query, headers: &[] }, None)?;
+            let body = self.text(Op::ListUploads, prefix, &mut resp)?;
+            let (page, next) = xml::uploads_page(&body).map_err(|why| S3Error::Protocol {
+                op: Op::ListUploads,
+                target: self.target(prefix),
+                why,
+            })?;
+            if let Some(stray) = page.iter().find(|u| !u.key.starts_with(prefix)) {
+                let why = format!("the upload listing holds `{}`, outside the prefix asked for", stray.key);
+                return Err(S3Error::Protocol { op: Op::ListUploads, target: self.target(prefix), why });
+            }
+            out.extend(page);
+            match next {
+                Some(next) if Some(&next) != marker.as_ref() => marker = Some(next),
+                Some(_) => {
+                    return Err(S3Error::Protocol {
+                        op: Op::ListUploads,
+                        target: self.target(prefix),
+                        why: "the upload listing repeats its markers".into(),
                     })
                 }
                 None => return Ok(out),
@@ -394,19 +537,20 @@ impl Client {
     }
 
     /// Abandons the upload `id` of `key`, its parts with it; a failure is not said (the
-    /// server expires what is left by its lifecycle rules).
+    /// run's clean-up lists the uploads left open and tries again).
     pub fn abort_multipart(&self, key: &str, id: &str) {
-        if self.ours(Op::AbortMultipart, key).is_ok() {
-            let _ = self.send(
-                Call {
-                    op: Op::AbortMultipart,
-                    method: "DELETE",
-                    key: Some(key),
-                    query: &[("uploadId", id)],
-                    headers: &[],
-                },
-                None,
-            );
+        let _ = self.abort_upload(key, id);
+    }
+
+    /// Abandons the upload `id` of `key` (of iosurvey's naming), its parts with it.
+    pub fn abort_upload(&self, key: &str, id: &str) -> Result<(), S3Error> {
+        self.ours(Op::AbortMultipart, key)?;
+        let call =
+            Call { op: Op::AbortMultipart, method: "DELETE", key: Some(key), query: &[("uploadId", id)], headers: &[] };
+        match self.send(call, None) {
+            Ok((mut resp, _, _)) => self.drain(Op::AbortMultipart, key, &mut resp),
+            Err(S3Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(e),
         }
     }
 
@@ -461,14 +605,51 @@ impl Client {
     }
 
     /// Signs and sends one request; gives the response of a 2xx status, the instant it was
-    /// sent and how long its head took, or the typed error of any other outcome.
+    /// first sent and how long its head took from then, or the typed error of any other
+    /// outcome. A 503 is the server asking for less load: the request is sent again, signed
+    /// anew, after a backoff that doubles (jittered, so that tasks throttled together do not
+    /// come back together), up to `retries` times; the time waited is the request's.
     fn send(
         &self,
         call: Call,
         body: Option<&[u8]>,
     ) -> Result<(http::Response<ureq::Body>, Instant, Duration), S3Error> {
-        let Call { op, method, key, query, headers } = call;
-        let key_name = key.unwrap_or("");
+        let start = Instant::now();
+        let mut wait = self.backoff;
+        for retry in 0.. {
+            let mut resp =
+                self.agent.run(self.build(&call, body)?).map_err(|e| self.transport(call.op, call.name(), e))?;
+            let head = start.elapsed();
+            let status = resp.status().as_u16();
+            if (200..300).contains(&status) {
+                return Ok((resp, start, head));
+            }
+            // A HEAD has no body to say why; its status alone is the answer.
+            let text = if call.method == "HEAD" {
+                String::new()
+            } else {
+                self.text(call.op, call.name(), &mut resp).unwrap_or_default()
+            };
+            if status == 503 && retry < self.retries {
+                std::thread::sleep(jitter(wait));
+                wait = wait.saturating_mul(2);
+                continue;
+            }
+            let (code, message) = xml::error(&text).unwrap_or_else(|| ("-".into(), String::new()));
+            let err = self.status_error(call.op, call.name(), status, (code, message));
+            return Err(match err {
+                S3Error::SlowDown { op, target, code, .. } => {
+                    S3Error::SlowDown { op, target, code, tries: retry + 1, over: start.elapsed() }
+                }
+                e => e,
+            });
+        }
+        unreachable!("the loop returns")
+    }
+
+    /// The request of `call`, signed now.
+    fn build<'b>(&self, call: &Call, body: Option<&'b [u8]>) -> Result<http::Request<&'b [u8]>, S3Error> {
+        let Call { op, method, key, query, headers } = *call;
         let target = self.request_target(key);
         let payload_hash = match (body, self.payload) {
             (None, _) | (Some([]), _) => sign::EMPTY_SHA256.to_string(),
@@ -498,30 +679,18 @@ impl Client {
         for (name, value) in &signed.headers {
             builder = builder.header(*name, value.as_str());
         }
-        let built = builder.body(body.unwrap_or(&[])).map_err(|e| S3Error::Protocol {
+        builder.body(body.unwrap_or(&[])).map_err(|e| S3Error::Protocol {
             op,
-            target: self.target(key_name),
+            target: self.target(call.name()),
             why: format!("request cannot be built: {e}"),
-        })?;
-        let start = Instant::now();
-        let mut resp = self.agent.run(built).map_err(|e| self.transport(op, key_name, e))?;
-        let head = start.elapsed();
-        let status = resp.status().as_u16();
-        if (200..300).contains(&status) {
-            return Ok((resp, start, head));
-        }
-        // A HEAD has no body to say why; its status alone is the answer.
-        let text =
-            if method == "HEAD" { String::new() } else { self.text(op, key_name, &mut resp).unwrap_or_default() };
-        let (code, message) = xml::error(&text).unwrap_or_else(|| ("-".into(), String::new()));
-        Err(self.status_error(op, key_name, status, (code, message)))
+        })
     }
 
     /// The error of a status other than 2xx, with the S3 error's code and message.
     fn status_error(&self, op: Op, key: &str, status: u16, (code, message): (String, String)) -> S3Error {
         let target = self.target(key);
         match status {
-            503 => S3Error::SlowDown { op, target, code },
+            503 => S3Error::SlowDown { op, target, code, tries: 1, over: Duration::ZERO },
             404 => S3Error::NotFound { op, target, code },
             _ => S3Error::Status { op, target, status, code, message: error::one_line(&message) },
         }
@@ -577,6 +746,11 @@ impl Client {
                 ) =>
             {
                 S3Error::Connect { op, target, endpoint, why: io.to_string() }
+            }
+            // rustls says a handshake's failure (a certificate not trusted) through the stream
+            // it wraps, as data it cannot take: not a dropped connection.
+            ureq::Error::Io(io) if self.location.https && io.kind() == K::InvalidData => {
+                S3Error::Connect { op, target, endpoint, why: format!("TLS: {io}") }
             }
             ureq::Error::Io(io) => S3Error::Dropped { op, target, why: io.to_string() },
             ureq::Error::Rustls(t) => S3Error::Connect { op, target, endpoint, why: format!("TLS: {t}") },

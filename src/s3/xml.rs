@@ -51,6 +51,42 @@ pub fn list_page(body: &str) -> Result<Page, String> {
     Ok(page)
 }
 
+/// A multipart upload not yet completed nor aborted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Open {
+    /// The key it uploads to.
+    pub key: String,
+    /// Its upload id.
+    pub id: String,
+}
+
+/// The key and upload id markers of a next page of ListMultipartUploads.
+pub type Markers = (String, String);
+
+/// A page of ListMultipartUploads: the uploads, and the markers of the next page when
+/// truncated.
+pub fn uploads_page(body: &str) -> Result<(Vec<Open>, Option<Markers>), String> {
+    let doc = Document::parse(body).map_err(|e| format!("upload listing is not XML: {e}"))?;
+    let root = doc.root_element();
+    if root.tag_name().name() != "ListMultipartUploadsResult" {
+        return Err(format!("upload listing's root is <{}>", root.tag_name().name()));
+    }
+    let mut open = Vec::new();
+    for u in root.children().filter(|c| c.is_element() && c.tag_name().name() == "Upload") {
+        let key = text_of(u, "Key").ok_or("a listed upload has no <Key>")?;
+        let id = text_of(u, "UploadId").filter(|i| !i.is_empty()).ok_or("a listed upload has no <UploadId>")?;
+        open.push(Open { key, id });
+    }
+    let next = match text_of(root, "IsTruncated").is_some_and(|t| t.trim() == "true") {
+        true => Some((
+            text_of(root, "NextKeyMarker").unwrap_or_default(),
+            text_of(root, "NextUploadIdMarker").unwrap_or_default(),
+        )),
+        false => None,
+    };
+    Ok((open, next))
+}
+
 /// The `UploadId` of an InitiateMultipartUploadResult.
 pub fn upload_id(body: &str) -> Result<String, String> {
     let doc = Document::parse(body).map_err(|e| format!("answer is not XML: {e}"))?;
@@ -90,5 +126,20 @@ mod tests {
             Some(("SlowDown".into(), "Reduce".into()))
         );
         assert_eq!(error("not xml"), None);
+    }
+
+    #[test]
+    fn an_upload_listing_gives_each_key_and_id_and_the_markers_of_the_next_page() {
+        let body = r#"<ListMultipartUploadsResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">
+            <IsTruncated>true</IsTruncated><NextKeyMarker>p/b</NextKeyMarker><NextUploadIdMarker>u2</NextUploadIdMarker>
+            <Upload><Key>p/a</Key><UploadId>u1</UploadId></Upload><Upload><Key>p/b</Key><UploadId>u2</UploadId></Upload>
+            </ListMultipartUploadsResult>"#;
+        let (open, next) = uploads_page(body).unwrap();
+        assert_eq!(
+            open,
+            vec![Open { key: "p/a".into(), id: "u1".into() }, Open { key: "p/b".into(), id: "u2".into() }]
+        );
+        assert_eq!(next, Some(("p/b".into(), "u2".into())));
+        assert!(uploads_page("<ListBucketResult/>").is_err());
     }
 }

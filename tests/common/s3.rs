@@ -1,9 +1,11 @@
-//! A versitygw of a test's own, started by testbed/s3 on loopback: shared by the tests that
-//! need a real S3 server (`#[path = "common/s3.rs"] mod s3bed;` beside `mod common;`).
+//! A real S3 server for the tests: versitygw over a POSIX directory, started by testbed/s3 on
+//! loopback, one per test, and the test's ways of driving it and iosurvey against it. A test
+//! takes it with `#[path = "common/s3.rs"] mod s3bed;` beside `mod common;`.
 #![allow(dead_code)]
 
 use crate::common::*;
 use iosurvey::s3::{Client, Credentials, Location, Options};
+use std::ffi::OsStr;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,6 +30,16 @@ pub struct Server {
     pub access: String,
     pub secret: String,
     pub pid: i32,
+    /// For https: the CA that signed its certificate, the certificate chain and its key.
+    pub tls: Option<Tls>,
+}
+
+/// A server's https set-up.
+#[derive(Clone)]
+pub struct Tls {
+    pub ca: PathBuf,
+    pub chain: PathBuf,
+    pub key: PathBuf,
 }
 
 /// How `testbed/s3 up` ended.
@@ -40,6 +52,11 @@ pub enum Up {
 impl Server {
     /// Starts a server, or skips the test (`None`) where testbed/s3 says it cannot run.
     pub fn start() -> Option<Server> {
+        Server::start_with(None)
+    }
+
+    /// Starts a server, over https when `tls` is given.
+    pub fn start_with(tls: Option<Tls>) -> Option<Server> {
         // A port the system just handed out and took back is free unless another process
         // (the server of a test running beside this one) takes it in the next instant; then
         // `up` says so (75) and another port is tried, never another test's server used.
@@ -51,6 +68,7 @@ impl Server {
                 access: format!("AK{}", random_hex(8)),
                 secret: format!("SeCrEt{}", random_hex(16)),
                 pid: 0,
+                tls: tls.clone(),
             };
             match server.up() {
                 Up::Ready => {
@@ -69,6 +87,11 @@ impl Server {
             .args(["up", "--dir"])
             .arg(self.dir.path())
             .args(["--port", &self.port.to_string()])
+            .args(
+                self.tls
+                    .iter()
+                    .flat_map(|t| [OsStr::new("--cert"), t.chain.as_os_str(), OsStr::new("--key"), t.key.as_os_str()]),
+            )
             .env("ROOT_ACCESS_KEY_ID", &self.access)
             .env("ROOT_SECRET_ACCESS_KEY", &self.secret)
             .output()
@@ -88,7 +111,7 @@ impl Server {
     }
 
     pub fn location(&self, prefix: &str) -> Location {
-        Location::parse(&format!("http://127.0.0.1:{}/{BUCKET}/{prefix}", self.port)).unwrap()
+        Location::parse(&self.url(prefix)).unwrap()
     }
 
     pub fn credentials(&self) -> Credentials {
@@ -96,7 +119,8 @@ impl Server {
     }
 
     pub fn client_with(&self, prefix: &str, options: &Options) -> Client {
-        Client::new(&self.location(prefix), self.credentials(), options).unwrap()
+        let ca_bundle = options.ca_bundle.clone().or_else(|| self.tls.as_ref().map(|t| t.ca.clone()));
+        Client::new(&self.location(prefix), self.credentials(), &Options { ca_bundle, ..options.clone() }).unwrap()
     }
 
     pub fn client(&self, prefix: &str) -> Client {
@@ -155,20 +179,64 @@ impl Drop for Server {
 impl Server {
     /// The URL of `prefix` in the test's bucket, as `--s3` takes it.
     pub fn url(&self, prefix: &str) -> String {
-        format!("http://127.0.0.1:{}/{BUCKET}/{prefix}", self.port)
+        let scheme = if self.tls.is_some() { "https" } else { "http" };
+        format!("{scheme}://127.0.0.1:{}/{BUCKET}/{prefix}", self.port)
     }
 
     /// `cmd` with the server's keys, and no other, in its AWS environment, as a user's would be.
     pub fn keyed<'c>(&self, cmd: &'c mut Command) -> &'c mut Command {
-        for var in ["AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SHARED_CREDENTIALS_FILE", "AWS_REGION"] {
+        for var in ["AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_SHARED_CREDENTIALS_FILE", "AWS_REGION", "AWS_CA_BUNDLE"] {
             cmd.env_remove(var);
         }
         cmd.env("AWS_ACCESS_KEY_ID", &self.access).env("AWS_SECRET_ACCESS_KEY", &self.secret)
     }
 
-    /// Runs the binary with the server's keys in the AWS environment.
-    pub fn iosurvey(&self, args: &[&str]) -> Out {
+    /// The binary with the server's keys in the AWS environment.
+    pub fn command(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_iosurvey"));
-        outcome(self.keyed(&mut cmd).args(args).output().expect("start iosurvey"))
+        self.keyed(&mut cmd);
+        cmd
     }
+
+    /// Runs the binary as [`Server::command`] gives it.
+    pub fn iosurvey(&self, args: &[&str]) -> Out {
+        outcome(self.command().args(args).output().expect("start iosurvey"))
+    }
+}
+
+impl Server {
+    /// Starts a run under `prefix` long enough to be still uploading when the test acts, and
+    /// returns once it is in its data phase (an object of its own stored: its target taken, its
+    /// holder object put) with a request in flight.
+    pub fn spawn_long_run(&self, prefix: &str, db: &str, stderr: std::process::Stdio) -> std::process::Child {
+        let mut cmd = self.command();
+        let url = self.url(prefix);
+        let args = ["run", "--s3", &url, "--block", "5m", "--transfer", "5m", "--segments", "8", "--iterations", "200"];
+        let child = cmd.args(args).args(["--db", db, "-q"]).stderr(stderr).spawn().unwrap();
+        let client = self.client(prefix);
+        wait_until("an object of the run stored", 20, || {
+            client.list(&format!("{prefix}/")).unwrap_or_default().iter().any(|o| !o.key.ends_with("/.holder"))
+        });
+        self.wait_for_request_in_flight();
+        child
+    }
+}
+
+/// The stored run of a `--json` file.
+pub fn record(json: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
+}
+
+/// The janitor a run's lead `lead` started (its child whose command line ends with `janitor`).
+pub fn janitor_of(lead: u32) -> u32 {
+    let parent = |pid: u32| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok())
+    };
+    let cmdline = |pid: u32| std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .find(|&p| parent(p) == Some(lead) && cmdline(p).strip_suffix(b"\0").is_some_and(|c| c.ends_with(b"janitor")))
+        .expect("the lead's janitor")
 }

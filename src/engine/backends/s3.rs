@@ -36,22 +36,13 @@ struct S3 {
     block: u64,
     /// The multipart uploads under way, by object: upload id and the parts sent.
     uploads: BTreeMap<u64, (String, Vec<Part>)>,
-    body: Vec<u8>,
     done: Option<Completion>,
     /// The request of the last transfer: its slot, kind and time to first byte.
     last: Option<(usize, Request, Option<u64>)>,
 }
 
 fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
-    Ok(Box::new(S3 {
-        bufs: setup.bufs,
-        object: None,
-        block: 0,
-        uploads: BTreeMap::new(),
-        body: Vec::new(),
-        done: None,
-        last: None,
-    }))
+    Ok(Box::new(S3 { bufs: setup.bufs, object: None, block: 0, uploads: BTreeMap::new(), done: None, last: None }))
 }
 
 fn failed(e: crate::s3::S3Error) -> io::Error {
@@ -82,13 +73,9 @@ impl S3 {
             _ => {}
         }
         if op != Op::Write {
-            let timing = match within == 0 && len == self.block {
-                true => client.get(&key, &mut self.body),
-                false => client.get_range(&key, within, len, &mut self.body),
-            }
-            .map_err(failed)?;
-            let n = self.body.len().min(buf.len());
-            buf[..n].copy_from_slice(&self.body[..n]);
+            // Into the task's buffer: a copy through another costs as much as the read.
+            let range = (within != 0 || len != self.block).then_some((within, len));
+            let (timing, n) = client.get_into(&key, range, buf).map_err(failed)?;
             return Ok((n, Request::Get, Some(timing.first_byte.as_nanos() as u64)));
         }
         if len >= self.block {
