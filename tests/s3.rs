@@ -11,7 +11,6 @@ use iosurvey::engine::data::{check, fill_verified, Stamp};
 use iosurvey::s3::{Client, Credentials, Location, Manifest, Options, Payload, S3Error};
 use s3bed::*;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 /// `len` bytes of the stamped pattern (engine::data) of `token`, in 4 KiB transfers.
