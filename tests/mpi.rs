@@ -569,3 +569,44 @@ fn a_checkpoint_under_mpi_is_written_by_every_rank_and_read_back_by_another_proc
     let ops: Vec<&str> = run["phases"].as_array().unwrap().iter().map(|p| p["op"].as_str().unwrap()).collect();
     assert_eq!(ops, ["write", "write", "read", "read"]);
 }
+
+/// `--find-max` under mpirun: every probe runs on all 4 processes, the same probe sequence
+/// on each (the lead's AU decides, shared). Each process's readers share their own planted
+/// rate, so that 2 accelerators per process need 0.83 of it and 3 need 1.25: 2 per process
+/// pass, 8 in all.
+#[test]
+fn find_max_under_mpi_probes_every_process_and_finds_the_planted_boundary_per_process() {
+    let Some(bed) = mpi_bed() else { return };
+    // Each step of each rank reads 256 KiB (4 x 64 KiB) in 0.1 s of compute: 2.4 ranks
+    // saturate 6 MiB/s.
+    let out = bed.command(
+        "train",
+        "--workload cosmoflow --generate --sample-bytes 64k --sample-stdev 0 --batch 4 --reader-threads 2 --compute 0.1 --au 0.9 --steps 8 --throttle 6m --find-max --max-accelerators 4 --probe-runs 3",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(
+        out.stdout.matches("most accelerators that pass:").count(),
+        1,
+        "said once, by the lead: {}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("most accelerators that pass: 2 per process, 8 per host, 8 in all (4 processes on 1 host)\n"),
+        "{}",
+        out.stdout
+    );
+    // Every probe's runs are stored, each over every process's ranks.
+    let runs = bed.runs();
+    assert!(runs.len() >= 3, "{runs:?}");
+    let mut counts = Vec::new();
+    for r in &runs {
+        let run = bed.show(r["id"].as_i64().unwrap());
+        let k: usize = run["tool_params"]["train.accelerators"].as_str().unwrap().parse().unwrap();
+        assert_eq!(k % 4, 0, "a multiple of the 4 processes: {k}");
+        assert_eq!(run["phases"][0]["tasks"].as_array().unwrap().len(), k, "every rank's reads");
+        counts.push(k / 4);
+    }
+    counts.dedup();
+    assert_eq!(counts, [1, 2, 4, 3], "doubling, then bisecting: {counts:?}");
+    assert!(bed.entries().is_empty() || !bed.dir.exists(), "the data set removed: {:?}", bed.entries());
+}

@@ -275,6 +275,78 @@ fn checkpoints_are_sharded_per_rank_read_back_shifted_and_stored_with_the_slowes
     assert!(warnings.contains("rehearsal") && warnings.contains("page cache"), "{warnings}");
 }
 
+/// The data files of a directory with their sizes and modification times: what a run that
+/// only reads must leave as it found them (the manifest names each run that holds the
+/// directory).
+fn stat_all(dir: &Path) -> Vec<(String, u64, std::time::SystemTime)> {
+    let mut all: Vec<_> = listing(dir)
+        .into_iter()
+        .filter(|n| n != ".iosurvey-manifest")
+        .map(|n| {
+            let m = std::fs::metadata(dir.join(&n)).unwrap();
+            (n, m.len(), m.modified().unwrap())
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+/// As mlpstorage splits a checkpoint study into a run that writes (num_checkpoints_read=0)
+/// and a run that reads (num_checkpoints_write=0), possibly on other ranks: the second run
+/// finds the shards the first kept and shares them over its own ranks, reads only those, and
+/// leaves every file as it was.
+#[test]
+fn a_checkpoint_kept_by_one_run_is_read_by_another_on_fewer_ranks_and_left_as_it_was() {
+    let bed = Bed::new();
+    // llama3-8b at 1/1000000: 112,000 bytes in 4 shards of 28,000.
+    let common = "--model llama3-8b --scale 1/1000000 --compute 0 --transfer 4k --no-drop-caches";
+    let wrote = bed.command("checkpoint", &format!("{common} --ranks 4 --checkpoints 2 --reads 0 --keep"));
+    assert_eq!(wrote.code, 0, "{}", wrote.stderr);
+    let ops = |run: &Value| -> Vec<String> {
+        run["phases"].as_array().unwrap().iter().map(|p| p["op"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(ops(&bed.last_run()), ["write", "write"]);
+    let kept = stat_all(&bed.dir);
+    assert_eq!(kept.iter().filter(|(n, ..)| n.ends_with(".pt")).count(), 2 * 4 * 2, "{kept:?}");
+
+    // Read on 2 ranks: each reads 2 of the 4 shards, rank 1 starting one shard on (--shift 1).
+    let read = bed.command("checkpoint", &format!("{common} --ranks 2 --checkpoints 0 --reads 2 --shift 1"));
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    let run = bed.last_run();
+    assert_eq!(ops(&run), ["read", "read"]);
+    let p = &run["tool_params"];
+    assert_eq!((p["ckpt.ranks"].as_str(), p["ckpt.shards"].as_str()), (Some("2"), Some("4")), "{p}");
+    assert_eq!(p["ckpt.rank_bytes"], "28000", "a shard's bytes, as written");
+    for phase in run["phases"].as_array().unwrap() {
+        let bytes: Vec<u64> = phase["tasks"].as_array().unwrap().iter().map(|t| t["bytes"].as_u64().unwrap()).collect();
+        assert_eq!(bytes, [56000, 56000], "two shards a rank: {phase}");
+    }
+    assert!(p["ckpt.recovery_s"].as_str().and_then(|v| v.parse::<f64>().ok()).is_some_and(|v| v > 0.0), "{p}");
+    assert!(p.get("ckpt.write_min_gib_s").is_none(), "nothing written: {p}");
+    assert_eq!(stat_all(&bed.dir), kept, "the read left every file as it was");
+
+    // What the kept checkpoints cannot give is refused in one line, before anything is read.
+    for (args, needle) in [
+        ("--ranks 8 --checkpoints 0 --reads 1", "--ranks 8 is more than the 4 shards"),
+        ("--ranks 2 --checkpoints 0 --reads 3", "holds 2 checkpoints"),
+        ("--ranks 2 --checkpoints 0 --reads 0", "--checkpoints 0 / --reads 0"),
+    ] {
+        let out = bed.command("checkpoint", &format!("{common} {args}"));
+        assert_one_line_error(&out, 2, &[needle]);
+    }
+    let other = bed.command(
+        "checkpoint",
+        "--model llama3-70b --scale 1/1000000 --ranks 2 --checkpoints 0 --reads 1 --transfer 4k --no-drop-caches",
+    );
+    assert_one_line_error(&other, 2, &["other settings"]);
+    assert_eq!(stat_all(&bed.dir), kept, "refusals left every file as it was");
+
+    // A directory with no checkpoint says how to make one.
+    let empty = Bed::new();
+    let none = empty.command("checkpoint", &format!("{common} --ranks 2 --checkpoints 0 --reads 1"));
+    assert_one_line_error(&none, 2, &["no checkpoint", "--keep"]);
+}
+
 #[test]
 fn checkpoint_settings_that_cannot_run_are_refused_before_anything_is_written() {
     let bed = Bed::new();

@@ -64,7 +64,8 @@ pub struct TrainArgs {
     /// until its AU interval is clear of the threshold or --probe-runs are spent.
     #[arg(long)]
     pub find_max: bool,
-    /// The most accelerators --find-max tries (the data set is sized for these).
+    /// The most accelerators --find-max tries in each process (the data set is sized for
+    /// these); under MPI, processes x this.
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub max_accelerators: usize,
     /// Runs per probe at most.
@@ -92,11 +93,12 @@ pub struct CheckpointArgs {
     /// own files; under MPI, processes x this.
     #[arg(long, default_value_t = 8)]
     pub ranks: usize,
-    /// Checkpoints written, with --compute between them.
-    #[arg(long, default_value_t = 10)]
+    /// Checkpoints written, with --compute between them (0: read those an earlier run kept
+    /// here, on this run's ranks, as mlpstorage's num_checkpoints_write=0).
+    #[arg(long, default_value_t = 10, alias = "num-checkpoints-write")]
     pub checkpoints: u32,
-    /// Checkpoints read back (0: none).
-    #[arg(long, default_value_t = 10)]
+    /// Checkpoints read back (0: none; keep them with --keep for a later run to read).
+    #[arg(long, default_value_t = 10, alias = "num-checkpoints-read")]
     pub reads: u32,
     /// Compute between checkpoints, seconds.
     #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
@@ -104,7 +106,8 @@ pub struct CheckpointArgs {
     /// Bytes per write or read call.
     #[arg(long, value_parser = size_arg, default_value = "16m")]
     pub transfer: u64,
-    /// Rank r reads the shard rank (r + N) mod ranks wrote.
+    /// Rank r reads the shard rank (r + N) mod ranks wrote (of a kept checkpoint on other
+    /// ranks: shard j is read by rank (j - N) mod ranks).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub shift: usize,
     /// A rehearsal at 1/N of the model's size (said to be one wherever shown).
@@ -171,7 +174,7 @@ impl TrainArgs {
                 "give each a positive number",
             ));
         }
-        let most = if self.find_max { self.max_accelerators } else { self.accelerators * processes };
+        let most = if self.find_max { self.max_accelerators } else { self.accelerators } * processes;
         let sized = self.resolve(most, &self.overrides)?;
         let over = Overrides {
             files: Some(sized.files),
@@ -192,6 +195,7 @@ impl CheckpointArgs {
         Checkpoints {
             model: self.model,
             ranks: self.ranks * processes,
+            shards: self.ranks * processes,
             writes: self.checkpoints,
             reads: self.reads,
             compute: self.compute,
@@ -367,17 +371,11 @@ pub fn play_train<T: Team>(
     team: &T,
     observer: &mut dyn Observer,
 ) -> Result<Outcome, Error> {
-    if a.find_max && team.processes() > 1 {
-        return Err(Error::refused(
-            "--find-max runs its probes in one process: its accelerator counts are threads",
-            "start one process for --find-max, or give --accelerators without it",
-        ));
-    }
     let (sized, over) = a.sizing(team.processes())?;
     if a.drop_caches && !crate::target::cache::can_drop() {
         return Err(Error::refused("--drop-caches needs root", "run as root, or leave --drop-caches out"));
     }
-    let first = a.resolve(if a.find_max { 1 } else { a.accelerators * team.processes() }, &over)?;
+    let first = a.resolve(if a.find_max { 1 } else { a.accelerators } * team.processes(), &over)?;
     let (mut session, dir) = open_in(ctx, team, (&a.dir, &a.target), a.accelerators, observer)?;
     let mut lead = Lead::default();
     // The data set is written (or checked) under the first run's will, so a stop while
@@ -502,10 +500,12 @@ impl<T: Team> Runs<'_, '_, '_, T> {
         figures
     }
 
-    /// Whether `k` accelerators pass: runs repeated until the AU's 95% interval is clear of
-    /// the threshold, or the runs are spent (then the mean decides); `None` when a run failed.
+    /// Whether `k` accelerators in each process pass: runs repeated until the AU's 95%
+    /// interval is clear of the threshold, or the runs are spent (then the mean decides);
+    /// `None` when a run failed. Every process takes the same turns: each run's AU is the
+    /// lead's, shared.
     fn probe(&mut self, over: &Overrides, k: usize) -> Option<bool> {
-        let s = match self.a.resolve(k, over) {
+        let s = match self.a.resolve(k * self.team.processes(), over) {
             Ok(s) => s,
             Err(e) => return self.lead.keep((None, Some(e))).then_some(false),
         };
@@ -526,8 +526,9 @@ impl<T: Team> Runs<'_, '_, '_, T> {
     }
 }
 
-/// The most accelerators that pass: doubling until a probe fails, then bisecting between the
-/// last pass and the first fail; said as a note.
+/// The most accelerators in each process that pass: doubling until a probe fails, then
+/// bisecting between the last pass and the first fail; said as a note (under MPI, per host
+/// and in all too).
 fn find_max<T: Team>(runs: &mut Runs<T>, over: &Overrides) {
     let most = runs.a.max_accelerators;
     let (mut pass, mut fail) = (0usize, None::<usize>);
@@ -561,10 +562,26 @@ fn find_max<T: Team>(runs: &mut Runs<T>, over: &Overrides) {
             Some(false) => hi = mid,
         }
     }
-    runs.lead.notes.push(format!(
-        "most accelerators that pass: {pass}{}",
-        if pass == most { format!(" (the most tried: --max-accelerators {most})") } else { String::new() }
-    ));
+    let tried = if pass == most { format!(" (the most tried: --max-accelerators {most})") } else { String::new() };
+    let nodes = runs.team.process_nodes();
+    let note = match nodes.len() {
+        1 => format!("most accelerators that pass: {pass}{tried}"),
+        n => format!("most accelerators that pass: {pass} per process{tried}, {}", per_host(pass, &nodes, n)),
+    };
+    runs.lead.notes.push(note);
+}
+
+/// `k` accelerators in each of the processes on `nodes` (each process's node), per host and
+/// in all.
+fn per_host(k: usize, nodes: &[u32], processes: usize) -> String {
+    let mut on: std::collections::BTreeMap<u32, usize> = std::collections::BTreeMap::new();
+    for n in nodes {
+        *on.entry(*n).or_default() += k;
+    }
+    let (least, most) = (on.values().min().copied().unwrap_or(0), on.values().max().copied().unwrap_or(0));
+    let hosts = on.len();
+    let each = if least == most { format!("{most}") } else { format!("{least} to {most}") };
+    format!("{each} per host, {} in all ({processes} processes on {hosts} host{})", k * processes, if hosts == 1 { "" } else { "s" })
 }
 
 /// Plays a checkpoint study: written, the page cache dropped by the 3x rule, read back, one
@@ -586,7 +603,10 @@ pub fn play_checkpoint<T: Team>(
         r
     };
     let (ready, started) = begin(&mut session, (ctx, &mut lead), skeleton, |side| ckpt::prepare(&c, side.target()));
-    let pending = started.map(|(p, ())| p);
+    // The shards a run that only reads found, on every process.
+    let shards = session.decide(|_| started.as_ref().map_or(c.shards, |(_, n)| *n));
+    let c = ckpt::Checkpoints { shards, ..c };
+    let pending = started.map(|(p, _)| p);
     if ready {
         let measured = ckpt::run(&c, &dir, team.members(a.ranks), !a.no_drop_caches, &ctx.cancel);
         let filed = session.decide(|side| {

@@ -257,8 +257,10 @@ pub fn checkpoint_record(
     let mut put = |k: &str, v: String| drop(params.insert(format!("ckpt.{k}"), v));
     let mean = |xs: Vec<f64>| xs.iter().sum::<f64>() / xs.len().max(1) as f64;
     let gib = (1u64 << 30) as f64;
-    put("write_max_duration_s", format!("{}", mean(o.writes.iter().map(|p| p.max_secs()).collect())));
-    put("write_min_gib_s", format!("{}", mean(o.writes.iter().map(|p| p.min_rate() / gib).collect())));
+    if !o.writes.is_empty() {
+        put("write_max_duration_s", format!("{}", mean(o.writes.iter().map(|p| p.max_secs()).collect())));
+        put("write_min_gib_s", format!("{}", mean(o.writes.iter().map(|p| p.min_rate() / gib).collect())));
+    }
     if let Some(first) = o.reads.first() {
         put("read_max_duration_s", format!("{}", mean(o.reads.iter().map(|p| p.max_secs()).collect())));
         put("read_min_gib_s", format!("{}", mean(o.reads.iter().map(|p| p.min_rate() / gib).collect())));
@@ -278,7 +280,8 @@ fn checkpoint_name(c: &super::checkpoint::Checkpoints) -> String {
 
 fn checkpoint_workload(c: &super::checkpoint::Checkpoints) -> Workload {
     let data = Data { transfer: c.transfer, block: c.rank_bytes(), fsync: true, ..Data::default() };
-    Workload { ops: vec![Op::Write, Op::Read], tasks: c.ranks, ..Workload::from(data) }
+    let ops = [(Op::Write, c.writes), (Op::Read, c.reads)].into_iter().filter(|(_, n)| *n > 0).map(|(op, _)| op);
+    Workload { ops: ops.collect(), tasks: c.ranks, ..Workload::from(data) }
 }
 
 fn checkpoint_params(c: &super::checkpoint::Checkpoints) -> BTreeMap<String, String> {
@@ -286,6 +289,7 @@ fn checkpoint_params(c: &super::checkpoint::Checkpoints) -> BTreeMap<String, Str
     let mut put = |k: &str, v: String| drop(params.insert(format!("ckpt.{k}"), v));
     put("model", c.model.name().into());
     put("ranks", c.ranks.to_string());
+    put("shards", c.shards.to_string());
     put("rank_bytes", c.rank_bytes().to_string());
     put("checkpoints", c.writes.to_string());
     put("reads", c.reads.to_string());
