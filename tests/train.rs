@@ -138,7 +138,7 @@ fn a_short_compute_fails_the_au_and_a_long_one_passes() {
     // The read phase is stored as every run's, with the page-cache flag tmpfs earns.
     assert_eq!(run["phases"][0]["op"], "read");
     assert!(run["phases"][0]["possibly_cached"].to_string().contains("memory file system"), "{}", run["phases"][0]);
-    assert!(run["warnings"].to_string().contains("under 5x the client's RAM"), "{}", run["warnings"]);
+    assert!(run["warnings"].to_string().contains("under 5x the clients' RAM"), "{}", run["warnings"]);
 }
 
 /// A shared read rate planted so that 2 ranks need 0.83 of it and 3 ranks 1.25: the most
@@ -186,6 +186,35 @@ fn find_max_finds_the_planted_boundary() {
     assert!(out.stdout.contains("most accelerators that pass: 2\n"), "{}", out.stdout);
     assert!(bed.runs().len() >= 3, "each probe's runs stored");
     assert!(listing(&bed.dir).is_empty() || !bed.dir.exists(), "the data set removed");
+}
+
+/// `--direct` (DLIO's odirect): the reads bypass the page cache, so the read phase is not
+/// flagged as possibly cached, and each record is read in whole 4 KiB blocks around it; a
+/// tfrecord transfer that is not whole blocks is refused before anything is written. The
+/// client's CPU per sample is stored with every run.
+#[test]
+fn direct_reads_bypass_the_page_cache_in_whole_blocks_and_a_misaligned_transfer_is_refused() {
+    let bed = Bed::new();
+    // 3 files of 5 records of 3000 bytes (+16 of framing): 15 records, one a step of 1 rank.
+    let args = "--workload resnet50 --generate --files 3 --samples-per-file 5 --sample-bytes 3000 --sample-stdev 0 --batch 1 --compute 0.001";
+    let cached = train(&bed, args);
+    assert_eq!(cached.code, 0, "{}", cached.stderr);
+    let flag = bed.last_run()["phases"][0]["possibly_cached"].clone();
+    assert!(flag.to_string().contains("without --direct"), "the same run without --direct: {flag}");
+    let out = train(&bed, &format!("{args} --direct"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = bed.last_run();
+    assert_eq!(run["phases"][0]["possibly_cached"], Value::Null, "{}", run["phases"][0]);
+    assert_eq!(run["workload"]["direct"], true);
+    // Records at 3016-byte strides in files of 15,080 bytes: each read covers the 4 KiB blocks
+    // its record touches, up to the end of the file.
+    let per_file: u64 =
+        (0..5u64).map(|k| (((k + 1) * 3016).div_ceil(4096) * 4096).min(15080) - k * 3016 / 4096 * 4096).sum();
+    assert_eq!(run["phases"][0]["tasks"][0]["bytes"].as_u64(), Some(3 * per_file));
+    let cpu = run["tool_params"]["train.cpu_per_sample_s"].as_str().and_then(|c| c.parse::<f64>().ok());
+    assert!(cpu.is_some_and(|c| c > 0.0), "{}", run["tool_params"]);
+    let refused = train(&bed, &format!("{args} --direct --transfer 6000"));
+    assert_one_line_error(&refused, 2, &["--direct needs --transfer in whole 4 KiB blocks"]);
 }
 
 #[test]

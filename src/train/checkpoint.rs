@@ -247,7 +247,8 @@ pub struct Found {
 /// of the size `c`'s model and scale give; else refused, nothing read.
 pub fn kept_shards(c: &Checkpoints, target: &Target) -> Result<Found, TrainError> {
     let dir = target.dir();
-    let listed = dir.list().map_err(|e| TrainError::Io { what: format!("list {}", dir.path().display()), source: e })?;
+    let listed =
+        dir.list().map_err(|e| TrainError::Io { what: format!("list {}", dir.path().display()), source: e })?;
     // (checkpoint, rank) of every weights file named as this module names them.
     let kept: std::collections::BTreeSet<(u32, usize)> =
         listed.iter().filter_map(|n| n.to_str().and_then(parse_name)).collect();
@@ -255,7 +256,10 @@ pub fn kept_shards(c: &Checkpoints, target: &Target) -> Result<Found, TrainError
     let whole = shards > 0 && kept.iter().take(shards).enumerate().all(|(i, (_, r))| *r == i);
     if !whole {
         return Err(TrainError::refused(
-            format!("{} holds no checkpoint to read (iosurvey's ckpt-0000-rank-00000-model.pt and on)", dir.path().display()),
+            format!(
+                "{} holds no checkpoint to read (iosurvey's ckpt-0000-rank-00000-model.pt and on)",
+                dir.path().display()
+            ),
             "write them first with --reads 0 --keep, then read them with --checkpoints 0 --reads N",
         ));
     }
@@ -264,7 +268,11 @@ pub fn kept_shards(c: &Checkpoints, target: &Target) -> Result<Found, TrainError
     c.check()?;
     if c.reads > checkpoints {
         return Err(TrainError::refused(
-            format!("--reads {} but {} holds {checkpoints} checkpoints of {shards} shards", c.reads, dir.path().display()),
+            format!(
+                "--reads {} but {} holds {checkpoints} checkpoints of {shards} shards",
+                c.reads,
+                dir.path().display()
+            ),
             format!("give --reads {checkpoints} or fewer"),
         ));
     }
