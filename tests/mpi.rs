@@ -569,3 +569,69 @@ fn a_checkpoint_under_mpi_is_written_by_every_rank_and_read_back_by_another_proc
     let ops: Vec<&str> = run["phases"].as_array().unwrap().iter().map(|p| p["op"].as_str().unwrap()).collect();
     assert_eq!(ops, ["write", "write", "read", "read"]);
 }
+
+/// `--find-max` under mpirun: every probe runs on all 4 processes, the same probe sequence
+/// on each (the lead's AU decides, shared). Each process's readers share their own planted
+/// rate, so that 2 accelerators per process need 0.83 of it and 3 need 1.25: 2 per process
+/// pass, 8 in all.
+#[test]
+fn find_max_under_mpi_probes_every_process_and_finds_the_planted_boundary_per_process() {
+    let Some(bed) = mpi_bed() else { return };
+    // Each step of each rank reads 256 KiB (4 x 64 KiB) in 0.1 s of compute: 2.4 ranks
+    // saturate 6 MiB/s.
+    let out = bed.command(
+        "train",
+        "--workload cosmoflow --generate --files 512 --sample-bytes 64k --sample-stdev 0 --batch 4 --reader-threads 2 --compute 0.1 --au 0.9 --steps 8 --throttle 6m --find-max --max-accelerators 4 --probe-runs 3",
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.stdout.matches("most accelerators that pass:").count(), 1, "said once, by the lead: {}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("most accelerators that pass: 2 per process, 8 per host, 8 in all (4 processes on 1 host)\n"),
+        "{}",
+        out.stdout
+    );
+    // Every probe's runs are stored, each over every process's ranks.
+    let runs = bed.runs();
+    assert!(runs.len() >= 3, "{runs:?}");
+    let mut counts = Vec::new();
+    for r in &runs {
+        let run = bed.show(r["id"].as_i64().unwrap());
+        let k: usize = run["tool_params"]["train.accelerators"].as_str().unwrap().parse().unwrap();
+        assert_eq!(k % 4, 0, "a multiple of the 4 processes: {k}");
+        assert_eq!(run["phases"][0]["tasks"].as_array().unwrap().len(), k, "every rank's reads");
+        counts.push(k / 4);
+    }
+    counts.dedup();
+    assert_eq!(counts, [1, 2, 4, 3], "doubling, then bisecting: {counts:?}");
+    assert!(bed.entries().is_empty() || !bed.dir.exists(), "the data set removed: {:?}", bed.entries());
+}
+
+/// A checkpoint written by one launch (4 processes x 2 ranks: 8 shards, kept) and read by
+/// another on other ranks: one process of 3 ranks, each reading the shards that ranks of
+/// other processes wrote.
+#[test]
+fn a_checkpoint_written_by_one_launch_is_read_by_another_of_fewer_ranks() {
+    let Some(bed) = mpi_bed() else { return };
+    let common = "--model llama3-8b --scale 1/1000000 --compute 0 --transfer 4k --no-drop-caches";
+    let wrote = bed.command("checkpoint", &format!("{common} --ranks 2 --checkpoints 2 --reads 0 --keep"));
+    assert_eq!(wrote.code, 0, "{}", wrote.stderr);
+    assert_eq!(bed.entries().iter().filter(|n| n.ends_with(".pt")).count(), 2 * 8 * 2);
+    let dir = bed.dir.display().to_string();
+    let mut args = vec!["checkpoint", "--dir", &dir, "--db", &bed.db, "-q", "--ranks", "3", "--checkpoints", "0"];
+    args.extend(["--reads", "2", "--shift", "1"]);
+    args.extend(common.split_whitespace());
+    let read = iosurvey(&args);
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    let run = bed.last_run();
+    assert_eq!(
+        (run["tool_params"]["ckpt.ranks"].as_str(), run["tool_params"]["ckpt.shards"].as_str()),
+        (Some("3"), Some("8"))
+    );
+    // 14,000 bytes a shard; shard j is read by rank (j - 1) mod 3: 3, 2 and 3 shards.
+    for phase in run["phases"].as_array().unwrap() {
+        let bytes: Vec<u64> = phase["tasks"].as_array().unwrap().iter().map(|t| t["bytes"].as_u64().unwrap()).collect();
+        assert_eq!(bytes, [3 * 14000, 2 * 14000, 3 * 14000], "{phase}");
+    }
+    assert_eq!(bed.entries().iter().filter(|n| n.ends_with(".pt")).count(), 2 * 8 * 2, "none removed");
+}

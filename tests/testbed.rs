@@ -34,6 +34,21 @@ fn one_bed_at_a_time() -> MutexGuard<'static, ()> {
     BED.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The bed brought up (`testbed up ARGS`) for one test, until what this gives is dropped:
+/// then it is taken down, before the next test's turn; `None` (a skip) where the machine
+/// cannot run it.
+fn bed_up(args: &[&str]) -> Option<(Up, MutexGuard<'static, ()>)> {
+    let turn = one_bed_at_a_time();
+    let _ = Command::new(testbed()).arg("down").output();
+    let up = Command::new(testbed()).arg("up").args(args).output().unwrap();
+    if up.status.code() == Some(77) {
+        skip(&String::from_utf8_lossy(&up.stderr));
+        return None;
+    }
+    assert!(up.status.success(), "testbed up {args:?}: {}", String::from_utf8_lossy(&up.stderr));
+    Some((Up, turn))
+}
+
 /// `testbed exec NODE -- ARGS...`, as from a login shell on that node.
 fn on(node: &str, args: &[&str]) -> Out {
     outcome(Command::new(testbed()).args(["exec", node, "--"]).args(args).output().unwrap())
@@ -49,15 +64,7 @@ fn shared_dir(name: &str) -> String {
 
 #[test]
 fn three_nodes_on_glusterfs_write_read_verify_reorder_and_measure_the_network() {
-    let _bed = one_bed_at_a_time();
-    let _ = Command::new(testbed()).arg("down").output();
-    let up = Command::new(testbed()).args(["up", "--nodes", "3"]).output().unwrap();
-    if up.status.code() == Some(77) {
-        skip(&String::from_utf8_lossy(&up.stderr));
-        return;
-    }
-    assert!(up.status.success(), "testbed up: {}", String::from_utf8_lossy(&up.stderr));
-    let _down = Up;
+    let Some(_up) = bed_up(&["--nodes", "3"]) else { return };
     let mut bed = Bed::new();
     let tb = testbed().display().to_string();
     bed.launcher = vec![tb.clone(), "run".into(), "--np-per-node".into(), "2".into(), "--".into()];
@@ -227,15 +234,7 @@ fn wait_for_jobs(ids: &[&str], deadline: Duration) -> Vec<(String, String)> {
 
 #[test]
 fn slurm_runs_jobs_under_srun_and_mpirun_and_a_campaigns_emitted_jobs_each_on_their_nodes_merged_once() {
-    let _bed = one_bed_at_a_time();
-    let _ = Command::new(testbed()).arg("down").output();
-    let up = Command::new(testbed()).args(["up", "--nodes", "3", "--slurm"]).output().unwrap();
-    if up.status.code() == Some(77) {
-        skip(&String::from_utf8_lossy(&up.stderr));
-        return;
-    }
-    assert!(up.status.success(), "testbed up --slurm: {}", String::from_utf8_lossy(&up.stderr));
-    let _down = Up;
+    let Some(_up) = bed_up(&["--nodes", "3", "--slurm"]) else { return };
     let dir = shared_dir("slurm");
     let bin = env!("CARGO_BIN_EXE_iosurvey");
 
@@ -353,4 +352,98 @@ fn campaign_as_batch_jobs(shared: &str, bin: &str) {
     for id in &all[..3] {
         assert!(listed.lines().any(|l| l == format!("eval.job{id}.db")), "{listed}");
     }
+}
+
+/// Training and checkpoints across the bed's three nodes on the shared volume: each rank,
+/// wherever it runs, reads its own block of the data set the lead wrote; a checkpoint written
+/// by six ranks (two a node) is read in another launch by three (one a node), each reading
+/// two shards; every run names the three hosts.
+#[test]
+fn train_reads_each_ranks_block_on_three_nodes_and_another_launch_reads_their_checkpoint() {
+    let Some(_up) = bed_up(&["--nodes", "3"]) else { return };
+    let mut bed = Bed::new();
+    let tb = testbed().display().to_string();
+    bed.launcher = vec![tb, "run".into(), "--np-per-node".into(), "1".into(), "--".into()];
+    let nodes = |phase: &Value| -> Vec<u64> {
+        phase["tasks"].as_array().unwrap().iter().map(|t| t["node"].as_u64().unwrap()).collect()
+    };
+    let hosts = |run: &Value| -> Vec<String> {
+        run["hosts"].as_array().unwrap().iter().map(|h| h.as_str().unwrap().to_string()).collect()
+    };
+
+    // 3 processes x 2 accelerators: 6 ranks over 36 one-sample files, 6 each, 3 steps of 2.
+    bed.dir = shared_dir("train").into();
+    let out = bed.command(
+        "train",
+        "--workload cosmoflow --generate --keep --files 36 --sample-bytes 64k --sample-stdev 16k --batch 2 --compute 0.001 --accelerators 2",
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let run = bed.last_run();
+    assert_eq!(run["env"]["fs_type"], "fuse.glusterfs", "the target is the shared volume");
+    assert_eq!(hosts(&run), ["node1", "node2", "node3"]);
+    assert_eq!(run["tool_params"]["train.accelerators"], "6");
+    assert_eq!(nodes(&run["phases"][0]), [0, 0, 1, 1, 2, 2]);
+    // Sizes spread by file, so a rank's bytes say which files it read: its own block's. The
+    // volume is mounted in the nodes, so a node says the sizes.
+    let dir = bed.dir.display().to_string();
+    let listed = on("node1", &["sh", "-c", &format!("cd {dir} && stat -c '%n %s' train-*.tfrecord")]);
+    let sizes: std::collections::BTreeMap<String, u64> = listed
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once(' ').map(|(n, s)| (n.to_string(), s.parse().unwrap())))
+        .collect();
+    assert_eq!(sizes.len(), 36, "{}", listed.stderr);
+    let size = |f: u64| sizes[&format!("train-{f:07}.tfrecord")];
+    for (r, t) in run["phases"][0]["tasks"].as_array().unwrap().iter().enumerate() {
+        let r = r as u64;
+        let want: u64 = (6 * r..6 * r + 6).map(size).sum();
+        assert_eq!(t["bytes"].as_u64(), Some(want), "rank {r} read the files of its block");
+    }
+
+    // The rule's data set is 5x the clients' RAM, every node's once (the bed's nodes share
+    // this machine's MemTotal): 3 nodes' worth, at 1/20000.
+    bed.dir = shared_dir("rule").into();
+    let out = bed.command(
+        "train",
+        "--workload unet3d --generate --scale 1/20000 --sample-bytes 64k --sample-stdev 0 --batch 1 --compute 0.0001",
+    );
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let kib: u64 = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .unwrap()
+        .trim()
+        .trim_end_matches(" kB")
+        .parse()
+        .unwrap();
+    let want = (5 * 3 * kib * 1024).div_ceil(64 << 10).div_ceil(20000);
+    assert_eq!(bed.last_run()["tool_params"]["train.files"], want.to_string(), "sized for 3 nodes' RAM");
+
+    // llama3-8b at 1/1000000, 112,000 bytes in 6 shards of 18,666; written, kept, then read
+    // by a launch of one rank a node, shifted so that rank r starts at shard r + 1.
+    bed.dir = shared_dir("ckpt").into();
+    let common = "--model llama3-8b --scale 1/1000000 --compute 0 --transfer 4k --no-drop-caches";
+    let wrote = bed.command("checkpoint", &format!("{common} --ranks 2 --checkpoints 2 --reads 0 --keep"));
+    assert_eq!(wrote.code, 0, "{}\n{}", wrote.stdout, wrote.stderr);
+    let run = bed.last_run();
+    assert_eq!(hosts(&run), ["node1", "node2", "node3"]);
+    assert_eq!(nodes(&run["phases"][0]), [0, 0, 1, 1, 2, 2]);
+    let read = bed.command("checkpoint", &format!("{common} --ranks 1 --checkpoints 0 --reads 2 --shift 1"));
+    assert_eq!(read.code, 0, "{}\n{}", read.stdout, read.stderr);
+    let run = bed.last_run();
+    assert_eq!(hosts(&run), ["node1", "node2", "node3"]);
+    assert_eq!(
+        (run["tool_params"]["ckpt.ranks"].as_str(), run["tool_params"]["ckpt.shards"].as_str()),
+        (Some("3"), Some("6"))
+    );
+    for phase in run["phases"].as_array().unwrap() {
+        assert_eq!(phase["op"], "read");
+        assert_eq!(nodes(phase), [0, 1, 2]);
+        for t in phase["tasks"].as_array().unwrap() {
+            assert_eq!(t["bytes"].as_u64(), Some(2 * 18666), "two shards a rank: {phase}");
+        }
+    }
+    let kept = on("node1", &["ls", &bed.dir.display().to_string()]).stdout;
+    assert_eq!(kept.lines().filter(|n| n.ends_with(".pt")).count(), 2 * 6 * 2, "the read removed none: {kept}");
 }

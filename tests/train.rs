@@ -138,7 +138,7 @@ fn a_short_compute_fails_the_au_and_a_long_one_passes() {
     // The read phase is stored as every run's, with the page-cache flag tmpfs earns.
     assert_eq!(run["phases"][0]["op"], "read");
     assert!(run["phases"][0]["possibly_cached"].to_string().contains("memory file system"), "{}", run["phases"][0]);
-    assert!(run["warnings"].to_string().contains("under 5x the client's RAM"), "{}", run["warnings"]);
+    assert!(run["warnings"].to_string().contains("under 5x the clients' RAM"), "{}", run["warnings"]);
 }
 
 /// A shared read rate planted so that 2 ranks need 0.83 of it and 3 ranks 1.25: the most
@@ -186,6 +186,35 @@ fn find_max_finds_the_planted_boundary() {
     assert!(out.stdout.contains("most accelerators that pass: 2\n"), "{}", out.stdout);
     assert!(bed.runs().len() >= 3, "each probe's runs stored");
     assert!(listing(&bed.dir).is_empty() || !bed.dir.exists(), "the data set removed");
+}
+
+/// `--direct` (DLIO's odirect): the reads bypass the page cache, so the read phase is not
+/// flagged as possibly cached, and each record is read in whole 4 KiB blocks around it; a
+/// tfrecord transfer that is not whole blocks is refused before anything is written. The
+/// client's CPU per sample is stored with every run.
+#[test]
+fn direct_reads_bypass_the_page_cache_in_whole_blocks_and_a_misaligned_transfer_is_refused() {
+    let bed = Bed::new();
+    // 3 files of 5 records of 3000 bytes (+16 of framing): 15 records, one a step of 1 rank.
+    let args = "--workload resnet50 --generate --files 3 --samples-per-file 5 --sample-bytes 3000 --sample-stdev 0 --batch 1 --compute 0.001";
+    let cached = train(&bed, args);
+    assert_eq!(cached.code, 0, "{}", cached.stderr);
+    let flag = bed.last_run()["phases"][0]["possibly_cached"].clone();
+    assert!(flag.to_string().contains("without --direct"), "the same run without --direct: {flag}");
+    let out = train(&bed, &format!("{args} --direct"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = bed.last_run();
+    assert_eq!(run["phases"][0]["possibly_cached"], Value::Null, "{}", run["phases"][0]);
+    assert_eq!(run["workload"]["direct"], true);
+    // Records at 3016-byte strides in files of 15,080 bytes: each read covers the 4 KiB blocks
+    // its record touches, up to the end of the file.
+    let per_file: u64 =
+        (0..5u64).map(|k| (((k + 1) * 3016).div_ceil(4096) * 4096).min(15080) - k * 3016 / 4096 * 4096).sum();
+    assert_eq!(run["phases"][0]["tasks"][0]["bytes"].as_u64(), Some(3 * per_file));
+    let cpu = run["tool_params"]["train.cpu_per_sample_s"].as_str().and_then(|c| c.parse::<f64>().ok());
+    assert!(cpu.is_some_and(|c| c > 0.0), "{}", run["tool_params"]);
+    let refused = train(&bed, &format!("{args} --direct --transfer 6000"));
+    assert_one_line_error(&refused, 2, &["--direct needs --transfer in whole 4 KiB blocks"]);
 }
 
 #[test]
@@ -273,6 +302,78 @@ fn checkpoints_are_sharded_per_rank_read_back_shifted_and_stored_with_the_slowes
     assert_eq!(ops, ["write", "write", "write", "read", "read"]);
     let warnings = run["warnings"].to_string();
     assert!(warnings.contains("rehearsal") && warnings.contains("page cache"), "{warnings}");
+}
+
+/// The data files of a directory with their sizes and modification times: what a run that
+/// only reads must leave as it found them (the manifest names each run that holds the
+/// directory).
+fn stat_all(dir: &Path) -> Vec<(String, u64, std::time::SystemTime)> {
+    let mut all: Vec<_> = listing(dir)
+        .into_iter()
+        .filter(|n| n != ".iosurvey-manifest")
+        .map(|n| {
+            let m = std::fs::metadata(dir.join(&n)).unwrap();
+            (n, m.len(), m.modified().unwrap())
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+/// As mlpstorage splits a checkpoint study into a run that writes (num_checkpoints_read=0)
+/// and a run that reads (num_checkpoints_write=0), possibly on other ranks: the second run
+/// finds the shards the first kept and shares them over its own ranks, reads only those, and
+/// leaves every file as it was.
+#[test]
+fn a_checkpoint_kept_by_one_run_is_read_by_another_on_fewer_ranks_and_left_as_it_was() {
+    let bed = Bed::new();
+    // llama3-8b at 1/1000000: 112,000 bytes in 4 shards of 28,000.
+    let common = "--model llama3-8b --scale 1/1000000 --compute 0 --transfer 4k --no-drop-caches";
+    let wrote = bed.command("checkpoint", &format!("{common} --ranks 4 --checkpoints 2 --reads 0 --keep"));
+    assert_eq!(wrote.code, 0, "{}", wrote.stderr);
+    let ops = |run: &Value| -> Vec<String> {
+        run["phases"].as_array().unwrap().iter().map(|p| p["op"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(ops(&bed.last_run()), ["write", "write"]);
+    let kept = stat_all(&bed.dir);
+    assert_eq!(kept.iter().filter(|(n, ..)| n.ends_with(".pt")).count(), 2 * 4 * 2, "{kept:?}");
+
+    // Read on 2 ranks: each reads 2 of the 4 shards, rank 1 starting one shard on (--shift 1).
+    let read = bed.command("checkpoint", &format!("{common} --ranks 2 --checkpoints 0 --reads 2 --shift 1"));
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    let run = bed.last_run();
+    assert_eq!(ops(&run), ["read", "read"]);
+    let p = &run["tool_params"];
+    assert_eq!((p["ckpt.ranks"].as_str(), p["ckpt.shards"].as_str()), (Some("2"), Some("4")), "{p}");
+    assert_eq!(p["ckpt.rank_bytes"], "28000", "a shard's bytes, as written");
+    for phase in run["phases"].as_array().unwrap() {
+        let bytes: Vec<u64> = phase["tasks"].as_array().unwrap().iter().map(|t| t["bytes"].as_u64().unwrap()).collect();
+        assert_eq!(bytes, [56000, 56000], "two shards a rank: {phase}");
+    }
+    assert!(p["ckpt.recovery_s"].as_str().and_then(|v| v.parse::<f64>().ok()).is_some_and(|v| v > 0.0), "{p}");
+    assert!(p.get("ckpt.write_min_gib_s").is_none(), "nothing written: {p}");
+    assert_eq!(stat_all(&bed.dir), kept, "the read left every file as it was");
+
+    // What the kept checkpoints cannot give is refused in one line, before anything is read.
+    for (args, needle) in [
+        ("--ranks 8 --checkpoints 0 --reads 1", "--ranks 8 is more than the 4 shards"),
+        ("--ranks 2 --checkpoints 0 --reads 3", "holds 2 checkpoints"),
+        ("--ranks 2 --checkpoints 0 --reads 0", "--checkpoints 0 / --reads 0"),
+    ] {
+        let out = bed.command("checkpoint", &format!("{common} {args}"));
+        assert_one_line_error(&out, 2, &[needle]);
+    }
+    let other = bed.command(
+        "checkpoint",
+        "--model llama3-70b --scale 1/1000000 --ranks 2 --checkpoints 0 --reads 1 --transfer 4k --no-drop-caches",
+    );
+    assert_one_line_error(&other, 2, &["other settings"]);
+    assert_eq!(stat_all(&bed.dir), kept, "refusals left every file as it was");
+
+    // A directory with no checkpoint says how to make one.
+    let empty = Bed::new();
+    let none = empty.command("checkpoint", &format!("{common} --ranks 2 --checkpoints 0 --reads 1"));
+    assert_one_line_error(&none, 2, &["no checkpoint", "--keep"]);
 }
 
 #[test]

@@ -64,7 +64,8 @@ pub struct TrainArgs {
     /// until its AU interval is clear of the threshold or --probe-runs are spent.
     #[arg(long)]
     pub find_max: bool,
-    /// The most accelerators --find-max tries (the data set is sized for these).
+    /// The most accelerators --find-max tries in each process (the data set is sized for
+    /// these); under MPI, processes x this.
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub max_accelerators: usize,
     /// Runs per probe at most.
@@ -92,11 +93,12 @@ pub struct CheckpointArgs {
     /// own files; under MPI, processes x this.
     #[arg(long, default_value_t = 8)]
     pub ranks: usize,
-    /// Checkpoints written, with --compute between them.
-    #[arg(long, default_value_t = 10)]
+    /// Checkpoints written, with --compute between them (0: read those an earlier run kept
+    /// here, on this run's ranks, as mlpstorage's num_checkpoints_write=0).
+    #[arg(long, default_value_t = 10, alias = "num-checkpoints-write")]
     pub checkpoints: u32,
-    /// Checkpoints read back (0: none).
-    #[arg(long, default_value_t = 10)]
+    /// Checkpoints read back (0: none; keep them with --keep for a later run to read).
+    #[arg(long, default_value_t = 10, alias = "num-checkpoints-read")]
     pub reads: u32,
     /// Compute between checkpoints, seconds.
     #[arg(long, default_value_t = 5.0, value_name = "SECONDS")]
@@ -104,7 +106,8 @@ pub struct CheckpointArgs {
     /// Bytes per write or read call.
     #[arg(long, value_parser = size_arg, default_value = "16m")]
     pub transfer: u64,
-    /// Rank r reads the shard rank (r + N) mod ranks wrote.
+    /// Rank r reads the shard rank (r + N) mod ranks wrote (of a kept checkpoint on other
+    /// ranks: shard j is read by rank (j - N) mod ranks).
     #[arg(long, default_value_t = 0, value_name = "N")]
     pub shift: usize,
     /// A rehearsal at 1/N of the model's size (said to be one wherever shown).
@@ -141,15 +144,15 @@ impl From<TrainError> for Error {
 impl TrainArgs {
     /// Refuses, before anything is made, settings that cannot run.
     pub fn validate(&self) -> Result<(), Error> {
-        self.sizing(1).map(drop)
+        self.sizing((1, crate::env::ram_bytes())).map(drop)
     }
 
-    /// The settings of a run of `accelerators` with `over`.
-    fn resolve(&self, accelerators: usize, over: &Overrides) -> Result<Settings, Error> {
+    /// The settings of a run of `accelerators` with `over`, on clients of `ram` bytes in all.
+    fn resolve(&self, accelerators: usize, over: &Overrides, ram: u64) -> Result<Settings, Error> {
         let s = Settings::resolve(
             (self.workload, self.accelerator, accelerators),
             over,
-            (crate::env::ram_bytes(), self.scale),
+            (ram, self.scale),
             (self.epochs, self.seed, self.direct),
         )?;
         if s.direct && s.format == crate::train::format::Format::Tfrecord && s.transfer % 4096 != 0 {
@@ -163,23 +166,23 @@ impl TrainArgs {
 
     /// The data set's settings (sized for the most accelerators a run takes) and the
     /// overrides every run then takes, so that all of them read the same data set; every
-    /// setting checked; `processes` run `--accelerators` each.
-    fn sizing(&self, processes: usize) -> Result<(Settings, Overrides), Error> {
+    /// setting checked; `processes` run `--accelerators` each, on clients of `ram` bytes in all.
+    fn sizing(&self, (processes, ram): (usize, u64)) -> Result<(Settings, Overrides), Error> {
         if self.find_max && (self.max_accelerators == 0 || self.probe_runs == 0) {
             return Err(Error::refused(
                 "--max-accelerators and --probe-runs must be at least 1",
                 "give each a positive number",
             ));
         }
-        let most = if self.find_max { self.max_accelerators } else { self.accelerators * processes };
-        let sized = self.resolve(most, &self.overrides)?;
+        let most = if self.find_max { self.max_accelerators } else { self.accelerators } * processes;
+        let sized = self.resolve(most, &self.overrides, ram)?;
         let over = Overrides {
             files: Some(sized.files),
             steps: Some(self.overrides.steps.unwrap_or(sized.steps)),
             ..self.overrides.clone()
         };
         if !self.find_max {
-            self.resolve(self.accelerators * processes, &over)?;
+            self.resolve(self.accelerators * processes, &over, ram)?;
         }
         Ok((sized, over))
     }
@@ -192,6 +195,7 @@ impl CheckpointArgs {
         Checkpoints {
             model: self.model,
             ranks: self.ranks * processes,
+            shards: self.ranks * processes,
             writes: self.checkpoints,
             reads: self.reads,
             compute: self.compute,
@@ -307,10 +311,15 @@ fn facts(ctx: &Context, side: &mut LeadSide) -> (crate::env::Environment, String
 }
 
 /// A training run's record before it measured anything, on the lead.
-fn train_skeleton(ctx: &Context, a: &TrainArgs, s: &Settings, side: &mut LeadSide) -> RunRecord {
-    let mut skeleton = rec::train_skeleton(s, facts(ctx, side));
-    skeleton.label = a.target.label.clone();
-    skeleton
+fn train_skeleton<T: Team>(ctx: &Context, (a, team): (&TrainArgs, &T), s: &Settings, side: &mut LeadSide) -> RunRecord {
+    let skeleton = rec::train_skeleton(s, facts(ctx, side));
+    placed(skeleton, &a.target, team)
+}
+
+/// A study's record with the run's label, the host of every node the team ran on (not only
+/// the lead's) and how far apart their clocks may be.
+fn placed<T: Team>(r: RunRecord, target: &TargetArgs, team: &T) -> RunRecord {
+    RunRecord { label: target.label.clone(), hosts: team.hosts(), clock_uncertainty_ns: team.clock_uncertainty(), ..r }
 }
 
 /// Opens a study's session in `dir`, and its directory on every process.
@@ -367,17 +376,12 @@ pub fn play_train<T: Team>(
     team: &T,
     observer: &mut dyn Observer,
 ) -> Result<Outcome, Error> {
-    if a.find_max && team.processes() > 1 {
-        return Err(Error::refused(
-            "--find-max runs its probes in one process: its accelerator counts are threads",
-            "start one process for --find-max, or give --accelerators without it",
-        ));
-    }
-    let (sized, over) = a.sizing(team.processes())?;
+    let ram = clients_ram(team);
+    let (sized, over) = a.sizing((team.processes(), ram))?;
     if a.drop_caches && !crate::target::cache::can_drop() {
         return Err(Error::refused("--drop-caches needs root", "run as root, or leave --drop-caches out"));
     }
-    let first = a.resolve(if a.find_max { 1 } else { a.accelerators * team.processes() }, &over)?;
+    let first = a.resolve(if a.find_max { 1 } else { a.accelerators } * team.processes(), &over, ram)?;
     let (mut session, dir) = open_in(ctx, team, (&a.dir, &a.target), a.accelerators, observer)?;
     let mut lead = Lead::default();
     // The data set is written (or checked) under the first run's will, so a stop while
@@ -385,7 +389,7 @@ pub fn play_train<T: Team>(
     let (ready, started) = begin(
         &mut session,
         (ctx, &mut lead),
-        |side| train_skeleton(ctx, a, &first, side),
+        |side| train_skeleton(ctx, (a, team), &first, side),
         |side| prepare(ctx, a, &sized, side),
     );
     let (pending, dropped) = started.map_or((None, false), |(p, d)| (Some(p), d));
@@ -402,6 +406,7 @@ pub fn play_train<T: Team>(
             lead: &mut lead,
             pending,
             first: true,
+            ram,
         };
         if a.find_max {
             find_max(&mut runs, &over);
@@ -417,6 +422,20 @@ pub fn play_train<T: Team>(
         (f, _, _) => f,
     };
     Ok(Outcome { records: lead.records, group: None, notes: lead.notes, failure, made: super::play::Made::Runs })
+}
+
+/// The RAM of the clients, every node's once (read by the first process on it), summed over
+/// the team: what the data set must be 5 times, so that no client's page cache holds its part.
+/// Every process gets the same sum, so that each sizes the same data set.
+fn clients_ram<T: Team>(team: &T) -> u64 {
+    let nodes = team.process_nodes();
+    let me = team.process();
+    let first_on_node = nodes.iter().position(|n| Some(n) == nodes.get(me)) == Some(me);
+    let mine = if first_on_node { crate::env::ram_bytes() } else { 0 };
+    match team.processes() {
+        1 => mine,
+        _ => team.members(1).pop().map_or(mine, |m| crate::team::Member::sum(&m, mine)),
+    }
 }
 
 /// On the lead: the data set written, or checked, and the page cache dropped if asked;
@@ -453,6 +472,8 @@ struct Runs<'a, 'c, 't, T: Team> {
     pending: Option<Pending>,
     /// The next run is the first.
     first: bool,
+    /// The clients' RAM, summed.
+    ram: u64,
 }
 
 impl<T: Team> Runs<'_, '_, '_, T> {
@@ -466,7 +487,7 @@ impl<T: Team> Runs<'_, '_, '_, T> {
             true => self.pending.take(),
             false => self
                 .session
-                .on_lead(|side| Ok(Pending::arm(&ctx.store, train_skeleton(ctx, a, s, side))))
+                .on_lead(|side| Ok(Pending::arm(&ctx.store, train_skeleton(ctx, (a, self.team), s, side))))
                 .ok()
                 .flatten(),
         };
@@ -474,6 +495,7 @@ impl<T: Team> Runs<'_, '_, '_, T> {
         let measured = emulate::train(s, self.dir, members, self.throttle, &ctx.cancel);
         let dropped = self.dropped;
         let throttled = self.throttle.is_some();
+        let team = self.team;
         let lead = &mut *self.lead;
         let figures: Option<(f64, bool)> = self.session.decide(|side| {
             let pending = pending?;
@@ -488,9 +510,8 @@ impl<T: Team> Runs<'_, '_, '_, T> {
                     warnings.push("reads throttled (--throttle): a planted limit, not the storage's".into());
                 }
                 figures = Some((sum.au, sum.pass));
-                let mut r = rec::run_record(s, &o, (env, command_line, started), (dropped, warnings));
-                r.label = a.target.label.clone();
-                Ok(r)
+                let r = rec::run_record(s, &o, (env, command_line, started), (dropped, warnings));
+                Ok(placed(r, &a.target, team))
             });
             let keeps = side.target().keeps();
             lead.keep(pending.file(side.store(), record, keeps)).then_some(figures).flatten()
@@ -502,10 +523,12 @@ impl<T: Team> Runs<'_, '_, '_, T> {
         figures
     }
 
-    /// Whether `k` accelerators pass: runs repeated until the AU's 95% interval is clear of
-    /// the threshold, or the runs are spent (then the mean decides); `None` when a run failed.
+    /// Whether `k` accelerators in each process pass: runs repeated until the AU's 95%
+    /// interval is clear of the threshold, or the runs are spent (then the mean decides);
+    /// `None` when a run failed. Every process takes the same turns: each run's AU is the
+    /// lead's, shared.
     fn probe(&mut self, over: &Overrides, k: usize) -> Option<bool> {
-        let s = match self.a.resolve(k, over) {
+        let s = match self.a.resolve(k * self.team.processes(), over, self.ram) {
             Ok(s) => s,
             Err(e) => return self.lead.keep((None, Some(e))).then_some(false),
         };
@@ -526,8 +549,9 @@ impl<T: Team> Runs<'_, '_, '_, T> {
     }
 }
 
-/// The most accelerators that pass: doubling until a probe fails, then bisecting between the
-/// last pass and the first fail; said as a note.
+/// The most accelerators in each process that pass: doubling until a probe fails, then
+/// bisecting between the last pass and the first fail; said as a note (under MPI, per host
+/// and in all too).
 fn find_max<T: Team>(runs: &mut Runs<T>, over: &Overrides) {
     let most = runs.a.max_accelerators;
     let (mut pass, mut fail) = (0usize, None::<usize>);
@@ -561,10 +585,33 @@ fn find_max<T: Team>(runs: &mut Runs<T>, over: &Overrides) {
             Some(false) => hi = mid,
         }
     }
-    runs.lead.notes.push(format!(
-        "most accelerators that pass: {pass}{}",
-        if pass == most { format!(" (the most tried: --max-accelerators {most})") } else { String::new() }
-    ));
+    let tried = if pass == most { format!(" (the most tried: --max-accelerators {most})") } else { String::new() };
+    let nodes = runs.team.process_nodes();
+    let note = match nodes.len() {
+        1 => format!("most accelerators that pass: {pass}{tried}"),
+        n => format!("most accelerators that pass: {pass} per process{tried}, {}", per_host(pass, &nodes, n)),
+    };
+    // The lead says it, once for the launch.
+    if runs.team.process() == 0 {
+        runs.lead.notes.push(note);
+    }
+}
+
+/// `k` accelerators in each of the processes on `nodes` (each process's node), per host and
+/// in all.
+fn per_host(k: usize, nodes: &[u32], processes: usize) -> String {
+    let mut on: std::collections::BTreeMap<u32, usize> = std::collections::BTreeMap::new();
+    for n in nodes {
+        *on.entry(*n).or_default() += k;
+    }
+    let (least, most) = (on.values().min().copied().unwrap_or(0), on.values().max().copied().unwrap_or(0));
+    let hosts = on.len();
+    let each = if least == most { format!("{most}") } else { format!("{least} to {most}") };
+    format!(
+        "{each} per host, {} in all ({processes} processes on {hosts} host{})",
+        k * processes,
+        if hosts == 1 { "" } else { "s" }
+    )
 }
 
 /// Plays a checkpoint study: written, the page cache dropped by the 3x rule, read back, one
@@ -581,12 +628,14 @@ pub fn play_checkpoint<T: Team>(
     let (mut session, dir) = open_in(ctx, team, (&a.dir, &a.target), a.ranks, observer)?;
     let mut lead = Lead::default();
     let skeleton = |side: &mut LeadSide| {
-        let mut r = rec::checkpoint_skeleton(&c, facts(ctx, side));
-        r.label = a.target.label.clone();
-        r
+        let r = rec::checkpoint_skeleton(&c, facts(ctx, side));
+        placed(r, &a.target, team)
     };
     let (ready, started) = begin(&mut session, (ctx, &mut lead), skeleton, |side| ckpt::prepare(&c, side.target()));
-    let pending = started.map(|(p, ())| p);
+    // The shards a run that only reads found, on every process.
+    let shards = session.decide(|_| started.as_ref().map_or(c.shards, |(_, n)| *n));
+    let c = ckpt::Checkpoints { shards, ..c };
+    let pending = started.map(|(p, _)| p);
     if ready {
         let measured = ckpt::run(&c, &dir, team.members(a.ranks), !a.no_drop_caches, &ctx.cancel);
         let filed = session.decide(|side| {
@@ -595,9 +644,8 @@ pub fn play_checkpoint<T: Team>(
             let started = pending.skeleton.started;
             let record = measured.and_then(|o| {
                 let o = o.ok_or(TrainError::Interrupted)?;
-                let mut r = rec::checkpoint_record(&c, &o, (env, command_line, started), Vec::new());
-                r.label = a.target.label.clone();
-                Ok(r)
+                let r = rec::checkpoint_record(&c, &o, (env, command_line, started), Vec::new());
+                Ok(placed(r, &a.target, team))
             });
             let keeps = side.target().keeps();
             lead.keep(pending.file(side.store(), record, keeps))

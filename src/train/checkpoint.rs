@@ -3,7 +3,10 @@
 //! writing a weights file and an optimizer file per checkpoint with fsync, compute time
 //! between checkpoints; then the page cache dropped when the data is under 3x the client's
 //! RAM, and the checkpoints read back, each rank optionally reading another rank's shard.
-//! Per checkpoint the figures are the slowest rank's duration and throughput.
+//! Per checkpoint the figures are the slowest rank's duration and throughput. As in
+//! mlpstorage, a study may write only (`--reads 0`, the files kept) and a later one read
+//! only (`--checkpoints 0`), on other ranks or another number of them: it finds the shards
+//! the first one wrote and shares them over its own ranks.
 
 use super::TrainError;
 use crate::cancel::Cancel;
@@ -67,9 +70,12 @@ const WEIGHTS_PER_PARAMETER: u64 = 2;
 pub struct Checkpoints {
     /// The model.
     pub model: Llama,
-    /// Ranks the state is sharded over.
+    /// Ranks of this study.
     pub ranks: usize,
-    /// Checkpoints written.
+    /// Shards the state is in: the ranks of the study that wrote it (this one's, unless it
+    /// only reads what another wrote).
+    pub shards: usize,
+    /// Checkpoints written (0: only read those an earlier study kept).
     pub writes: u32,
     /// Checkpoints read back (the first ones written).
     pub reads: u32,
@@ -77,7 +83,8 @@ pub struct Checkpoints {
     pub compute: f64,
     /// Bytes per write or read call.
     pub transfer: u64,
-    /// Rank r reads the shard of rank (r + shift) mod ranks.
+    /// Shard j is read by rank (j - shift) mod ranks: with as many ranks as shards, rank r
+    /// reads the shard of rank (r + shift) mod ranks.
     pub shift: usize,
     /// 1/N of the model's size: a rehearsal.
     pub scale: Option<u64>,
@@ -92,7 +99,8 @@ impl Checkpoints {
         if self.ranks == 0 || self.ranks > 4096 {
             return bad(format!("--ranks {} is not 1 to 4096", self.ranks), "give --ranks N");
         }
-        if self.writes == 0 || self.writes > 1000 || self.reads > self.writes {
+        let read_only = self.writes == 0 && (1..=1000).contains(&self.reads);
+        if !read_only && (self.writes == 0 || self.writes > 1000 || self.reads > self.writes) {
             return bad(
                 format!(
                     "--checkpoints {} / --reads {}: 1 to 1000 written, at most as many read",
@@ -113,15 +121,24 @@ impl Checkpoints {
                 "give a smaller --shift",
             );
         }
+        if self.ranks > self.shards {
+            return bad(
+                format!(
+                    "--ranks {} is more than the {} shards the checkpoints were written in: a rank would read nothing",
+                    self.ranks, self.shards
+                ),
+                &format!("give --ranks {} or fewer (all processes' ranks together)", self.shards),
+            );
+        }
         if self.rank_bytes() == 0 {
             return bad("the scaled checkpoint leaves a rank no bytes".into(), "give a smaller --scale divisor");
         }
         Ok(())
     }
 
-    /// Bytes each rank writes per checkpoint.
+    /// Bytes of a shard of a checkpoint (what each rank writes).
     pub fn rank_bytes(&self) -> u64 {
-        (self.model.parameters() * BYTES_PER_PARAMETER / self.scale.unwrap_or(1)) / self.ranks as u64
+        (self.model.parameters() * BYTES_PER_PARAMETER / self.scale.unwrap_or(1)) / self.shards.max(1) as u64
     }
 
     /// A rank's two files of a checkpoint: weights, then optimizer state, with their bytes.
@@ -132,14 +149,20 @@ impl Checkpoints {
         [(format!("{stem}-model.pt"), weights), (format!("{stem}-optim.pt"), all - weights)]
     }
 
-    /// Every file name, in order.
+    /// Every file name the study writes, or only reads, in order.
     pub fn names(&self) -> Vec<String> {
-        (0..self.writes).flat_map(|c| (0..self.ranks).flat_map(move |r| self.files(c, r).map(|f| f.0))).collect()
+        let n = self.writes.max(self.reads);
+        (0..n).flat_map(|c| (0..self.shards).flat_map(move |r| self.files(c, r).map(|f| f.0))).collect()
     }
 
-    /// Bytes written in all.
+    /// Bytes of the checkpoints the study writes, or only reads.
     pub fn total_bytes(&self) -> u64 {
-        self.rank_bytes() * self.ranks as u64 * self.writes as u64
+        self.rank_bytes() * self.shards as u64 * self.writes.max(self.reads) as u64
+    }
+
+    /// The shards rank `r` reads back.
+    pub fn read_by(&self, r: usize) -> Vec<usize> {
+        (0..self.shards).filter(|j| (j + self.ranks - self.shift % self.ranks) % self.ranks == r).collect()
     }
 }
 
@@ -183,8 +206,13 @@ pub struct Outcome {
 }
 
 /// On the lead, before anything is written: refuses checkpoints larger than the free space,
-/// then names every file in the target's manifest.
-pub fn prepare(c: &Checkpoints, target: &mut Target) -> Result<(), TrainError> {
+/// then names every file in the target's manifest. A study that only reads names nothing: it
+/// checks what [`kept_shards`] found instead. Gives the shards the checkpoints are in.
+pub fn prepare(c: &Checkpoints, target: &mut Target) -> Result<usize, TrainError> {
+    if c.writes == 0 {
+        let found = kept_shards(c, target)?;
+        return Ok(found.shards);
+    }
     let need = c.total_bytes();
     let free = target.dir().free_bytes().unwrap_or(u64::MAX);
     if need > free {
@@ -200,7 +228,82 @@ pub fn prepare(c: &Checkpoints, target: &mut Target) -> Result<(), TrainError> {
             "give --scale 1/N for a rehearsal, fewer --checkpoints, or free space",
         ));
     }
-    Ok(target.claim(&c.names())?)
+    target.claim(&c.names())?;
+    Ok(c.shards)
+}
+
+/// A study that only reads, with the shards it found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    /// Shards of each checkpoint.
+    pub shards: usize,
+    /// Checkpoints kept whole.
+    pub checkpoints: u32,
+}
+
+/// The checkpoints an earlier study kept in `target` for one that only reads (`c.writes` is
+/// 0): their shards counted by iosurvey's names (checkpoint 0's, which must be 0 to N-1),
+/// then every file the reads take checked to be iosurvey's own, named in the manifest, and
+/// of the size `c`'s model and scale give; else refused, nothing read.
+pub fn kept_shards(c: &Checkpoints, target: &Target) -> Result<Found, TrainError> {
+    let dir = target.dir();
+    let listed =
+        dir.list().map_err(|e| TrainError::Io { what: format!("list {}", dir.path().display()), source: e })?;
+    // (checkpoint, rank) of every weights file named as this module names them.
+    let kept: std::collections::BTreeSet<(u32, usize)> =
+        listed.iter().filter_map(|n| n.to_str().and_then(parse_name)).collect();
+    let shards = kept.iter().take_while(|(k, _)| *k == 0).count();
+    let whole = shards > 0 && kept.iter().take(shards).enumerate().all(|(i, (_, r))| *r == i);
+    if !whole {
+        return Err(TrainError::refused(
+            format!(
+                "{} holds no checkpoint to read (iosurvey's ckpt-0000-rank-00000-model.pt and on)",
+                dir.path().display()
+            ),
+            "write them first with --reads 0 --keep, then read them with --checkpoints 0 --reads N",
+        ));
+    }
+    let checkpoints = (0..).take_while(|&k| (0..shards).all(|r| kept.contains(&(k, r)))).count() as u32;
+    let c = Checkpoints { shards, ..c.clone() };
+    c.check()?;
+    if c.reads > checkpoints {
+        return Err(TrainError::refused(
+            format!(
+                "--reads {} but {} holds {checkpoints} checkpoints of {shards} shards",
+                c.reads,
+                dir.path().display()
+            ),
+            format!("give --reads {checkpoints} or fewer"),
+        ));
+    }
+    target.check_readable(&c.names())?;
+    for k in 0..c.reads {
+        for r in 0..shards {
+            for (name, want) in c.files(k, r) {
+                let have = dir.stat(&name).ok().flatten().map_or(0, |st| st.size);
+                if have != want {
+                    return Err(TrainError::refused(
+                        format!(
+                            "{} holds {have} bytes, not the {want} of {} in {shards} shards{}: it was written with other settings",
+                            dir.show(&name).display(),
+                            c.model.name(),
+                            c.scale.map_or(String::new(), |n| format!(" at --scale 1/{n}")),
+                        ),
+                        "give the --model and --scale it was written with",
+                    ));
+                }
+            }
+        }
+    }
+    Ok(Found { shards, checkpoints })
+}
+
+/// The checkpoint and rank of a weights file's name, `ckpt-KKKK-rank-RRRRR-model.pt`.
+fn parse_name(name: &str) -> Option<(u32, usize)> {
+    let rest = name.strip_prefix("ckpt-")?.strip_suffix("-model.pt")?;
+    let (k, r) = rest.split_once("-rank-")?;
+    let digits = |t: &str, n: usize| t.len() == n && t.bytes().all(|b| b.is_ascii_digit());
+    (digits(k, 4) && digits(r, 5)).then(|| Some((k.parse().ok()?, r.parse().ok()?))).flatten()
 }
 
 /// What one rank did, gathered on the lead.
@@ -215,8 +318,9 @@ struct RankPart {
 
 /// Runs the study in `dir` (named in the manifest by [`prepare`]): each of `members` (this
 /// process's share of the team, the team's size `c.ranks`) writes its shard of every
-/// checkpoint and reads back the shard of rank (its rank + shift) mod ranks, which under MPI
-/// another process wrote; every rank meets the others before each checkpoint. The page cache
+/// checkpoint and reads back the shards [`Checkpoints::read_by`] gives it, which under MPI
+/// another process wrote, or an earlier study; every rank meets the others before each
+/// checkpoint. The page cache
 /// is dropped on every node (as root, by the 3x rule, unless `drop` is false). The lead
 /// process gets the outcome or the first failure; the others `None`.
 pub fn run<M: Member>(
@@ -284,7 +388,7 @@ fn rank_part<M: Member>(c: &Checkpoints, dir: &Dir, member: &M, drop: bool, cloc
             super::nap(Duration::from_secs_f64(c.compute), clock.cancel);
         }
         member.barrier();
-        if !step(&mut part, rank_io(c, dir, (k, r), true, clock), true) {
+        if !step(&mut part, rank_io(c, dir, (k, &[r]), true, clock), true) {
             return part;
         }
     }
@@ -295,9 +399,10 @@ fn rank_part<M: Member>(c: &Checkpoints, dir: &Dir, member: &M, drop: bool, cloc
             && crate::target::cache::can_drop()
             && crate::target::cache::drop_caches().is_ok());
     part.dropped = member.min(mine as u64) == 1;
+    let shards = c.read_by(r);
     for k in 0..c.reads {
         member.barrier();
-        if !step(&mut part, rank_io(c, dir, (k, (r + c.shift) % c.ranks), false, clock), false) {
+        if !step(&mut part, rank_io(c, dir, (k, &shards), false, clock), false) {
             return part;
         }
     }
@@ -313,17 +418,18 @@ struct Clock<'a> {
 fn rank_io(
     c: &Checkpoints,
     dir: &Dir,
-    (k, owner): (u32, usize),
+    (k, owners): (u32, &[usize]),
     write: bool,
     clock: &Clock,
 ) -> Result<TaskTiming, TrainError> {
     let ns = || clock.origin.elapsed().as_nanos() as u64;
     let mut buf = vec![0u8; c.transfer as usize];
-    crate::engine::data::fill_random(&mut buf, crate::engine::offsets::mix(k as u64, owner as u64));
+    let seed = owners.first().map_or(0, |&o| o as u64);
+    crate::engine::data::fill_random(&mut buf, crate::engine::offsets::mix(k as u64, seed));
     let open_start = ns();
     let (mut bytes, mut ops, mut xfer_start) = (0u64, 0u64, None);
     let mut sync_ns = 0u64;
-    for (name, len) in c.files(k, owner) {
+    for (name, len) in owners.iter().flat_map(|&o| c.files(k, o)) {
         let io = |e: std::io::Error, what: &str| TrainError::Io {
             what: format!("{what} {}", dir.show(&name).display()),
             source: e,
@@ -380,6 +486,7 @@ mod tests {
         Checkpoints {
             model: Llama::Llama3_8b,
             ranks,
+            shards: ranks,
             writes: 10,
             reads: 10,
             compute: 5.0,
@@ -419,5 +526,21 @@ mod tests {
             assert_eq!(c.check().unwrap_err().exit_code(), 2, "{c:?}");
         }
         assert!(eight_b(8).check().is_ok());
+    }
+
+    #[test]
+    fn the_shards_are_shared_over_the_reading_ranks_each_read_once() {
+        // Written on 8, read on 3 shifted by 1: every shard once, rank r from shard r + 1 on.
+        let c = Checkpoints { ranks: 3, shift: 1, writes: 0, ..eight_b(8) };
+        assert!(c.check().is_ok());
+        let by: Vec<Vec<usize>> = (0..3).map(|r| c.read_by(r)).collect();
+        assert_eq!(by, [vec![1, 4, 7], vec![2, 5], vec![0, 3, 6]]);
+        // As many ranks as shards: rank r reads the shard of rank (r + shift) mod ranks.
+        let same = Checkpoints { shift: 3, ..eight_b(8) };
+        assert!((0..8).all(|r| same.read_by(r) == [(r + 3) % 8]));
+        assert_eq!(Checkpoints { ranks: 9, writes: 0, ..eight_b(8) }.check().unwrap_err().exit_code(), 2);
+        assert_eq!(parse_name("ckpt-0003-rank-00012-model.pt"), Some((3, 12)));
+        assert_eq!(parse_name("ckpt-3-rank-00012-model.pt"), None);
+        assert_eq!(parse_name("ckpt-0003-rank-00012-optim.pt"), None);
     }
 }

@@ -276,7 +276,7 @@ pub struct Settings {
     pub seed: u64,
     /// O_DIRECT reads (DLIO's odirect).
     pub direct: bool,
-    /// RAM of the client, bytes, as read from the node.
+    /// RAM of the clients, bytes, as read from each node, summed.
     pub ram_bytes: u64,
 }
 
@@ -298,7 +298,7 @@ pub const MIN_STEPS: u64 = 3;
 
 impl Settings {
     /// The preset of `model` on `accelerator` with `over` applied, for `accelerators` ranks,
-    /// the data set sized by the rule for a client of `ram_bytes` (or `over.files`), divided
+    /// the data set sized by the rule for clients of `ram_bytes` in all (or `over.files`), divided
     /// by `scale`. Every refusal is one line, said before anything is written.
     pub fn resolve(
         (model, accelerator, accelerators): (Model, Accelerator, usize),
@@ -489,7 +489,8 @@ pub(crate) fn nap(d: std::time::Duration, cancel: &crate::cancel::Cancel) {
 }
 
 /// The samples a data set needs by MLPerf Storage's rule: enough for 500 steps of every
-/// accelerator, and at least 5 times the client's RAM (so that the page cache cannot hold it).
+/// accelerator, and at least 5 times the clients' RAM, summed over their nodes (so that no
+/// page cache can hold its part).
 pub fn rule_samples(batch: u64, accelerators: u64, ram_bytes: u64, sample_bytes: u64) -> u64 {
     let steps = 500u64.saturating_mul(batch).saturating_mul(accelerators);
     let ram = 5u64.saturating_mul(ram_bytes).div_ceil(sample_bytes.max(1));

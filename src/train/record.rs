@@ -63,7 +63,7 @@ pub fn flags(s: &Settings, o: &Outcome, sum: &Summary, cpus: usize) -> Vec<Strin
     let data = s.dataset_bytes();
     if s.ram_bytes > 0 && data < 5u64.saturating_mul(s.ram_bytes) {
         out.push(format!(
-            "data set of {} is under 5x the client's RAM ({}): the page cache can hold much of it, so reads may not reach the storage",
+            "data set of {} is under 5x the clients' RAM ({}): the page cache can hold much of it, so reads may not reach the storage",
             crate::units::format_size(data),
             crate::units::format_size(s.ram_bytes)
         ));
@@ -258,8 +258,10 @@ pub fn checkpoint_record(
     let mut put = |k: &str, v: String| drop(params.insert(format!("ckpt.{k}"), v));
     let mean = |xs: Vec<f64>| xs.iter().sum::<f64>() / xs.len().max(1) as f64;
     let gib = (1u64 << 30) as f64;
-    put("write_max_duration_s", format!("{}", mean(o.writes.iter().map(|p| p.max_secs()).collect())));
-    put("write_min_gib_s", format!("{}", mean(o.writes.iter().map(|p| p.min_rate() / gib).collect())));
+    if !o.writes.is_empty() {
+        put("write_max_duration_s", format!("{}", mean(o.writes.iter().map(|p| p.max_secs()).collect())));
+        put("write_min_gib_s", format!("{}", mean(o.writes.iter().map(|p| p.min_rate() / gib).collect())));
+    }
     if let Some(first) = o.reads.first() {
         put("read_max_duration_s", format!("{}", mean(o.reads.iter().map(|p| p.max_secs()).collect())));
         put("read_min_gib_s", format!("{}", mean(o.reads.iter().map(|p| p.min_rate() / gib).collect())));
@@ -279,7 +281,8 @@ fn checkpoint_name(c: &super::checkpoint::Checkpoints) -> String {
 
 fn checkpoint_workload(c: &super::checkpoint::Checkpoints) -> Workload {
     let data = Data { transfer: c.transfer, block: c.rank_bytes(), fsync: true, ..Data::default() };
-    Workload { ops: vec![Op::Write, Op::Read], tasks: c.ranks, ..Workload::from(data) }
+    let ops = [(Op::Write, c.writes), (Op::Read, c.reads)].into_iter().filter(|(_, n)| *n > 0).map(|(op, _)| op);
+    Workload { ops: ops.collect(), tasks: c.ranks, ..Workload::from(data) }
 }
 
 fn checkpoint_params(c: &super::checkpoint::Checkpoints) -> BTreeMap<String, String> {
@@ -287,6 +290,7 @@ fn checkpoint_params(c: &super::checkpoint::Checkpoints) -> BTreeMap<String, Str
     let mut put = |k: &str, v: String| drop(params.insert(format!("ckpt.{k}"), v));
     put("model", c.model.name().into());
     put("ranks", c.ranks.to_string());
+    put("shards", c.shards.to_string());
     put("rank_bytes", c.rank_bytes().to_string());
     put("checkpoints", c.writes.to_string());
     put("reads", c.reads.to_string());
@@ -295,4 +299,45 @@ fn checkpoint_params(c: &super::checkpoint::Checkpoints) -> BTreeMap<String, Str
         put("scale", format!("1/{n}"));
     }
     params
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Accelerator, Model, Overrides};
+    use super::*;
+
+    /// A failed AU on a client whose CPUs were busy is said to be the client's; the same
+    /// shortfall on an idle client, and a pass on a busy one, are not.
+    #[test]
+    fn a_failed_au_on_a_busy_client_is_said_to_be_the_clients() {
+        // 1000 samples of 1 MiB on a client of 1 MiB: no data set flag to muddle the count.
+        let over = Overrides { files: Some(1000), sample_bytes: Some(1 << 20), batch: Some(1), ..Default::default() };
+        let s =
+            Settings::resolve((Model::Unet3d, Accelerator::H100, 1), &over, (1 << 20, None), (1, 1, false)).unwrap();
+        let run = |cpu_ns| Outcome {
+            epochs: Vec::new(),
+            timings: Vec::new(),
+            samples: 100,
+            bytes: 0,
+            cpu_ns,
+            wall_ns: 1_000_000_000,
+        };
+        let figures = |pass| Summary {
+            au: 0.5,
+            rank_au: vec![0.5],
+            samples_per_sec: 0.0,
+            read_bytes_per_sec: 0.0,
+            wait_p50: None,
+            wait_p99: None,
+            pass,
+            cpu_per_sample: None,
+        };
+        let said = |cpu_ns, pass| -> Vec<String> { flags(&s, &run(cpu_ns), &figures(pass), 4) };
+        // 3.6 s of CPU in 1 s on 4 CPUs: 90% busy.
+        let busy = said(3_600_000_000, false);
+        assert_eq!(busy.len(), 1, "{busy:?}");
+        assert!(busy[0].contains("CPUs were 90% busy: the AU shortfall may be the client's"), "{busy:?}");
+        assert!(said(1_000_000_000, false).is_empty(), "25% busy: the storage's shortfall");
+        assert!(said(3_600_000_000, true).is_empty(), "a pass is a pass");
+    }
 }
