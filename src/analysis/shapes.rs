@@ -661,6 +661,18 @@ mod tests {
     }
 
     #[test]
+    fn a_run_on_several_directories_at_once_is_named_by_their_count_in_the_title_block() {
+        let mut many = run(1, "all-luns", 4, 100.0);
+        many.env.target = "/t/lun01@/t/lun02@/t/lun03".into();
+        let mut one = run(2, "all-luns", 1, 100.0);
+        one.env.target = "/t/lun01".into();
+        let (facts, _) = super::super::study::about(&[many, one]);
+        let targets = &facts.iter().find(|f| f.0 == "targets").unwrap().1;
+        assert!(targets.contains("all-luns = 3 directories at once"), "{targets}");
+        assert!(targets.contains("all-luns = /t/lun01") && !targets.contains('@'), "{targets}");
+    }
+
+    #[test]
     fn a_headline_ratio_between_systems_is_honest_about_its_interval() {
         let study = |runs: &[RunRecord]| Study {
             title: "seq: run over clients".into(),

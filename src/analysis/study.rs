@@ -469,7 +469,13 @@ pub fn about(runs: &[RunRecord]) -> (Vec<(String, String)>, Vec<String>) {
                     ("", source) => format!(" (on {source})"),
                     (fs, source) => format!(" ({fs} on {source})"),
                 };
-                format!("{} = {}{on}", label_of(r), r.env.target)
+                // A run on several directories at once (a target survey's k at once) names
+                // them joined by '@': their count is what a reader needs, each directory being
+                // a target of its own runs too.
+                match r.env.target.matches('@').count() {
+                    0 => format!("{} = {}{on}", label_of(r), r.env.target),
+                    joins => format!("{} = {} directories at once{on}", label_of(r), joins + 1),
+                }
             }),
         ),
         ("nodes".into(), distinct(&|r| r.hosts.join(", ").chars().take(200).collect::<String>()).to_string()),
