@@ -34,6 +34,11 @@ pub struct Environment {
     /// The block devices under test, when the target is one or several.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<DeviceFacts>,
+    /// The directories of a run on several at once (a target survey's k at once), each also
+    /// a target of its own runs; empty for a run on one (`target` names it). `target` then
+    /// joins them with '@' for the listing; this list is what is read back.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<String>,
 }
 
 /// What a record keeps of a device: enough to group devices by controller, port or card.

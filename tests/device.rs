@@ -379,12 +379,28 @@ fn events_throttle_and_lift_and_the_time_line_gives_before_during_after_and_reco
     assert!(warnings.contains("event at 6.0 s (exit 7) failed: exit status 7"), "{warnings}");
     assert!(warnings.contains("was not reached"), "{warnings}");
     // The stored time line shows the drop: the series' intervals during the throttle run at
-    // about a quarter of those before it.
+    // about a quarter of those before it. The windows come from when the events' commands
+    // ran (stored on the series' clock), not from the times asked for: on a loaded machine a
+    // shell starts late, and an interval before the limit took hold is not a throttled one.
     let p = &run["phases"][0];
     let rates: Vec<f64> =
         p["series"]["bytes"].as_array().unwrap().iter().map(|b| b.as_f64().unwrap() / 0.5 / mib as f64).collect();
-    let mean = |r: &[f64]| r.iter().sum::<f64>() / r.len() as f64;
-    let (before, during, after) = (mean(&rates[1..4]), mean(&rates[5..10]), mean(&rates[11..15]));
+    let (origin, step) = (p["series"]["origin_ns"].as_f64().unwrap(), p["series"]["interval_ns"].as_f64().unwrap());
+    let began = |e: &serde_json::Value| (e["started_ns"].as_f64().unwrap() - origin) / step;
+    let ended = |e: &serde_json::Value| began(e) + e["ran"]["secs"].as_f64().unwrap() * 1e9 / step;
+    // Whole intervals from..to (in intervals since the origin), the first one left out as a
+    // phase's ramp.
+    let mean = |from: f64, to: f64| {
+        let within: Vec<f64> =
+            (from.ceil().max(1.0) as usize..(to.floor() as usize).min(rates.len())).map(|i| rates[i]).collect();
+        assert!(within.len() >= 2, "at least two intervals between {from:.1} and {to:.1}: {rates:?}");
+        within.iter().sum::<f64>() / within.len() as f64
+    };
+    let (before, during, after) = (
+        mean(0.0, began(&events[0])),
+        mean(ended(&events[0]), began(&events[1])),
+        mean(ended(&events[1]) + 1.0, ended(&events[1]) + 5.0),
+    );
     assert!((80.0..=125.0).contains(&before) && (80.0..=125.0).contains(&after), "{rates:?}");
     assert!(during / before > 0.15 && during / before < 0.35, "{rates:?}");
     // show's findings say the same, with the recovery 0 to 2 intervals after the lift.

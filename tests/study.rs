@@ -121,6 +121,11 @@ fn a_matrix_a_target_survey_and_a_network_study_play_in_process_as_values() {
     assert_eq!(outcome.records.len(), 4, "two alone, then 1 and 2 at once");
     assert_eq!(heard.progress.len(), 4, "{:?}", heard.progress);
     assert!(heard.progress[3].starts_with("together 2 (4/4)"), "{:?}", heard.progress);
+    // The run on both at once keeps them as a list (what the report's title block counts);
+    // a run on one keeps none.
+    let together = &outcome.records[3].env;
+    assert_eq!(together.targets.len(), 2, "{together:?}");
+    assert!(together.targets.iter().all(|t| !t.contains('@')) && outcome.records[0].env.targets.is_empty());
     // A network study needs two processes: refused as a value, nothing stored of it.
     let net = from_words("net --mode tcp --size 1m --repetitions 1");
     let e = study::play(&ctx, &net, &LocalTeam, &mut Heard::default()).unwrap_err();

@@ -469,12 +469,11 @@ pub fn about(runs: &[RunRecord]) -> (Vec<(String, String)>, Vec<String>) {
                     ("", source) => format!(" (on {source})"),
                     (fs, source) => format!(" ({fs} on {source})"),
                 };
-                // A run on several directories at once (a target survey's k at once) names
-                // them joined by '@': their count is what a reader needs, each directory being
-                // a target of its own runs too.
-                match r.env.target.matches('@').count() {
-                    0 => format!("{} = {}{on}", label_of(r), r.env.target),
-                    joins => format!("{} = {} directories at once{on}", label_of(r), joins + 1),
+                // A run on several directories at once (a target survey's k at once): their
+                // count is what a reader needs, each directory being a target of its own runs.
+                match r.env.targets.len() {
+                    0 | 1 => format!("{} = {}{on}", label_of(r), r.env.target),
+                    k => format!("{} = {k} directories at once{on}", label_of(r)),
                 }
             }),
         ),

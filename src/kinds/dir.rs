@@ -132,6 +132,7 @@ impl Lead for Held {
         if group.len() > 1 {
             let paths: Vec<String> = group.iter().map(|t| t.member().path().display().to_string()).collect();
             e.target = paths.join("@");
+            e.targets = paths;
         }
         e
     }

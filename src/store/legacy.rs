@@ -36,6 +36,7 @@ pub(super) fn load(conn: &Connection, id: i64) -> rusqlite::Result<Option<RunRec
                     block_device: r.get(18)?,
                     tool_version: text(19)?,
                     devices: Vec::new(),
+                    targets: Vec::new(),
                 };
                 let team = (r.get::<_, Option<i64>>(20)?, r.get::<_, i64>(21)? as u64, r.get::<_, bool>(22)?);
                 Ok((
