@@ -5,12 +5,16 @@
 //! measures (study, target, workload key), so running the file again skips the points the
 //! store holds whole, in this version of the file or an earlier one.
 
+pub mod ask;
 pub mod batch;
 pub mod file;
 pub mod hooks;
+pub mod jobs;
 pub mod points;
+pub mod read;
 pub mod root;
 pub mod runner;
+pub mod text;
 
 use crate::record::point::PointKey;
 use std::collections::HashMap;

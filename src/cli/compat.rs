@@ -5,6 +5,7 @@
 //! is stored as any other, with the command line as typed.
 
 use super::{Cli, Command};
+use iosurvey::compat::line::{clients_placed, per_rank, small_file, spelling, Invoked};
 use iosurvey::compat::{self, ior, iozone, layout, mdtest, CompatError, Native, Tool};
 use iosurvey::record::RunRecord;
 use iosurvey::store::Store;
@@ -12,60 +13,6 @@ use iosurvey::study::hint::{Command as Cmd, Flags, Respelled};
 use iosurvey::study::play::on_lead;
 use iosurvey::study::{Error, Made, Study};
 use iosurvey::team::Team;
-use std::ffi::OsString;
-
-/// A front end's command line.
-pub(super) struct Invoked {
-    /// The tool it speaks.
-    pub tool: Tool,
-    /// Its words after the tool's name, iosurvey's global options given before that name
-    /// first among them.
-    pub args: Vec<String>,
-    /// `-q` before the tool's name: no progress bar.
-    pub quiet: bool,
-}
-
-/// The front end the command line speaks, if it speaks one: the program's own name (a link
-/// named ior), or iosurvey's first word after its global options (`iosurvey --db X ior ...`,
-/// as every other command takes them).
-pub(super) fn invoked(args: &[OsString]) -> Option<Invoked> {
-    let words: Vec<String> = args.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-    if let Some(tool) = words.first().and_then(|w| Tool::named(w)) {
-        return Some(Invoked { tool, args: words[1..].to_vec(), quiet: false });
-    }
-    let (mut globals, mut quiet, mut at) = (Vec::new(), false, 1);
-    while let Some(word) = words.get(at) {
-        match word.as_str() {
-            // Without its value, clap's parser says what is missing.
-            "--db" => globals.extend(["--db".to_string(), words.get(at + 1)?.clone()]),
-            w if w.starts_with("--db=") => globals.push(w.to_string()),
-            "-q" | "--quiet" => quiet = true,
-            _ => break,
-        }
-        at += if word == "--db" { 2 } else { 1 };
-    }
-    let tool =
-        words.get(at).filter(|w| matches!(w.as_str(), "ior" | "mdtest" | "iozone")).and_then(|w| Tool::named(w))?;
-    globals.extend(words[at + 1..].iter().cloned());
-    Some(Invoked { tool, args: globals, quiet })
-}
-
-/// How hints about a front end's native commands name flags: as the tool does, and for
-/// IOzone the one size typed (-s, -r) where it stands for both ends of a range.
-fn spelling(tool: Tool, args: &[String]) -> Vec<(String, String)> {
-    let typed = |letter: &str| args.iter().any(|a| a.starts_with(letter));
-    tool.spelling()
-        .iter()
-        .map(|&(native, theirs)| {
-            let theirs = match (tool, native) {
-                (Tool::Iozone, "--min-file" | "--max-file") if typed("-s") => "-s",
-                (Tool::Iozone, "--min-record" | "--max-record") if typed("-r") => "-r",
-                _ => theirs,
-            };
-            (native.to_string(), theirs.to_string())
-        })
-        .collect()
-}
 
 /// The front end's studies, with the command line's globals (the store, -q) to play them by.
 struct Front<S> {
@@ -75,37 +22,6 @@ struct Front<S> {
 
 fn refused(e: CompatError) -> Error {
     Error::refused(e.to_string(), e.hint)
-}
-
-/// Reads a file the tool's line names (an IOR script, an IOzone client list): a regular file
-/// of at most 1 MiB of text.
-fn small_file(path: &str) -> Result<String, String> {
-    use iosurvey::input::{read_text, Links};
-    read_text(std::path::Path::new(path), 1 << 20, Links::Follow)
-        .map(|(text, _)| text)
-        .map_err(|e| format!("cannot read it: {e}"))
-}
-
-/// IOzone's threads over the ranks of a launch: each process runs its share as threads, so
-/// the team holds the threads asked for, not that many per rank.
-fn per_rank(mut native: Native<iozone::Settings>) -> Result<Native<iozone::Settings>, Error> {
-    let Some((_, ranks)) = iosurvey::team::launched_as_many(|v| std::env::var(v).ok()) else { return Ok(native) };
-    for (study, words) in native.studies.iter_mut().zip(&mut native.commands) {
-        let Study::Matrix(a) = study else { continue };
-        let threads = a.tasks as u64;
-        if threads % ranks != 0 {
-            return Err(Error::refused(
-                format!("iozone -t {threads} does not share evenly over the launch's {ranks} ranks"),
-                "give -t a multiple of the ranks, e.g. -t equal to mpirun's -np",
-            ));
-        }
-        a.tasks = (threads / ranks) as usize;
-        // The native line says so too, for -v.
-        if let Some(at) = words.iter().position(|w| w == "--tasks") {
-            words[at + 1] = a.tasks.to_string();
-        }
-    }
-    Ok(native)
 }
 
 /// The command line's globals for a front end's studies: the store its line names, and -q
@@ -248,37 +164,4 @@ fn play_iozone<T: Team>(f: &Front<iozone::Settings>, verbose: bool, team: &T) ->
         out!("{text}");
     }
     played.failure.map_or(Ok(()), Err)
-}
-
-/// Checks that IOzone's `-+m` list (a host per thread) is how this launch places its tasks:
-/// iosurvey places task i on node i mod nodes, so the list's hosts must take turns in the
-/// launch's node order; on one node every line must name one host.
-fn clients_placed<T: Team>(clients: &[String], team: &T) -> Result<(), Error> {
-    if clients.is_empty() {
-        return Ok(());
-    }
-    let mut distinct: Vec<&String> = Vec::new();
-    for c in clients {
-        if !distinct.contains(&c) {
-            distinct.push(c);
-        }
-    }
-    let hosts = team.hosts();
-    let round_robin = clients.iter().enumerate().all(|(i, c)| c == distinct[i % distinct.len()]);
-    let matches = distinct.len() == 1 && hosts.len() <= 1
-        || round_robin && distinct.len() == hosts.len() && distinct.iter().zip(&hosts).all(|(a, b)| *a == b);
-    if matches {
-        return Ok(());
-    }
-    let list = distinct.iter().map(|h| h.as_str()).collect::<Vec<_>>().join(",");
-    Err(Error::refused(format!(
-            "iozone -+m places {} threads on {} host(s) ({list}) but this launch runs on {} node(s) ({})",
-            clients.len(),
-            distinct.len(),
-            hosts.len(),
-            hosts.join(",")
-        ), format!(
-            "launch one rank per thread over those hosts in that order, e.g. mpirun --host {list} -np {} --map-by node iosurvey iozone ... (built with --features mpi)",
-            clients.len()
-        )))
 }

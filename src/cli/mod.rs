@@ -52,13 +52,13 @@ mod studies;
 mod train;
 mod width;
 
-use clap::{Args, Parser, Subcommand};
-use iosurvey::engine::EngineError;
-use iosurvey::runner::RunError;
-use iosurvey::spec::SpecError;
-use iosurvey::store::StoreError;
+use clap::{Parser, Subcommand};
+use iosurvey::report::chosen::ReportArgs;
+use iosurvey::report::help;
+use iosurvey::report::stored::{CompareArgs, ExportArgs, LsArgs, ShowArgs};
 use iosurvey::study::error::Plain;
-use iosurvey::study::{Error, Kind, Spelling};
+use iosurvey::study::line::clap_text;
+use iosurvey::study::{Error, Spelling};
 use iosurvey::study::{Io500Args, MatrixArgs, MetaArgs, NetArgs, RunArgs, SurveyArgs, TargetsArgs};
 use iosurvey::sys::signal;
 use process::{CANCEL, ENDING, LEAD, LEFTOVERS, ONE_OF_MANY, RUNNING};
@@ -165,7 +165,7 @@ has no short form (mdtest's tasks are MPI ranks).")]
 
 Every file is read before any is stored, and stored in one transaction: a file that cannot be
 read (its line and what was expected are said) stores nothing of the command.")]
-    Import(import::ImportArgs),
+    Import(iosurvey::import::files::ImportArgs),
     /// Merge result stores (each batch job's own --db) into one: runs, groups and all that
     /// hangs off them, known by their unique ids; names taken there are renumbered.
     #[command(after_help = "Examples:
@@ -204,7 +204,7 @@ holding all their points.")]
     /// Run a whole evaluation from a campaign file (TOML): targets x studies x client counts
     /// x repetitions, with hooks, resumable; see docs/campaigns.md.
     #[command(subcommand)]
-    Campaign(CampaignCommand),
+    Campaign(iosurvey::campaign::ask::CampaignCommand),
     /// Time the team's own costs: start-up, barrier, gathering results (for bench/scale).
     #[command(hide = true)]
     TeamTiming {
@@ -250,278 +250,30 @@ holding all their points.")]
     #[command(
         after_help = "Examples:\n  iosurvey ls\n  iosurvey ls --all --format csv\n  iosurvey ls --limit 500\n  iosurvey ls --db results.db --json"
     )]
-    Ls {
-        /// Print the rows as JSON instead of a table: every run, unless --limit.
-        #[arg(long)]
-        json: bool,
-        /// Only the runs with this --label.
-        #[arg(long, value_name = "NAME")]
-        label: Option<String>,
-        /// The newest N runs (the table's default: the newest 50).
-        #[arg(long, value_name = "N", conflicts_with = "all")]
-        limit: Option<usize>,
-        /// Every run in the table, however many.
-        #[arg(long)]
-        all: bool,
-        /// Lay the table out as text, json, csv or md.
-        #[arg(long, value_enum, default_value = "text")]
-        format: iosurvey::report::Format,
-        /// Lines whole, however wide, where the text table otherwise fits the terminal
-        /// (COLUMNS, else the terminal's width).
-        #[arg(long)]
-        wide: bool,
-    },
+    Ls(LsArgs),
     /// Compare sets of runs like with like: runs, surveys or sweeps by id, or labels; with
     /// two, side by side with the ratio and its interval; with any number, which is best for
     /// each I/O pattern.
     #[command(
         after_help = "Examples:\n  iosurvey compare s1 s2\n  iosurvey compare lustre-a f800 --format md\n  iosurvey compare lustre-a f800 gpfs-b"
     )]
-    Compare {
-        /// Each side: a run id (12), a survey (s3), a sweep (w2), or a --label; or two matrices
-        /// (m2 m1), their findings side by side.
-        #[arg(required = true, num_args = 2.., value_name = "SIDE")]
-        sides: Vec<String>,
-        /// Lay the tables out as text, json, csv or md.
-        #[arg(long, value_enum, default_value = "text")]
-        format: iosurvey::report::Format,
-        /// Lines whole, however wide, where the text tables otherwise fit the terminal
-        /// (COLUMNS, else the terminal's width).
-        #[arg(long)]
-        wide: bool,
-    },
+    Compare(CompareArgs),
     /// Write a report as an evaluation reads: what was measured and how, a summary of the
     /// findings, a section per study (its figures, tables and findings), an appendix of every run.
     #[command(
         after_help = "Examples:\n  iosurvey report -o report.html\n  iosurvey report -o lustre.html --label lustre-a --label f800\n  iosurvey report -o s3.html s3 w2\n  iosurvey report -o nov.html --target /lustre --since 2026-11-01 --until 2026-11-30\n  iosurvey report -o paper.md --format md s3\n  iosurvey report --reference list\n  iosurvey report -o f800.html --label lustre-a --reference isilon-f800\n  iosurvey report -o c1.html --campaign c1 --reference isilon-f800"
     )]
-    Report {
-        /// Where to write the report (an HTML page, or Markdown with --format md).
-        #[arg(long, short = 'o', value_name = "FILE", required_unless_present = "reference")]
-        output: Option<PathBuf>,
-        /// Set the runs beside a published system's figures (`--reference list` lists them).
-        #[arg(long, value_name = "NAME")]
-        reference: Option<String>,
-        /// A campaign's report (c2, as `ls` lists it): a section per study drawn as it varies,
-        /// the points not measured, and the campaign file in an appendix; with --reference,
-        /// the published system's points on the matching studies' charts.
-        #[arg(long, value_name = "cN", conflicts_with_all = ["label", "ids", "target", "since", "until"])]
-        campaign: Option<String>,
-        /// html (one self-contained page) or md (Markdown; each figure as SVG and CSV in a
-        /// folder NAME_figures beside it).
-        #[arg(long, default_value = "html", value_parser = report_format())]
-        format: iosurvey::report::Format,
-        /// Rates in mib (MiB/s, 2^20 bytes) or gb (GB/s, 10^9 bytes, as vendors' papers).
-        #[arg(long, value_enum, default_value = "mib")]
-        units: iosurvey::report::units::Units,
-        #[command(flatten)]
-        filter: ReportFilter,
-    },
+    Report(ReportArgs),
     /// Export runs for other programs: a row per phase as CSV (every figure and every field
     /// of the workload; docs/methodology.md lists the columns), or IOR's JSON (a test per run)
     /// for dashboards that read IOR.
     #[command(
         after_help = "Examples:\n  iosurvey export --format csv > runs.csv\n  iosurvey export s3 lustre-a --format csv -o runs.csv\n  iosurvey export 12 --format ior-json"
     )]
-    Export {
-        /// Runs (12), surveys (s3), sweeps (w2) or labels, as compare takes them; none: every
-        /// run.
-        #[arg(value_name = "ID")]
-        ids: Vec<String>,
-        /// csv (a row per phase) or ior-json (IOR's -O summaryFormat=JSON document).
-        #[arg(long, value_enum)]
-        format: ExportFormat,
-        /// Write to FILE instead of standard output.
-        #[arg(long, short = 'o', value_name = "FILE")]
-        output: Option<PathBuf>,
-    },
+    Export(ExportArgs),
     /// Show one stored run in full.
     #[command(after_help = "Examples:\n  iosurvey show 7\n  iosurvey show 7 --json\n  iosurvey show s3 --format md")]
-    Show {
-        /// A run id (7), a survey (s3), a sweep (w2), a matrix (m1) or a campaign (c1, its
-        /// status), as `iosurvey ls` prints them.
-        #[arg(value_parser = shown)]
-        id: Shown,
-        /// Print the whole record as JSON.
-        #[arg(long)]
-        json: bool,
-        /// Lay the tables out as text, json, csv or md.
-        #[arg(long, value_enum, default_value = "text")]
-        format: iosurvey::report::Format,
-    },
-}
-
-/// How `export` writes runs.
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum ExportFormat {
-    /// A row per phase.
-    Csv,
-    /// IOR's JSON document, a test per run.
-    IorJson,
-}
-
-/// What `campaign` does.
-#[derive(Subcommand)]
-enum CampaignCommand {
-    /// Print every point in run order, the hooks, refusals and estimates; runs nothing unless
-    /// --calibrate.
-    #[command(
-        after_help = "Examples:\n  iosurvey campaign plan eval.toml\n  iosurvey campaign plan eval.toml --calibrate\n  iosurvey campaign plan examples/campaigns/isilon.toml --scale 1/4096"
-    )]
-    Plan {
-        #[command(flatten)]
-        file: CampaignFileArgs,
-        /// Estimate the points no stored run estimates by running, once per study and target,
-        /// its first point at 1/64 of its data (on the target, into a scratch store removed
-        /// afterwards): this writes to the targets.
-        #[arg(long)]
-        calibrate: bool,
-    },
-    /// Run the campaign's points not stored yet (a second run resumes the first).
-    #[command(
-        after_help = "Examples:\n  iosurvey campaign run eval.toml\n  iosurvey campaign run eval.toml --only study=seq-write,target=f800\n  mpirun -np 16 iosurvey campaign run eval.toml"
-    )]
-    Run(CampaignFileArgs),
-    /// Write batch jobs that run the campaign on a cluster: one per node count its points
-    /// take (each into a store of its own, beside --db), and a last one that waits for them
-    /// and merges their stores into --db; `bash DIR/submit` submits them all.
-    #[command(
-        after_help = "Examples:\n  iosurvey campaign emit eval.toml --slurm jobs --db /lustre/eval/eval.db\n  bash jobs/submit\n  iosurvey campaign emit eval.toml --lsf jobs\n\nThe file's [batch] table gives partition, account, launcher and modules (docs/campaigns.md)."
-    )]
-    #[command(group = clap::ArgGroup::new("system").required(true))]
-    Emit {
-        /// The campaign file (TOML), with a [batch] table.
-        #[arg(value_name = "FILE")]
-        file: PathBuf,
-        /// Slurm jobs (sbatch), written into DIR.
-        #[arg(long, value_name = "DIR", group = "system")]
-        slurm: Option<PathBuf>,
-        /// LSF jobs (bsub), written into DIR.
-        #[arg(long, value_name = "DIR", group = "system")]
-        lsf: Option<PathBuf>,
-        /// PBS jobs (qsub), written into DIR.
-        #[arg(long, value_name = "DIR", group = "system")]
-        pbs: Option<PathBuf>,
-    },
-    /// Per study and target: points stored whole, failed, still to run; failed hooks.
-    #[command(after_help = "Examples:\n  iosurvey campaign status eval.toml\n  iosurvey campaign status c2")]
-    Status {
-        /// The campaign file, or a campaign version as `ls` lists it (c2).
-        #[arg(value_name = "FILE|cN")]
-        which: String,
-        /// The scale the campaign was run at.
-        #[arg(long, value_parser = campaign::scale_arg, value_name = "1/N")]
-        scale: Option<campaign::Scale>,
-    },
-}
-
-#[derive(Args)]
-struct CampaignFileArgs {
-    /// The campaign file (TOML).
-    #[arg(value_name = "FILE")]
-    file: PathBuf,
-    /// Divide every amount of data by N and cap client counts at this launch's cores, to run
-    /// a paper's campaign on one machine (N at most 2^40). The file must also pass its
-    /// checks at full size.
-    #[arg(long, value_parser = campaign::scale_arg, value_name = "1/N")]
-    scale: Option<campaign::Scale>,
-    /// Only these points: study=NAME, target=LABEL and nodes=N (the points a batch job of N
-    /// nodes runs), comma-separated (a comma within a label or a name is written \, and
-    /// a backslash \\); repeatable.
-    #[arg(long, value_parser = campaign::only_arg, value_name = "study=NAME,target=LABEL,nodes=N")]
-    only: Vec<campaign::Only>,
-    /// Place every target at DIR/LABEL (DIR and each made 0700 where missing, and removed
-    /// afterwards if iosurvey made them and they are empty), to rehearse a campaign whose
-    /// targets are not mounted here; the file keeps its real paths.
-    #[arg(long, value_name = "DIR")]
-    root: Option<PathBuf>,
-}
-
-/// What `show` shows.
-#[derive(Clone, Copy, Debug)]
-enum Shown {
-    Run(i64),
-    Survey(i64),
-    Sweep(i64),
-    Matrix(i64),
-    Campaign(i64),
-    Targets(i64),
-}
-
-fn shown(s: &str) -> Result<Shown, String> {
-    let (make, digits): (fn(i64) -> Shown, &str) = match s.as_bytes().first() {
-        Some(b's') => (Shown::Survey, &s[1..]),
-        Some(b'w') => (Shown::Sweep, &s[1..]),
-        Some(b'm') => (Shown::Matrix, &s[1..]),
-        Some(b'c') => (Shown::Campaign, &s[1..]),
-        Some(b't') => (Shown::Targets, &s[1..]),
-        _ => (Shown::Run, s),
-    };
-    digits.parse().map(make).map_err(|_| {
-        format!(
-            "'{}' is not a run id (7), a survey (s3), a sweep (w2), a matrix (m1), a campaign (c1) or a target survey (t1) (hint: 'iosurvey ls' lists them)",
-            iosurvey::escape::visible(s)
-        )
-    })
-}
-
-/// Which stored runs a report holds.
-#[derive(Args)]
-struct ReportFilter {
-    /// Only the runs with this label (repeatable).
-    #[arg(long, value_name = "NAME")]
-    label: Vec<String>,
-    /// Only these runs, surveys (s3) or sweeps (w2); with no label or id, every run.
-    #[arg(value_name = "ID")]
-    ids: Vec<String>,
-    /// Only the runs whose target path holds TEXT.
-    #[arg(long, value_name = "TEXT")]
-    target: Option<String>,
-    /// Only the runs started on or after this day (YYYY-MM-DD, UTC).
-    #[arg(long, value_name = "DATE", value_parser = iosurvey::units::parse_date)]
-    since: Option<i64>,
-    /// Only the runs started on or before this day (YYYY-MM-DD, UTC).
-    #[arg(long, value_name = "DATE", value_parser = iosurvey::units::parse_date)]
-    until: Option<i64>,
-}
-
-/// An error for the user as the campaign driver (cli/campaign.rs) still takes it: one line
-/// (none on processes other than the lead), and an exit code. Every other command's error is
-/// a typed `iosurvey::study::Error` until it is said, through [`closing`] with its command's
-/// spelling.
-pub struct Failure {
-    line: Option<String>,
-    code: i32,
-}
-
-impl Failure {
-    fn new(what: impl std::fmt::Display, hint: impl std::fmt::Display, code: i32) -> Self {
-        Failure { line: Some(format!("{what} (hint: {hint})")), code }
-    }
-
-    /// A failure the lead process reports; this one stays silent.
-    fn silent(code: i32) -> Self {
-        Failure { line: None, code }
-    }
-
-    /// A typed error in words, said with `spelling`.
-    fn of(e: Error, spelling: &dyn Spelling) -> Self {
-        Failure { line: e.line(spelling), code: e.exit_code() }
-    }
-
-    /// The kind of its exit code (every code the campaign driver gives is one of the table's).
-    fn kind(&self) -> Kind {
-        Kind::of_exit_code(self.code)
-    }
-
-    /// Prints the line now (once the process ends, it may be too late to be seen); the error
-    /// that remains is silent.
-    fn said(self) -> Error {
-        if let Some(line) = &self.line {
-            say_error!("{}", with_leftovers(line, leftovers_said()));
-        }
-        Error::silent(self.kind())
-    }
+    Show(ShowArgs),
 }
 
 /// A typed error as the command's closing line, said now with `spelling` and what clean-up
@@ -537,45 +289,6 @@ fn closing(mut e: Error, spelling: &dyn Spelling) -> Error {
     }
     Error::silent(e.kind)
 }
-
-/// Errors that name no command's flags: said as they are.
-impl From<Error> for Failure {
-    fn from(e: Error) -> Self {
-        Failure::of(e, &Plain)
-    }
-}
-
-impl From<RunError> for Failure {
-    fn from(e: RunError) -> Self {
-        Error::from(e).into()
-    }
-}
-
-impl From<SpecError> for Failure {
-    fn from(e: SpecError) -> Self {
-        Error::from(e).into()
-    }
-}
-
-impl From<EngineError> for Failure {
-    fn from(e: EngineError) -> Self {
-        Error::new(Kind::Refused, &e, e.hint()).into()
-    }
-}
-
-impl From<iosurvey::target::TargetError> for Failure {
-    fn from(e: iosurvey::target::TargetError) -> Self {
-        Error::new(Kind::Refused, &e, e.hint()).into()
-    }
-}
-
-impl From<StoreError> for Failure {
-    fn from(e: StoreError) -> Self {
-        Error::from(e).into()
-    }
-}
-
-use iosurvey::study::line::clap_text;
 
 /// clap's message as one line (see `iosurvey::study::line::folded`), with a hint.
 fn parse_error_line(text: &str) -> String {
@@ -595,120 +308,8 @@ fn parse_error_line(text: &str) -> String {
 fn parser() -> clap::Command {
     use clap::CommandFactory;
     let tests = format!("Also the engines for tests ({})", iosurvey::engine::backends::for_tests().join(", "));
-    let cli = iosurvey::study::line::with_engines(front_ends(Cli::command()));
-    fitted(cli.mut_subcommand("engines", |c| c.mut_arg("all", |a| a.help(tests))))
-}
-
-/// What a user does with each command, in the order the help lists them: the top-level help
-/// is grouped by these, not by the order the commands are declared in.
-const GROUPS: &[(&str, &[&str])] = &[
-    ("Measure", &["survey", "run", "meta", "matrix", "io500", "targets", "net", "train", "checkpoint"]),
-    ("Keep and compare", &["ls", "show", "compare", "import", "export", "merge"]),
-    ("Report", &["report"]),
-    ("Campaigns (a whole evaluation from one file)", &["campaign"]),
-    ("Other tools' command lines, run by iosurvey", &["ior", "mdtest", "iozone"]),
-    ("Set up", &["engines", "completions", "manpages", "help"]),
-];
-
-/// The front ends (`iosurvey ior ...`) as commands of the tree, so that the help and the
-/// completions offer them; their words are read by `compat` before clap sees them.
-fn front_ends(cli: clap::Command) -> clap::Command {
-    let about = [
-        ("ior", "IOR's command line as it is, run natively, IOR's output ('iosurvey ior --help')"),
-        ("mdtest", "mdtest's command line as it is, run as meta, mdtest's SUMMARY table"),
-        ("iozone", "IOzone's command line as it is, run as matrix, IOzone's report"),
-    ];
-    about.into_iter().fold(cli, |cli, (name, about)| {
-        cli.subcommand(clap::Command::new(name).about(about).disable_help_flag(true).arg(
-            clap::Arg::new("args").num_args(0..).trailing_var_arg(true).allow_hyphen_values(true).value_name("OPTIONS"),
-        ))
-    })
-}
-
-/// The tree laid out for the terminal: the top-level help grouped by [`GROUPS`], every help
-/// wrapped at the width of [`width::columns`], examples included.
-fn fitted(cli: clap::Command) -> clap::Command {
-    let width = width::columns();
-    let grouped = grouped_help(&cli, width.unwrap_or(100));
-    let mut cli = cli.help_template(grouped);
-    if let Some(w) = width {
-        cli = wrapped_examples(cli, w);
-    }
-    cli
-}
-
-/// A command (and its subcommands) with each line of its examples wrapped at `width`, the
-/// rest of a line indented under its start.
-fn wrapped_examples(c: clap::Command, width: usize) -> clap::Command {
-    let mut c = c.term_width(width);
-    if let Some(after) = c.get_after_help().map(|t| t.to_string()) {
-        let lines: Vec<String> = after
-            .lines()
-            .map(|l| {
-                if l.chars().count() <= width {
-                    // A line that fits keeps its own alignment.
-                    return l.to_string();
-                }
-                let lead = l.len() - l.trim_start().len();
-                let body = width::wrap(l.trim_start(), width.saturating_sub(lead).max(20), 4);
-                body.lines().map(|b| format!("{}{b}", &l[..lead])).collect::<Vec<_>>().join("\n")
-            })
-            .collect();
-        c = c.after_help(lines.join("\n"));
-    }
-    let names: Vec<String> = c.get_subcommands().map(|s| s.get_name().to_string()).collect();
-    for name in names {
-        c = c.mut_subcommand(name, |s| wrapped_examples(s, width));
-    }
-    c
-}
-
-/// The top-level help's template: the commands a user sees, under what they are for, each
-/// with the first sentence of its own about text (so the list never drifts from the
-/// commands); hidden ones left out.
-fn grouped_help(cli: &clap::Command, width: usize) -> String {
-    let shown: Vec<&clap::Command> = cli.get_subcommands().filter(|c| !c.is_hide_set()).collect();
-    let pad = shown.iter().map(|c| c.get_name().len()).max().unwrap_or(0).max(4) + 4;
-    let line = |name: &str, about: &str| {
-        let body = width::wrap(about, width.saturating_sub(pad).max(20), 0);
-        let lines = body.lines().enumerate().map(|(k, l)| match k {
-            0 => format!("  {name:<w$}{l}", w = pad - 2),
-            _ => format!("{:pad$}{l}", ""),
-        });
-        lines.collect::<Vec<_>>().join("\n")
-    };
-    let mut groups = String::new();
-    let mut listed: Vec<&str> = Vec::new();
-    let section = |title: &str, names: Vec<&str>, groups: &mut String| {
-        let rows: Vec<String> = names
-            .iter()
-            .filter_map(|n| {
-                let about = match *n {
-                    "help" => "Print this help, or a command's ('iosurvey help run')".to_string(),
-                    _ => shown.iter().find(|c| c.get_name() == *n).and_then(|c| c.get_about())?.to_string(),
-                };
-                Some(line(n, first_sentence(&about)))
-            })
-            .collect();
-        if !rows.is_empty() {
-            *groups += &format!("{title}:\n{}\n\n", rows.join("\n"));
-        }
-    };
-    for (title, names) in GROUPS {
-        section(title, names.to_vec(), &mut groups);
-        listed.extend(names.iter());
-    }
-    // A command no group names is still listed, never dropped from the help.
-    let rest: Vec<&str> = shown.iter().map(|c| c.get_name()).filter(|n| !listed.contains(n)).collect();
-    section("Other", rest, &mut groups);
-    format!("{{about-with-newline}}\n{{usage-heading}} {{usage}}\n\n{groups}Options:\n{{options}}{{after-help}}")
-}
-
-/// The text up to its first full stop that ends a sentence.
-fn first_sentence(text: &str) -> &str {
-    let text = text.trim();
-    let end = text.find(". ").or_else(|| text.find(".\n")).map_or(text.len(), |k| k);
-    text[..end].trim_end_matches('.')
+    let cli = iosurvey::study::line::with_engines(help::front_ends(Cli::command()));
+    help::fitted(cli.mut_subcommand("engines", |c| c.mut_arg("all", |a| a.help(tests))), width::columns())
 }
 
 /// The tree the completions are made from: the commands of the help, the internal ones (the
@@ -721,17 +322,6 @@ fn visible_tree() -> clap::Command {
         tree = tree.arg(a.clone());
     }
     tree
-}
-
-/// `--engine`, read by the engine registry: a registered name, with its parameter where the
-/// engine takes one; else what is wrong and every name there is.
-/// The formats a report is written in: the tables-only ones are for `show` and `compare`.
-fn report_format() -> impl clap::builder::TypedValueParser<Value = iosurvey::report::Format> {
-    use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(["html", "md"]).map(|name| match name.as_str() {
-        "md" => iosurvey::report::Format::Md,
-        _ => iosurvey::report::Format::Html,
-    })
 }
 
 /// The parsed command line, with what depends on whether a flag was typed: on a device the
@@ -752,7 +342,7 @@ fn from_matches(m: &clap::ArgMatches) -> Result<Cli, clap::Error> {
 
 /// Parses the command line, runs it, and returns the process exit code.
 pub fn main() -> i32 {
-    if let Some(invoked) = compat::invoked(&std::env::args_os().collect::<Vec<_>>()) {
+    if let Some(invoked) = iosurvey::compat::line::invoked(&std::env::args_os().collect::<Vec<_>>()) {
         return compat::main(invoked);
     }
     if package::asks_version(&std::env::args_os().collect::<Vec<_>>()) {
@@ -795,18 +385,16 @@ pub fn main() -> i32 {
     execute(|team| commands::dispatch(&cli, team))
 }
 
-/// Runs a command's work with the team, its signals caught, and gives the exit code: the
-/// work's failure said in one line with what clean-up left.
+/// The team of this build: MPI ranks x threads, or threads of this process.
 #[cfg(feature = "mpi")]
-fn execute(work: impl FnOnce(&iosurvey::team::mpi::MpiTeam) -> Result<(), Error>) -> i32 {
-    prepare();
-    finish(with_team(work))
-}
+type BuildTeam = iosurvey::team::mpi::MpiTeam;
+/// The team of this build: MPI ranks x threads, or threads of this process.
+#[cfg(not(feature = "mpi"))]
+type BuildTeam = iosurvey::team::local::LocalTeam;
 
 /// Runs a command's work with the team, its signals caught, and gives the exit code: the
 /// work's failure said in one line with what clean-up left.
-#[cfg(not(feature = "mpi"))]
-fn execute(work: impl FnOnce(&iosurvey::team::local::LocalTeam) -> Result<(), Error>) -> i32 {
+fn execute(work: impl FnOnce(&BuildTeam) -> Result<(), Error>) -> i32 {
     prepare();
     finish(with_team(work))
 }
@@ -851,18 +439,9 @@ fn leftovers_said() -> Option<String> {
     (!left.is_empty()).then(|| format!("clean-up could not remove {}", left.join("; ")))
 }
 
-/// The error line with what clean-up left said before its hint.
-fn with_leftovers(line: &str, left: Option<String>) -> String {
-    match (left, line.rfind(" (hint: ")) {
-        (Some(left), Some(at)) => format!("{}; {left}{}", &line[..at], &line[at..]),
-        (Some(left), None) => format!("{line}; {left}"),
-        (None, _) => line.to_string(),
-    }
-}
-
 /// Runs `f` with the team of this build: MPI ranks x threads, or threads of this process.
 #[cfg(feature = "mpi")]
-fn with_team(f: impl FnOnce(&iosurvey::team::mpi::MpiTeam) -> Result<(), Error>) -> Result<(), Error> {
+fn with_team(f: impl FnOnce(&BuildTeam) -> Result<(), Error>) -> Result<(), Error> {
     let started = std::time::Instant::now();
     let team = iosurvey::team::mpi::MpiTeam::init()
         .map_err(|e| Error::failed(e, "check the MPI installation and launcher"))?;
@@ -875,7 +454,7 @@ fn with_team(f: impl FnOnce(&iosurvey::team::mpi::MpiTeam) -> Result<(), Error>)
 
 /// Runs `f` with the team of this build: MPI ranks x threads, or threads of this process.
 #[cfg(not(feature = "mpi"))]
-fn with_team(f: impl FnOnce(&iosurvey::team::local::LocalTeam) -> Result<(), Error>) -> Result<(), Error> {
+fn with_team(f: impl FnOnce(&BuildTeam) -> Result<(), Error>) -> Result<(), Error> {
     // Started by a launcher as one of several processes, a build without MPI would run that
     // many separate teams on one directory and store.
     if let Some((var, n)) = iosurvey::team::launched_as_many(|v| std::env::var(v).ok()) {

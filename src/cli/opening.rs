@@ -1,11 +1,11 @@
 //! What every measuring command hands its study: the command line's settings as the study's
 //! context, and an observer that says its warnings and progress on stderr.
 
-use super::{progress, Cli, Failure};
+use super::{progress, Cli};
 use iosurvey::plan::Step;
 use iosurvey::runner::Watch;
 use iosurvey::study::play::{Context, Observer, Outcome};
-use iosurvey::study::{Kind, Study};
+use iosurvey::study::Study;
 use iosurvey::team::Team;
 use std::io::IsTerminal;
 
@@ -13,20 +13,6 @@ use std::io::IsTerminal;
 /// characters (the record says so).
 pub(super) fn command_line() -> String {
     std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect::<Vec<_>>().join(" ")
-}
-
-/// Runs `f` on the lead process only; its success or exit code reaches every process, so
-/// that all of them stop together when the lead refuses (see `iosurvey::study::play::on_lead`).
-pub(super) fn on_lead<T: Team, X>(team: &T, f: impl FnOnce() -> Result<X, Failure>) -> Result<Option<X>, Failure> {
-    let mut refusal = None;
-    let shared = iosurvey::study::play::on_lead(team, || {
-        f().map_err(|failure| {
-            let kind = Kind::of_exit_code(failure.code);
-            refusal = Some(failure);
-            iosurvey::study::Error::silent(kind)
-        })
-    });
-    shared.map_err(|e| refusal.take().unwrap_or(Failure::silent(e.exit_code())))
 }
 
 fn watcher(cli: &Cli) -> Option<&'static Watch> {

@@ -83,8 +83,8 @@ fn run(cli: &Cli, a: &RunArgs, played: &Outcome) -> Result<(), Error> {
 /// standard output, which then holds that document only.
 fn write_json(path: &Path, records: &[RunRecord], sweep: bool, db: &Path) -> Result<(), Error> {
     let text = match (sweep, records.last()) {
-        (false, Some(r)) => super::commands::to_json(r)?,
-        _ => super::commands::to_json(&records)?,
+        (false, Some(r)) => iosurvey::report::stored::to_json(r)?,
+        _ => iosurvey::report::stored::to_json(&records)?,
     };
     if output::is_stdout(path) {
         out!("{text}");

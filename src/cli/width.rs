@@ -13,5 +13,3 @@ pub(super) fn columns() -> Option<usize> {
     }
     iosurvey::sys::term::stdout_columns()
 }
-
-pub(super) use iosurvey::report::wrap;

@@ -12,6 +12,7 @@
 pub mod ior;
 pub mod iozone;
 pub mod layout;
+pub mod line;
 pub mod mdtest;
 
 use crate::study::Study;

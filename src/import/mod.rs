@@ -9,6 +9,7 @@
 
 pub mod dlio;
 pub mod elbencho;
+pub mod files;
 pub mod fio;
 pub mod io500;
 pub mod ior;

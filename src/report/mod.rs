@@ -5,11 +5,17 @@
 //! renderer computes a figure. Every text each lays out goes through [`crate::escape`] (or
 //! the HTML escaping) for the format it lands in.
 
+pub mod campaign;
+pub mod chosen;
 pub mod export;
 pub mod figures;
+pub mod help;
 mod html;
 mod markdown;
+pub mod output;
 pub mod paper;
+pub mod stored;
+pub mod train;
 pub mod units;
 
 pub use html::{page, Html};
