@@ -313,10 +313,10 @@ fn a_prefix_holding_objects_iosurvey_did_not_make_is_refused_unless_forced_and_t
     std::fs::create_dir_all(theirs.parent().unwrap()).unwrap();
     std::fs::write(&theirs, b"a,b\n").unwrap();
     let url = server.url("shared");
-    let run = ["run", "--s3", &url, "--block", "1m", "--db", &db, "-q"];
+    let run = ["run", "--s3", &url, "--block", "1m", "--db", db, "-q"];
     let out = server.iosurvey(&run);
     assert_one_line_error(&out, 2, &["iosurvey did not make", "their-data.csv", "--force"]);
-    assert!(!Path::new(&db).exists(), "a refused target makes no store");
+    assert!(!Path::new(db).exists(), "a refused target makes no store");
     let out = server.iosurvey(&[&run[..], &["--force"]].concat());
     assert_eq!(out.code, 0, "{}", out.stderr);
     let left: Vec<String> = server.client("shared").list("shared/").unwrap().into_iter().map(|o| o.key).collect();
@@ -340,13 +340,13 @@ fn parts_under_s3s_minimum_and_an_engine_of_the_other_handles_are_refused_before
         ),
     ];
     for (args, needles) in cases {
-        let out = server.iosurvey(&[&["run", "--s3", &url, "--db", &db][..], args].concat());
+        let out = server.iosurvey(&[&["run", "--s3", &url, "--db", db][..], args].concat());
         assert_one_line_error(&out, 2, needles);
         assert!(server.client("refused").list("refused/").unwrap().is_empty());
     }
     // And the other way round: the s3 engine on a directory.
     let dir = bed.dir.path().join("d");
-    let out = server.iosurvey(&["run", "--dir", dir.to_str().unwrap(), "--engine", "s3", "--block", "1m", "--db", &db]);
+    let out = server.iosurvey(&["run", "--dir", dir.to_str().unwrap(), "--engine", "s3", "--block", "1m", "--db", db]);
     assert_one_line_error(&out, 2, &["s3 engine moves data through objects", "a directory", "sync"]);
 }
 
@@ -354,14 +354,14 @@ fn parts_under_s3s_minimum_and_an_engine_of_the_other_handles_are_refused_before
 fn an_interrupt_mid_upload_stores_the_run_failed_in_one_line_and_removes_its_objects() {
     let Some(bed) = S3Bed::start() else { return };
     let (server, db) = (&bed.server, bed.db.as_str());
-    let child = server.spawn_long_run("stop", &db, std::process::Stdio::piped());
+    let child = server.spawn_long_run("stop", db, std::process::Stdio::piped());
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = outcome(child.wait_with_output().unwrap());
     assert_eq!(out.code, 130, "{}", out.stderr);
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
     assert!(out.stderr.contains("interrupted"), "{}", out.stderr);
-    let ls = server.iosurvey(&["ls", "--json", "--db", &db]);
+    let ls = server.iosurvey(&["ls", "--json", "--db", db]);
     assert!(ls.stdout.contains("\"failed\""), "{}", ls.stdout);
     assert!(server.client("stop").list("stop/").unwrap().is_empty(), "the run's objects are removed");
 }
@@ -371,7 +371,7 @@ fn a_run_killed_outright_has_its_objects_removed_by_the_next_run_on_its_host() {
     let Some(bed) = S3Bed::start() else { return };
     let (server, db) = (&bed.server, bed.db.as_str());
     let url = server.url("killed");
-    let mut child = server.spawn_long_run("killed", &db, std::process::Stdio::null());
+    let mut child = server.spawn_long_run("killed", db, std::process::Stdio::null());
     // The janitor too, as a node that goes down takes both: else it empties the prefix itself.
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(janitor_of(child.id()) as i32, libc::SIGKILL) };
@@ -380,7 +380,7 @@ fn a_run_killed_outright_has_its_objects_removed_by_the_next_run_on_its_host() {
     server.wait_for_connections_closed();
     let client = server.client("killed");
     assert!(!client.list("killed/").unwrap().is_empty(), "the killed run left objects");
-    let out = server.iosurvey(&["run", "--s3", &url, "--block", "1m", "--db", &db]);
+    let out = server.iosurvey(&["run", "--s3", &url, "--block", "1m", "--db", db]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let said = format!("{}{}", out.stdout, out.stderr);
     assert!(said.contains("killed before its clean-up"), "{said}");
