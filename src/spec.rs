@@ -11,8 +11,10 @@ use thiserror::Error;
 
 pub mod meta;
 mod mix;
+mod object_sizes;
 pub use meta::{Before, Meta, Tree};
 pub use mix::Mix;
+pub use object_sizes::ObjectSizes;
 
 /// Who shares files: one file per task (N-to-N) or one file for the whole team (N-to-1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
@@ -376,6 +378,12 @@ pub struct Data {
     #[arg(long, value_name = "OP:WEIGHT,...", default_value = "")]
     #[serde(skip_serializing_if = "Mix::is_empty")]
     pub mix: Mix,
+    /// On a bucket, each object's size, drawn per object from the seed: one size, a list
+    /// drawn from evenly (4k,64k,1m), random:MIN-MAX (log2-random, as warp's) or weighted
+    /// buckets (64k:70,1m:30); each at most --block, put and got whole. Default: --block.
+    #[arg(long, value_name = "SIZES", default_value = "")]
+    #[serde(skip_serializing_if = "ObjectSizes::is_block")]
+    pub object_size: ObjectSizes,
     /// Do not tell the page cache the access pattern (posix_fadvise), as IOR does not; by
     /// default iosurvey advises it, as fio does.
     #[arg(long)]
@@ -948,7 +956,10 @@ impl Data {
         if self.iodepth > MAX_IODEPTH {
             return Err(SpecError::DepthTooLarge(self.iodepth));
         }
-        if w.verify && w.ops.contains(&Op::Mix) {
+        self.object_size.check(self, w.verify)?;
+        // A mix of object requests checks each GET against its object's last PUT, whose stamp
+        // is the same every time; a file mix's reads may come before any write of their place.
+        if w.verify && w.ops.contains(&Op::Mix) && self.mix.is_empty() {
             return Err(SpecError::Invalid {
                 what: "verification cannot follow a mix phase: its writes and reads interleave in an order only the draw knows".into(),
                 hint: Hint::Drop(Setting::Verify),

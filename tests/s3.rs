@@ -270,22 +270,18 @@ fn the_secret_appears_in_no_error_and_no_debug_output() {
 
 #[test]
 fn run_on_a_bucket_puts_gets_and_verifies_its_objects_then_removes_them_and_no_output_holds_the_secret() {
-    let Some(server) = Server::start() else { return };
-    let bed = tempfile::tempdir().unwrap();
-    let db = bed.path().join("s3.db").display().to_string();
-    let json = bed.path().join("run.json");
-    let url = server.url("runs");
+    let Some(bed) = S3Bed::start() else { return };
+    let (server, url) = (&bed.server, bed.server.url("runs"));
+    let json = bed.dir.path().join("run.json");
     let mut shown = Vec::new();
     // One object of two 5 MiB parts per task, read back by ranged GETs; then three objects of
     // one PUT each per task, read by whole GETs.
     for (block, transfer, segments, part) in [("10m", "5m", 1u64, 5u64 << 20), ("1m", "1m", 3, 1 << 20)] {
         let size = iosurvey::units::parse_size(block).unwrap() * segments;
         let seg = segments.to_string();
-        let args = ["run", "--s3", &url, "--tasks", "2", "--block", block, "--transfer", transfer, "--segments", &seg];
-        let out = server.iosurvey(&[&args[..], &["--verify", "--db", &db, "--json", json.to_str().unwrap()]].concat());
-        assert_eq!(out.code, 0, "{block}/{transfer}: {}{}", out.stdout, out.stderr);
+        let args = ["--tasks", "2", "--block", block, "--transfer", transfer, "--segments", &seg, "--verify"];
+        let (out, run) = bed.run("runs", &[&args[..], &["--json", json.to_str().unwrap()]].concat());
         shown.push(format!("{}{}", out.stdout, out.stderr));
-        let run = record(&json);
         assert_eq!(run["env"]["fs_type"], "s3", "{}", run["env"]);
         assert_eq!(run["env"]["target"], url.as_str());
         let phases = run["phases"].as_array().unwrap();
@@ -298,30 +294,29 @@ fn run_on_a_bucket_puts_gets_and_verifies_its_objects_then_removes_them_and_no_o
         assert!(server.client("runs").list("runs/").unwrap().is_empty(), "the run's objects are removed");
         let id = run["id"].to_string();
         for shown_by in [vec!["show", id.as_str()], vec!["show", &id, "--json"], vec!["ls"]] {
-            let out = server.iosurvey(&[&shown_by[..], &["--db", &db]].concat());
+            let out = bed.iosurvey(&shown_by);
             assert_eq!(out.code, 0, "{shown_by:?}: {}", out.stderr);
             shown.push(format!("{}{}", out.stdout, out.stderr));
         }
         shown.push(std::fs::read_to_string(&json).unwrap());
     }
-    shown.push(String::from_utf8_lossy(&std::fs::read(&db).unwrap()).into_owned());
+    shown.push(String::from_utf8_lossy(&std::fs::read(&bed.db).unwrap()).into_owned());
     let all = shown.join("\n");
     assert!(!all.contains(&server.secret), "the secret is in an output");
 }
 
 #[test]
 fn a_prefix_holding_objects_iosurvey_did_not_make_is_refused_unless_forced_and_then_left_alone() {
-    let Some(server) = Server::start() else { return };
-    let bed = tempfile::tempdir().unwrap();
-    let db = bed.path().join("s3.db").display().to_string();
+    let Some(bed) = S3Bed::start() else { return };
+    let (server, db) = (&bed.server, bed.db.as_str());
     let theirs = server.backing_file("shared/their-data.csv");
     std::fs::create_dir_all(theirs.parent().unwrap()).unwrap();
     std::fs::write(&theirs, b"a,b\n").unwrap();
     let url = server.url("shared");
-    let run = ["run", "--s3", &url, "--block", "1m", "--db", &db, "-q"];
+    let run = ["run", "--s3", &url, "--block", "1m", "--db", db, "-q"];
     let out = server.iosurvey(&run);
     assert_one_line_error(&out, 2, &["iosurvey did not make", "their-data.csv", "--force"]);
-    assert!(!Path::new(&db).exists(), "a refused target makes no store");
+    assert!(!Path::new(db).exists(), "a refused target makes no store");
     let out = server.iosurvey(&[&run[..], &["--force"]].concat());
     assert_eq!(out.code, 0, "{}", out.stderr);
     let left: Vec<String> = server.client("shared").list("shared/").unwrap().into_iter().map(|o| o.key).collect();
@@ -330,9 +325,8 @@ fn a_prefix_holding_objects_iosurvey_did_not_make_is_refused_unless_forced_and_t
 
 #[test]
 fn parts_under_s3s_minimum_and_an_engine_of_the_other_handles_are_refused_before_anything_runs() {
-    let Some(server) = Server::start() else { return };
-    let bed = tempfile::tempdir().unwrap();
-    let db = bed.path().join("s3.db").display().to_string();
+    let Some(bed) = S3Bed::start() else { return };
+    let (server, db) = (&bed.server, bed.db.as_str());
     let url = server.url("refused");
     let cases: [(&[&str], &[&str]); 3] = [
         (&["--block", "4m", "--transfer", "1m"], &["parts of one transfer", "5 MiB", "--transfer"]),
@@ -346,40 +340,38 @@ fn parts_under_s3s_minimum_and_an_engine_of_the_other_handles_are_refused_before
         ),
     ];
     for (args, needles) in cases {
-        let out = server.iosurvey(&[&["run", "--s3", &url, "--db", &db][..], args].concat());
+        let out = server.iosurvey(&[&["run", "--s3", &url, "--db", db][..], args].concat());
         assert_one_line_error(&out, 2, needles);
         assert!(server.client("refused").list("refused/").unwrap().is_empty());
     }
     // And the other way round: the s3 engine on a directory.
-    let dir = bed.path().join("d");
-    let out = server.iosurvey(&["run", "--dir", dir.to_str().unwrap(), "--engine", "s3", "--block", "1m", "--db", &db]);
+    let dir = bed.dir.path().join("d");
+    let out = server.iosurvey(&["run", "--dir", dir.to_str().unwrap(), "--engine", "s3", "--block", "1m", "--db", db]);
     assert_one_line_error(&out, 2, &["s3 engine moves data through objects", "a directory", "sync"]);
 }
 
 #[test]
 fn an_interrupt_mid_upload_stores_the_run_failed_in_one_line_and_removes_its_objects() {
-    let Some(server) = Server::start() else { return };
-    let bed = tempfile::tempdir().unwrap();
-    let db = bed.path().join("s3.db").display().to_string();
-    let child = server.spawn_long_run("stop", &db, std::process::Stdio::piped());
+    let Some(bed) = S3Bed::start() else { return };
+    let (server, db) = (&bed.server, bed.db.as_str());
+    let child = server.spawn_long_run("stop", db, std::process::Stdio::piped());
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = outcome(child.wait_with_output().unwrap());
     assert_eq!(out.code, 130, "{}", out.stderr);
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
     assert!(out.stderr.contains("interrupted"), "{}", out.stderr);
-    let ls = server.iosurvey(&["ls", "--json", "--db", &db]);
+    let ls = server.iosurvey(&["ls", "--json", "--db", db]);
     assert!(ls.stdout.contains("\"failed\""), "{}", ls.stdout);
     assert!(server.client("stop").list("stop/").unwrap().is_empty(), "the run's objects are removed");
 }
 
 #[test]
 fn a_run_killed_outright_has_its_objects_removed_by_the_next_run_on_its_host() {
-    let Some(server) = Server::start() else { return };
-    let bed = tempfile::tempdir().unwrap();
-    let db = bed.path().join("s3.db").display().to_string();
+    let Some(bed) = S3Bed::start() else { return };
+    let (server, db) = (&bed.server, bed.db.as_str());
     let url = server.url("killed");
-    let mut child = server.spawn_long_run("killed", &db, std::process::Stdio::null());
+    let mut child = server.spawn_long_run("killed", db, std::process::Stdio::null());
     // The janitor too, as a node that goes down takes both: else it empties the prefix itself.
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(janitor_of(child.id()) as i32, libc::SIGKILL) };
@@ -388,7 +380,7 @@ fn a_run_killed_outright_has_its_objects_removed_by_the_next_run_on_its_host() {
     server.wait_for_connections_closed();
     let client = server.client("killed");
     assert!(!client.list("killed/").unwrap().is_empty(), "the killed run left objects");
-    let out = server.iosurvey(&["run", "--s3", &url, "--block", "1m", "--db", &db]);
+    let out = server.iosurvey(&["run", "--s3", &url, "--block", "1m", "--db", db]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let said = format!("{}{}", out.stdout, out.stderr);
     assert!(said.contains("killed before its clean-up"), "{said}");

@@ -10,31 +10,11 @@ use common::*;
 use s3bed::*;
 use serde_json::Value;
 
-/// The record of a run, as `show --json` prints it.
-fn shown_json(server: &Server, id: &str, db: &str) -> Value {
-    let out = server.iosurvey(&["show", id, "--json", "--db", db]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
-    serde_json::from_str(&out.stdout).unwrap()
-}
-
-/// The id of the newest run in the store.
-fn last_id(server: &Server, db: &str) -> String {
-    let out = server.iosurvey(&["ls", "--json", "--db", db]);
-    let runs: Value = serde_json::from_str(&out.stdout).unwrap();
-    runs.as_array().unwrap().iter().map(|r| r["id"].as_i64().unwrap()).max().unwrap().to_string()
-}
-
 #[test]
 fn a_bucket_run_stores_and_shows_each_requests_rates_percentiles_and_gets_time_to_first_byte() {
-    let Some(server) = Server::start() else { return };
-    let bed = tempfile::tempdir().unwrap();
-    let db = bed.path().join("s3.db").display().to_string();
-    let url = server.url("figures");
-    let run = ["run", "--s3", &url, "--tasks", "2", "--block", "1m", "--segments", "4", "--verify", "--db", &db, "-q"];
-    let out = server.iosurvey(&run);
-    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
-    let id = last_id(&server, &db);
-    let record = shown_json(&server, &id, &db);
+    let Some(bed) = S3Bed::start() else { return };
+    let (_, record) = bed.run("figures", &["--tasks", "2", "--block", "1m", "--segments", "4", "--verify", "-q"]);
+    let id = record["id"].to_string();
     let phases = record["phases"].as_array().unwrap();
     for (phase, request) in phases.iter().zip(["PUT", "GET"]) {
         let requests = phase["requests"].as_array().unwrap_or_else(|| panic!("no requests in {phase}"));
@@ -61,7 +41,7 @@ fn a_bucket_run_stores_and_shows_each_requests_rates_percentiles_and_gets_time_t
             _ => assert!(q.get("first_byte").is_none(), "a PUT reads no body: {q}"),
         }
     }
-    let out = server.iosurvey(&["show", &id, "--db", &db]);
+    let out = bed.iosurvey(&["show", &id]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let table = out.stdout.split("per request (object store").nth(1).unwrap_or_else(|| panic!("{}", out.stdout));
     assert!(table.contains("ttfb p50") && table.contains("ttfb max"), "{table}");
@@ -72,18 +52,14 @@ fn a_bucket_run_stores_and_shows_each_requests_rates_percentiles_and_gets_time_t
 
 #[test]
 fn an_object_run_is_compared_with_a_file_run_of_its_label_and_drawn_beside_it_named_as_what_it_is() {
-    let Some(server) = Server::start() else { return };
-    let bed = tempfile::tempdir().unwrap();
-    let db = bed.path().join("s3.db").display().to_string();
-    let dir = bed.path().join("files");
+    let Some(bed) = S3Bed::start() else { return };
+    let dir = bed.dir.path().join("files");
     std::fs::create_dir(&dir).unwrap();
-    let url = server.url("beside");
-    let shape = ["--tasks", "2", "--block", "1m", "--transfer", "1m", "--segments", "4", "--label", "box"];
-    for target in [["--s3", url.as_str()], ["--dir", dir.to_str().unwrap()]] {
-        let out = server.iosurvey(&[&["run"][..], &target, &shape, &["--db", &db, "-q"]].concat());
-        assert_eq!(out.code, 0, "{target:?}: {}", out.stderr);
-    }
-    let out = server.iosurvey(&["compare", "1", "2", "--db", &db, "--wide"]);
+    let shape = ["--tasks", "2", "--block", "1m", "--transfer", "1m", "--segments", "4", "--label", "box", "-q"];
+    bed.run("beside", &shape);
+    let out = bed.iosurvey(&[&["run", "--dir", dir.to_str().unwrap()][..], &shape].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let out = bed.iosurvey(&["compare", "1", "2", "--wide"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     for needle in [
         "GET 1 MiB objects vs 1 MiB file reads, 2 tasks",
@@ -93,8 +69,8 @@ fn an_object_run_is_compared_with_a_file_run_of_its_label_and_drawn_beside_it_na
         assert!(out.stdout.contains(needle), "{needle}: {}", out.stdout);
     }
     assert!(!out.stdout.contains("not compared"), "{}", out.stdout);
-    let page = bed.path().join("report.html");
-    let out = server.iosurvey(&["report", "-o", page.to_str().unwrap(), "--db", &db]);
+    let page = bed.dir.path().join("report.html");
+    let out = bed.iosurvey(&["report", "-o", page.to_str().unwrap()]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("box: objects and files, MiB/s by op and request size"), "no chart of both kinds");
@@ -103,32 +79,10 @@ fn an_object_run_is_compared_with_a_file_run_of_its_label_and_drawn_beside_it_na
 
 #[test]
 fn head_list_and_delete_are_phases_of_their_own_with_their_own_request_figures_and_only_on_a_bucket() {
-    let Some(server) = Server::start() else { return };
-    let bed = tempfile::tempdir().unwrap();
-    let db = bed.path().join("s3.db").display().to_string();
-    let url = server.url("ops");
+    let Some(bed) = S3Bed::start() else { return };
     let ops = "put,get,stat,list,delete";
-    let run = [
-        "run",
-        "--s3",
-        &url,
-        "--tasks",
-        "2",
-        "--block",
-        "64k",
-        "--transfer",
-        "64k",
-        "--segments",
-        "3",
-        "--op",
-        ops,
-        "--db",
-        &db,
-        "-q",
-    ];
-    let out = server.iosurvey(&run);
-    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
-    let record = shown_json(&server, &last_id(&server, &db), &db);
+    let shape = ["--tasks", "2", "--block", "64k", "--transfer", "64k", "--segments", "3", "--op", ops, "-q"];
+    let (_, record) = bed.run("ops", &shape);
     let phases = record["phases"].as_array().unwrap();
     let said: Vec<(&str, &str)> =
         phases.iter().map(|p| (p["op"].as_str().unwrap(), p["requests"][0]["request"].as_str().unwrap())).collect();
@@ -140,24 +94,23 @@ fn head_list_and_delete_are_phases_of_their_own_with_their_own_request_figures_a
         assert!(q["ops_per_s"].as_f64().unwrap() > 0.0 && q.get("bandwidth").is_none_or(Value::is_null), "{q}");
         assert_eq!(p["figures"]["bytes"], 0, "a {} moves no data: {p}", p["op"]);
     }
-    assert!(server.client("ops").list("ops/").unwrap().is_empty(), "nothing is left after the deletes and clean-up");
-    let dir = bed.path().join("d");
-    let out = server.iosurvey(&["run", "--dir", dir.to_str().unwrap(), "--op", "write,head", "--db", &db]);
+    assert!(
+        bed.server.client("ops").list("ops/").unwrap().is_empty(),
+        "nothing is left after the deletes and clean-up"
+    );
+    let dir = bed.dir.path().join("d");
+    let out = bed.iosurvey(&["run", "--dir", dir.to_str().unwrap(), "--op", "write,head"]);
     assert_one_line_error(&out, 2, &["head phase asks an object store", "--s3"]);
 }
 
 #[test]
 fn a_mix_keeps_each_requests_figures_apart_and_deletes_only_its_own_objects() {
-    let Some(server) = Server::start() else { return };
-    let bed = tempfile::tempdir().unwrap();
-    let db = bed.path().join("s3.db").display().to_string();
-    let url = server.url("mixed");
+    let Some(bed) = S3Bed::start() else { return };
+    let url = bed.server.url("mixed");
     let mix = "get:45,stat:30,put:15,delete:10";
     let shape =
         ["--tasks", "2", "--block", "16k", "--transfer", "16k", "--segments", "50", "--op", "put,mix", "--mix", mix];
-    let out = server.iosurvey(&[&["run", "--s3", &url][..], &shape, &["--db", &db, "-q"]].concat());
-    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
-    let record = shown_json(&server, &last_id(&server, &db), &db);
+    let (_, record) = bed.run("mixed", &[&shape[..], &["-q"]].concat());
     let mixed = &record["phases"][1];
     assert_eq!(mixed["op"], "mix");
     let requests = mixed["requests"].as_array().unwrap();
@@ -176,15 +129,13 @@ fn a_mix_keeps_each_requests_figures_apart_and_deletes_only_its_own_objects() {
     assert!(
         requests.iter().find(|q| q["request"] == "GET").unwrap()["first_byte"]["count"].as_u64() == Some(count("GET"))
     );
-    assert!(server.client("mixed").list("mixed/").unwrap().is_empty(), "the run's objects are removed, none else");
+    assert!(bed.server.client("mixed").list("mixed/").unwrap().is_empty(), "the run's objects are removed, none else");
     for (args, needles) in [
         (vec!["--op", "put,mix"], vec!["draws its requests from --mix", "get:45"]),
         (vec!["--op", "put,get", "--mix", mix], vec!["--mix names the requests of a mix phase", "--op put,mix"]),
         (vec!["--op", "put,mix", "--mix", "get:5,rewrite:5"], vec!["rewrite", "not a request of a mix"]),
     ] {
-        let out = server.iosurvey(
-            &[&["run", "--s3", &url, "--block", "16k", "--transfer", "16k", "--db", &db][..], &args].concat(),
-        );
+        let out = bed.iosurvey(&[&["run", "--s3", &url, "--block", "16k", "--transfer", "16k"][..], &args].concat());
         assert_one_line_error(&out, 2, &needles);
     }
 }

@@ -219,15 +219,14 @@ fn assert_failed_and_gone(server: &Server, db: &str, out: &Out, needles: &[&str]
 
 #[test]
 fn a_slowdown_is_sent_again_after_a_backoff_and_a_request_that_gets_through_counts_as_one() {
-    let Some(server) = Server::start() else { return };
+    let Some(bed) = S3Bed::start() else { return };
+    let (server, db) = (&bed.server, bed.db.as_str());
     // The first two tries of object 2 are throttled, the third passes.
     let proxy = Proxy::start(server.port, |m, t, before| match m == "PUT" && data_object(t, 2) && before < 2 {
         true => Fault::SlowDown,
         false => Fault::Pass,
     });
-    let bed = tempfile::tempdir().unwrap();
-    let db = bed.path().join("s3.db").display().to_string();
-    let (out, _) = faulted_run(&server, &proxy, &db, &[]);
+    let (out, _) = faulted_run(server, &proxy, db, &[]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(proxy.count("PUT", "/000002"), 3, "sent three times");
     assert_eq!(proxy.count("PUT", "/000001"), 1);
@@ -236,13 +235,12 @@ fn a_slowdown_is_sent_again_after_a_backoff_and_a_request_that_gets_through_coun
 
 #[test]
 fn a_slowdown_past_the_retries_fails_the_run_in_one_line_and_removes_its_objects() {
-    let Some(server) = Server::start() else { return };
-    let proxy = every_put_of_object_2(&server, Fault::SlowDown);
-    let bed = tempfile::tempdir().unwrap();
-    let db = bed.path().join("s3.db").display().to_string();
-    let (out, took) = faulted_run(&server, &proxy, &db, &[]);
+    let Some(bed) = S3Bed::start() else { return };
+    let (server, db) = (&bed.server, bed.db.as_str());
+    let proxy = every_put_of_object_2(server, Fault::SlowDown);
+    let (out, took) = faulted_run(server, &proxy, db, &[]);
     let retries = Options::default().retries as usize;
-    assert_failed_and_gone(&server, &db, &out, &["503 SlowDown", &format!("each of {} tries", retries + 1), "/000002"]);
+    assert_failed_and_gone(server, db, &out, &["503 SlowDown", &format!("each of {} tries", retries + 1), "/000002"]);
     assert_eq!(proxy.count("PUT", "/000002"), retries + 1, "bounded: the first try and {retries} more");
     assert_eq!(proxy.count("PUT", "/000003"), 0, "the task stopped at its failure");
     // 100 ms doubling four times, each at least half its wait: 0.75 s at least.
@@ -251,34 +249,31 @@ fn a_slowdown_past_the_retries_fails_the_run_in_one_line_and_removes_its_objects
 
 #[test]
 fn a_dropped_connection_fails_the_run_in_one_line_and_removes_its_objects() {
-    let Some(server) = Server::start() else { return };
-    let proxy = every_put_of_object_2(&server, Fault::Drop);
-    let bed = tempfile::tempdir().unwrap();
-    let db = bed.path().join("s3.db").display().to_string();
-    let (out, _) = faulted_run(&server, &proxy, &db, &[]);
-    assert_failed_and_gone(&server, &db, &out, &["/000002", "connection"]);
+    let Some(bed) = S3Bed::start() else { return };
+    let (server, db) = (&bed.server, bed.db.as_str());
+    let proxy = every_put_of_object_2(server, Fault::Drop);
+    let (out, _) = faulted_run(server, &proxy, db, &[]);
+    assert_failed_and_gone(server, db, &out, &["/000002", "connection"]);
 }
 
 #[test]
 fn a_server_that_stops_answering_fails_the_run_at_the_timeout_in_one_line_and_removes_its_objects() {
-    let Some(server) = Server::start() else { return };
-    let proxy = every_put_of_object_2(&server, Fault::Stall);
-    let bed = tempfile::tempdir().unwrap();
-    let db = bed.path().join("s3.db").display().to_string();
-    let (out, took) = faulted_run(&server, &proxy, &db, &[("IOSURVEY_S3_TIMEOUT", "1s")]);
-    assert_failed_and_gone(&server, &db, &out, &["/000002", "timed out"]);
+    let Some(bed) = S3Bed::start() else { return };
+    let (server, db) = (&bed.server, bed.db.as_str());
+    let proxy = every_put_of_object_2(server, Fault::Stall);
+    let (out, took) = faulted_run(server, &proxy, db, &[("IOSURVEY_S3_TIMEOUT", "1s")]);
+    assert_failed_and_gone(server, db, &out, &["/000002", "timed out"]);
     assert!(took < Duration::from_secs(30), "bounded by the timeout given, not the default: {took:?}");
 }
 
 #[test]
 fn a_timeout_that_is_not_a_duration_is_refused_in_one_line() {
-    let Some(server) = Server::start() else { return };
-    let bed = tempfile::tempdir().unwrap();
-    let db = bed.path().join("s3.db").display().to_string();
+    let Some(bed) = S3Bed::start() else { return };
+    let (server, db) = (&bed.server, bed.db.as_str());
     for bad in ["30", "0s", "soon"] {
         let mut cmd = server.command();
         cmd.env("IOSURVEY_S3_TIMEOUT", bad);
-        let out = outcome(cmd.args(["run", "--s3", &server.url("t"), "--block", "1m", "--db", &db]).output().unwrap());
+        let out = outcome(cmd.args(["run", "--s3", &server.url("t"), "--block", "1m", "--db", db]).output().unwrap());
         assert_one_line_error(&out, 2, &["IOSURVEY_S3_TIMEOUT", bad]);
     }
 }
@@ -313,10 +308,9 @@ fn assert_bucket_empty(server: &Server) {
 
 #[test]
 fn a_run_killed_mid_multipart_upload_has_its_objects_removed_and_uploads_aborted_by_its_janitor() {
-    let Some(server) = Server::start() else { return };
-    let bed = tempfile::tempdir().unwrap();
-    let db = bed.path().join("s3.db").display().to_string();
-    let (_proxy, mut child) = stalled_multipart_run(&server, &db);
+    let Some(bed) = S3Bed::start() else { return };
+    let (server, db) = (&bed.server, bed.db.as_str());
+    let (_proxy, mut child) = stalled_multipart_run(server, db);
     child.kill().unwrap();
     // Standard error closes when the janitor, which shares it, is done.
     let out = outcome(child.wait_with_output().unwrap());
@@ -326,27 +320,26 @@ fn a_run_killed_mid_multipart_upload_has_its_objects_removed_and_uploads_aborted
         "{}",
         out.stderr
     );
-    assert_bucket_empty(&server);
-    let ls = server.iosurvey(&["ls", "--json", "--db", &db]);
+    assert_bucket_empty(server);
+    let ls = server.iosurvey(&["ls", "--json", "--db", db]);
     assert!(ls.stdout.contains("\"failed\""), "{}", ls.stdout);
 }
 
 #[test]
 fn a_run_killed_with_its_janitor_mid_multipart_upload_is_emptied_by_the_next_run_uploads_aborted() {
-    let Some(server) = Server::start() else { return };
-    let bed = tempfile::tempdir().unwrap();
-    let db = bed.path().join("s3.db").display().to_string();
-    let (_proxy, mut child) = stalled_multipart_run(&server, &db);
+    let Some(bed) = S3Bed::start() else { return };
+    let (server, db) = (&bed.server, bed.db.as_str());
+    let (_proxy, mut child) = stalled_multipart_run(server, db);
     // SAFETY: kill has no memory-safety preconditions.
     unsafe { libc::kill(janitor_of(child.id()) as i32, libc::SIGKILL) };
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(server.client("mp").list_uploads("mp/").unwrap().len(), 2, "the kill left the uploads open");
-    let out = server.iosurvey(&["run", "--s3", &server.url("mp"), "--block", "1m", "--db", &db]);
+    let out = server.iosurvey(&["run", "--s3", &server.url("mp"), "--block", "1m", "--db", db]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let said = format!("{}{}", out.stdout, out.stderr);
     assert!(said.contains("aborted 2 open multipart uploads") && said.contains("killed before its clean-up"), "{said}");
-    assert_bucket_empty(&server);
+    assert_bucket_empty(server);
 }
 
 /// A CA and a certificate it signed for 127.0.0.1, made by openssl in `dir`: the CA's PEM,

@@ -41,7 +41,7 @@ pub(super) fn requests(r: &RunRecord) -> Option<Table> {
 }
 
 /// What an op of a workload does, in its target's own words: "GET 4 MiB objects", "PUT 1 MiB
-/// parts of 8 MiB objects", "4 MiB file reads".
+/// parts of 8 MiB objects", "GET objects of random:1k-1m bytes", "4 MiB file reads".
 fn doing(w: &Workload, op: Op) -> String {
     let Some(d) = w.data() else { return op.name() };
     let (transfer, block) = (format_size(d.transfer), format_size(d.block));
@@ -54,6 +54,8 @@ fn doing(w: &Workload, op: Op) -> String {
         _ => ("GET", "ranges"),
     };
     match d.transfer >= d.block {
+        // Each object of its own drawn size: the draw is what the objects are.
+        true if !d.object_size.is_block() => format!("{request} objects of {} bytes", d.object_size),
         true => format!("{request} {block} objects"),
         false => format!("{request} {transfer} {piece} of {block} objects"),
     }

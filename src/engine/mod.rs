@@ -310,7 +310,8 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
                 iteration,
                 caches_dropped,
                 interval_ns,
-                verified: w.verify && op.direction() == Op::Read && !op.on_objects_only(),
+                // A mix's GETs are checked too (only a mix of object requests may verify).
+                verified: w.verify && (op.direction() == Op::Read && !op.on_objects_only() || op == Op::Mix),
                 lead_ns,
             };
             let end = match &ctx.work {

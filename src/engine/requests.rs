@@ -18,7 +18,7 @@ struct Kind {
 /// One task's requests in one phase, by kind (made at the first request of a kind: a file
 /// phase holds none).
 #[derive(Default)]
-pub(super) struct RequestTrace {
+pub struct RequestTrace {
     kinds: [Option<Box<Kind>>; Request::ALL.len()],
 }
 

@@ -203,7 +203,12 @@ impl PhaseKind for Transfers<'_> {
             match &mut io.backend {
                 // An object engine's size is each object's, a block.
                 Ok(b) => match match &object {
-                    Some(o) => b.attach_object(o, op, data.block),
+                    Some(o) => {
+                        let name = ctx.files.names.get(file_index).map_or("", String::as_str);
+                        let sizes = &data.object_size;
+                        let layout = backends::ObjectLayout { block: data.block, sizes, seed: w.seed, file: name };
+                        b.attach_object(o, op, &layout)
+                    }
                     None => b.attach(file.as_ref(), op, size),
                 } {
                     Ok(()) => attached = true,
@@ -258,6 +263,9 @@ impl PhaseKind for Transfers<'_> {
         t.sync_end = clock.now();
         if attached {
             if let Ok(b) = &mut io.backend {
+                if let Some(requests) = b.requests() {
+                    acc.trace.requests = requests;
+                }
                 b.detach();
             }
         }
@@ -431,8 +439,11 @@ impl IoSite<'_> {
                 inflight -= 1;
                 io.free.push(slot);
                 let (offset, dir) = (io.offsets[slot], io.dirs[slot]);
-                match result {
-                    Ok(n) if n == len => {}
+                let n = match result {
+                    Ok(n) if n == len => n,
+                    // An object's request moves what it moves: the object's own size, or
+                    // nothing (HEAD, LIST, DELETE); the engine fails a short one itself.
+                    Ok(n) if self.pool => n,
                     Ok(n) if dir == Op::Read && w.verify => {
                         // Under verification a file that ends early is wrong data, not an I/O
                         // error: the bytes that should be there are not.
@@ -459,7 +470,7 @@ impl IoSite<'_> {
                         stop = true;
                         continue;
                     }
-                }
+                };
                 // An fsync after each write is part of that write's latency: the operation
                 // is not done until the data is on stable storage.
                 let t = if dir == Op::Write && data.fsync_each {
@@ -474,10 +485,7 @@ impl IoSite<'_> {
                 };
                 let latency = t.saturating_sub(io.started[slot]);
                 trace.histogram.record(latency);
-                let bytes = if matches!(dir, Op::Read | Op::Write) { data.transfer } else { 0 };
-                if let Some((request, first_byte)) = backend.request(slot) {
-                    trace.requests.record(request, latency, bytes, first_byte);
-                }
+                let bytes = n as u64;
                 trace.series.add(t, bytes);
                 *moved += bytes;
                 completed += 1;
@@ -489,7 +497,7 @@ impl IoSite<'_> {
                     tally.checked += 1;
                     let stamp = Stamp { token: self.ctx.token, task: self.source, offset };
                     let buf = backend.bufs().get(slot).expect("a reaped slot is not in flight");
-                    if let Some(mismatch) = check(buf, stamp, &mut io.scratch) {
+                    if let Some(mismatch) = check(&buf[..n], stamp, &mut io.scratch) {
                         tally.bad(self.path, mismatch);
                     }
                 }

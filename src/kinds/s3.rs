@@ -7,6 +7,7 @@
 //! process, never from what the lead shares nor from the command line.
 
 use super::{DataRun, Lead, Refused, Registered, Taking};
+use crate::engine::backends::ObjectLayout;
 use crate::env::Environment;
 use crate::s3::{empty_run, is_iosurvey_key, Client, Credentials, Location, Manifest, S3Error, HOLDER};
 use crate::spec::{Access, Hint, Layout, Op, SpecError};
@@ -231,10 +232,12 @@ impl Lead for Held {
         if prefill {
             let mut body = vec![0u8; block as usize];
             crate::engine::data::fill_random(&mut body, run.w.seed);
+            let sizes = &run.data.object_size;
             for name in run.names {
+                let layout = ObjectLayout { block, sizes, seed: run.w.seed, file: name };
                 for k in 0..objects {
                     let key = object_key(&format!("{}{name}", self.bucket.run_prefix), k);
-                    self.bucket.client.put(&key, &body).map_err(refused)?;
+                    self.bucket.client.put(&key, &body[..layout.size_of(k) as usize]).map_err(refused)?;
                 }
             }
         }

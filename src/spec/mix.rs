@@ -97,4 +97,15 @@ mod tests {
         }
         assert!("".parse::<Mix>().unwrap().is_empty());
     }
+
+    #[test]
+    fn verify_is_taken_beside_a_mix_of_object_requests_and_refused_beside_a_file_mix() {
+        use crate::spec::{Data, EngineName, Workload};
+        let whole = Data { transfer: 16384, block: 16384, ..Data::default() };
+        let objects = Data { engine: EngineName::new("s3", None), mix: "get:1".parse().unwrap(), ..whole.clone() };
+        let verified = |data: Data| Workload { ops: vec![Op::Write, Op::Mix], verify: true, ..Workload::from(data) };
+        assert_eq!(verified(objects).validate().map_err(|e| e.to_string()), Ok(()));
+        let refused = verified(whole).validate().unwrap_err().to_string();
+        assert!(refused.contains("cannot follow a mix phase"), "{refused}");
+    }
 }

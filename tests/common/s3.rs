@@ -240,3 +240,51 @@ pub fn janitor_of(lead: u32) -> u32 {
         .find(|&p| parent(p) == Some(lead) && cmdline(p).strip_suffix(b"\0").is_some_and(|c| c.ends_with(b"janitor")))
         .expect("the lead's janitor")
 }
+
+/// A test's server, its scratch directory and a store in it: the set-up of a test that runs
+/// iosurvey on the bucket and reads back what the store kept.
+pub struct S3Bed {
+    pub server: Server,
+    pub dir: tempfile::TempDir,
+    pub db: String,
+}
+
+impl S3Bed {
+    /// A server and a store not yet made, or `None` where the test is skipped (as
+    /// [`Server::start`] says).
+    pub fn start() -> Option<S3Bed> {
+        let server = Server::start()?;
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("s3.db").display().to_string();
+        Some(S3Bed { server, dir, db })
+    }
+
+    /// The binary with `args`, on the bed's store.
+    pub fn iosurvey(&self, args: &[&str]) -> Out {
+        self.server.iosurvey(&[args, &["--db", &self.db]].concat())
+    }
+
+    /// `run --s3` on the bucket under `prefix` with `args`, which must succeed: what it said,
+    /// and the record the store keeps of it ([`S3Bed::shown`]).
+    pub fn run(&self, prefix: &str, args: &[&str]) -> (Out, serde_json::Value) {
+        let url = self.server.url(prefix);
+        let out = self.iosurvey(&[&["run", "--s3", &url][..], args].concat());
+        assert_eq!(out.code, 0, "{args:?}: {}{}", out.stdout, out.stderr);
+        let record = self.shown(&self.last_id());
+        (out, record)
+    }
+
+    /// The record of run `id`, as `show --json` prints it.
+    pub fn shown(&self, id: &str) -> serde_json::Value {
+        let out = self.iosurvey(&["show", id, "--json"]);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        serde_json::from_str(&out.stdout).unwrap()
+    }
+
+    /// The id of the newest run in the store.
+    pub fn last_id(&self) -> String {
+        let out = self.iosurvey(&["ls", "--json"]);
+        let runs: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+        runs.as_array().unwrap().iter().map(|r| r["id"].as_i64().unwrap()).max().unwrap().to_string()
+    }
+}

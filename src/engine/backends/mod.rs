@@ -15,7 +15,7 @@ mod trace;
 mod uring;
 mod vectored;
 
-use crate::spec::{Data, EngineName, Op, SpecError};
+use crate::spec::{Data, EngineName, ObjectSizes, Op, SpecError};
 use crate::sys::fs::{pread, pwrite};
 pub use crate::sys::mem::IoBufs;
 pub use crate::target::site::{Handles, Object};
@@ -35,10 +35,10 @@ pub trait Backend {
     /// Starts a phase on `file` (io_uring registers it, mmap maps `size` bytes of it); engines
     /// that touch no storage get no file.
     fn attach(&mut self, file: Option<&File>, op: Op, size: u64) -> io::Result<()>;
-    /// Starts a phase on `object`, each of whose blocks is an object of `size` bytes, for an
-    /// engine that takes objects
+    /// Starts a phase on `object`, each of whose blocks is an object as `layout` sizes it, for
+    /// an engine that takes objects
     /// ([`Registered::takes`]); the runner refuses the others before anything runs.
-    fn attach_object(&mut self, _object: &Object, _op: Op, _size: u64) -> io::Result<()> {
+    fn attach_object(&mut self, _object: &Object, _op: Op, _layout: &ObjectLayout) -> io::Result<()> {
         Err(io::Error::new(io::ErrorKind::Unsupported, "this engine takes file descriptors, not objects"))
     }
     /// Ends a write phase's transfers (an object upload is completed); an error fails it.
@@ -57,9 +57,10 @@ pub trait Backend {
     }
     /// Ends the phase: nothing may be in flight.
     fn detach(&mut self);
-    /// The object-store request the last transfer of `slot` made, with its time to first byte
-    /// (ns) when it read a body: engines of object stores keep each kind's figures apart.
-    fn request(&self, _slot: usize) -> Option<(crate::record::execution::Request, Option<u64>)> {
+    /// Each kind of object-store request made since the phase's attach, handed over once at
+    /// its end: an engine of objects keeps the tally itself, so that no engine of files pays
+    /// for it per transfer.
+    fn requests(&mut self) -> Option<super::requests::RequestTrace> {
         None
     }
     /// The task's buffers, one per slot: the core fills a write's before submitting it and
@@ -70,6 +71,34 @@ pub trait Backend {
     /// engine is made, so that no other engine's transfer pays for the question.
     fn clock(&self) -> Option<TestClock> {
         None
+    }
+}
+
+/// The objects of one file on a bucket: block k is object k, of the block's size or of the
+/// size drawn for it from `--object-size`.
+pub struct ObjectLayout<'a> {
+    /// Bytes of a block: the room of one object.
+    pub block: u64,
+    /// How each object's size is drawn.
+    pub sizes: &'a ObjectSizes,
+    /// The workload's seed.
+    pub seed: u64,
+    /// The file's name (the same on every process and run of the workload, unlike its key).
+    pub file: &'a str,
+}
+
+/// Keeps the object sizes' draws apart from the other draws of the same seed.
+const SIZE_SALT: u64 = 0x6f62_6a5f_7369_7a65;
+
+impl ObjectLayout<'_> {
+    /// The size of object `k`: one function of the seed, the file and k, so that every process
+    /// (and the lead that puts the objects a read finds) gives an object the same size, run
+    /// after run.
+    pub fn size_of(&self, k: u64) -> u64 {
+        use crate::engine::offsets::mix;
+        let file = self.file.bytes().fold(self.seed ^ SIZE_SALT, |h, b| mix(h, u64::from(b)));
+        let x = mix(file, k);
+        self.sizes.draw(x).unwrap_or(self.block)
     }
 }
 

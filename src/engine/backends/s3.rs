@@ -3,15 +3,20 @@
 //! part n is the block's transfer at (n - 1) x the transfer size (so any order of offsets
 //! uploads the same object), and read by GETs of a transfer each (ranged when the transfer is
 //! less than the object). One request at a time: tasks are the concurrency, as warp's are.
+//! With `--object-size` each object holds the size drawn for it (at most the block), put and
+//! got whole. The engine keeps its own tally of each kind of request, handed over at the
+//! phase's end, so the core's per-transfer path is the same for every engine.
 
-use super::{in_flight, Backend, Capabilities, Completion, Handles, IoBufs, Object, Registered, Setup};
+use super::{in_flight, Backend, Capabilities, Completion, Handles, IoBufs, Object, ObjectLayout, Registered, Setup};
+use crate::engine::requests::RequestTrace;
 use crate::record::execution::Request;
 use crate::s3::Part;
-use crate::spec::Op;
+use crate::spec::{ObjectSizes, Op};
 use crate::target::site::object_key;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io;
+use std::time::Instant;
 
 /// The registry's entry.
 pub const ENTRY: Registered = Registered {
@@ -32,17 +37,31 @@ pub const ENTRY: Registered = Registered {
 struct S3 {
     bufs: IoBufs,
     object: Option<Object>,
-    /// Bytes of each object (the workload's block).
+    /// Bytes of each block: the room of one object.
     block: u64,
+    /// How each object's size is drawn, and from what (`ObjectLayout`).
+    sizes: ObjectSizes,
+    seed: u64,
+    file: String,
     /// The multipart uploads under way, by object: upload id and the parts sent.
     uploads: BTreeMap<u64, (String, Vec<Part>)>,
     done: Option<Completion>,
-    /// The request of the last transfer: its slot, kind and time to first byte.
-    last: Option<(usize, Request, Option<u64>)>,
+    /// Each kind of request made since the phase's attach.
+    tally: RequestTrace,
 }
 
 fn open(setup: Setup) -> io::Result<Box<dyn Backend>> {
-    Ok(Box::new(S3 { bufs: setup.bufs, object: None, block: 0, uploads: BTreeMap::new(), done: None, last: None }))
+    Ok(Box::new(S3 {
+        bufs: setup.bufs,
+        object: None,
+        block: 0,
+        sizes: ObjectSizes::Block,
+        seed: 0,
+        file: String::new(),
+        uploads: BTreeMap::new(),
+        done: None,
+        tally: RequestTrace::default(),
+    }))
 }
 
 fn failed(e: crate::s3::S3Error) -> io::Error {
@@ -50,37 +69,48 @@ fn failed(e: crate::s3::S3Error) -> io::Error {
 }
 
 impl S3 {
-    /// Makes the request of one transfer: its bytes, the kind of request, and its time to
-    /// first byte when it read a body.
+    /// Bytes object `k` holds.
+    fn size_of(&self, k: u64) -> u64 {
+        let layout = ObjectLayout { block: self.block, sizes: &self.sizes, seed: self.seed, file: &self.file };
+        layout.size_of(k)
+    }
+
+    /// Makes the request of one transfer: the object bytes it moved, the kind of request, and
+    /// its time to first byte when it read a body.
     fn transfer(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<(usize, Request, Option<u64>)> {
         let object = self.object.clone().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no object"))?;
         let client = &object.client;
+        let (k, within) = (offset / self.block.max(1), offset % self.block.max(1));
+        let size = self.size_of(k);
         let buf = self.bufs.get_mut(slot).ok_or_else(in_flight)?;
         let len = buf.len() as u64;
-        let (k, within) = (offset / self.block.max(1), offset % self.block.max(1));
         let key = object_key(&object.key, k);
-        // A request that moves no data counts as the transfer it stands for.
         match op {
-            Op::Head => return client.head(&key).map(|_| (buf.len(), Request::Head, None)).map_err(failed),
+            Op::Head => return client.head(&key).map(|_| (0, Request::Head, None)).map_err(failed),
             // The task's own objects: the keys under its file's name.
             Op::List => {
-                return client
-                    .list(&format!("{}/", object.key))
-                    .map(|_| (buf.len(), Request::List, None))
-                    .map_err(failed)
+                return client.list(&format!("{}/", object.key)).map(|_| (0, Request::List, None)).map_err(failed)
             }
-            Op::Delete => return client.delete(&key).map(|()| (buf.len(), Request::Delete, None)).map_err(failed),
+            Op::Delete => return client.delete(&key).map(|()| (0, Request::Delete, None)).map_err(failed),
             _ => {}
         }
         if op != Op::Write {
-            // Into the task's buffer: a copy through another costs as much as the read.
+            // Into the task's buffer: a copy through another costs as much as the read. A
+            // whole object is read at the size it is stored at, which must be its own.
             let range = (within != 0 || len != self.block).then_some((within, len));
+            let want = if range.is_some() { len } else { size };
             let (timing, n) = client.get_into(&key, range, buf).map_err(failed)?;
+            if n as u64 != want {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("{key} holds {n} bytes where {want} were written"),
+                ));
+            }
             return Ok((n, Request::Get, Some(timing.first_byte.as_nanos() as u64)));
         }
         if len >= self.block {
-            client.put(&key, buf).map_err(failed)?;
-            return Ok((buf.len(), Request::Put, None));
+            client.put(&key, &buf[..size as usize]).map_err(failed)?;
+            return Ok((size as usize, Request::Put, None));
         }
         let (id, parts) = match self.uploads.entry(k) {
             std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
@@ -106,15 +136,20 @@ impl Backend for S3 {
         Err(io::Error::new(io::ErrorKind::Unsupported, "the s3 engine takes objects, not files"))
     }
 
-    fn attach_object(&mut self, object: &Object, _op: Op, size: u64) -> io::Result<()> {
+    fn attach_object(&mut self, object: &Object, _op: Op, layout: &ObjectLayout) -> io::Result<()> {
         self.object = Some(object.clone());
-        self.block = size;
+        (self.block, self.seed, self.file) = (layout.block, layout.seed, layout.file.to_string());
+        self.sizes = layout.sizes.clone();
+        self.tally = RequestTrace::default();
         Ok(())
     }
 
     fn submit(&mut self, slot: usize, offset: u64, op: Op) -> io::Result<()> {
+        let start = Instant::now();
         let result = self.transfer(slot, offset, op);
-        self.last = result.as_ref().ok().map(|&(_, request, first_byte)| (slot, request, first_byte));
+        if let Ok((n, request, first_byte)) = &result {
+            self.tally.record(*request, start.elapsed().as_nanos() as u64, *n as u64, *first_byte);
+        }
         self.done = Some((slot, result.map(|(n, ..)| n)));
         Ok(())
     }
@@ -147,8 +182,8 @@ impl Backend for S3 {
         self.object = None;
     }
 
-    fn request(&self, slot: usize) -> Option<(Request, Option<u64>)> {
-        self.last.filter(|l| l.0 == slot).map(|(_, request, first_byte)| (request, first_byte))
+    fn requests(&mut self) -> Option<RequestTrace> {
+        Some(std::mem::take(&mut self.tally))
     }
 
     fn bufs(&mut self) -> &mut IoBufs {
