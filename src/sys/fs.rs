@@ -227,6 +227,13 @@ pub(crate) fn flock_exclusive(fd: RawFd) -> io::Result<()> {
     cvt(unsafe { libc::flock(fd, libc::LOCK_EX | libc::LOCK_NB) }).map(drop)
 }
 
+/// Drops the `flock` held through `fd`'s open file description, whichever other descriptors
+/// (copies, a forked child's) still refer to it.
+pub(crate) fn flock_release(fd: RawFd) -> io::Result<()> {
+    // SAFETY: no memory is involved.
+    cvt(unsafe { libc::flock(fd, libc::LOCK_UN) }).map(drop)
+}
+
 /// Clears `O_NONBLOCK` on an open descriptor (failures are ignored: the flag only kept an
 /// open from hanging).
 pub(crate) fn clear_nonblock(fd: RawFd) {

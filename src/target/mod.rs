@@ -712,6 +712,12 @@ impl Target {
             }
         }
         self.live.clear();
+        // The lock is let go here, not when the last descriptor closes: a task's handle of
+        // the directory may outlive the run for a moment (a thread still ending), and a
+        // child forked by another thread holds a copy until it execs; either kept the next
+        // run of the same process out ("in use by another iosurvey run"). A file system
+        // without locks refuses this too; closing the descriptor then does what it can.
+        drop(crate::sys::fs::flock_release(dir.raw()));
         left
     }
 }
@@ -898,6 +904,18 @@ mod tests {
         drop(first.cleanup());
         open(tmp.path(), false, false).unwrap().cleanup();
         assert!(listing(tmp.path()).is_empty(), "no lock file is left");
+    }
+
+    #[test]
+    fn a_run_cleaned_up_lets_the_next_in_though_a_handle_of_its_directory_lives_on() {
+        let tmp = tempfile::tempdir().unwrap();
+        let first = open(tmp.path(), false, false).unwrap();
+        // A task's handle, or a forked child's copy of the descriptor, still open.
+        let (shared, copy) = (first.dir().clone(), first.dir().try_clone().unwrap());
+        assert!(first.cleanup().problems.is_empty());
+        let next = open(tmp.path(), false, false).expect("the ended run's lock is gone");
+        assert!(next.cleanup().problems.is_empty());
+        drop((shared, copy));
     }
 
     #[test]
