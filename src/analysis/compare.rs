@@ -297,38 +297,7 @@ pub fn recommend(sides: &[Side]) -> Report {
         }
         let workload = names.of(key);
         // Among several systems, the slow one on this workload (the seeds' slow target).
-        let members: Vec<(String, f64)> = means.iter().map(|m| (m.0.to_string(), m.1)).collect();
-        let (slow, median) = outliers::slow(&members);
-        findings.extend(slow.into_iter().filter_map(|(name, v)| {
-            // Beyond its own runs' noise: even its best run stays below the bar; from one
-            // run it is said as resting on that run.
-            let xs = means.iter().find(|m| m.0 == name)?.2;
-            let best_run = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            let single = means.iter().filter(|m| m.2.len() < 2).count();
-            let support = match (xs.len(), single) {
-                (1, 1) => "; on a single run: run it again to confirm".to_string(),
-                (_, 1..) => {
-                    format!("; {single} of the {} systems rest on a single run: run them again to confirm", means.len())
-                }
-                (n, _) if best_run < outliers::MATERIAL * median => format!(", each of its {n} runs below 80% of it"),
-                _ => return None,
-            };
-            Some(Finding {
-                text: format!(
-                    "{name} is the slow one on {workload} {}: {:.0}% of the median of {} systems{support}",
-                    key.op,
-                    100.0 * v / median,
-                    members.len()
-                ),
-                value: 100.0 * v / median,
-                runs: sides
-                    .iter()
-                    .filter(|s| s.name == name)
-                    .flat_map(|s| s.runs.iter().filter_map(|r| r.id))
-                    .collect(),
-                ..Default::default()
-            })
-        }));
+        findings.extend(slow_system(sides, &means, workload, &key.op));
         means.sort_by(|a, b| b.1.total_cmp(&a.1));
         let (best, next) = (means[0], means[1]);
         let random = key.random;
@@ -356,6 +325,45 @@ pub fn recommend(sides: &[Side]) -> Report {
     }
     t.notes.extend(mean_over_iterations(sides.iter().flat_map(|s| s.runs)));
     Report { tables: vec![t], findings, ..Report::default() }
+}
+
+/// The system among `means` (a side's name, mean, figures and group, per side that ran
+/// `workload` `op`) that stands apart, slow, beyond its own runs' noise.
+fn slow_system(sides: &[Side], means: &[(&str, f64, &Vec<f64>, &Figures)], workload: &str, op: &str) -> Vec<Finding> {
+    let members: Vec<(String, f64)> = means.iter().map(|m| (m.0.to_string(), m.1)).collect();
+    let (slow, median) = outliers::slow(&members);
+    slow.into_iter()
+        .filter_map(|(name, v)| {
+            // Beyond its own runs' noise: even its best run stays below the bar; from one
+            // run it is said as resting on that run.
+            let xs = means.iter().find(|m| m.0 == name)?.2;
+            let best_run = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let single = means.iter().filter(|m| m.2.len() < 2).count();
+            let support = match (xs.len(), single) {
+                (1, 1) => "; on a single run: run it again to confirm".to_string(),
+                (_, 1..) => {
+                    format!("; {single} of the {} systems rest on a single run: run them again to confirm", means.len())
+                }
+                (n, _) if best_run < outliers::MATERIAL * median => format!(", each of its {n} runs below 80% of it"),
+                _ => return None,
+            };
+            Some(Finding {
+                text: format!(
+                    "{name} is the slow one on {workload} {}: {:.0}% of the median of {} systems{support}",
+                    op,
+                    100.0 * v / median,
+                    members.len()
+                ),
+                value: 100.0 * v / median,
+                runs: sides
+                    .iter()
+                    .filter(|s| s.name == name)
+                    .flat_map(|s| s.runs.iter().filter_map(|r| r.id))
+                    .collect(),
+                ..Default::default()
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]

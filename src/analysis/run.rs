@@ -87,9 +87,52 @@ fn group(r: &crate::store::RunRow) -> String {
 /// One run in full: context, a row per phase, latency, per node, the spread over iterations.
 pub fn run(r: &RunRecord) -> Report {
     let w = &r.workload;
-    let e = &r.env;
     let mut report = Report::default();
     let id = r.id.map_or("unsaved".to_string(), |i| i.to_string());
+    context(r, &id, &mut report);
+    let meta = w.meta().is_some();
+    match meta {
+        true => report.tables.extend(meta::phases(r)),
+        false => report.tables.push(phases(r)),
+    }
+    report.tables.extend(latency(r, meta));
+    report.tables.extend(objects::requests(r));
+    over_time(r, &id, meta, &mut report);
+    report.charts.extend(charts::run(r, &id));
+    report.tables.extend(per_node(r, meta));
+    if w.data().is_some_and(|d| d.reorder) {
+        report.footer.push(format!(
+            "reorder: {}",
+            if r.reorder_crosses_nodes {
+                "every task read data written on another node"
+            } else {
+                "tasks read a neighbour's data on the same node (the page cache is shared)"
+            }
+        ));
+    }
+    if w.iterations > 1 {
+        let mut spread =
+            Table::new(format!("over {} iterations (MiB/s)", w.iterations), &["op", "min", "mean", "max", "stddev"]);
+        for sum in r.summaries() {
+            if let Some(b) = sum.bandwidth {
+                spread.rows.push(spread_row(sum.op, &b));
+            }
+        }
+        report.tables.push(spread);
+    }
+    report.footer.extend(r.warnings.iter().map(|w| format!("warning: {w}")));
+    if r.status == Status::Failed {
+        report.footer.push(format!("FAILED: {}", r.error.as_deref().unwrap_or("unknown error")));
+    }
+    report.findings.extend(slow_ones(r));
+    report.findings.extend(read_from_cache(r));
+    report
+}
+
+/// A run's context: its heading (workload, target, machine, options, where an imported run
+/// came from) and the parameters another tool or a study gave it.
+fn context(r: &RunRecord, id: &str, report: &mut Report) {
+    let (w, e) = (&r.workload, &r.env);
     report.heading.push(format!("run {id}: {}", w.label()));
     let on = match e.devices.is_empty() {
         true => format!(
@@ -139,84 +182,91 @@ pub fn run(r: &RunRecord) -> Report {
         }
         report.tables.push(figures);
     }
-    let meta = w.meta().is_some();
-    if meta {
-        report.tables.extend(meta::phases(r));
-    } else {
-        let mut phases = Table::new(
-            "phases",
-            &[
-                "phase",
-                "iter",
-                "MiB/s",
-                "GB/s",
-                "IOPS",
-                "xfer MiB/s",
-                "task min",
-                "task max",
-                "1st-done",
-                "time s",
-                "notes",
-            ],
-        );
-        for p in &r.phases {
-            let f = &p.figures;
-            let notes = phase_notes(p, "transfers");
-            phases.rows.push(vec![
-                Cell::text(p.op.name()),
-                Cell::Int(p.iteration as u64 + 1),
-                mib(f.bandwidth),
-                Cell::num(f.bandwidth.map(gb_per_s), 2),
-                Cell::num(f.iops, 0),
-                mib(f.transfer_rate),
-                mib(f.task_min),
-                mib(f.task_max),
-                mib(f.first_finish_rate),
-                Cell::num(Some(secs(f.window_ns)), 3),
-                Cell::text(notes.join("; ")),
-            ]);
-        }
-        report.tables.push(phases);
+}
+
+/// A data run's phases, a row each: its rates, time and notes.
+fn phases(r: &RunRecord) -> Table {
+    let mut phases = Table::new(
+        "phases",
+        &[
+            "phase",
+            "iter",
+            "MiB/s",
+            "GB/s",
+            "IOPS",
+            "xfer MiB/s",
+            "task min",
+            "task max",
+            "1st-done",
+            "time s",
+            "notes",
+        ],
+    );
+    for p in &r.phases {
+        let f = &p.figures;
+        let notes = phase_notes(p, "transfers");
+        phases.rows.push(vec![
+            Cell::text(p.op.name()),
+            Cell::Int(p.iteration as u64 + 1),
+            mib(f.bandwidth),
+            Cell::num(f.bandwidth.map(gb_per_s), 2),
+            Cell::num(f.iops, 0),
+            mib(f.transfer_rate),
+            mib(f.task_min),
+            mib(f.task_max),
+            mib(f.first_finish_rate),
+            Cell::num(Some(secs(f.window_ns)), 3),
+            Cell::text(notes.join("; ")),
+        ]);
     }
+    phases
+}
+
+/// The latency of each timed phase, and in its notes the range of each phase's time series.
+fn latency(r: &RunRecord, meta: bool) -> Option<Table> {
     let timed: Vec<_> = r.phases.iter().filter(|p| p.latency.count > 0).collect();
-    if !timed.is_empty() {
-        let title = match w.data() {
-            None => "latency per item (us)".to_string(),
-            Some(d) => format!("latency per transfer (us, engine {}, iodepth {})", d.engine, d.iodepth),
-        };
-        let mut lat =
-            Table::new(title, &["phase", "iter", "count", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max"]);
-        let us = |ns: u64| Cell::num(Some(ns as f64 / 1e3), 1);
-        for p in timed {
-            let l = &p.latency;
-            lat.rows.push(vec![
-                Cell::text(p.op.name()),
-                Cell::Int(p.iteration as u64 + 1),
-                Cell::Int(l.count),
-                Cell::num(Some(l.mean / 1e3), 1),
-                us(l.p50),
-                us(l.p90),
-                us(l.p99),
-                us(l.p999),
-                us(l.p9999),
-                us(l.max),
-            ]);
-        }
-        for p in r.phases.iter().filter(|p| p.series.bytes.len() > 1) {
-            let width = p.series.interval_ns as f64 / 1e9;
-            let rates: Vec<f64> = series_rates(p, meta).map(|(_, r)| r).collect();
-            let (lo, hi) = rates.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &r| (lo.min(r), hi.max(r)));
-            lat.notes.push(format!(
-                "{} {}: {} intervals of {width} s, {lo:.1} to {hi:.1} {} (first and last partial)",
-                p.op.name(),
-                p.iteration + 1,
-                rates.len(),
-                series_unit(meta)
-            ));
-        }
-        report.tables.push(lat);
+    if timed.is_empty() {
+        return None;
     }
-    report.tables.extend(objects::requests(r));
+    let title = match r.workload.data() {
+        None => "latency per item (us)".to_string(),
+        Some(d) => format!("latency per transfer (us, engine {}, iodepth {})", d.engine, d.iodepth),
+    };
+    let mut lat = Table::new(title, &["phase", "iter", "count", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max"]);
+    let us = |ns: u64| Cell::num(Some(ns as f64 / 1e3), 1);
+    for p in timed {
+        let l = &p.latency;
+        lat.rows.push(vec![
+            Cell::text(p.op.name()),
+            Cell::Int(p.iteration as u64 + 1),
+            Cell::Int(l.count),
+            Cell::num(Some(l.mean / 1e3), 1),
+            us(l.p50),
+            us(l.p90),
+            us(l.p99),
+            us(l.p999),
+            us(l.p9999),
+            us(l.max),
+        ]);
+    }
+    for p in r.phases.iter().filter(|p| p.series.bytes.len() > 1) {
+        let width = p.series.interval_ns as f64 / 1e9;
+        let rates: Vec<f64> = series_rates(p, meta).map(|(_, r)| r).collect();
+        let (lo, hi) = rates.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &r| (lo.min(r), hi.max(r)));
+        lat.notes.push(format!(
+            "{} {}: {} intervals of {width} s, {lo:.1} to {hi:.1} {} (first and last partial)",
+            p.op.name(),
+            p.iteration + 1,
+            rates.len(),
+            series_unit(meta)
+        ));
+    }
+    Some(lat)
+}
+
+/// The run over time: each phase's time series on one chart, marked with the run's events,
+/// and the time line's table and findings.
+fn over_time(r: &RunRecord, id: &str, meta: bool, report: &mut Report) {
     // Read once: the chart marks the events, the table and findings split the run at them.
     let line = timeline::of(r);
     let series: Vec<(String, Vec<(f64, f64)>)> = r
@@ -239,58 +289,35 @@ pub fn run(r: &RunRecord) -> Report {
         report.tables.push(table);
         report.findings.extend(findings);
     }
-    report.charts.extend(charts::run(r, &id));
-    if r.hosts.len() > 1 {
-        let title = format!(
-            "per node ({}), {} nodes, clock uncertainty {} us",
-            if meta { "items/s" } else { "MiB/s" },
-            r.hosts.len(),
-            r.clock_uncertainty_ns / 1000
-        );
-        let mut columns = vec!["phase", "iter"];
-        columns.extend(r.hosts.iter().map(String::as_str));
-        let mut nodes = Table::new(title, &columns);
-        for p in &r.phases {
-            let mut row = vec![Cell::text(p.op.name()), Cell::Int(p.iteration as u64 + 1)];
-            let per_node = RunRecord::per_node(p);
-            row.extend((0..r.hosts.len()).map(|n| {
-                let figures = per_node.iter().find(|(k, _)| *k as usize == n).map(|(_, f)| f);
-                match meta {
-                    true => Cell::num(figures.and_then(|f| f.iops), 0),
-                    false => mib(figures.and_then(|f| f.bandwidth)),
-                }
-            }));
-            nodes.rows.push(row);
-        }
-        report.tables.push(nodes);
+}
+
+/// Each phase's rate on each node, when the run had several.
+fn per_node(r: &RunRecord, meta: bool) -> Option<Table> {
+    if r.hosts.len() < 2 {
+        return None;
     }
-    if w.data().is_some_and(|d| d.reorder) {
-        report.footer.push(format!(
-            "reorder: {}",
-            if r.reorder_crosses_nodes {
-                "every task read data written on another node"
-            } else {
-                "tasks read a neighbour's data on the same node (the page cache is shared)"
+    let title = format!(
+        "per node ({}), {} nodes, clock uncertainty {} us",
+        if meta { "items/s" } else { "MiB/s" },
+        r.hosts.len(),
+        r.clock_uncertainty_ns / 1000
+    );
+    let mut columns = vec!["phase", "iter"];
+    columns.extend(r.hosts.iter().map(String::as_str));
+    let mut nodes = Table::new(title, &columns);
+    for p in &r.phases {
+        let mut row = vec![Cell::text(p.op.name()), Cell::Int(p.iteration as u64 + 1)];
+        let per_node = RunRecord::per_node(p);
+        row.extend((0..r.hosts.len()).map(|n| {
+            let figures = per_node.iter().find(|(k, _)| *k as usize == n).map(|(_, f)| f);
+            match meta {
+                true => Cell::num(figures.and_then(|f| f.iops), 0),
+                false => mib(figures.and_then(|f| f.bandwidth)),
             }
-        ));
+        }));
+        nodes.rows.push(row);
     }
-    if w.iterations > 1 {
-        let mut spread =
-            Table::new(format!("over {} iterations (MiB/s)", w.iterations), &["op", "min", "mean", "max", "stddev"]);
-        for sum in r.summaries() {
-            if let Some(b) = sum.bandwidth {
-                spread.rows.push(spread_row(sum.op, &b));
-            }
-        }
-        report.tables.push(spread);
-    }
-    report.footer.extend(r.warnings.iter().map(|w| format!("warning: {w}")));
-    if r.status == Status::Failed {
-        report.footer.push(format!("FAILED: {}", r.error.as_deref().unwrap_or("unknown error")));
-    }
-    report.findings.extend(slow_ones(r));
-    report.findings.extend(read_from_cache(r));
-    report
+    Some(nodes)
 }
 
 fn spread_row(op: Op, s: &Spread) -> Vec<Cell> {

@@ -212,48 +212,7 @@ pub const MAX_IODEPTH: u32 = 4096;
 impl Data {
     /// The rules of a data-transfer workload, `w` the workload this shape is in.
     pub(super) fn check(&self, w: &Workload) -> Result<(), SpecError> {
-        if let Some(op) = w.ops.iter().find(|o| !o.moves_data()) {
-            return Err(SpecError::Invalid {
-                what: format!("the {} phase works on metadata, not on a data file", op.name()),
-                hint: Hint::say("run metadata phases with iosurvey meta"),
-            });
-        }
-        if w.ops.contains(&Op::Mix) && self.mix.is_empty() && self.engine.base() == "s3" {
-            return Err(SpecError::Invalid {
-                what: "a mix phase on a bucket draws its requests from --mix, and none was given".into(),
-                hint: Hint::say("give --mix, e.g. --mix get:45,stat:30,put:15,delete:10 (warp's default)"),
-            });
-        }
-        if !self.mix.is_empty() {
-            let hint = match (w.ops.contains(&Op::Mix), self.engine.base() == "s3", self.transfer >= self.block) {
-                (false, ..) => Some((
-                    "--mix names the requests of a mix phase, and --op has none",
-                    "add mix to --op, e.g. --op put,mix",
-                )),
-                (_, false, _) => Some((
-                    "--mix draws requests of an object store",
-                    "give a bucket with --s3 URL/BUCKET (files take --read-percent)",
-                )),
-                (.., false) => Some((
-                    "each request of a mix is a whole object, and --transfer is less than --block",
-                    "give --transfer equal to --block",
-                )),
-                _ => None,
-            };
-            if let Some((what, hint)) = hint {
-                return Err(SpecError::Invalid { what: what.into(), hint: Hint::say(hint) });
-            }
-        }
-        if let (Some(op), false) = (w.ops.iter().find(|o| o.on_objects_only()), self.engine.base() == "s3") {
-            return Err(SpecError::Invalid {
-                what: format!(
-                    "the {} phase asks an object store, and the {} engine moves file data",
-                    op.name(),
-                    self.engine
-                ),
-                hint: Hint::say("give a bucket with --s3 URL/BUCKET, or leave head, list and delete out of --op"),
-            });
-        }
+        self.check_phases(w)?;
         for (what, v) in
             [(Setting::Transfer, self.transfer), (Setting::Block, self.block), (Setting::Segments, self.segments)]
         {
@@ -301,6 +260,54 @@ impl Data {
         }
         if (self.fsync || self.fsync_each) && !w.ops.iter().any(|o| o.direction() != Op::Read) {
             return Err(SpecError::FsyncWithoutWrite);
+        }
+        Ok(())
+    }
+
+    /// The rules of the phases this shape can make: data phases only, a mix's requests
+    /// only on a bucket and only with a mix phase, an object store's own requests only on one.
+    fn check_phases(&self, w: &Workload) -> Result<(), SpecError> {
+        if let Some(op) = w.ops.iter().find(|o| !o.moves_data()) {
+            return Err(SpecError::Invalid {
+                what: format!("the {} phase works on metadata, not on a data file", op.name()),
+                hint: Hint::say("run metadata phases with iosurvey meta"),
+            });
+        }
+        if w.ops.contains(&Op::Mix) && self.mix.is_empty() && self.engine.base() == "s3" {
+            return Err(SpecError::Invalid {
+                what: "a mix phase on a bucket draws its requests from --mix, and none was given".into(),
+                hint: Hint::say("give --mix, e.g. --mix get:45,stat:30,put:15,delete:10 (warp's default)"),
+            });
+        }
+        if !self.mix.is_empty() {
+            let hint = match (w.ops.contains(&Op::Mix), self.engine.base() == "s3", self.transfer >= self.block) {
+                (false, ..) => Some((
+                    "--mix names the requests of a mix phase, and --op has none",
+                    "add mix to --op, e.g. --op put,mix",
+                )),
+                (_, false, _) => Some((
+                    "--mix draws requests of an object store",
+                    "give a bucket with --s3 URL/BUCKET (files take --read-percent)",
+                )),
+                (.., false) => Some((
+                    "each request of a mix is a whole object, and --transfer is less than --block",
+                    "give --transfer equal to --block",
+                )),
+                _ => None,
+            };
+            if let Some((what, hint)) = hint {
+                return Err(SpecError::Invalid { what: what.into(), hint: Hint::say(hint) });
+            }
+        }
+        if let (Some(op), false) = (w.ops.iter().find(|o| o.on_objects_only()), self.engine.base() == "s3") {
+            return Err(SpecError::Invalid {
+                what: format!(
+                    "the {} phase asks an object store, and the {} engine moves file data",
+                    op.name(),
+                    self.engine
+                ),
+                hint: Hint::say("give a bucket with --s3 URL/BUCKET, or leave head, list and delete out of --op"),
+            });
         }
         Ok(())
     }
