@@ -215,21 +215,13 @@ impl<T: Team> Runner<'_, T> {
         per_node(self.team, self.threads)
     }
 
-    /// Runs `w` (with `w.tasks` up to the team size). The files it creates stay registered in
-    /// the target for clean-up by its owner, so that a survey can reuse them across runs.
-    /// The lead gets the record; the other processes get `None`.
-    pub fn run(&mut self, w: &Workload, filing: Filing) -> Result<Option<RunRecord>, RunError> {
-        w.validate()?;
-        check_engine(w)?;
-        // A metadata run names its items as it goes, below one directory it claims.
-        let names = w.data().map_or_else(Vec::new, |data| {
-            data_files(data.access == Access::Shared, OffsetMap::new(data, w.tasks, w.seed).files())
-        });
-        let region = w.data().map_or(0, |data| OffsetMap::new(data, w.tasks, w.seed).file_size());
-        let mut warnings = Vec::new();
+    /// The lead's preflight of `w` on its files `names`, as the whole team hears it: the token
+    /// to stamp data with and whether the page cache is dropped, or the lead's refusal (to
+    /// the others, a peer's).
+    fn agree(&mut self, w: &Workload, names: &[String], warnings: &mut Vec<String>) -> Result<(u64, bool), RunError> {
         let mut refusal = None;
         let per_node = self.per_node();
-        let verdict = self.lead.as_mut().map(|lead| match preflight(lead, w, &names, self.space_check, per_node) {
+        let verdict = self.lead.as_mut().map(|lead| match preflight(lead, w, names, self.space_check, per_node) {
             Ok(()) => {
                 let drop_caches = w.drop_caches && cache::can_drop();
                 if w.drop_caches && !drop_caches {
@@ -244,10 +236,25 @@ impl<T: Team> Runner<'_, T> {
                 Verdict::Refused
             }
         });
-        let (token, drop_caches) = match share_value(self.team, verdict.as_ref()) {
-            Verdict::Go { token, drop_caches } => (token, drop_caches),
-            Verdict::Refused => return Err(refusal.unwrap_or(RunError::Peer { code: 2 })),
-        };
+        match share_value(self.team, verdict.as_ref()) {
+            Verdict::Go { token, drop_caches } => Ok((token, drop_caches)),
+            Verdict::Refused => Err(refusal.unwrap_or(RunError::Peer { code: 2 })),
+        }
+    }
+
+    /// Runs `w` (with `w.tasks` up to the team size). The files it creates stay registered in
+    /// the target for clean-up by its owner, so that a survey can reuse them across runs.
+    /// The lead gets the record; the other processes get `None`.
+    pub fn run(&mut self, w: &Workload, filing: Filing) -> Result<Option<RunRecord>, RunError> {
+        w.validate()?;
+        check_engine(w)?;
+        // A metadata run names its items as it goes, below one directory it claims.
+        let names = w.data().map_or_else(Vec::new, |data| {
+            data_files(data.access == Access::Shared, OffsetMap::new(data, w.tasks, w.seed).files())
+        });
+        let region = w.data().map_or(0, |data| OffsetMap::new(data, w.tasks, w.seed).file_size());
+        let mut warnings = Vec::new();
+        let (token, drop_caches) = self.agree(w, &names, &mut warnings)?;
         if self.site.paths().iter().any(|p| p.to_str().is_none()) {
             warnings.push("a target path is not valid UTF-8: it is stored with replacement characters".into());
         }

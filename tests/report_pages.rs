@@ -175,54 +175,7 @@ fn every_seed_campaigns_report_draws_each_study_as_it_varies_and_reads_as_a_pape
         // Each study's figures are what it varies.
         let labels = labels_of(&text);
         let studies = studies_of(&text);
-        let mut k = 0;
-        for s in &studies {
-            k += 1;
-            let part = section(&dom, &format!("study-{k}"));
-            assert!(part.contains(&format!(". {}: ", s.name)), "{name}: study {k} is {}", s.name);
-            let figures: Vec<&str> = part.split("<figure ").skip(1).collect();
-            if s.kind == Kind::Net {
-                assert!(figures.is_empty() && part.contains("No point of this study"), "{name}/{}", s.name);
-                continue;
-            }
-            assert!(!figures.is_empty(), "{name}/{}: no figure", s.name);
-            if s.kind == Kind::Targets {
-                assert!(part.contains("data-kind=\"bars\""), "{name}/{}: the targets as bars", s.name);
-                assert!(part.contains("spread"), "{name}/{}: the spread across targets", s.name);
-            }
-            let series_line = |f: &str| {
-                f.split("<polyline").skip(1).any(|p| {
-                    let head = &p[..p.find("/>").unwrap_or(p.len())];
-                    head.contains("stroke=\"#0072B2\"") && head.matches(',').count() >= 2
-                })
-            };
-            for f in &figures {
-                let kind = f.split("data-kind=\"").nth(1).and_then(|k| k.split('"').next()).unwrap_or("");
-                let caption = f.split("<figcaption>").nth(1).unwrap_or("");
-                assert!(caption.contains(&format!("Rehearsal at {SCALE}")), "{name}/{}: {caption}", s.name);
-                match s.kind {
-                    Kind::Line => {
-                        assert_eq!(kind, "line", "{name}/{}", s.name);
-                        assert!(series_line(f), "{name}/{}: a line per target", s.name);
-                    }
-                    Kind::Bars => {
-                        assert_eq!(kind, "bars", "{name}/{}", s.name);
-                        assert!(!series_line(f), "{name}/{}: bars, no line", s.name);
-                    }
-                    Kind::Targets => assert!(kind == "bars" || kind == "line", "{name}/{}", s.name),
-                    Kind::Net => unreachable!("a net study draws no figure here"),
-                    Kind::Heat => {
-                        assert_eq!(kind, "heat", "{name}/{}", s.name);
-                        let own = if s.targets.is_empty() { &labels } else { &s.targets };
-                        assert!(own.iter().any(|t| caption.contains(&format!("{t}: "))), "{name}: {caption}");
-                    }
-                }
-            }
-            if s.kind == Kind::Line && text.contains(&format!("name = \"{}\"\nkind = \"meta\"", s.name)) {
-                assert_eq!(figures.len(), 1, "{name}/{}: every phase on one chart", s.name);
-                assert!(figures[0].contains("ops/s"), "{name}/{}: in ops/s", s.name);
-            }
-        }
+        drawn_as_they_vary(&name, &dom, &text, &labels, &studies);
 
         // The summary names every target studied and both ops.
         let summary = section(&dom, "summary");
@@ -242,44 +195,7 @@ fn every_seed_campaigns_report_draws_each_study_as_it_varies_and_reads_as_a_pape
 
         // A published system's points on the matching study's axes, said with their setting.
         if name == "isilon" {
-            let beside = bed.tmp.path().join("beside.html");
-            let args = ["report", "--campaign", "c1", "--reference", "isilon-f800", "-o", beside.to_str().unwrap()];
-            let out = iosurvey(&[&args[..], &["--db", &bed.db]].concat());
-            assert_eq!(out.code, 0, "{}", out.stderr);
-            let html = fs::read_to_string(&beside).unwrap();
-            let seq = section(&html, "study-1");
-            // Its IOR figure at the study's own size, not IOzone's of no stated size.
-            let legend = "Isilon F800 published (8 GB/s, peak, 64 clients, 2TB total, size matched)";
-            assert!(seq.contains(legend), "{seq}");
-            assert!(seq.contains("Black diamonds: published points."), "{seq}");
-            // The H600 published its random write at two sizes: each study is set beside the
-            // one of its own size, said in the legend.
-            let h600 = ["report", "--campaign", "c1", "--reference", "isilon-h600", "-o", beside.to_str().unwrap()];
-            let out = iosurvey(&[&h600[..], &["--db", &bed.db]].concat());
-            assert_eq!(out.code, 0, "{}", out.stderr);
-            let html = fs::read_to_string(&beside).unwrap();
-            let at = |k: usize| section(&html, &format!("study-{k}")).to_string();
-            assert!(at(3).contains("32GB per client, size matched"), "{}", at(3));
-            assert!(!at(3).contains("8GB per client"), "{}", at(3));
-            assert!(at(4).contains("8GB per client, size matched"), "{}", at(4));
-            // In GB/s, as the papers: every rate of the page.
-            let gb = bed.tmp.path().join("gb.html");
-            let args = ["report", "--campaign", "c1", "--units", "gb", "-o", gb.to_str().unwrap()];
-            let out = iosurvey(&[&args[..], &["--db", &bed.db]].concat());
-            assert_eq!(out.code, 0, "{}", out.stderr);
-            let html = fs::read_to_string(&gb).unwrap();
-            let body = &html[html.find("<h2 id=\"summary\"").unwrap()..html.find("<h2 id=\"campaign-file\"").unwrap()];
-            assert!(body.contains("GB/s") && !body.contains("MiB/s"), "rates in GB/s only");
-            let shot = shots().join("issue38-isilon-reference.png");
-            let arg = format!("--screenshot={}", shot.display());
-            let framed = bed.tmp.path().join("framed.html");
-            fs::write(
-                &framed,
-                "<iframe src=\"beside.html#study-1\" style=\"border:0;width:1100px;height:3000px\"></iframe>",
-            )
-            .unwrap();
-            let _ = open_in_chromium(browser, &framed, &[&arg, "--window-size=1100,3000"]);
-            assert!(fs::metadata(&shot).is_ok_and(|m| m.len() > 10_000), "a screenshot in {}", shot.display());
+            isilon_beside_its_published_systems(&bed, browser);
         }
 
         // The page's top as a reader first sees it, and its length in print.
@@ -296,4 +212,96 @@ fn every_seed_campaigns_report_draws_each_study_as_it_varies_and_reads_as_a_pape
         // its grids in their CSV, its peaks one compact table).
         assert!((1..=40).contains(&pages), "{name}: {pages} printed pages");
     }
+}
+
+/// Each study's section of `dom` (example `name`, campaign file `text`) draws what the study
+/// varies: lines over clients, bars across targets or settings, heat maps of a matrix.
+fn drawn_as_they_vary(name: &str, dom: &str, text: &str, labels: &[String], studies: &[StudyDef]) {
+    let mut k = 0;
+    for s in studies {
+        k += 1;
+        let part = section(dom, &format!("study-{k}"));
+        assert!(part.contains(&format!(". {}: ", s.name)), "{name}: study {k} is {}", s.name);
+        let figures: Vec<&str> = part.split("<figure ").skip(1).collect();
+        if s.kind == Kind::Net {
+            assert!(figures.is_empty() && part.contains("No point of this study"), "{name}/{}", s.name);
+            continue;
+        }
+        assert!(!figures.is_empty(), "{name}/{}: no figure", s.name);
+        if s.kind == Kind::Targets {
+            assert!(part.contains("data-kind=\"bars\""), "{name}/{}: the targets as bars", s.name);
+            assert!(part.contains("spread"), "{name}/{}: the spread across targets", s.name);
+        }
+        let series_line = |f: &str| {
+            f.split("<polyline").skip(1).any(|p| {
+                let head = &p[..p.find("/>").unwrap_or(p.len())];
+                head.contains("stroke=\"#0072B2\"") && head.matches(',').count() >= 2
+            })
+        };
+        for f in &figures {
+            let kind = f.split("data-kind=\"").nth(1).and_then(|k| k.split('"').next()).unwrap_or("");
+            let caption = f.split("<figcaption>").nth(1).unwrap_or("");
+            assert!(caption.contains(&format!("Rehearsal at {SCALE}")), "{name}/{}: {caption}", s.name);
+            match s.kind {
+                Kind::Line => {
+                    assert_eq!(kind, "line", "{name}/{}", s.name);
+                    assert!(series_line(f), "{name}/{}: a line per target", s.name);
+                }
+                Kind::Bars => {
+                    assert_eq!(kind, "bars", "{name}/{}", s.name);
+                    assert!(!series_line(f), "{name}/{}: bars, no line", s.name);
+                }
+                Kind::Targets => assert!(kind == "bars" || kind == "line", "{name}/{}", s.name),
+                Kind::Net => unreachable!("a net study draws no figure here"),
+                Kind::Heat => {
+                    assert_eq!(kind, "heat", "{name}/{}", s.name);
+                    let own: &[String] = if s.targets.is_empty() { labels } else { &s.targets };
+                    assert!(own.iter().any(|t| caption.contains(&format!("{t}: "))), "{name}: {caption}");
+                }
+            }
+        }
+        if s.kind == Kind::Line && text.contains(&format!("name = \"{}\"\nkind = \"meta\"", s.name)) {
+            assert_eq!(figures.len(), 1, "{name}/{}: every phase on one chart", s.name);
+            assert!(figures[0].contains("ops/s"), "{name}/{}: in ops/s", s.name);
+        }
+    }
+}
+
+/// The isilon example's report set beside the published F800 and H600, and in GB/s.
+fn isilon_beside_its_published_systems(bed: &Bed, browser: &str) {
+    let beside = bed.tmp.path().join("beside.html");
+    let args = ["report", "--campaign", "c1", "--reference", "isilon-f800", "-o", beside.to_str().unwrap()];
+    let out = iosurvey(&[&args[..], &["--db", &bed.db]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let html = fs::read_to_string(&beside).unwrap();
+    let seq = section(&html, "study-1");
+    // Its IOR figure at the study's own size, not IOzone's of no stated size.
+    let legend = "Isilon F800 published (8 GB/s, peak, 64 clients, 2TB total, size matched)";
+    assert!(seq.contains(legend), "{seq}");
+    assert!(seq.contains("Black diamonds: published points."), "{seq}");
+    // The H600 published its random write at two sizes: each study is set beside the
+    // one of its own size, said in the legend.
+    let h600 = ["report", "--campaign", "c1", "--reference", "isilon-h600", "-o", beside.to_str().unwrap()];
+    let out = iosurvey(&[&h600[..], &["--db", &bed.db]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let html = fs::read_to_string(&beside).unwrap();
+    let at = |k: usize| section(&html, &format!("study-{k}")).to_string();
+    assert!(at(3).contains("32GB per client, size matched"), "{}", at(3));
+    assert!(!at(3).contains("8GB per client"), "{}", at(3));
+    assert!(at(4).contains("8GB per client, size matched"), "{}", at(4));
+    // In GB/s, as the papers: every rate of the page.
+    let gb = bed.tmp.path().join("gb.html");
+    let args = ["report", "--campaign", "c1", "--units", "gb", "-o", gb.to_str().unwrap()];
+    let out = iosurvey(&[&args[..], &["--db", &bed.db]].concat());
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let html = fs::read_to_string(&gb).unwrap();
+    let body = &html[html.find("<h2 id=\"summary\"").unwrap()..html.find("<h2 id=\"campaign-file\"").unwrap()];
+    assert!(body.contains("GB/s") && !body.contains("MiB/s"), "rates in GB/s only");
+    let shot = shots().join("issue38-isilon-reference.png");
+    let arg = format!("--screenshot={}", shot.display());
+    let framed = bed.tmp.path().join("framed.html");
+    fs::write(&framed, "<iframe src=\"beside.html#study-1\" style=\"border:0;width:1100px;height:3000px\"></iframe>")
+        .unwrap();
+    let _ = open_in_chromium(browser, &framed, &[&arg, "--window-size=1100,3000"]);
+    assert!(fs::metadata(&shot).is_ok_and(|m| m.len() > 10_000), "a screenshot in {}", shot.display());
 }

@@ -91,7 +91,7 @@ fn net_server() -> (std::process::Child, String) {
 fn every_command_that_prints_ends_quietly_when_its_reader_goes_and_its_work_is_done() {
     let bed = Bed::new();
     let tmp = bed.tmp.path();
-    let (db, dir) = (bed.db.clone(), bed.dir.display().to_string());
+    let dir = bed.dir.display().to_string();
     let at = |name: &str| {
         let p = tmp.join(name);
         fs::create_dir_all(&p).unwrap();
@@ -101,8 +101,29 @@ fn every_command_that_prints_ends_quietly_when_its_reader_goes_and_its_work_is_d
         let out = bed.run(&format!("--transfer 4k --block 64k --op write,read --label {label}"));
         assert_eq!(out.code, 0, "{}", out.stderr);
     }
+    let cases = cases(&dir, &at, stored_groups(&bed, &at));
+
+    let mut every = listed(&[]);
+    every.retain(|c| c != "campaign");
+    every.extend(listed(&["campaign"]));
+    assert!(every.len() > 20 && every.contains(&"campaign emit".to_string()), "{every:?}");
+    let untested: Vec<&String> = every.iter().filter(|c| !cases.contains_key(c.as_str())).collect();
+    assert!(untested.is_empty(), "commands this test does not pipe: {untested:?} (add them above)");
+
+    let mut n = 0;
+    for gone_before in [true, false] {
+        each_quietly(&bed, &cases, gone_before, &mut n);
+    }
+    assert!(listing(&bed.dir).is_empty(), "every run cleaned up: {:?}", listing(&bed.dir));
+    assert!(Path::new(&tmp.join("man/man1/iosurvey.1")).exists());
+}
+
+/// Stores the groups `show` shows (s1, t1, m1 and c1), directories made by `at`; the commands
+/// that made them (survey, targets, matrix, campaign run), each a line of words ({db} the store),
+/// and the campaign file's path.
+fn stored_groups(bed: &Bed, at: &dyn Fn(&str) -> String) -> [String; 5] {
     let campaign_dir = at("campaign-target");
-    let campaign = tmp.join("c.toml");
+    let campaign = bed.tmp.path().join("c.toml");
     fs::write(
         &campaign,
         format!(
@@ -123,11 +144,17 @@ fn every_command_that_prints_ends_quietly_when_its_reader_goes_and_its_work_is_d
     let run_campaign = format!("campaign run {camp} --db {{db}}");
     // What show shows, before any command below runs: s1, t1, m1 and c1.
     for line in [&survey, &targets, &matrix, &run_campaign] {
-        let words: Vec<String> = line.split_whitespace().map(|w| w.replace("{db}", &db)).collect();
+        let words: Vec<String> = line.split_whitespace().map(|w| w.replace("{db}", &bed.db)).collect();
         let words: Vec<&str> = words.iter().map(String::as_str).collect();
         let out = iosurvey(&words);
         assert_eq!(out.code, 0, "{line}: {}", out.stderr);
     }
+    [survey, targets, matrix, run_campaign, camp]
+}
+
+/// Each command as a case: its name, and its lines, `groups` those `stored_groups` ran.
+fn cases(dir: &str, at: &dyn Fn(&str) -> String, groups: [String; 5]) -> BTreeMap<&'static str, Vec<String>> {
+    let [survey, targets, matrix, run_campaign, camp] = groups;
     let fixture = |name: &str| format!("{}/tests/fixtures/tools/{name}", env!("CARGO_MANIFEST_DIR"));
 
     // Each command as typed, a line of words ({db} is the store); a command whose work
@@ -188,47 +215,40 @@ fn every_command_that_prints_ends_quietly_when_its_reader_goes_and_its_work_is_d
     for tool in ["ior", "mdtest", "iozone"] {
         add(tool, format!("{tool} --help"));
     }
+    cases
+}
 
-    let mut every = listed(&[]);
-    every.retain(|c| c != "campaign");
-    every.extend(listed(&["campaign"]));
-    assert!(every.len() > 20 && every.contains(&"campaign emit".to_string()), "{every:?}");
-    let untested: Vec<&String> = every.iter().filter(|c| !cases.contains_key(c.as_str())).collect();
-    assert!(untested.is_empty(), "commands this test does not pipe: {untested:?} (add them above)");
-
-    let mut n = 0;
-    for gone_before in [true, false] {
-        for (name, lines) in &cases {
-            for line in lines {
-                n += 1;
-                let server = line.contains("{net}").then(net_server);
-                let to = server.as_ref().map_or(String::new(), |s| s.1.clone());
-                let args: Vec<String> = line
-                    .split_whitespace()
-                    .map(|w| w.replace("{db}", &db).replace("{n}", &n.to_string()).replace("{net}", &to))
-                    .collect();
-                let runs = bed.runs().len();
-                let out = with_short_reader(&args, gone_before);
-                let how = if gone_before { "reader gone before" } else { "reader gone after a byte" };
-                assert_eq!(out.code, 0, "{name}: iosurvey {} ({how}): {}", args.join(" "), out.stderr);
-                assert!(
-                    !out.stderr.contains("panicked") && !out.stderr.contains("backtrace"),
-                    "{name}: iosurvey {} ({how}): {}",
-                    args.join(" "),
-                    out.stderr
-                );
-                if *name == "run" {
-                    assert_eq!(bed.runs().len(), runs + 1, "the run is stored though nobody read its table");
-                }
-                if let Some((mut child, _)) = server {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                }
+/// Runs every case with its reader gone before its output, or after a byte of it: each ends
+/// with 0 and no panic, a run is stored all the same; `n` numbers the commands.
+fn each_quietly(bed: &Bed, cases: &BTreeMap<&str, Vec<String>>, gone_before: bool, n: &mut usize) {
+    for (name, lines) in cases {
+        for line in lines {
+            *n += 1;
+            let server = line.contains("{net}").then(net_server);
+            let to = server.as_ref().map_or(String::new(), |s| s.1.clone());
+            let args: Vec<String> = line
+                .split_whitespace()
+                .map(|w| w.replace("{db}", &bed.db).replace("{n}", &n.to_string()).replace("{net}", &to))
+                .collect();
+            let runs = bed.runs().len();
+            let out = with_short_reader(&args, gone_before);
+            let how = if gone_before { "reader gone before" } else { "reader gone after a byte" };
+            assert_eq!(out.code, 0, "{name}: iosurvey {} ({how}): {}", args.join(" "), out.stderr);
+            assert!(
+                !out.stderr.contains("panicked") && !out.stderr.contains("backtrace"),
+                "{name}: iosurvey {} ({how}): {}",
+                args.join(" "),
+                out.stderr
+            );
+            if *name == "run" {
+                assert_eq!(bed.runs().len(), runs + 1, "the run is stored though nobody read its table");
+            }
+            if let Some((mut child, _)) = server {
+                let _ = child.kill();
+                let _ = child.wait();
             }
         }
     }
-    assert!(listing(&bed.dir).is_empty(), "every run cleaned up: {:?}", listing(&bed.dir));
-    assert!(Path::new(&tmp.join("man/man1/iosurvey.1")).exists());
 }
 
 #[test]

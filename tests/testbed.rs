@@ -69,6 +69,16 @@ fn three_nodes_on_glusterfs_write_read_verify_reorder_and_measure_the_network() 
     let tb = testbed().display().to_string();
     bed.launcher = vec![tb.clone(), "run".into(), "--np-per-node".into(), "2".into(), "--".into()];
 
+    data_on_three_nodes(&mut bed);
+    let sweep = sweep_over_nodes(&mut bed);
+    metadata_over_the_volume(&mut bed);
+    campaign_hooks_on_every_node(&bed, &tb);
+    an_event_once_on_the_lead(&mut bed, &tb);
+    network_ceilings(&bed, &tb, &sweep);
+}
+
+/// Each access, write then read verified with every read crossing to another node, figures per node.
+fn data_on_three_nodes(bed: &mut Bed) {
     for access in ["file-per-task", "shared"] {
         bed.dir = shared_dir(access).into();
         let out = bed.run(&format!("--access {access} --tasks 1 --transfer 256k --block 16m --verify --reorder"));
@@ -91,7 +101,9 @@ fn three_nodes_on_glusterfs_write_read_verify_reorder_and_measure_the_network() 
         let header = text.lines().skip_while(|l| !l.starts_with("per node (MiB/s), 3 nodes")).nth(1).unwrap_or("");
         assert!(header.contains("node1") && header.contains("node3"), "{text}");
     }
+}
 
+fn sweep_over_nodes(bed: &mut Bed) -> Vec<Value> {
     // Bandwidth per node count: one rank per node, 1, 2 and 3 nodes in one launch.
     bed.launcher[3] = "1".into();
     bed.dir = shared_dir("sweep").into();
@@ -107,7 +119,10 @@ fn three_nodes_on_glusterfs_write_read_verify_reorder_and_measure_the_network() 
         let mib = |k: usize| run["phases"][k]["figures"]["bandwidth"].as_f64().unwrap() / 1048576.0;
         eprintln!("glusterfs {} node(s): write {:.1} MiB/s, read {:.1} MiB/s", i + 1, mib(0), mib(1));
     }
+    sweep
+}
 
+fn metadata_over_the_volume(bed: &mut Bed) {
     // Metadata over the volume: 2 ranks per node, each stats and reads what the ranks of the
     // next node made (a shift of the tasks per node).
     bed.launcher[3] = "2".into();
@@ -125,7 +140,9 @@ fn three_nodes_on_glusterfs_write_read_verify_reorder_and_measure_the_network() 
         eprintln!("glusterfs meta {}: {:.0} items/s", p["op"], p["figures"]["iops"].as_f64().unwrap());
     }
     assert!(listing(Path::new(&format!("{MOUNT}/meta"))).is_empty());
+}
 
+fn campaign_hooks_on_every_node(bed: &Bed, tb: &str) {
     // A campaign over the volume, one rank per node: each point's hook runs once on every
     // node, which writes its name.
     let dir = shared_dir("campaign");
@@ -141,23 +158,23 @@ fn three_nodes_on_glusterfs_write_read_verify_reorder_and_measure_the_network() 
         ),
     )
     .unwrap();
-    let out = launch(
-        &[&tb, "run", "--np-per-node", "1", "--"],
-        &["campaign", "run", file.to_str().unwrap(), "--db", &bed.db],
-    );
+    let out =
+        launch(&[tb, "run", "--np-per-node", "1", "--"], &["campaign", "run", file.to_str().unwrap(), "--db", &bed.db]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let mut lines: Vec<String> = std::fs::read_to_string(&log).unwrap().lines().map(str::to_string).collect();
     lines.sort();
     assert_eq!(lines, ["node1 1", "node1 3", "node2 1", "node2 3", "node3 1", "node3 3"]);
     assert!(listing(Path::new(&dir)).is_empty());
+}
 
+fn an_event_once_on_the_lead(bed: &mut Bed, tb: &str) {
     // An event runs once, on the lead, whatever the number of nodes.
     bed.launcher[3] = "1".into();
     bed.dir = shared_dir("event").into();
     let events = bed.tmp.path().join("events.log");
     let event = format!("0s:echo $(hostname) >> {}", events.display());
     let out = launch(
-        &[&tb, "run", "--np-per-node", "1", "--"],
+        &[tb, "run", "--np-per-node", "1", "--"],
         &[
             "run",
             "--dir",
@@ -178,9 +195,12 @@ fn three_nodes_on_glusterfs_write_read_verify_reorder_and_measure_the_network() 
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert_eq!(std::fs::read_to_string(&events).unwrap(), "node1\n", "once, on the lead");
     assert_eq!(bed.last_run()["events"][0]["ran"]["node"], "node1");
+}
 
+/// The network's ceilings between the three nodes, shown beside the last run of the sweep.
+fn network_ceilings(bed: &Bed, tb: &str, sweep: &[Value]) {
     let net = launch(
-        &[&tb, "run", "--np-per-node", "1", "--"],
+        &[tb, "run", "--np-per-node", "1", "--"],
         &["net", "--size", "128m", "--messages", "256k..4m", "--db", &bed.db],
     );
     assert_eq!(net.code, 0, "{}", net.stderr);

@@ -87,73 +87,9 @@ pub fn studies<'a>(
             targets.join(", "),
             if settings.is_empty() { "the command's defaults".to_string() } else { settings.join(", ") }
         )];
-        let (title, mut report, ids) = if s.kind.swept() {
-            let ids: Vec<i64> = members.iter().filter_map(|r| r.id).collect();
-            // Targets that nothing but their names tells apart are like targets (the LUNs of
-            // one array); targets described apart stand for a setting (a stripe count).
-            let mut described: Vec<&str> = s.targets.iter().map(|&t| c.targets[t].description.as_str()).collect();
-            described.dedup();
-            let varies = shapes::varies(&members, described.len() == 1);
-            let what = super::study::shape_said(&members);
-            let report = match (members.is_empty(), varies) {
-                (true, _) => Report::default(),
-                (false, Varies::Clients) => {
-                    over_clients_as(&members, reference.map(|name| (name, volume_of(s))), c.summary)
-                }
-                (false, Varies::Setting) => shapes::by_setting(&members, &what, c.summary),
-                (false, Varies::Targets) => shapes::across_targets(&members, &what, c.summary),
-            };
-            let how = match varies {
-                Varies::Clients => "over clients, one line per target",
-                Varies::Setting => "by target, one client count",
-                Varies::Targets => "across like targets, highest first",
-            };
-            (format!("{}: {} {how}", s.name, s.kind.name()), report, ids)
-        } else {
-            let g = grouped(&s.name);
-            let mut report = Report::default();
-            let mut ids = Vec::new();
-            for (number, members) in &g.surveys {
-                ids.extend(members.iter().filter_map(|r| r.id));
-                report = report.and(match s.kind {
-                    // Drawn below, over every point's runs.
-                    Kind::Targets | Kind::Train => Report::default(),
-                    Kind::Checkpoint => members.iter().fold(Report::default(), |r, m| r.and(super::run(m))),
-                    _ => super::survey(*number, members),
-                });
-            }
-            let runs: Vec<RunRecord> = g.surveys.iter().flat_map(|(_, m)| m.iter().cloned()).collect();
-            if let (Kind::Targets, Some((number, _))) = (s.kind, g.surveys.first()) {
-                // The campaign's repetitions of the survey, together: each target's runs are
-                // its runs alone in every repetition, so its interval is over all of them.
-                let labelled = by_label(c, &s.targets, &runs);
-                report = report.and(super::targets::report(*number, &labelled));
-                report.tables.extend(alone_peaks(&labelled));
-            }
-            if s.kind == Kind::Train {
-                if let Some(train) = super::train::study(&runs) {
-                    report = report.and(train.report);
-                }
-            }
-            if s.kind == Kind::Net {
-                report = report.and(super::net(&g.net));
-            }
-            let named: Vec<(&MatrixRecord, String)> =
-                g.matrices.iter().map(|m| (*m, label_of_dir(c, &s.targets, &m.env.target))).collect();
-            for (m, target) in &named {
-                report = report.and(matrix_of(m, target));
-            }
-            report.tables.extend(matrix_peaks(&s.name, &named));
-            let what = match s.kind {
-                Kind::Matrix => "matrix of each target",
-                Kind::Io500 => "IO500 list of each target",
-                Kind::Targets => "the targets side by side, each alone and then k at once",
-                Kind::Net => "the network's ceiling",
-                Kind::Train => "accelerator utilization and samples/s against accelerators",
-                Kind::Checkpoint => "checkpoint write and read of each point",
-                _ => "survey of each target",
-            };
-            (format!("{}: {what}", s.name), report, ids)
+        let (title, mut report, ids) = match s.kind.swept() {
+            true => swept(c, s, &members, reference),
+            false => whole(c, s, grouped(&s.name)),
         };
         if ids.is_empty() && report.tables.is_empty() {
             heading.push("No point of this study is stored whole yet.".into());
@@ -170,6 +106,83 @@ pub fn studies<'a>(
         out.push(Study { title, runs: ids, report });
     }
     out
+}
+
+/// A swept study's section: over clients, by setting or across like targets, as its `members`
+/// vary; its title, report and runs.
+fn swept(
+    c: &Campaign,
+    s: &crate::campaign::Study,
+    members: &[&RunRecord],
+    reference: Option<&str>,
+) -> (String, Report, Vec<i64>) {
+    let ids: Vec<i64> = members.iter().filter_map(|r| r.id).collect();
+    // Targets that nothing but their names tells apart are like targets (the LUNs of
+    // one array); targets described apart stand for a setting (a stripe count).
+    let mut described: Vec<&str> = s.targets.iter().map(|&t| c.targets[t].description.as_str()).collect();
+    described.dedup();
+    let varies = shapes::varies(members, described.len() == 1);
+    let what = super::study::shape_said(members);
+    let report = match (members.is_empty(), varies) {
+        (true, _) => Report::default(),
+        (false, Varies::Clients) => over_clients_as(members, reference.map(|name| (name, volume_of(s))), c.summary),
+        (false, Varies::Setting) => shapes::by_setting(members, &what, c.summary),
+        (false, Varies::Targets) => shapes::across_targets(members, &what, c.summary),
+    };
+    let how = match varies {
+        Varies::Clients => "over clients, one line per target",
+        Varies::Setting => "by target, one client count",
+        Varies::Targets => "across like targets, highest first",
+    };
+    (format!("{}: {} {how}", s.name, s.kind.name()), report, ids)
+}
+
+/// The section of a study whose points are whole groups `g` (surveys, matrices, IO500 lists,
+/// the targets' survey, a network's figures, training runs): its title, report and runs.
+fn whole(c: &Campaign, s: &crate::campaign::Study, g: Grouped) -> (String, Report, Vec<i64>) {
+    let mut report = Report::default();
+    let mut ids = Vec::new();
+    for (number, members) in &g.surveys {
+        ids.extend(members.iter().filter_map(|r| r.id));
+        report = report.and(match s.kind {
+            // Drawn below, over every point's runs.
+            Kind::Targets | Kind::Train => Report::default(),
+            Kind::Checkpoint => members.iter().fold(Report::default(), |r, m| r.and(super::run(m))),
+            _ => super::survey(*number, members),
+        });
+    }
+    let runs: Vec<RunRecord> = g.surveys.iter().flat_map(|(_, m)| m.iter().cloned()).collect();
+    if let (Kind::Targets, Some((number, _))) = (s.kind, g.surveys.first()) {
+        // The campaign's repetitions of the survey, together: each target's runs are
+        // its runs alone in every repetition, so its interval is over all of them.
+        let labelled = by_label(c, &s.targets, &runs);
+        report = report.and(super::targets::report(*number, &labelled));
+        report.tables.extend(alone_peaks(&labelled));
+    }
+    if s.kind == Kind::Train {
+        if let Some(train) = super::train::study(&runs) {
+            report = report.and(train.report);
+        }
+    }
+    if s.kind == Kind::Net {
+        report = report.and(super::net(&g.net));
+    }
+    let named: Vec<(&MatrixRecord, String)> =
+        g.matrices.iter().map(|m| (*m, label_of_dir(c, &s.targets, &m.env.target))).collect();
+    for (m, target) in &named {
+        report = report.and(matrix_of(m, target));
+    }
+    report.tables.extend(matrix_peaks(&s.name, &named));
+    let what = match s.kind {
+        Kind::Matrix => "matrix of each target",
+        Kind::Io500 => "IO500 list of each target",
+        Kind::Targets => "the targets side by side, each alone and then k at once",
+        Kind::Net => "the network's ceiling",
+        Kind::Train => "accelerator utilization and samples/s against accelerators",
+        Kind::Checkpoint => "checkpoint write and read of each point",
+        _ => "survey of each target",
+    };
+    (format!("{}: {what}", s.name), report, ids)
 }
 
 /// The ceiling of each network study that reaches a target of `s`, said beside `s`'s

@@ -30,33 +30,7 @@ pub(super) fn last_interval_secs(p: &crate::record::PhaseRecord) -> Option<f64> 
 pub(super) fn run(r: &RunRecord, id: &str) -> Vec<Chart> {
     let meta = r.workload.meta().is_some();
     let (unit, scale) = if meta { ("items/s", 1.0) } else { ("MiB/s", mib_per_s(1.0)) };
-    let name = |p: &crate::record::PhaseRecord| format!("{} {}", p.op.name(), p.iteration + 1);
-    let mut charts = Vec::new();
-    let tasks = r.phases.iter().map(|p| p.tasks.len()).max().unwrap_or(0);
-    if tasks > 1 {
-        let mut slow = Vec::new();
-        let series = r
-            .phases
-            .iter()
-            .map(|p| {
-                let rates: Vec<(String, f64)> =
-                    p.tasks.iter().filter_map(|t| Some((t.task.to_string(), task_rate(t, meta)?))).collect();
-                slow.extend(
-                    outliers::slow(&rates).0.into_iter().map(|(task, _)| format!("task {task} in {}", name(p))),
-                );
-                (name(p), rates.iter().map(|(t, v)| (t.parse().unwrap_or(0.0), v * scale)).collect())
-            })
-            .collect();
-        let marked = if slow.is_empty() { String::new() } else { format!(" (slow: {})", slow.join(", ")) };
-        charts.push(Chart {
-            title: format!("run {id}: each task's own rate, by phase{marked}"),
-            x: "task".into(),
-            y: unit.into(),
-            series,
-            bars: true,
-            ..Chart::default()
-        });
-    }
+    let mut charts: Vec<Chart> = tasks(r, id, meta).into_iter().collect();
     if r.hosts.len() > 1 {
         let series = r
             .phases
@@ -79,29 +53,7 @@ pub(super) fn run(r: &RunRecord, id: &str) -> Vec<Chart> {
             ..Chart::default()
         });
     }
-    let timed: Vec<_> = r.phases.iter().filter(|p| p.latency.count > 0).collect();
-    if !timed.is_empty() {
-        // The percentiles side by side, in order (their spacing on a probability scale would
-        // put p50 at a position no axis labels).
-        let names = ["p50", "p90", "p99", "p99.9", "p99.99"];
-        let series = timed
-            .iter()
-            .map(|p| {
-                let l = &p.latency;
-                let values = [l.p50, l.p90, l.p99, l.p999, l.p9999];
-                (name(p), values.iter().enumerate().map(|(k, &v)| (k as f64, v as f64 / 1e3)).collect())
-            })
-            .collect();
-        let ticks = names.iter().enumerate().map(|(k, n)| (k as f64, n.to_string())).collect();
-        charts.push(Chart {
-            title: format!("run {id}: latency percentiles, by phase"),
-            x: "percentile".into(),
-            y: "us".into(),
-            series,
-            ticks,
-            ..Chart::default()
-        });
-    }
+    charts.extend(latency(r, id));
     if meta {
         let points = r.phases.iter().enumerate().filter_map(|(k, p)| Some((k as f64, p.figures.iops?))).collect();
         let ticks = r.phases.iter().enumerate().map(|(k, p)| (k as f64, name(p))).collect();
@@ -116,6 +68,67 @@ pub(super) fn run(r: &RunRecord, id: &str) -> Vec<Chart> {
         });
     }
     charts
+}
+
+/// A phase as a chart's series names it: its op and iteration.
+fn name(p: &crate::record::PhaseRecord) -> String {
+    format!("{} {}", p.op.name(), p.iteration + 1)
+}
+
+/// Each task's own rate by phase, the slow ones named in the title, when there are several.
+fn tasks(r: &RunRecord, id: &str, meta: bool) -> Option<Chart> {
+    let (unit, scale) = if meta { ("items/s", 1.0) } else { ("MiB/s", mib_per_s(1.0)) };
+    if r.phases.iter().map(|p| p.tasks.len()).max().unwrap_or(0) < 2 {
+        return None;
+    }
+    let mut slow = Vec::new();
+    let series = r
+        .phases
+        .iter()
+        .map(|p| {
+            let rates: Vec<(String, f64)> =
+                p.tasks.iter().filter_map(|t| Some((t.task.to_string(), task_rate(t, meta)?))).collect();
+            slow.extend(outliers::slow(&rates).0.into_iter().map(|(task, _)| format!("task {task} in {}", name(p))));
+            (name(p), rates.iter().map(|(t, v)| (t.parse().unwrap_or(0.0), v * scale)).collect())
+        })
+        .collect();
+    let marked = if slow.is_empty() { String::new() } else { format!(" (slow: {})", slow.join(", ")) };
+    Some(Chart {
+        title: format!("run {id}: each task's own rate, by phase{marked}"),
+        x: "task".into(),
+        y: unit.into(),
+        series,
+        bars: true,
+        ..Chart::default()
+    })
+}
+
+/// The latency percentiles of each timed phase.
+fn latency(r: &RunRecord, id: &str) -> Option<Chart> {
+    let timed: Vec<_> = r.phases.iter().filter(|p| p.latency.count > 0).collect();
+    if timed.is_empty() {
+        return None;
+    }
+    // The percentiles side by side, in order (their spacing on a probability scale would
+    // put p50 at a position no axis labels).
+    let names = ["p50", "p90", "p99", "p99.9", "p99.99"];
+    let series = timed
+        .iter()
+        .map(|p| {
+            let l = &p.latency;
+            let values = [l.p50, l.p90, l.p99, l.p999, l.p9999];
+            (name(p), values.iter().enumerate().map(|(k, &v)| (k as f64, v as f64 / 1e3)).collect())
+        })
+        .collect();
+    let ticks = names.iter().enumerate().map(|(k, n)| (k as f64, n.to_string())).collect();
+    Some(Chart {
+        title: format!("run {id}: latency percentiles, by phase"),
+        x: "percentile".into(),
+        y: "us".into(),
+        series,
+        ticks,
+        ..Chart::default()
+    })
 }
 
 #[cfg(test)]

@@ -134,42 +134,7 @@ pub fn timing_said(m: &MatrixRecord) -> String {
 
 /// [`matrix`] without the line of how its cells are timed.
 pub fn untimed(m: &MatrixRecord) -> Report {
-    let mut report = Report::default();
-    let id = m.id.map_or("matrix".to_string(), |i| format!("matrix m{i}"));
-    report.heading.push(format!(
-        "{id}: {} mode, {} kinds, files {} to {}, records {} to {}, {} task{} each on its own file{}",
-        if m.adaptive { "adaptive" } else { "full" },
-        m.kinds.len(),
-        format_size(m.grid.files.first().copied().unwrap_or(0)),
-        format_size(m.grid.files.last().copied().unwrap_or(0)),
-        format_size(m.grid.records.first().copied().unwrap_or(0)),
-        format_size(m.grid.records.last().copied().unwrap_or(0)),
-        m.shape.tasks,
-        if m.shape.tasks == 1 { "" } else { "s" },
-        if m.shape.direct { ", O_DIRECT" } else { "" },
-    ));
-    report.heading.push(format!(
-        "target {} ({} on {}), host {}, {} CPUs, {} RAM, started {}",
-        m.env.target,
-        m.env.fs_type,
-        m.env.mount_source,
-        m.env.host,
-        m.env.cpu_count,
-        format_size(m.env.ram_bytes),
-        format_time(m.started)
-    ));
-    if let Some(tool) = m.provenance.as_deref().and_then(crate::record::imported_from) {
-        let file = m.tool_params.get("import.file").map_or(String::new(), |f| format!(" file {f}"));
-        report.heading.push(format!(
-            "imported from {tool}{file}: the figures {tool} reported, one per cell, not measured by iosurvey; command: {}",
-            m.command_line
-        ));
-    }
-    if let Some(engine) = &m.shape.stand_in {
-        report.heading.push(format!(
-            "every pass ran on the stand-in engine {engine}, which touches no storage: these are not the target's figures"
-        ));
-    }
+    let mut report = Report { heading: heading(m), ..Report::default() };
     for kind in kinds(m) {
         report.tables.push(grid(m, kind));
     }
@@ -193,9 +158,58 @@ pub fn untimed(m: &MatrixRecord) -> Report {
         });
         report.findings.extend(cliffs_said(&f));
     }
+    report.footer = footer(m);
+    report
+}
+
+/// A matrix's heading: its grid and shape, the machine it ran on, and where it came from.
+fn heading(m: &MatrixRecord) -> Vec<String> {
+    let id = m.id.map_or("matrix".to_string(), |i| format!("matrix m{i}"));
+    let mut heading = Vec::new();
+    heading.push(format!(
+        "{id}: {} mode, {} kinds, files {} to {}, records {} to {}, {} task{} each on its own file{}",
+        if m.adaptive { "adaptive" } else { "full" },
+        m.kinds.len(),
+        format_size(m.grid.files.first().copied().unwrap_or(0)),
+        format_size(m.grid.files.last().copied().unwrap_or(0)),
+        format_size(m.grid.records.first().copied().unwrap_or(0)),
+        format_size(m.grid.records.last().copied().unwrap_or(0)),
+        m.shape.tasks,
+        if m.shape.tasks == 1 { "" } else { "s" },
+        if m.shape.direct { ", O_DIRECT" } else { "" },
+    ));
+    heading.push(format!(
+        "target {} ({} on {}), host {}, {} CPUs, {} RAM, started {}",
+        m.env.target,
+        m.env.fs_type,
+        m.env.mount_source,
+        m.env.host,
+        m.env.cpu_count,
+        format_size(m.env.ram_bytes),
+        format_time(m.started)
+    ));
+    if let Some(tool) = m.provenance.as_deref().and_then(crate::record::imported_from) {
+        let file = m.tool_params.get("import.file").map_or(String::new(), |f| format!(" file {f}"));
+        heading.push(format!(
+            "imported from {tool}{file}: the figures {tool} reported, one per cell, not measured by iosurvey; command: {}",
+            m.command_line
+        ));
+    }
+    if let Some(engine) = &m.shape.stand_in {
+        heading.push(format!(
+            "every pass ran on the stand-in engine {engine}, which touches no storage: these are not the target's figures"
+        ));
+    }
+    heading
+}
+
+/// What a matrix's footer says: the cells measured and the time taken, the cells that decide
+/// nothing, the page cache's figures, its notes and its failure.
+fn footer(m: &MatrixRecord) -> Vec<String> {
+    let mut footer = Vec::new();
     let cells = m.grid.cells().len();
     let measured: std::collections::BTreeSet<At> = m.cells.iter().map(|c| (c.file, c.record)).collect();
-    report.footer.push(format!(
+    footer.push(format!(
         "{} of {cells} cells measured in {:.1} s{}",
         measured.len(),
         m.wall_secs,
@@ -211,23 +225,23 @@ pub fn untimed(m: &MatrixRecord) -> Report {
     ));
     let few: std::collections::BTreeSet<At> = measured.iter().copied().filter(|&c| !decides(c)).collect();
     if !few.is_empty() {
-        report.footer.push(format!(
+        footer.push(format!(
             "{} cells of fewer than {MIN_TRANSFERS} records (file under {MIN_TRANSFERS} x record) are shown but decide no \
              peak or cliff: their first transfer, often the slowest, weighs too much",
             few.len()
         ));
     }
     if m.cells.iter().any(|c| c.possibly_cached.is_some()) {
-        report.footer.push(format!(
+        footer.push(format!(
             "* possibly the page cache's figure: {}",
             m.cells.iter().find_map(|c| c.possibly_cached.as_deref()).unwrap_or_default()
         ));
     }
-    report.footer.extend(m.notes.iter().cloned());
+    footer.extend(m.notes.iter().cloned());
     if m.status == Status::Failed {
-        report.footer.push(format!("FAILED: {}", m.error.as_deref().unwrap_or("unknown error")));
+        footer.push(format!("FAILED: {}", m.error.as_deref().unwrap_or("unknown error")));
     }
-    report
+    footer
 }
 
 /// A heat map per kind (MiB/s), its cliffs drawn between the sizes they fall between.

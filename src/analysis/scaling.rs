@@ -49,6 +49,11 @@ impl Level {
     fn high(&self) -> f64 {
         self.values.iter().copied().fold(f64::NEG_INFINITY, f64::max)
     }
+
+    /// The level as one point, at its mean.
+    fn at_mean(&self) -> Point {
+        Point { clients: self.clients, value: self.mean(), run: 0 }
+    }
 }
 
 /// The findings of one op's curve (`what` names it, e.g. "write"; `show` formats a figure with
@@ -58,18 +63,7 @@ impl Level {
 /// beyond their spread (even the best pairing of the two levels' runs scales below 75% of
 /// linear) and a plateau only when every later level's runs reach the peak's lowest.
 pub fn findings(what: &str, points: &[Point], show: impl Fn(f64) -> String) -> Vec<Finding> {
-    let mut p: Vec<Point> = points.iter().copied().filter(|p| p.clients > 0 && p.value > 0.0).collect();
-    p.sort_by_key(|x| x.clients);
-    let mut levels: Vec<Level> = Vec::new();
-    for x in p {
-        match levels.last_mut() {
-            Some(l) if l.clients == x.clients => {
-                l.values.push(x.value);
-                l.runs.push(x.run);
-            }
-            _ => levels.push(Level { clients: x.clients, values: vec![x.value], runs: vec![x.run] }),
-        }
-    }
+    let levels = levels(points);
     if levels.len() < 2 {
         return Vec::new();
     }
@@ -80,63 +74,10 @@ pub fn findings(what: &str, points: &[Point], show: impl Fn(f64) -> String) -> V
         true => ONE_RUN.to_string(),
         false => format!("mean of at least {fewest} runs per point"),
     };
-    let mean = |l: &Level| Point { clients: l.clients, value: l.mean(), run: 0 };
     let peak = levels.iter().max_by(|a, b| a.mean().total_cmp(&b.mean())).expect("two levels");
-    let spread = match crate::stats::mean_interval(&peak.values) {
-        Some(i) => {
-            format!(", {} {} to {} over its {} runs", i.method.name(), show(i.lo), show(i.hi), peak.values.len())
-        }
-        None if crate::stats::unbounded(&peak.values) => format!(
-            ", {} its interval ({} runs: {} to {})",
-            crate::stats::UNBOUNDED,
-            peak.values.len(),
-            show(peak.low()),
-            show(peak.high())
-        ),
-        None => String::new(),
-    };
     // The peak rests on its own runs; the shape of the curve on all of them.
-    let mut out = vec![Finding {
-        text: format!("{what} peaks at {} with {} clients{spread} ({caveat})", show(peak.mean()), peak.clients),
-        value: peak.mean(),
-        runs: peak.runs.clone(),
-        ..Default::default()
-    }];
-    let steps: Vec<(String, f64)> = levels
-        .windows(2)
-        .filter_map(|w| {
-            let e = efficiency_per_doubling(&mean(&w[0]), &mean(&w[1]))?;
-            Some((format!("{}->{}: {:.0}%", w[0].clients, w[1].clients, 100.0 * e), e))
-        })
-        .collect();
-    // A step beyond linear by more than SUPERLINEAR is a cache's doing, not the storage's
-    // scaling: it is said apart and left out of the scaling.
-    let superlinear = |s: &&(String, f64)| s.1 > super::guard::SUPERLINEAR;
-    let beyond: Vec<&(String, f64)> = steps.iter().filter(superlinear).collect();
-    let scaling: Vec<&(String, f64)> = steps.iter().filter(|s| !superlinear(s)).collect();
-    if !scaling.is_empty() {
-        let mean_efficiency = scaling.iter().map(|s| s.1).sum::<f64>() / scaling.len() as f64;
-        let said: Vec<&str> = scaling.iter().map(|s| s.0.as_str()).collect();
-        out.push(Finding {
-            text: format!("{what} scales at {} of linear per doubling of clients ({caveat})", said.join(", ")),
-            value: 100.0 * mean_efficiency,
-            runs: runs.clone(),
-            ..Default::default()
-        });
-    }
-    if !beyond.is_empty() {
-        let said: Vec<&str> = beyond.iter().map(|s| s.0.as_str()).collect();
-        out.push(Finding {
-            text: format!(
-                "{what} rises faster than linear at {} per doubling of clients, beyond the {:.0}% more clients can give: probably a cache effect (the data fitting in memory), not scaling ({caveat})",
-                said.join(", "),
-                100.0 * super::guard::SUPERLINEAR
-            ),
-            value: 100.0 * beyond.iter().map(|s| s.1).fold(0.0, f64::max),
-            runs: runs.clone(),
-            ..Default::default()
-        });
-    }
+    let mut out = vec![peak_said(what, peak, &show, &caveat)];
+    out.extend(steps_said(what, &levels, &caveat, &runs));
     // The plateau: the fewest clients from which every larger count stays within 10% of the
     // peak, when that is not the last point; with repetitions, every run from there reaches
     // 90% of the peak's lowest run.
@@ -159,7 +100,7 @@ pub fn findings(what: &str, points: &[Point], show: impl Fn(f64) -> String) -> V
     // The knee: the first step below 75% of linear after steps at or above it; with
     // repetitions, below it even from the lowest run before to the highest after.
     let bends = levels.windows(2).enumerate().find_map(|(i, w)| {
-        let e = efficiency_per_doubling(&mean(&w[0]), &mean(&w[1]))?;
+        let e = efficiency_per_doubling(&w[0].at_mean(), &w[1].at_mean())?;
         let at_best = efficiency_per_doubling(
             &Point { clients: w[0].clients, value: w[0].low(), run: 0 },
             &Point { clients: w[1].clients, value: w[1].high(), run: 0 },
@@ -180,6 +121,87 @@ pub fn findings(what: &str, points: &[Point], show: impl Fn(f64) -> String) -> V
                 ..Default::default()
             });
         }
+    }
+    out
+}
+
+/// The points' levels, by client count: the points of one count are its repetitions.
+fn levels(points: &[Point]) -> Vec<Level> {
+    let mut p: Vec<Point> = points.iter().copied().filter(|p| p.clients > 0 && p.value > 0.0).collect();
+    p.sort_by_key(|x| x.clients);
+    let mut levels: Vec<Level> = Vec::new();
+    for x in p {
+        match levels.last_mut() {
+            Some(l) if l.clients == x.clients => {
+                l.values.push(x.value);
+                l.runs.push(x.run);
+            }
+            _ => levels.push(Level { clients: x.clients, values: vec![x.value], runs: vec![x.run] }),
+        }
+    }
+    levels
+}
+
+/// The peak's finding: its figure and clients, with the interval over its runs.
+fn peak_said(what: &str, peak: &Level, show: &dyn Fn(f64) -> String, caveat: &str) -> Finding {
+    let spread = match crate::stats::mean_interval(&peak.values) {
+        Some(i) => {
+            format!(", {} {} to {} over its {} runs", i.method.name(), show(i.lo), show(i.hi), peak.values.len())
+        }
+        None if crate::stats::unbounded(&peak.values) => format!(
+            ", {} its interval ({} runs: {} to {})",
+            crate::stats::UNBOUNDED,
+            peak.values.len(),
+            show(peak.low()),
+            show(peak.high())
+        ),
+        None => String::new(),
+    };
+    Finding {
+        text: format!("{what} peaks at {} with {} clients{spread} ({caveat})", show(peak.mean()), peak.clients),
+        value: peak.mean(),
+        runs: peak.runs.clone(),
+        ..Default::default()
+    }
+}
+
+/// How the curve scales per doubling of clients, step by step, and the steps beyond linear.
+fn steps_said(what: &str, levels: &[Level], caveat: &str, runs: &[i64]) -> Vec<Finding> {
+    let steps: Vec<(String, f64)> = levels
+        .windows(2)
+        .filter_map(|w| {
+            let e = efficiency_per_doubling(&w[0].at_mean(), &w[1].at_mean())?;
+            Some((format!("{}->{}: {:.0}%", w[0].clients, w[1].clients, 100.0 * e), e))
+        })
+        .collect();
+    // A step beyond linear by more than SUPERLINEAR is a cache's doing, not the storage's
+    // scaling: it is said apart and left out of the scaling.
+    let superlinear = |s: &&(String, f64)| s.1 > super::guard::SUPERLINEAR;
+    let beyond: Vec<&(String, f64)> = steps.iter().filter(superlinear).collect();
+    let scaling: Vec<&(String, f64)> = steps.iter().filter(|s| !superlinear(s)).collect();
+    let mut out = Vec::new();
+    if !scaling.is_empty() {
+        let mean_efficiency = scaling.iter().map(|s| s.1).sum::<f64>() / scaling.len() as f64;
+        let said: Vec<&str> = scaling.iter().map(|s| s.0.as_str()).collect();
+        out.push(Finding {
+            text: format!("{what} scales at {} of linear per doubling of clients ({caveat})", said.join(", ")),
+            value: 100.0 * mean_efficiency,
+            runs: runs.to_vec(),
+            ..Default::default()
+        });
+    }
+    if !beyond.is_empty() {
+        let said: Vec<&str> = beyond.iter().map(|s| s.0.as_str()).collect();
+        out.push(Finding {
+            text: format!(
+                "{what} rises faster than linear at {} per doubling of clients, beyond the {:.0}% more clients can give: probably a cache effect (the data fitting in memory), not scaling ({caveat})",
+                said.join(", "),
+                100.0 * super::guard::SUPERLINEAR
+            ),
+            value: 100.0 * beyond.iter().map(|s| s.1).fold(0.0, f64::max),
+            runs: runs.to_vec(),
+            ..Default::default()
+        });
     }
     out
 }

@@ -233,26 +233,7 @@ pub fn by_setting(runs: &[&RunRecord], what: &str, summary: Summary) -> Report {
         }
         chart.series.push((op.name(), points));
         chart.errors.push(bars);
-        let highest = measured.iter().max_by(|a, b| a.1.total_cmp(&b.1));
-        let lowest = measured.iter().min_by(|a, b| a.1.total_cmp(&b.1));
-        if let (Some(hi), Some(lo), true) = (highest, lowest, measured.len() > 1) {
-            if lo.1 > 0.0 {
-                report.findings.push(Finding {
-                    text: format!(
-                        "{} is highest on {} ({}), {:.2}x the lowest, {} ({})",
-                        op.name(),
-                        hi.0,
-                        show(hi.1, unit),
-                        hi.1 / lo.1,
-                        lo.0,
-                        show(lo.1, unit)
-                    ),
-                    value: hi.1 / lo.1,
-                    runs: hi.2.iter().chain(&lo.2).copied().collect(),
-                    ..Default::default()
-                });
-            }
-        }
+        report.findings.extend(extremes(op, &measured, unit));
         report.findings.extend(too_short(runs, &targets, op));
     }
     if !chart.series.is_empty() {
@@ -260,6 +241,28 @@ pub fn by_setting(runs: &[&RunRecord], what: &str, summary: Summary) -> Report {
     }
     report.tables.push(table);
     report
+}
+
+/// The highest of the targets `measured` (name, figure, runs) on `op` against the lowest,
+/// when there are two or more.
+fn extremes(op: Op, measured: &[(String, f64, Vec<i64>)], unit: &str) -> Option<Finding> {
+    let highest = measured.iter().max_by(|a, b| a.1.total_cmp(&b.1));
+    let lowest = measured.iter().min_by(|a, b| a.1.total_cmp(&b.1));
+    let (Some(hi), Some(lo), true) = (highest, lowest, measured.len() > 1) else { return None };
+    (lo.1 > 0.0).then(|| Finding {
+        text: format!(
+            "{} is highest on {} ({}), {:.2}x the lowest, {} ({})",
+            op.name(),
+            hi.0,
+            show(hi.1, unit),
+            hi.1 / lo.1,
+            lo.0,
+            show(lo.1, unit)
+        ),
+        value: hi.1 / lo.1,
+        runs: hi.2.iter().chain(&lo.2).copied().collect(),
+        ..Default::default()
+    })
 }
 
 /// A study over many like targets at one setting: per op, a bar per target sorted from the
@@ -326,60 +329,68 @@ pub fn across_targets(runs: &[&RunRecord], what: &str, summary: Summary) -> Repo
             report.findings.extend(too_short(runs, &targets, op));
             continue;
         }
-        let (first, last) = (&members[0], &members[members.len() - 1]);
-        let all: Vec<i64> = members.iter().flat_map(|m| m.1.runs.iter().copied()).collect();
-        if let (Some((median, _)), true) = (band, last.1.value > 0.0) {
-            report.findings.push(Finding {
+        report.findings.extend(spread_said(op, &members, band, unit));
+    }
+    report
+}
+
+/// What the targets' figures on `op` (sorted from the highest) say against their median and
+/// its `band`: their spread, the slow ones, or that none stands apart.
+fn spread_said(op: Op, members: &[(String, Figure)], band: Option<(f64, f64)>, unit: &str) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let (first, last) = (&members[0], &members[members.len() - 1]);
+    let all: Vec<i64> = members.iter().flat_map(|m| m.1.runs.iter().copied()).collect();
+    if let (Some((median, _)), true) = (band, last.1.value > 0.0) {
+        out.push(Finding {
+            text: format!(
+                "{} over {} targets: median {}, spread {:.0}% from the lowest ({} {}) to the highest ({} {})",
+                op.name(),
+                members.len(),
+                show(median, unit),
+                100.0 * (first.1.value / last.1.value - 1.0),
+                last.0,
+                show(last.1.value, unit),
+                first.0,
+                show(first.1.value, unit)
+            ),
+            value: 100.0 * (first.1.value / last.1.value - 1.0),
+            runs: all.clone(),
+            ..Default::default()
+        });
+    }
+    let named: Vec<(String, f64)> = members.iter().map(|m| (m.0.clone(), m.1.value)).collect();
+    let (slow, median) = outliers::slow(&named);
+    if slow.is_empty() {
+        if band.is_some() {
+            out.push(Finding {
                 text: format!(
-                    "{} over {} targets: median {}, spread {:.0}% from the lowest ({} {}) to the highest ({} {})",
+                    "{}: no target stands apart (each within the band of the median, {:.0}% of it or more)",
                     op.name(),
-                    members.len(),
-                    show(median, unit),
-                    100.0 * (first.1.value / last.1.value - 1.0),
-                    last.0,
-                    show(last.1.value, unit),
-                    first.0,
-                    show(first.1.value, unit)
+                    100.0 * outliers::MATERIAL
                 ),
-                value: 100.0 * (first.1.value / last.1.value - 1.0),
-                runs: all.clone(),
+                value: 0.0,
+                runs: all,
                 ..Default::default()
             });
         }
-        let named: Vec<(String, f64)> = members.iter().map(|m| (m.0.clone(), m.1.value)).collect();
-        let (slow, median) = outliers::slow(&named);
-        if slow.is_empty() {
-            if band.is_some() {
-                report.findings.push(Finding {
-                    text: format!(
-                        "{}: no target stands apart (each within the band of the median, {:.0}% of it or more)",
-                        op.name(),
-                        100.0 * outliers::MATERIAL
-                    ),
-                    value: 0.0,
-                    runs: all,
-                    ..Default::default()
-                });
-            }
-        } else {
-            for (name, v) in slow {
-                report.findings.push(Finding {
-                    text: format!(
-                        "{} is the slow one of {}: {}, {:.0}% of the median {}",
-                        name,
-                        op.name(),
-                        show(*v, unit),
-                        100.0 * v / median,
-                        show(median, unit)
-                    ),
-                    value: 100.0 * v / median,
-                    runs: members.iter().find(|m| &m.0 == name).map(|m| m.1.runs.clone()).unwrap_or_default(),
-                    ..Default::default()
-                });
-            }
+    } else {
+        for (name, v) in slow {
+            out.push(Finding {
+                text: format!(
+                    "{} is the slow one of {}: {}, {:.0}% of the median {}",
+                    name,
+                    op.name(),
+                    show(*v, unit),
+                    100.0 * v / median,
+                    show(median, unit)
+                ),
+                value: 100.0 * v / median,
+                runs: members.iter().find(|m| &m.0 == name).map(|m| m.1.runs.clone()).unwrap_or_default(),
+                ..Default::default()
+            });
         }
     }
-    report
+    out
 }
 
 /// Per study, each target's peak of each op: the highest point over its client counts

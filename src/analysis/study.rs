@@ -127,91 +127,15 @@ pub fn over_clients_as(
     reference: Option<(&str, Option<reference::Volume>)>,
     summary: Summary,
 ) -> Report {
-    let ok: Vec<&RunRecord> = runs.iter().copied().filter(|r| r.status == Status::Ok).collect();
-    // Every phase measured is shown, a rewrite as the write and read are.
-    let ops: Vec<Op> = super::shapes::ops(runs);
+    let curve = Curve::of(runs, summary);
     let is_random = runs.first().is_some_and(|r| random(r));
     let is_meta = runs.first().is_some_and(|r| r.workload.meta().is_some());
-    let unit = super::shapes::unit(runs);
-    let mut labels: Vec<&str> = runs.iter().map(|r| label_of(r)).collect();
-    labels.sort_unstable();
-    labels.dedup();
-    let mut clients: Vec<usize> = ok.iter().map(|r| r.workload.tasks).collect();
-    clients.sort_unstable();
-    clients.dedup();
-    // A point: (mean, interval, runs, whether its runs are too few to bound it) of one label
-    // and op at n clients.
-    let point = |label: &str, op: Op, n: usize| -> Option<(f64, Option<crate::stats::Interval>, Vec<i64>, bool)> {
-        let at: Vec<&RunRecord> =
-            ok.iter().copied().filter(|r| label_of(r) == label && r.workload.tasks == n).collect();
-        let xs: Vec<f64> = at.iter().filter_map(|r| super::shapes::value(r, op)).collect();
-        (!xs.is_empty()).then(|| {
-            let ids = at.iter().filter_map(|r| r.id).collect();
-            let (value, interval, unbounded) = super::shapes::summarized(&xs, summary);
-            (value, interval, ids, unbounded)
-        })
-    };
+    let (unit, ok) = (curve.unit, &curve.ok);
     let what = shape_said(runs);
     let mut report = Report::default();
-    let said = match summary {
-        Summary::Mean => "mean",
-        Summary::Best => "best",
-        Summary::Median => "median",
-    };
-    let mut columns = vec!["label".to_string(), "clients".into(), "runs".into()];
-    for op in &ops {
-        columns.push(op.name().to_string());
-        columns.push(format!("± {}", op.name()));
-    }
-    columns.extend(["unit".to_string(), "run ids".into(), "caveat".into()]);
-    let mut table = Table::new(format!("{what}: {unit} against clients, {said} over runs"), &[]);
-    table.columns = columns;
-    for label in &labels {
-        for &n in &clients {
-            let figures: Vec<_> = ops.iter().map(|&op| point(label, op, n)).collect();
-            let ids = figures.iter().flatten().next().map(|p| p.2.clone()).unwrap_or_default();
-            if ids.is_empty() {
-                continue;
-            }
-            let decimals = if unit == "MiB/s" { 1 } else { 0 };
-            let mut row = vec![Cell::text(*label), Cell::Int(n as u64), Cell::Int(ids.len() as u64)];
-            for p in &figures {
-                row.push(Cell::num(p.as_ref().map(|p| p.0), decimals));
-                row.push(match p {
-                    Some((_, Some(i), _, _)) => super::interval_cell(i, decimals),
-                    Some((.., true)) => Cell::text(crate::stats::UNBOUNDED),
-                    _ => Cell::Empty,
-                });
-            }
-            row.push(Cell::text(unit));
-            row.push(Cell::text(ids.iter().map(i64::to_string).collect::<Vec<_>>().join(" ")));
-            // A figure that may be the page cache's says so beside it, as every table does.
-            let cached: Vec<String> = ops
-                .iter()
-                .copied()
-                .filter(|&op| {
-                    ok.iter().any(|r| {
-                        label_of(r) == *label
-                            && r.workload.tasks == n
-                            && r.phases.iter().any(|p| p.op == op && p.possibly_cached.is_some())
-                    })
-                })
-                .map(|op| op.name())
-                .collect();
-            row.push(match cached.is_empty() {
-                true => Cell::Empty,
-                false => Cell::text(format!("{} possibly cached", cached.join(" and "))),
-            });
-            table.rows.push(row);
-        }
-    }
-    table.notes.push(match summary {
-        Summary::Mean => "each run's figure is its mean over iterations; a row's figure is the mean over its runs, with the 95% interval of that mean (Student's t below 10 runs, bootstrap from 10; ± half its width when symmetric, else its ends), none from one run".into(),
-        Summary::Best => "each run's figure is its mean over iterations; a row's figure is the best of its runs (as the evaluation asked), with no interval: a best of few runs is not an estimate of the typical one".into(),
-        Summary::Median => "each run's figure is its mean over iterations; a row's figure is the median of its runs, with no interval".into(),
-    });
+    let table = curve.table(&what);
     let published = reference.map(|(name, volume)| published(name, runs, volume)).unwrap_or_default();
-    for &op in &ops {
+    for &op in &curve.ops {
         let mut chart = Chart {
             title: format!("{what}: {} {unit} against clients", op.name()),
             x: "clients".into(),
@@ -219,10 +143,11 @@ pub fn over_clients_as(
             runs: ok.iter().filter_map(|r| r.id).collect(),
             ..Chart::default()
         };
-        for label in &labels {
-            let points: Vec<(f64, f64, Option<crate::stats::Interval>, Vec<i64>)> = clients
+        for label in &curve.labels {
+            let points: Vec<(f64, f64, Option<crate::stats::Interval>, Vec<i64>)> = curve
+                .clients
                 .iter()
-                .filter_map(|&n| point(label, op, n).map(|(mean, iv, ids, _)| (n as f64, mean, iv, ids)))
+                .filter_map(|&n| curve.point(label, op, n).map(|(mean, iv, ids, _)| (n as f64, mean, iv, ids)))
                 .collect();
             if points.is_empty() {
                 continue;
@@ -254,9 +179,9 @@ pub fn over_clients_as(
             runs: ok.iter().filter_map(|r| r.id).collect(),
             ..Chart::default()
         };
-        for (c, op) in std::mem::take(&mut report.charts).into_iter().zip(&ops) {
+        for (c, op) in std::mem::take(&mut report.charts).into_iter().zip(&curve.ops) {
             for ((name, points), bars) in c.series.into_iter().zip(c.errors) {
-                let name = if labels.len() == 1 { op.name() } else { format!("{name} {}", op.name()) };
+                let name = if curve.labels.len() == 1 { op.name() } else { format!("{name} {}", op.name()) };
                 one.series.push((name, points));
                 one.errors.push(bars);
             }
@@ -265,6 +190,113 @@ pub fn over_clients_as(
     }
     report.tables.push(table);
     report
+}
+
+/// A point of a curve: its figure, interval, runs, and whether its runs are too few to bound
+/// it.
+type CurvePoint = (f64, Option<crate::stats::Interval>, Vec<i64>, bool);
+
+/// A study's runs over clients as its table and charts read them: the runs that succeeded,
+/// the phases measured (a rewrite shown as the write and read are), the labels and client
+/// counts, the unit, and how a point summarizes its runs.
+struct Curve<'a> {
+    ok: Vec<&'a RunRecord>,
+    ops: Vec<Op>,
+    labels: Vec<&'a str>,
+    clients: Vec<usize>,
+    unit: &'static str,
+    summary: Summary,
+}
+
+impl<'a> Curve<'a> {
+    fn of(runs: &[&'a RunRecord], summary: Summary) -> Curve<'a> {
+        let ok: Vec<&RunRecord> = runs.iter().copied().filter(|r| r.status == Status::Ok).collect();
+        let mut labels: Vec<&str> = runs.iter().map(|&r| label_of(r)).collect();
+        labels.sort_unstable();
+        labels.dedup();
+        let mut clients: Vec<usize> = ok.iter().map(|r| r.workload.tasks).collect();
+        clients.sort_unstable();
+        clients.dedup();
+        Curve { ok, ops: super::shapes::ops(runs), labels, clients, unit: super::shapes::unit(runs), summary }
+    }
+
+    /// The table of the curve's points, a row per label and client count, titled by `what`.
+    fn table(&self, what: &str) -> Table {
+        let said = match self.summary {
+            Summary::Mean => "mean",
+            Summary::Best => "best",
+            Summary::Median => "median",
+        };
+        let mut columns = vec!["label".to_string(), "clients".into(), "runs".into()];
+        for op in &self.ops {
+            columns.push(op.name().to_string());
+            columns.push(format!("± {}", op.name()));
+        }
+        columns.extend(["unit".to_string(), "run ids".into(), "caveat".into()]);
+        let mut table = Table::new(format!("{what}: {} against clients, {said} over runs", self.unit), &[]);
+        table.columns = columns;
+        for label in &self.labels {
+            table.rows.extend(self.clients.iter().filter_map(|&n| self.row(label, n)));
+        }
+        table.notes.push(match self.summary {
+            Summary::Mean => "each run's figure is its mean over iterations; a row's figure is the mean over its runs, with the 95% interval of that mean (Student's t below 10 runs, bootstrap from 10; ± half its width when symmetric, else its ends), none from one run".into(),
+            Summary::Best => "each run's figure is its mean over iterations; a row's figure is the best of its runs (as the evaluation asked), with no interval: a best of few runs is not an estimate of the typical one".into(),
+            Summary::Median => "each run's figure is its mean over iterations; a row's figure is the median of its runs, with no interval".into(),
+        });
+        table
+    }
+
+    /// The point of `label` and `op` at `n` clients.
+    fn point(&self, label: &str, op: Op, n: usize) -> Option<CurvePoint> {
+        let at: Vec<&RunRecord> =
+            self.ok.iter().copied().filter(|r| label_of(r) == label && r.workload.tasks == n).collect();
+        let xs: Vec<f64> = at.iter().filter_map(|r| super::shapes::value(r, op)).collect();
+        (!xs.is_empty()).then(|| {
+            let ids = at.iter().filter_map(|r| r.id).collect();
+            let (value, interval, unbounded) = super::shapes::summarized(&xs, self.summary);
+            (value, interval, ids, unbounded)
+        })
+    }
+
+    /// The table's row of `label` at `n` clients, when it has runs there.
+    fn row(&self, label: &str, n: usize) -> Option<Vec<Cell>> {
+        let figures: Vec<_> = self.ops.iter().map(|&op| self.point(label, op, n)).collect();
+        let ids = figures.iter().flatten().next().map(|p| p.2.clone()).unwrap_or_default();
+        if ids.is_empty() {
+            return None;
+        }
+        let decimals = if self.unit == "MiB/s" { 1 } else { 0 };
+        let mut row = vec![Cell::text(label), Cell::Int(n as u64), Cell::Int(ids.len() as u64)];
+        for p in &figures {
+            row.push(Cell::num(p.as_ref().map(|p| p.0), decimals));
+            row.push(match p {
+                Some((_, Some(i), _, _)) => super::interval_cell(i, decimals),
+                Some((.., true)) => Cell::text(crate::stats::UNBOUNDED),
+                _ => Cell::Empty,
+            });
+        }
+        row.push(Cell::text(self.unit));
+        row.push(Cell::text(ids.iter().map(i64::to_string).collect::<Vec<_>>().join(" ")));
+        // A figure that may be the page cache's says so beside it, as every table does.
+        let cached: Vec<String> = self
+            .ops
+            .iter()
+            .copied()
+            .filter(|&op| {
+                self.ok.iter().any(|r| {
+                    label_of(r) == label
+                        && r.workload.tasks == n
+                        && r.phases.iter().any(|p| p.op == op && p.possibly_cached.is_some())
+                })
+            })
+            .map(|op| op.name())
+            .collect();
+        row.push(match cached.is_empty() {
+            true => Cell::Empty,
+            false => Cell::text(format!("{} possibly cached", cached.join(" and "))),
+        });
+        Some(row)
+    }
 }
 
 /// The workload of `runs` as a title says it: a sweep that divides a fixed total over its

@@ -93,32 +93,7 @@ pub fn report(number: i64, records: &[RunRecord]) -> Report {
 
 fn op_section(report: &mut Report, number: i64, records: &[RunRecord], op: Op) {
     let name = op.name();
-    let mut members: Vec<Member> = Vec::new();
-    let mut together: Vec<(usize, Vec<f64>, Vec<i64>)> = Vec::new();
-    // A failed run's figure is of the part it ran: the footer names it, no table counts it.
-    for r in records.iter().filter(|r| r.status == crate::record::Status::Ok) {
-        let (Some(role), Some(rate)) = (r.name.as_deref().and_then(Role::of), rate(r, op)) else { continue };
-        let id = r.id.unwrap_or(0);
-        match role {
-            Role::Alone(label) => {
-                let adapter = r.env.devices.first().and_then(|d| d.adapter());
-                match members.iter_mut().find(|m| m.label == label) {
-                    Some(m) => {
-                        m.rates.push(rate);
-                        m.ids.push(id);
-                    }
-                    None => members.push(Member { label, adapter, rates: vec![rate], ids: vec![id] }),
-                }
-            }
-            Role::Together(k) => match together.iter_mut().find(|t| t.0 == k) {
-                Some(t) => {
-                    t.1.push(rate);
-                    t.2.push(id);
-                }
-                None => together.push((k, vec![rate], vec![id])),
-            },
-        }
-    }
+    let (members, mut together) = members(records, op);
     if members.is_empty() {
         return;
     }
@@ -126,52 +101,7 @@ fn op_section(report: &mut Report, number: i64, records: &[RunRecord], op: Op) {
     let median = crate::measure::median(&means).unwrap_or(0.0);
     let band = outliers::band(&means, MATERIAL);
     let ids: Vec<i64> = members.iter().flat_map(|m| m.ids.clone()).collect();
-    // Per target.
-    let mut per = Table::new(
-        format!("t{number} {name}: each target alone (MiB/s)"),
-        &["target", "runs", "mean", "95% low", "95% high", "% of median", "adapter", "stands apart"],
-    );
-    let mut apart = Vec::new();
-    for m in &members {
-        let mean = m.mean();
-        let share = 100.0 * mean / median;
-        // Outside the band, and so is its interval when it has one: a target whose own runs
-        // reach into the band is within its noise.
-        let beyond = |x: f64, half: f64| (x - median).abs() > half && (x < median) == (mean < median);
-        let interval = mean_interval(&m.rates);
-        let outside = band
-            .filter(|&(_, half)| {
-                beyond(mean, half) && interval.as_ref().is_none_or(|i| beyond(i.lo, half) && beyond(i.hi, half))
-            })
-            .map(|_| {
-                let how = 100.0 * (mean - median).abs() / median;
-                let side = if mean < median { "below" } else { "above" };
-                // Whole percents, unless rounding would say 100% below (a rate of 0).
-                let decimals = usize::from((99.5..100.0).contains(&how));
-                format!("{how:.decimals$}% {side} the median")
-            });
-        if let Some(how) = &outside {
-            apart.push((m, how.clone()));
-        }
-        let [lo, hi] = interval_cells(&m.rates);
-        per.rows.push(vec![
-            Cell::text(m.label.clone()),
-            Cell::Int(m.rates.len() as u64),
-            Cell::num(Some(mean), 1),
-            lo,
-            hi,
-            Cell::num(Some(share), 0),
-            Cell::text(m.adapter.clone().unwrap_or_else(|| "-".into())),
-            Cell::text(outside.unwrap_or_default()),
-        ]);
-    }
-    match band {
-        Some((_, half)) => per.notes.push(format!(
-            "the band: the median {median:.1} MiB/s +- {half:.1} (the larger of 3 scaled median absolute deviations and {:.0}% of the median)",
-            100.0 * MATERIAL
-        )),
-        None => per.notes.push(format!("fewer than {} targets: none is judged to stand apart", outliers::AT_LEAST)),
-    }
+    let (per, apart) = per_target(number, &name, &members, median, band);
     report.tables.push(per);
     // Across targets.
     let (min, max) = means.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
@@ -221,6 +151,103 @@ fn op_section(report: &mut Report, number: i64, records: &[RunRecord], op: Op) {
     adapters(report, number, &name, &members, median);
     scaling(report, number, &name, &mut together, median);
     charts(report, number, &name, &members, (median, band));
+}
+
+/// Each target alone on a table titled by survey `number` and op `name`: its mean, interval
+/// and share of the `median`, and whether it stands outside the `band`; and those that do,
+/// with how far.
+fn per_target<'m>(
+    number: i64,
+    name: &str,
+    members: &'m [Member],
+    median: f64,
+    band: Option<(f64, f64)>,
+) -> (Table, Vec<(&'m Member, String)>) {
+    let mut per = Table::new(
+        format!("t{number} {name}: each target alone (MiB/s)"),
+        &["target", "runs", "mean", "95% low", "95% high", "% of median", "adapter", "stands apart"],
+    );
+    let mut apart = Vec::new();
+    for m in members {
+        let mean = m.mean();
+        let share = 100.0 * mean / median;
+        let outside = outside(m, median, band);
+        if let Some(how) = &outside {
+            apart.push((m, how.clone()));
+        }
+        let [lo, hi] = interval_cells(&m.rates);
+        per.rows.push(vec![
+            Cell::text(m.label.clone()),
+            Cell::Int(m.rates.len() as u64),
+            Cell::num(Some(mean), 1),
+            lo,
+            hi,
+            Cell::num(Some(share), 0),
+            Cell::text(m.adapter.clone().unwrap_or_else(|| "-".into())),
+            Cell::text(outside.unwrap_or_default()),
+        ]);
+    }
+    match band {
+        Some((_, half)) => per.notes.push(format!(
+            "the band: the median {median:.1} MiB/s +- {half:.1} (the larger of 3 scaled median absolute deviations and {:.0}% of the median)",
+            100.0 * MATERIAL
+        )),
+        None => per.notes.push(format!("fewer than {} targets: none is judged to stand apart", outliers::AT_LEAST)),
+    }
+    (per, apart)
+}
+
+/// The targets k at once, by k: their rates and runs.
+type Together = Vec<(usize, Vec<f64>, Vec<i64>)>;
+
+/// The rate of each target alone on `op` over its runs, and of the targets k at once.
+fn members(records: &[RunRecord], op: Op) -> (Vec<Member>, Together) {
+    let mut members: Vec<Member> = Vec::new();
+    let mut together: Together = Vec::new();
+    // A failed run's figure is of the part it ran: the footer names it, no table counts it.
+    for r in records.iter().filter(|r| r.status == crate::record::Status::Ok) {
+        let (Some(role), Some(rate)) = (r.name.as_deref().and_then(Role::of), rate(r, op)) else { continue };
+        let id = r.id.unwrap_or(0);
+        match role {
+            Role::Alone(label) => {
+                let adapter = r.env.devices.first().and_then(|d| d.adapter());
+                match members.iter_mut().find(|m| m.label == label) {
+                    Some(m) => {
+                        m.rates.push(rate);
+                        m.ids.push(id);
+                    }
+                    None => members.push(Member { label, adapter, rates: vec![rate], ids: vec![id] }),
+                }
+            }
+            Role::Together(k) => match together.iter_mut().find(|t| t.0 == k) {
+                Some(t) => {
+                    t.1.push(rate);
+                    t.2.push(id);
+                }
+                None => together.push((k, vec![rate], vec![id])),
+            },
+        }
+    }
+    (members, together)
+}
+
+/// How far target `m` stands outside the `band` around the `median`, when it does.
+fn outside(m: &Member, median: f64, band: Option<(f64, f64)>) -> Option<String> {
+    let mean = m.mean();
+    // Outside the band, and so is its interval when it has one: a target whose own runs
+    // reach into the band is within its noise.
+    let beyond = |x: f64, half: f64| (x - median).abs() > half && (x < median) == (mean < median);
+    let interval = mean_interval(&m.rates);
+    band.filter(|&(_, half)| {
+        beyond(mean, half) && interval.as_ref().is_none_or(|i| beyond(i.lo, half) && beyond(i.hi, half))
+    })
+    .map(|_| {
+        let how = 100.0 * (mean - median).abs() / median;
+        let side = if mean < median { "below" } else { "above" };
+        // Whole percents, unless rounding would say 100% below (a rate of 0).
+        let decimals = usize::from((99.5..100.0).contains(&how));
+        format!("{how:.decimals$}% {side} the median")
+    })
 }
 
 /// Targets grouped by adapter, when some share one: a slow adapter has every target behind it

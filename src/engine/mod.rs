@@ -266,17 +266,11 @@ impl Gate {
     }
 }
 
-fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
-    let w = ctx.w;
-    // Made at the first phase that needs them.
-    let (mut io, mut meta_io): (Option<TaskIo>, Option<MetaIo>) = (None, None);
-    let mut clock = TaskClock::of(m);
-    if m.local_index() == 0 {
-        // Team time t is CLOCK_MONOTONIC - offset - epoch here.
-        ctx.progress.epoch.store(clock.epoch_monotonic(), Relaxed);
-    }
+/// Whose data each task reads (by rank; none for metadata), whether every such read crosses
+/// to another node, and how the engine meets the page cache.
+fn placement_of<M: Member>(ctx: &Context, m: &M) -> (Vec<usize>, bool, PageCache) {
     let nodes = m.nodes();
-    let (sources, reorder_crosses_nodes, page_cache) = match ctx.work {
+    match ctx.work {
         Work::Data(data, _) => {
             let (sources, crosses) =
                 if data.reorder { placement::reorder_sources(nodes) } else { ((0..m.size()).collect(), false) };
@@ -288,8 +282,20 @@ fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
             let crosses = meta.shift > 0 && (0..nodes.len()).all(|r| nodes[r] != nodes[(r + meta.shift) % nodes.len()]);
             (Vec::new(), crosses, PageCache::Through)
         }
-    };
-    let leads_node = placement::leads_its_node(nodes, m.rank());
+    }
+}
+
+fn run_task<M: Member>(ctx: &Context, m: &M) -> Option<Execution> {
+    let w = ctx.w;
+    // Made at the first phase that needs them.
+    let (mut io, mut meta_io): (Option<TaskIo>, Option<MetaIo>) = (None, None);
+    let mut clock = TaskClock::of(m);
+    if m.local_index() == 0 {
+        // Team time t is CLOCK_MONOTONIC - offset - epoch here.
+        ctx.progress.epoch.store(clock.epoch_monotonic(), Relaxed);
+    }
+    let (sources, reorder_crosses_nodes, page_cache) = placement_of(ctx, m);
+    let leads_node = placement::leads_its_node(m.nodes(), m.rank());
     let interval_ns = ((w.interval_secs * 1e9) as u64).max(MIN_INTERVAL_NS);
     let mut out = Execution { reorder_crosses_nodes, page_cache, ..Execution::default() };
     let mut lead_ns = phase::first_lead(m, &clock);

@@ -138,6 +138,85 @@ impl Transfers<'_> {
             false => self.op.direction(),
         }
     }
+
+    /// Opens file `file_index` (an object, on a bucket) and attaches the backend to it: the
+    /// file, where its data starts, and whether the backend is attached. Engines that touch
+    /// no storage (null, delay) get no file. A failure of either step is the task's `error`.
+    fn open_attached(
+        &mut self,
+        file_index: usize,
+        path: &Path,
+        error: &mut Option<EngineError>,
+    ) -> (Option<File>, u64, bool) {
+        let (data, op) = (self.data, self.data_path());
+        let handle = match backends::entry(&data.engine).caps.storage && error.is_none() {
+            true => match open(self.ctx.files, file_index, op, data) {
+                Ok(h) => Some(h),
+                Err(e) => {
+                    *error = Some(EngineError::io("open", path, None, e));
+                    None
+                }
+            },
+            false => None,
+        };
+        let (file, base, object) = match handle {
+            Some(Handle::File(f, base)) => (Some(f), base, None),
+            Some(Handle::Object(o)) => (None, 0, Some(o)),
+            None => (None, 0, None),
+        };
+        let mut attached = false;
+        if error.is_none() {
+            let size = self.map.file_size();
+            match &mut self.io.backend {
+                // An object engine's size is each object's, a block.
+                Ok(b) => match match &object {
+                    Some(o) => {
+                        let name = self.ctx.files.names.get(file_index).map_or("", String::as_str);
+                        let sizes = &data.object_size;
+                        let layout = backends::ObjectLayout { block: data.block, sizes, seed: self.ctx.w.seed, file: name };
+                        b.attach_object(o, op, &layout)
+                    }
+                    None => b.attach(file.as_ref(), op, size),
+                } {
+                    Ok(()) => attached = true,
+                    Err(e) => *error = Some(EngineError::io("prepare", path, None, e)),
+                },
+                Err(setup) => *error = Some(setup.error(data)),
+            }
+        }
+        (file, base, attached)
+    }
+
+    /// Flushes what the backend holds and fsyncs the file (`--fsync`, inside the timed window).
+    fn fsync(&mut self, file: Option<&File>, path: &Path, error: &mut Option<EngineError>) {
+        let flushed = match &mut self.io.backend {
+            Ok(b) => b.flush(),
+            Err(_) => Ok(()),
+        };
+        if let Err(e) = flushed.and_then(|()| file.map_or(Ok(()), File::sync_all)) {
+            *error = Some(EngineError::io("fsync", path, None, e));
+        }
+    }
+
+    /// Takes what an object engine tallied of its requests, detaches the backend from the
+    /// file, when attached, and closes the file; a close that fails is the task's error
+    /// unless it has one already.
+    fn close_file(&mut self, file: Option<File>, attached: bool, path: &Path, acc: &mut Acc) {
+        let error = &mut acc.error;
+        if attached {
+            if let Ok(b) = &mut self.io.backend {
+                if let Some(requests) = b.requests() {
+                    acc.trace.requests = requests;
+                }
+                b.detach();
+            }
+        }
+        if let Some(f) = file {
+            if let (Err(e), None) = (close(f), &*error) {
+                *error = Some(EngineError::io("close", path, None, e));
+            }
+        }
+    }
 }
 
 /// What a task gathers while it transfers: its trace, its verification tally, its error.
@@ -171,52 +250,18 @@ impl PhaseKind for Transfers<'_> {
             self.ctx.progress.phase_began();
         }
         let op = self.data_path();
-        let (ctx, data, io, source, limit) = (self.ctx, self.data, &mut *self.io, self.source, self.limit);
+        let (ctx, data, map, source, limit) = (self.ctx, self.data, self.map, self.source, self.limit);
         let w = ctx.w;
-        let file_index = self.map.file_of(source);
+        let file_index = map.file_of(source);
         let path = &ctx.files.show(file_index);
-        let visitor = self.map.visitor(source);
+        let visitor = map.visitor(source);
         let mut t = TaskTiming { task: m.rank() as u32, node: m.node(), ..TaskTiming::default() };
         let mut acc = Acc { trace, tally: VerifyTally::default(), error: self.before.take(), moved: 0 };
         let mut done = 0;
         t.open_start = clock.now();
         let deadline = w.stonewall_secs.map(|s| t.open_start + (s * 1e9) as u64);
-        // Engines that touch no storage (null, delay) get no file.
-        let handle = match backends::entry(&data.engine).caps.storage && acc.error.is_none() {
-            true => match open(ctx.files, file_index, op, data) {
-                Ok(h) => Some(h),
-                Err(e) => {
-                    acc.error = Some(EngineError::io("open", path, None, e));
-                    None
-                }
-            },
-            false => None,
-        };
-        let (file, base, object) = match handle {
-            Some(Handle::File(f, base)) => (Some(f), base, None),
-            Some(Handle::Object(o)) => (None, 0, Some(o)),
-            None => (None, 0, None),
-        };
-        let mut attached = false;
-        if acc.error.is_none() {
-            let size = self.map.file_size();
-            match &mut io.backend {
-                // An object engine's size is each object's, a block.
-                Ok(b) => match match &object {
-                    Some(o) => {
-                        let name = ctx.files.names.get(file_index).map_or("", String::as_str);
-                        let sizes = &data.object_size;
-                        let layout = backends::ObjectLayout { block: data.block, sizes, seed: w.seed, file: name };
-                        b.attach_object(o, op, &layout)
-                    }
-                    None => b.attach(file.as_ref(), op, size),
-                } {
-                    Ok(()) => attached = true,
-                    Err(e) => acc.error = Some(EngineError::io("prepare", path, None, e)),
-                },
-                Err(setup) => acc.error = Some(setup.error(data)),
-            }
-        }
+        let (file, base, attached) = self.open_attached(file_index, path, &mut acc.error);
+        let io = &mut *self.io;
         t.xfer_start = clock.now();
         acc.trace.progression.push((t.xfer_start, 0));
         let site = IoSite {
@@ -252,28 +297,10 @@ impl PhaseKind for Transfers<'_> {
         t.xfer_end = clock.now();
         acc.trace.progression.push((t.xfer_end, done));
         if let (None, true) = (&acc.error, op != Op::Read && data.fsync) {
-            let flushed = match &mut io.backend {
-                Ok(b) => b.flush(),
-                Err(_) => Ok(()),
-            };
-            if let Err(e) = flushed.and_then(|()| file.as_ref().map_or(Ok(()), File::sync_all)) {
-                acc.error = Some(EngineError::io("fsync", path, None, e));
-            }
+            self.fsync(file.as_ref(), path, &mut acc.error);
         }
         t.sync_end = clock.now();
-        if attached {
-            if let Ok(b) = &mut io.backend {
-                if let Some(requests) = b.requests() {
-                    acc.trace.requests = requests;
-                }
-                b.detach();
-            }
-        }
-        if let Some(f) = file {
-            if let (Err(e), None) = (close(f), &acc.error) {
-                acc.error = Some(EngineError::io("close", path, None, e));
-            }
-        }
+        self.close_file(file, attached, path, &mut acc);
         t.close_end = clock.now();
         t.ops = done;
         t.bytes = acc.moved;
@@ -395,41 +422,21 @@ impl IoSite<'_> {
         let (from, to) = (range.start, range.end);
         let Acc { trace, tally, error, moved } = acc;
         let (w, data) = (self.ctx.w, self.data);
-        let len = data.transfer as usize;
-        let Ok(backend) = io.backend.as_mut() else { return from };
+        if io.backend.is_err() {
+            return from;
+        }
         let (mut next, mut completed, mut inflight, mut stop) = (from, from, 0usize, false);
         loop {
-            while !stop && next < to {
-                let Some(slot) = io.free.pop() else { break };
-                // Stamped, submitted and reported at the offset on the target, so a device's
-                // corruption is found where it is.
-                let offset = self.base + self.visitor.offset(next);
-                let dir = self.pooled(self.direction_of(next), offset, &mut io.gone);
-                let buf = backend.bufs().get_mut(slot).expect("a free slot is not in flight");
-                if dir == Op::Write {
-                    if w.verify {
-                        fill_verified(buf, Stamp { token: self.ctx.token, task: self.source, offset });
-                    } else {
-                        stamp_plain(buf, offset);
-                    }
-                }
-                io.offsets[slot] = offset;
-                io.dirs[slot] = dir;
-                io.started[slot] = self.clock.now();
-                // The slot came off the free list, so nothing is in flight on it; it goes back
-                // only after its completion is reaped below.
-                if let Err(e) = backend.submit(slot, offset, dir) {
-                    io.free.push(slot);
-                    *error = Some(EngineError::io(syscall(dir), self.path, Some(offset), e));
+            if !stop {
+                if let Some(e) = self.submit(io, &mut next, to, &mut inflight) {
+                    *error = Some(e);
                     stop = true;
-                    break;
                 }
-                inflight += 1;
-                next += 1;
             }
             if inflight == 0 {
                 break;
             }
+            let Ok(backend) = io.backend.as_mut() else { break };
             if let Err(e) = backend.reap(1, &mut io.done) {
                 *error = Some(EngineError::io(syscall(self.op), self.path, None, e));
                 break;
@@ -439,34 +446,12 @@ impl IoSite<'_> {
                 inflight -= 1;
                 io.free.push(slot);
                 let (offset, dir) = (io.offsets[slot], io.dirs[slot]);
-                let n = match result {
-                    Ok(n) if n == len => n,
-                    // An object's request moves what it moves: the object's own size, or
-                    // nothing (HEAD, LIST, DELETE); the engine fails a short one itself.
-                    Ok(n) if self.pool => n,
-                    Ok(n) if dir == Op::Read && w.verify => {
-                        // Under verification a file that ends early is wrong data, not an I/O
-                        // error: the bytes that should be there are not.
-                        tally.checked += 1;
-                        let end = offset + n as u64;
-                        tally.bad(self.path, Mismatch { fault: Fault::Missing, offset: end, expected: 0, found: 0 });
-                        stop = true;
-                        continue;
-                    }
-                    Ok(n) if dir == Op::Read => {
-                        *error =
-                            Some(EngineError::ShortRead { path: self.path.to_path_buf(), offset, got: n, want: len });
-                        stop = true;
-                        continue;
-                    }
-                    Ok(n) => {
-                        let e = std::io::Error::new(std::io::ErrorKind::WriteZero, format!("wrote {n} of {len} bytes"));
-                        *error = Some(EngineError::io("write", self.path, Some(offset), e));
-                        stop = true;
-                        continue;
-                    }
-                    Err(e) => {
-                        *error = Some(EngineError::io(syscall(dir), self.path, Some(offset), e));
+                let n = match self.whole(result, dir, offset, tally) {
+                    Ok(n) => n,
+                    Err(failed) => {
+                        if let Some(e) = failed {
+                            *error = Some(e);
+                        }
                         stop = true;
                         continue;
                     }
@@ -494,12 +479,8 @@ impl IoSite<'_> {
                     trace.progression.push((t, completed));
                 }
                 if dir == Op::Read && w.verify {
-                    tally.checked += 1;
-                    let stamp = Stamp { token: self.ctx.token, task: self.source, offset };
                     let buf = backend.bufs().get(slot).expect("a reaped slot is not in flight");
-                    if let Some(mismatch) = check(&buf[..n], stamp, &mut io.scratch) {
-                        tally.bad(self.path, mismatch);
-                    }
+                    self.check_read(&buf[..n], offset, &mut io.scratch, tally);
                 }
                 if deadline.is_some_and(|d| t >= d) {
                     stop = true;
@@ -514,6 +495,83 @@ impl IoSite<'_> {
             }
         }
         completed
+    }
+
+    /// Submits transfers from `*next` on, short of `to`, while a slot is free: each stamped
+    /// (a write) at its offset on the target and timed from here, `*inflight` counting them.
+    /// Returns the error of a submission the backend refused, its slot free again.
+    fn submit(&self, io: &mut TaskIo, next: &mut u64, to: u64, inflight: &mut usize) -> Option<EngineError> {
+        let Ok(backend) = io.backend.as_mut() else { return None };
+        while *next < to {
+            let Some(slot) = io.free.pop() else { break };
+            // Stamped, submitted and reported at the offset on the target, so a device's
+            // corruption is found where it is.
+            let offset = self.base + self.visitor.offset(*next);
+            let dir = self.pooled(self.direction_of(*next), offset, &mut io.gone);
+            let buf = backend.bufs().get_mut(slot).expect("a free slot is not in flight");
+            if dir == Op::Write {
+                if self.ctx.w.verify {
+                    fill_verified(buf, Stamp { token: self.ctx.token, task: self.source, offset });
+                } else {
+                    stamp_plain(buf, offset);
+                }
+            }
+            io.offsets[slot] = offset;
+            io.dirs[slot] = dir;
+            io.started[slot] = self.clock.now();
+            // The slot came off the free list, so nothing is in flight on it; it goes back
+            // only after its completion is reaped.
+            if let Err(e) = backend.submit(slot, offset, dir) {
+                io.free.push(slot);
+                return Some(EngineError::io(syscall(dir), self.path, Some(offset), e));
+            }
+            *inflight += 1;
+            *next += 1;
+        }
+        None
+    }
+
+    /// The bytes a reaped transfer of `dir` at `offset` moved, when it moved its whole
+    /// length (an object's request moves what it moves: the object's own size, or nothing
+    /// for HEAD, LIST and DELETE; the engine fails a short one itself). If not: under
+    /// verification, a read of a file that ends early is wrong data, not an I/O error (the
+    /// bytes that should be there are not), tallied as such (`Err(None)`); anything else is
+    /// the error that stops the task.
+    fn whole(
+        &self,
+        result: std::io::Result<usize>,
+        dir: Op,
+        offset: u64,
+        tally: &mut VerifyTally,
+    ) -> Result<usize, Option<EngineError>> {
+        let len = self.data.transfer as usize;
+        let failed = match result {
+            Ok(n) if n == len || self.pool => return Ok(n),
+            Ok(n) if dir == Op::Read && self.ctx.w.verify => {
+                tally.checked += 1;
+                let end = offset + n as u64;
+                tally.bad(self.path, Mismatch { fault: Fault::Missing, offset: end, expected: 0, found: 0 });
+                return Err(None);
+            }
+            Ok(n) if dir == Op::Read => {
+                EngineError::ShortRead { path: self.path.to_path_buf(), offset, got: n, want: len }
+            }
+            Ok(n) => {
+                let e = std::io::Error::new(std::io::ErrorKind::WriteZero, format!("wrote {n} of {len} bytes"));
+                EngineError::io("write", self.path, Some(offset), e)
+            }
+            Err(e) => EngineError::io(syscall(dir), self.path, Some(offset), e),
+        };
+        Err(Some(failed))
+    }
+
+    /// Checks the bytes a read at `offset` brought against the stamp they should carry.
+    fn check_read(&self, buf: &[u8], offset: u64, scratch: &mut [u8], tally: &mut VerifyTally) {
+        tally.checked += 1;
+        let stamp = Stamp { token: self.ctx.token, task: self.source, offset };
+        if let Some(mismatch) = check(buf, stamp, scratch) {
+            tally.bad(self.path, mismatch);
+        }
     }
 }
 

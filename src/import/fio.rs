@@ -71,30 +71,7 @@ pub fn parse(input: &str) -> Result<Imported, Bad> {
         if phases.is_empty() {
             continue;
         }
-        let size = |k: &str| opt(k).and_then(|s| text::size(&s));
-        let transfer = size("bs").or(size("blocksize")).unwrap_or(4096);
-        let numjobs = opt("numjobs").and_then(|n| n.parse::<u64>().ok()).unwrap_or(1).max(1);
-        let random = rw.starts_with("rand");
-        let mut data = Data {
-            access: Access::FilePerTask,
-            pattern: if random { Pattern::Random } else { Pattern::Sequential },
-            transfer,
-            block: size("size").map_or(transfer, |s| s / numjobs.max(1)).max(transfer),
-            direct: opt("direct").is_some_and(|d| d == "1"),
-            iodepth: opt("iodepth").and_then(|d| d.parse().ok()).unwrap_or(1).max(1),
-            ..Data::default()
-        };
-        if let Some(engine) = opt("ioengine") {
-            data.engine = match engine.as_str() {
-                "psync" | "sync" | "pvsync" => EngineName::new("sync", None),
-                "libaio" => EngineName::new("libaio", None),
-                "io_uring" => EngineName::new("io_uring", None),
-                "mmap" => EngineName::new("mmap", None),
-                // Named as fio names it: an engine iosurvey does not have.
-                other => EngineName::new(other, None),
-            };
-        }
-        let workload = Workload { ops, tasks: numjobs as usize, ..Workload::from(data) };
+        let workload = workload(&opt, &rw, ops);
         // Both maps are sorted by name: the job's own option wins where both name one.
         let options: BTreeMap<&String, &Value> = global.iter().chain(own).collect();
         let mut params: BTreeMap<String, String> =
@@ -116,6 +93,35 @@ pub fn parse(input: &str) -> Result<Imported, Bad> {
         return Err(Bad::at(doc.line_of("jobs", 0), "a fio job that read or wrote bytes"));
     }
     Ok(Imported { source, runs, ..Imported::default() })
+}
+
+/// The workload of a job whose options `opt` reads (its own, then the global ones), of
+/// readwrite mode `rw`, that ran `ops`.
+fn workload(opt: &dyn Fn(&str) -> Option<String>, rw: &str, ops: Vec<Op>) -> Workload {
+    let size = |k: &str| opt(k).and_then(|s| text::size(&s));
+    let transfer = size("bs").or(size("blocksize")).unwrap_or(4096);
+    let numjobs = opt("numjobs").and_then(|n| n.parse::<u64>().ok()).unwrap_or(1).max(1);
+    let random = rw.starts_with("rand");
+    let mut data = Data {
+        access: Access::FilePerTask,
+        pattern: if random { Pattern::Random } else { Pattern::Sequential },
+        transfer,
+        block: size("size").map_or(transfer, |s| s / numjobs.max(1)).max(transfer),
+        direct: opt("direct").is_some_and(|d| d == "1"),
+        iodepth: opt("iodepth").and_then(|d| d.parse().ok()).unwrap_or(1).max(1),
+        ..Data::default()
+    };
+    if let Some(engine) = opt("ioengine") {
+        data.engine = match engine.as_str() {
+            "psync" | "sync" | "pvsync" => EngineName::new("sync", None),
+            "libaio" => EngineName::new("libaio", None),
+            "io_uring" => EngineName::new("io_uring", None),
+            "mmap" => EngineName::new("mmap", None),
+            // Named as fio names it: an engine iosurvey does not have.
+            other => EngineName::new(other, None),
+        };
+    }
+    Workload { ops, tasks: numjobs as usize, ..Workload::from(data) }
 }
 
 /// The most option text the runs of one file may hold, parameters and command lines

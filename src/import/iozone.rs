@@ -271,10 +271,6 @@ fn throughput(head: &Head, lines: &[&str]) -> Result<crate::record::RunRecord, B
     let mut phases = Vec::new();
     let mut ops = Vec::new();
     let mut params = BTreeMap::new();
-    let after_equals = |line: &str, n: usize, what: &str| -> Result<f64, Bad> {
-        let value = line.split_once('=').map(|(_, v)| v.split_whitespace().next().unwrap_or("")).unwrap_or("");
-        text::number(value, n, what)
-    };
     for (i, line) in lines.iter().enumerate() {
         let (n, line) = (i + 1, line.trim());
         if let Some(rest) = line.strip_prefix("Throughput test with") {
@@ -290,23 +286,7 @@ fn throughput(head: &Head, lines: &[&str]) -> Result<crate::record::RunRecord, B
                 .and_then(|p| words.get(p + 1))
                 .and_then(|w| w.parse::<u64>().ok());
         } else if let Some(rest) = line.strip_prefix("Children see throughput for") {
-            let name: Vec<&str> = rest.split('=').next().unwrap_or("").split_whitespace().skip(1).collect();
-            let name = name.join(" ");
-            let children = after_equals(line, n, "a throughput in kB/sec after '='")?;
-            let mut per = [None, None];
-            // Processes by default; threads with -T, as iosurvey's children are.
-            for (k, prefix) in ["Min throughput per ", "Max throughput per "].iter().enumerate() {
-                if let Some((j, l)) =
-                    lines.iter().enumerate().skip(i + 1).take(5).find(|(_, l)| l.trim().starts_with(prefix))
-                {
-                    per[k] = Some(after_equals(l, j + 1, "a throughput in kB/sec after '='")?);
-                }
-            }
-            let parent = lines
-                .get(i + 1)
-                .filter(|l| l.trim().starts_with("Parent sees"))
-                .map(|l| after_equals(l, n + 1, "a throughput in kB/sec after '='"))
-                .transpose()?;
+            let Children { name, children, per, parent } = children(lines, i, rest)?;
             let unit = if head.ops { "ops/s" } else { "kB/s" };
             params.insert(
                 format!("iozone.{name}"),
@@ -357,6 +337,40 @@ fn throughput(head: &Head, lines: &[&str]) -> Result<crate::record::RunRecord, B
         started: head.started,
     };
     Ok(super::run(made, phases, params))
+}
+
+/// A "Children see throughput for N NAME = X" block's figures: the phase's name, the
+/// children's throughput, the min and max per process (or thread), and the parent's.
+struct Children {
+    name: String,
+    children: f64,
+    per: [Option<f64>; 2],
+    parent: Option<f64>,
+}
+
+/// The block whose first line, `i` (0-based), goes on with `rest`: the min and max per child
+/// within its next five lines, the parent's on the next one.
+fn children(lines: &[&str], i: usize, rest: &str) -> Result<Children, Bad> {
+    let n = i + 1;
+    let name: Vec<&str> = rest.split('=').next().unwrap_or("").split_whitespace().skip(1).collect();
+    let name = name.join(" ");
+    let children = after_equals(lines[i].trim(), n)?;
+    let mut per = [None, None];
+    // Processes by default; threads with -T, as iosurvey's children are.
+    for (k, prefix) in ["Min throughput per ", "Max throughput per "].iter().enumerate() {
+        if let Some((j, l)) = lines.iter().enumerate().skip(i + 1).take(5).find(|(_, l)| l.trim().starts_with(prefix)) {
+            per[k] = Some(after_equals(l, j + 1)?);
+        }
+    }
+    let parent =
+        lines.get(i + 1).filter(|l| l.trim().starts_with("Parent sees")).map(|l| after_equals(l, n + 1)).transpose()?;
+    Ok(Children { name, children, per, parent })
+}
+
+/// The throughput after a line's '=', in kB/sec (or ops/s), of line `n`.
+fn after_equals(line: &str, n: usize) -> Result<f64, Bad> {
+    let value = line.split_once('=').map(|(_, v)| v.split_whitespace().next().unwrap_or("")).unwrap_or("");
+    text::number(value, n, "a throughput in kB/sec after '='")
 }
 
 #[cfg(test)]

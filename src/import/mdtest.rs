@@ -61,23 +61,7 @@ pub fn parse(input: &str) -> Result<Imported, Bad> {
             }
             // The header and its dashes, then a row per phase until a line that is none.
             i += 2;
-            while i < lines.len() {
-                let n = i + 1;
-                let words: Vec<&str> = lines[i].split_whitespace().collect();
-                let named = words.first().is_some_and(|w| w.starts_with(|c: char| c.is_ascii_uppercase()));
-                if words.len() < 5 || !named || words[0] == "SUMMARY" {
-                    break;
-                }
-                i += 1;
-                let (name, figs) = words.split_at(words.len() - 4);
-                let mut v = [0.0; 4];
-                for (slot, (w, what)) in
-                    v.iter_mut().zip(figs.iter().zip(["a maximum", "a minimum", "a mean", "a standard deviation"]))
-                {
-                    *slot = text::number(w, n, &format!("{what} in ops/s"))?;
-                }
-                rows.push((n, name.join(" "), v));
-            }
+            summary_rows(&lines, &mut i, &mut rows)?;
         }
     }
     if version.is_empty() {
@@ -89,23 +73,7 @@ pub fn parse(input: &str) -> Result<Imported, Bad> {
     if !finished {
         return Err(Bad::at(lines.len().max(1), "mdtest's '-- finished at' line (the file ends early)"));
     }
-    let words = text::words(&command);
-    let flag = |f: &str| words.iter().any(|w| w == f);
-    let value = |f: &str| text::option_value(&words, f).and_then(|v| text::size(&v));
-    let per_task = items.checked_div(tasks).unwrap_or(items);
-    let meta = Meta {
-        items: value("-n").unwrap_or(per_task),
-        // mdtest's -u gives each task its own directory, iosurvey's default.
-        shared: !flag("-u"),
-        tree: Tree {
-            depth: value("-z").unwrap_or(0).min(u32::MAX as u64) as u32,
-            branch: value("-b").unwrap_or(1).min(u32::MAX as u64) as u32,
-            leaves_only: flag("-L"),
-        },
-        write_bytes: value("-w").unwrap_or(0),
-        read_bytes: value("-e").unwrap_or(0),
-        ..Meta::default()
-    };
+    let meta = meta_of(&command, items.checked_div(tasks).unwrap_or(items));
     let mut params = BTreeMap::new();
     let mut phases = Vec::new();
     let mut ops = Vec::new();
@@ -128,6 +96,50 @@ pub fn parse(input: &str) -> Result<Imported, Bad> {
     let source = format!("mdtest {version}");
     let made = Made { source: source.clone(), workload, env, command_line: command, started };
     Ok(Imported { source, runs: vec![super::run(made, phases, params)], ..Imported::default() })
+}
+
+/// The rows of a 'SUMMARY rate' table from line `*i` on (0-based), each its line number,
+/// phase name and max, min, mean and standard deviation; `*i` ends past the last row.
+fn summary_rows(lines: &[&str], i: &mut usize, rows: &mut Vec<(usize, String, [f64; 4])>) -> Result<(), Bad> {
+    while *i < lines.len() {
+        let n = *i + 1;
+        let words: Vec<&str> = lines[*i].split_whitespace().collect();
+        let named = words.first().is_some_and(|w| w.starts_with(|c: char| c.is_ascii_uppercase()));
+        if words.len() < 5 || !named || words[0] == "SUMMARY" {
+            break;
+        }
+        *i += 1;
+        let (name, figs) = words.split_at(words.len() - 4);
+        let mut v = [0.0; 4];
+        for (slot, (w, what)) in
+            v.iter_mut().zip(figs.iter().zip(["a maximum", "a minimum", "a mean", "a standard deviation"]))
+        {
+            *slot = text::number(w, n, &format!("{what} in ops/s"))?;
+        }
+        rows.push((n, name.join(" "), v));
+    }
+    Ok(())
+}
+
+/// The metadata shape mdtest's `command` line asked for, `per_task` items when it does not
+/// say (-n).
+fn meta_of(command: &str, per_task: u64) -> Meta {
+    let words = text::words(command);
+    let flag = |f: &str| words.iter().any(|w| w == f);
+    let value = |f: &str| text::option_value(&words, f).and_then(|v| text::size(&v));
+    Meta {
+        items: value("-n").unwrap_or(per_task),
+        // mdtest's -u gives each task its own directory, iosurvey's default.
+        shared: !flag("-u"),
+        tree: Tree {
+            depth: value("-z").unwrap_or(0).min(u32::MAX as u64) as u32,
+            branch: value("-b").unwrap_or(1).min(u32::MAX as u64) as u32,
+            leaves_only: flag("-L"),
+        },
+        write_bytes: value("-w").unwrap_or(0),
+        read_bytes: value("-e").unwrap_or(0),
+        ..Meta::default()
+    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,8 @@
 //! Heat maps carry their colour scale.
 
 use crate::analysis::{Chart, Heat};
+use plotters::coord::types::RangedCoordf64;
+use plotters::coord::Shift;
 use plotters::element::{DashedPathElement, EmptyElement};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -249,9 +251,29 @@ where
         .map_err(said)
 }
 
-fn plot(c: &Chart) -> Result<String, String> {
-    let entries = legend(c);
-    let height = PLOT_HEIGHT + LEGEND_ROW * entries.len() as u32 + 12;
+/// The chart's drawing area over its data, in the axes' units (logarithms on a log axis).
+type Plot<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// Where a chart's values lie and how its axes map them: each axis's scale, the drawn range
+/// (in the scale's units) and the values' own bounds.
+struct Frame {
+    xscale: Scale,
+    yscale: Scale,
+    /// Bars, or x positions named as categories.
+    categorical: bool,
+    xs: Vec<f64>,
+    x_bounds: (f64, f64),
+    x: (f64, f64),
+    y: (f64, f64),
+    /// The x axis's ticks and their names.
+    ticks: Vec<(f64, String)>,
+    /// Whether the names of the x axis's categories stand upright.
+    upright: bool,
+    /// The height below the plot that the x axis's names take, in px.
+    label_area: u32,
+}
+
+fn frame(c: &Chart) -> Frame {
     let points = || c.series.iter().flat_map(|(_, p)| p.iter().copied());
     let mut xs: Vec<f64> = points().map(|p| p.0).collect();
     xs.extend(c.marks.iter().map(|m| m.1));
@@ -266,40 +288,63 @@ fn plot(c: &Chart) -> Result<String, String> {
     let yscale = if c.bars { Scale::Linear } else { y_scale(&ys) };
     let (xlo, xhi) = bounds(&xs, 1.0);
     let (ylo, yhi) = bounds(&ys, 1.0);
-    let (x0, x1) = match xscale {
+    let x = match xscale {
         Scale::Linear if categorical => (xlo - 0.5, xhi + 0.5),
         // A margin either side, so that a dodged line's first and last points stay inside.
         Scale::Linear if xhi > xlo => (xlo - 0.04 * (xhi - xlo), xhi + 0.04 * (xhi - xlo)),
         Scale::Linear => (xlo - 0.5, xlo + 0.5),
         Scale::Log(_) => (xscale.to(xlo) - 0.15, xscale.to(xhi) + 0.15),
     };
-    let (y0, y1) = match yscale {
+    let y = match yscale {
         Scale::Linear => (0.0, yhi.max(1e-9) * 1.1),
         Scale::Log(_) => (yscale.to(ylo) - 0.1, yscale.to(yhi) + 0.1),
     };
-    let whole = xs.iter().all(|x| x.fract() == 0.0);
-    let x_ticks: Vec<(f64, String)> = if categorical {
+    let mut f = Frame {
+        xscale,
+        yscale,
+        categorical,
+        xs,
+        x_bounds: (xlo, xhi),
+        x,
+        y,
+        ticks: Vec::new(),
+        upright: false,
+        label_area: 52,
+    };
+    f.ticks = x_ticks(c, &f);
+    // Names of categories too wide for their room side by side stand upright, so that
+    // neighbours never overlap; the plot grows by what they need.
+    let room = (WIDTH - PLOT_SIDES) as usize / f.ticks.len().max(1);
+    let widest = f.ticks.iter().map(|t| t.1.chars().count() * CHAR_WIDTH).max().unwrap_or(0);
+    f.upright = categorical && widest + 8 > room;
+    f.label_area = if f.upright { widest as u32 + 40 } else { 52 };
+    f
+}
+
+/// The x axis's ticks and their names: every category, else round values across the range.
+fn x_ticks(c: &Chart, f: &Frame) -> Vec<(f64, String)> {
+    if f.categorical {
         let named = |x: f64| c.ticks.iter().find(|(at, _)| (at - x).abs() < 1e-9).map(|t| t.1.clone());
-        let mut at: Vec<f64> = xs.clone();
+        let mut at: Vec<f64> = f.xs.clone();
         at.extend(c.ticks.iter().map(|t| t.0));
         at.sort_by(f64::total_cmp);
         at.dedup();
-        at.into_iter().map(|x| (x, named(x).unwrap_or_else(|| axis_number(x)))).collect()
-    } else {
-        let (lo, hi) = match xscale {
-            Scale::Log(_) => (xlo, xhi),
-            Scale::Linear => (x0, x1),
-        };
-        ticks(xscale, lo, hi, whole).into_iter().map(|v| (v, axis_number(v))).collect()
+        return at.into_iter().map(|x| (x, named(x).unwrap_or_else(|| axis_number(x)))).collect();
+    }
+    let whole = f.xs.iter().all(|x| x.fract() == 0.0);
+    let (lo, hi) = match f.xscale {
+        Scale::Log(_) => f.x_bounds,
+        Scale::Linear => f.x,
     };
-    // Names of categories too wide for their room side by side stand upright, so that
-    // neighbours never overlap; the plot grows by what they need.
-    let room = (WIDTH - PLOT_SIDES) as usize / x_ticks.len().max(1);
-    let widest = x_ticks.iter().map(|t| t.1.chars().count() * CHAR_WIDTH).max().unwrap_or(0);
-    let upright = categorical && widest + 8 > room;
-    let label_area = if upright { widest as u32 + 40 } else { 52 };
+    ticks(f.xscale, lo, hi, whole).into_iter().map(|v| (v, axis_number(v))).collect()
+}
+
+fn plot(c: &Chart) -> Result<String, String> {
+    let entries = legend(c);
+    let f = frame(c);
+    let label_area = f.label_area;
     let plot_height = PLOT_HEIGHT + label_area - 52;
-    let height = height + label_area - 52;
+    let height = PLOT_HEIGHT + LEGEND_ROW * entries.len() as u32 + 12 + label_area - 52;
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (WIDTH, height)).into_drawing_area();
@@ -311,146 +356,193 @@ fn plot(c: &Chart) -> Result<String, String> {
             .margin_right(24)
             .x_label_area_size(label_area)
             .y_label_area_size(84)
-            .build_cartesian_2d(x0..x1, y0..y1)
+            .build_cartesian_2d(f.x.0..f.x.1, f.y.0..f.y.1)
             .map_err(said)?;
-        // A logarithmic axis says so in its name: a reader takes an axis for linear unless told.
-        let (x_desc, y_desc) = (axis_name(&c.x, xscale), axis_name(&c.y, yscale));
-        chart
-            .configure_mesh()
-            .disable_mesh()
-            .x_labels(0)
-            .y_labels(0)
-            .x_desc(x_desc.as_str())
-            .y_desc(y_desc.as_str())
-            .axis_desc_style(("sans-serif", TYPE))
-            .draw()
-            .map_err(said)?;
-        let grid = RGBColor(0xDD, 0xDD, 0xDD);
-        let label = ("sans-serif", TYPE).into_font();
-        for (v, name) in &x_ticks {
-            let t = xscale.to(*v);
-            let (px, py) = chart.backend_coord(&(t, y0));
-            top.draw(&PathElement::new(vec![(px, py), (px, py + 5)], BLACK)).map_err(said)?;
-            let style = match upright {
-                true => label
-                    .clone()
-                    .transform(FontTransform::Rotate270)
-                    .color(&BLACK)
-                    .pos(Pos::new(HPos::Right, VPos::Center)),
-                false => label.clone().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Top)),
-            };
-            top.draw(&Text::new(name.clone(), (px, py + 8), style)).map_err(said)?;
-        }
-        let (ya, yb) = match yscale {
-            Scale::Log(b) => (b.powf(y0), b.powf(y1)),
-            Scale::Linear => (y0, y1),
-        };
-        for v in ticks(yscale, ya, yb, false) {
-            let t = yscale.to(v);
-            chart.draw_series(std::iter::once(PathElement::new(vec![(x0, t), (x1, t)], grid))).map_err(said)?;
-            let (px, py) = chart.backend_coord(&(x0, t));
-            top.draw(&PathElement::new(vec![(px - 5, py), (px, py)], BLACK)).map_err(said)?;
-            let style = label.clone().color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center));
-            top.draw(&Text::new(axis_number(v), (px - 8, py), style)).map_err(said)?;
-        }
+        axes(&top, &mut chart, c, &f)?;
         let width = 0.8 / c.series.len().max(1) as f64;
         for (k, (_, pts)) in c.series.iter().enumerate() {
-            // Each line is dodged a little sideways, so that the error bars of several lines at
-            // one x stand apart rather than over each other.
-            let shift = dodge(k, c.series.len(), x1 - x0);
-            let at = |p: (f64, f64)| (xscale.to(p.0) + shift, yscale.to(p.1));
-            let colour = PALETTE[k % PALETTE.len()];
-            if c.bars {
-                let left = |x: f64| x - 0.4 + k as f64 * width;
-                chart
-                    .draw_series(
-                        pts.iter()
-                            .map(|&(x, y)| Rectangle::new([(left(x), 0.0), (left(x) + width, y)], colour.filled())),
-                    )
-                    .map_err(said)?;
-                // Each bar's interval, black over the bar's middle.
-                for &(x, lo, hi) in c.errors.get(k).into_iter().flatten() {
-                    let middle = left(x) + width / 2.0;
-                    let ink = BLACK.stroke_width(2);
-                    let (a, b) = ((middle, lo), (middle, hi));
-                    let cap = |y| EmptyElement::at((middle, y)) + PathElement::new(vec![(-6, 0), (6, 0)], ink);
-                    chart.draw_series(std::iter::once(PathElement::new(vec![a, b], ink))).map_err(said)?;
-                    chart.draw_series([cap(lo), cap(hi)]).map_err(said)?;
-                }
-                continue;
-            }
-            let line: Vec<(f64, f64)> = pts.iter().map(|&p| at(p)).collect();
-            let style = colour.stroke_width(2);
-            let (dash, gap) = DASHES[k % DASHES.len()];
-            if dash == 0 {
-                chart.draw_series(LineSeries::new(line.clone(), style)).map_err(said)?;
-            } else {
-                chart.draw_series(DashedLineSeries::new(line.clone(), dash, gap, style)).map_err(said)?;
-            }
-            if let Some(bars) = c.errors.get(k) {
-                for &(x, lo, hi) in bars {
-                    let (a, b) = (at((x, lo)), at((x, hi)));
-                    let cap = |y| EmptyElement::at((a.0, y)) + PathElement::new(vec![(-6, 0), (6, 0)], style);
-                    chart.draw_series(std::iter::once(PathElement::new(vec![a, b], style))).map_err(said)?;
-                    chart.draw_series([cap(a.1), cap(b.1)]).map_err(said)?;
-                }
-            }
-            for p in line {
-                chart.plotting_area().draw(&EmptyElement::at(p)).map_err(said)?;
-                marker(chart.plotting_area(), p, k)?;
+            match c.bars {
+                true => bars(&mut chart, c, k, pts, width)?,
+                false => line(&mut chart, c, &f, k, pts)?,
             }
         }
-        for (r, (_, level)) in c.references.iter().enumerate() {
-            let y = yscale.to(*level);
-            let (dash, gap) = LEVEL_DASHES[r % LEVEL_DASHES.len()];
-            chart
-                .draw_series(DashedLineSeries::new(vec![(x0, y), (x1, y)], dash, gap, BLACK.stroke_width(2)))
-                .map_err(said)?;
-        }
-        for (_, x, y) in &c.published {
-            diamond(chart.plotting_area(), (xscale.to(*x), yscale.to(*y)))?;
-        }
-        for (m, (_, at)) in c.marks.iter().enumerate() {
-            let x = xscale.to(*at);
-            let (dash, gap) = LEVEL_DASHES[(c.references.len() + m) % LEVEL_DASHES.len()];
-            chart
-                .draw_series(DashedLineSeries::new(vec![(x, y0), (x, y1)], dash, gap, BLACK.stroke_width(2)))
-                .map_err(said)?;
-        }
-        for (row, (name, k)) in entries.iter().enumerate() {
-            let y = 8 + row as i32 * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
-            let x = 100;
-            match *k {
-                Entry::Point => diamond(&bottom, (x + 19, y))?,
-                Entry::Series(k) if c.bars => {
-                    let colour = PALETTE[k % PALETTE.len()];
-                    bottom.draw(&Rectangle::new([(x + 8, y - 7), (x + 30, y + 7)], colour.filled())).map_err(said)?;
-                }
-                Entry::Series(k) => {
-                    let style = PALETTE[k % PALETTE.len()].stroke_width(2);
-                    let (dash, gap) = DASHES[k % DASHES.len()];
-                    if dash == 0 {
-                        bottom.draw(&PathElement::new(vec![(x, y), (x + 38, y)], style)).map_err(said)?;
-                    } else {
-                        bottom
-                            .draw(&DashedPathElement::new(vec![(x, y), (x + 38, y)], dash, gap, style))
-                            .map_err(said)?;
-                    }
-                    marker(&bottom, (x + 19, y), k)?;
-                }
-                Entry::Level => {
-                    let (dash, gap) = LEVEL_DASHES[(row - c.series.len()) % LEVEL_DASHES.len()];
-                    bottom
-                        .draw(&DashedPathElement::new(vec![(x, y), (x + 38, y)], dash, gap, BLACK.stroke_width(2)))
-                        .map_err(said)?;
-                }
-            }
-            let style = label.clone().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
-            bottom.draw(&Text::new(name.clone(), (x + 48, y), style)).map_err(said)?;
-        }
+        levels(&mut chart, c, &f)?;
+        draw_legend(&bottom, c, &entries)?;
         root.present().map_err(said)?;
     }
     Ok(out)
+}
+
+/// The axes' names, ticks and tick labels, and the grid's levels across the plot.
+fn axes<DB: DrawingBackend>(
+    top: &DrawingArea<DB, Shift>,
+    chart: &mut Plot<DB>,
+    c: &Chart,
+    f: &Frame,
+) -> Result<(), String> {
+    let ((x0, x1), (y0, y1)) = (f.x, f.y);
+    // A logarithmic axis says so in its name: a reader takes an axis for linear unless told.
+    let (x_desc, y_desc) = (axis_name(&c.x, f.xscale), axis_name(&c.y, f.yscale));
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_labels(0)
+        .y_labels(0)
+        .x_desc(x_desc.as_str())
+        .y_desc(y_desc.as_str())
+        .axis_desc_style(("sans-serif", TYPE))
+        .draw()
+        .map_err(said)?;
+    let grid = RGBColor(0xDD, 0xDD, 0xDD);
+    let label = ("sans-serif", TYPE).into_font();
+    for (v, name) in &f.ticks {
+        let t = f.xscale.to(*v);
+        let (px, py) = chart.backend_coord(&(t, y0));
+        top.draw(&PathElement::new(vec![(px, py), (px, py + 5)], BLACK)).map_err(said)?;
+        let style = match f.upright {
+            true => {
+                label.clone().transform(FontTransform::Rotate270).color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center))
+            }
+            false => label.clone().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Top)),
+        };
+        top.draw(&Text::new(name.clone(), (px, py + 8), style)).map_err(said)?;
+    }
+    let (ya, yb) = match f.yscale {
+        Scale::Log(b) => (b.powf(y0), b.powf(y1)),
+        Scale::Linear => (y0, y1),
+    };
+    for v in ticks(f.yscale, ya, yb, false) {
+        let t = f.yscale.to(v);
+        chart.draw_series(std::iter::once(PathElement::new(vec![(x0, t), (x1, t)], grid))).map_err(said)?;
+        let (px, py) = chart.backend_coord(&(x0, t));
+        top.draw(&PathElement::new(vec![(px - 5, py), (px, py)], BLACK)).map_err(said)?;
+        let style = label.clone().color(&BLACK).pos(Pos::new(HPos::Right, VPos::Center));
+        top.draw(&Text::new(axis_number(v), (px - 8, py), style)).map_err(said)?;
+    }
+    Ok(())
+}
+
+/// Series `k` as bars `width` wide beside the other series' at each x, with their intervals.
+fn bars<DB: DrawingBackend>(
+    chart: &mut Plot<DB>,
+    c: &Chart,
+    k: usize,
+    pts: &[(f64, f64)],
+    width: f64,
+) -> Result<(), String> {
+    let colour = PALETTE[k % PALETTE.len()];
+    let left = |x: f64| x - 0.4 + k as f64 * width;
+    chart
+        .draw_series(pts.iter().map(|&(x, y)| Rectangle::new([(left(x), 0.0), (left(x) + width, y)], colour.filled())))
+        .map_err(said)?;
+    // Each bar's interval, black over the bar's middle.
+    for &(x, lo, hi) in c.errors.get(k).into_iter().flatten() {
+        let middle = left(x) + width / 2.0;
+        let ink = BLACK.stroke_width(2);
+        let (a, b) = ((middle, lo), (middle, hi));
+        let cap = |y| EmptyElement::at((middle, y)) + PathElement::new(vec![(-6, 0), (6, 0)], ink);
+        chart.draw_series(std::iter::once(PathElement::new(vec![a, b], ink))).map_err(said)?;
+        chart.draw_series([cap(lo), cap(hi)]).map_err(said)?;
+    }
+    Ok(())
+}
+
+/// Series `k` as a line of its colour, dash and marker, with its error bars.
+fn line<DB: DrawingBackend>(
+    chart: &mut Plot<DB>,
+    c: &Chart,
+    f: &Frame,
+    k: usize,
+    pts: &[(f64, f64)],
+) -> Result<(), String> {
+    // Each line is dodged a little sideways, so that the error bars of several lines at
+    // one x stand apart rather than over each other.
+    let shift = dodge(k, c.series.len(), f.x.1 - f.x.0);
+    let at = |p: (f64, f64)| (f.xscale.to(p.0) + shift, f.yscale.to(p.1));
+    let colour = PALETTE[k % PALETTE.len()];
+    let line: Vec<(f64, f64)> = pts.iter().map(|&p| at(p)).collect();
+    let style = colour.stroke_width(2);
+    let (dash, gap) = DASHES[k % DASHES.len()];
+    if dash == 0 {
+        chart.draw_series(LineSeries::new(line.clone(), style)).map_err(said)?;
+    } else {
+        chart.draw_series(DashedLineSeries::new(line.clone(), dash, gap, style)).map_err(said)?;
+    }
+    if let Some(bars) = c.errors.get(k) {
+        for &(x, lo, hi) in bars {
+            let (a, b) = (at((x, lo)), at((x, hi)));
+            let cap = |y| EmptyElement::at((a.0, y)) + PathElement::new(vec![(-6, 0), (6, 0)], style);
+            chart.draw_series(std::iter::once(PathElement::new(vec![a, b], style))).map_err(said)?;
+            chart.draw_series([cap(a.1), cap(b.1)]).map_err(said)?;
+        }
+    }
+    for p in line {
+        chart.plotting_area().draw(&EmptyElement::at(p)).map_err(said)?;
+        marker(chart.plotting_area(), p, k)?;
+    }
+    Ok(())
+}
+
+/// The published levels across the plot, the published points, and the marks up it.
+fn levels<DB: DrawingBackend>(chart: &mut Plot<DB>, c: &Chart, f: &Frame) -> Result<(), String> {
+    let ((x0, x1), (y0, y1)) = (f.x, f.y);
+    for (r, (_, level)) in c.references.iter().enumerate() {
+        let y = f.yscale.to(*level);
+        let (dash, gap) = LEVEL_DASHES[r % LEVEL_DASHES.len()];
+        chart
+            .draw_series(DashedLineSeries::new(vec![(x0, y), (x1, y)], dash, gap, BLACK.stroke_width(2)))
+            .map_err(said)?;
+    }
+    for (_, x, y) in &c.published {
+        diamond(chart.plotting_area(), (f.xscale.to(*x), f.yscale.to(*y)))?;
+    }
+    for (m, (_, at)) in c.marks.iter().enumerate() {
+        let x = f.xscale.to(*at);
+        let (dash, gap) = LEVEL_DASHES[(c.references.len() + m) % LEVEL_DASHES.len()];
+        chart
+            .draw_series(DashedLineSeries::new(vec![(x, y0), (x, y1)], dash, gap, BLACK.stroke_width(2)))
+            .map_err(said)?;
+    }
+    Ok(())
+}
+
+/// The legend below the plot: a row per entry, its sample drawn as the plot draws it.
+fn draw_legend<DB: DrawingBackend>(
+    bottom: &DrawingArea<DB, Shift>,
+    c: &Chart,
+    entries: &[(String, Entry)],
+) -> Result<(), String> {
+    let label = ("sans-serif", TYPE).into_font();
+    for (row, (name, k)) in entries.iter().enumerate() {
+        let y = 8 + row as i32 * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
+        let x = 100;
+        match *k {
+            Entry::Point => diamond(bottom, (x + 19, y))?,
+            Entry::Series(k) if c.bars => {
+                let colour = PALETTE[k % PALETTE.len()];
+                bottom.draw(&Rectangle::new([(x + 8, y - 7), (x + 30, y + 7)], colour.filled())).map_err(said)?;
+            }
+            Entry::Series(k) => {
+                let style = PALETTE[k % PALETTE.len()].stroke_width(2);
+                let (dash, gap) = DASHES[k % DASHES.len()];
+                if dash == 0 {
+                    bottom.draw(&PathElement::new(vec![(x, y), (x + 38, y)], style)).map_err(said)?;
+                } else {
+                    bottom.draw(&DashedPathElement::new(vec![(x, y), (x + 38, y)], dash, gap, style)).map_err(said)?;
+                }
+                marker(bottom, (x + 19, y), k)?;
+            }
+            Entry::Level => {
+                let (dash, gap) = LEVEL_DASHES[(row - c.series.len()) % LEVEL_DASHES.len()];
+                bottom
+                    .draw(&DashedPathElement::new(vec![(x, y), (x + 38, y)], dash, gap, BLACK.stroke_width(2)))
+                    .map_err(said)?;
+            }
+        }
+        let style = label.clone().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
+        bottom.draw(&Text::new(name.clone(), (x + 48, y), style)).map_err(said)?;
+    }
+    Ok(())
 }
 
 /// An axis's name, with its scale when that is logarithmic.
@@ -570,36 +662,40 @@ fn heat(title: &str, rows_name: &str, columns_name: &str, h: &Heat) -> String {
         let x = LEFT + (j + 1) * W;
         let _ = writeln!(s, "<line class=\"cliff\" x1=\"{x}\" y1=\"{TOP}\" x2=\"{x}\" y2=\"{bottom}\" stroke=\"red\" stroke-width=\"3\"/>");
     }
-    // The colour scale: a strip from the highest (top) to the lowest, with five values.
     if hi > 0.0 {
-        let (x, steps) = (right + 24, 20usize);
-        let strip = grid_h.max(H * 5);
-        for k in 0..steps {
-            let t = 1.0 - k as f64 / (steps - 1) as f64;
-            let y = TOP + k * strip / steps;
-            let _ = writeln!(
-                s,
-                "<rect class=\"scale\" x=\"{x}\" y=\"{y}\" width=\"18\" height=\"{}\" fill=\"{}\"/>",
-                strip / steps + 1,
-                shade(t)
-            );
-        }
-        for k in 0..5 {
-            let t = 1.0 - k as f64 / 4.0;
-            let value = if hi > lo { lo * (hi / lo).powf(t) } else { hi };
-            let y = TOP + k * (strip - 1) / 4;
-            let _ = writeln!(
-                s,
-                "<text x=\"{}\" y=\"{}\" dominant-baseline=\"middle\">{}</text>",
-                x + 24,
-                y,
-                axis_number(value.round())
-            );
-        }
-        let _ = writeln!(s, "<text x=\"{x}\" y=\"{}\">log scale</text>", TOP - 22);
+        colour_scale(&mut s, right + 24, TOP, grid_h.max(H * 5), (lo, hi));
     }
     s.push_str("</svg>");
     s
+}
+
+/// A heat map's colour scale at `x`, from `top` down `strip` px: a strip from the highest
+/// (top) to the lowest, with five values.
+fn colour_scale(s: &mut String, x: usize, top: usize, strip: usize, (lo, hi): (f64, f64)) {
+    let steps = 20usize;
+    for k in 0..steps {
+        let t = 1.0 - k as f64 / (steps - 1) as f64;
+        let y = top + k * strip / steps;
+        let _ = writeln!(
+            s,
+            "<rect class=\"scale\" x=\"{x}\" y=\"{y}\" width=\"18\" height=\"{}\" fill=\"{}\"/>",
+            strip / steps + 1,
+            shade(t)
+        );
+    }
+    for k in 0..5 {
+        let t = 1.0 - k as f64 / 4.0;
+        let value = if hi > lo { lo * (hi / lo).powf(t) } else { hi };
+        let y = top + k * (strip - 1) / 4;
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"{}\" dominant-baseline=\"middle\">{}</text>",
+            x + 24,
+            y,
+            axis_number(value.round())
+        );
+    }
+    let _ = writeln!(s, "<text x=\"{x}\" y=\"{}\">log scale</text>", top - 22);
 }
 
 /// The colour of share `t` (0 the lowest, 1 the highest): dark blue through teal to yellow,

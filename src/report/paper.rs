@@ -188,125 +188,159 @@ fn rehearsal_said(n: u64) -> String {
     )
 }
 
+/// The sections as they are laid out: their blocks and the contents' entries, the figures and
+/// tables numbered so far, the findings the summary gathers (each with its link), and the
+/// notes already said.
+#[derive(Default)]
+struct Body {
+    blocks: Vec<Block>,
+    contents: Vec<(u8, String, String)>,
+    figures: usize,
+    tables: usize,
+    summary: Vec<(Finding, String)>,
+    said_notes: Vec<String>,
+}
+
 impl Paper {
     /// The document in reading order.
     pub fn blocks(&self) -> Vec<Block> {
-        let (facts, method) = study::about(&self.runs);
-        let mut body = Vec::new();
-        let (mut figures, mut tables) = (0, 0);
-        let mut summary: Vec<(Finding, String)> = Vec::new();
-        let mut said_notes: Vec<String> = Vec::new();
-        let mut contents = vec![(2, "Summary".to_string(), "summary".to_string())];
+        let mut b = Body { contents: vec![(2, "Summary".to_string(), "summary".to_string())], ..Body::default() };
         for (k, s) in self.studies.iter().enumerate() {
-            let anchor = format!("study-{}", k + 1);
-            let title = format!("{}. {}", k + 1, s.title);
-            contents.push((2, title.clone(), anchor.clone()));
-            body.push(Block::Heading(2, title, anchor.clone()));
-            body.extend(s.report.heading.iter().map(|l| Block::Text(l.clone())));
-            let first_figure = figures + 1;
-            // A caveat is said once under the section's findings; each finding and figure it
-            // touches carries its mark.
-            let (study_findings, marks) = caveated(&s.report.findings);
-            let marked: String = marks.iter().map(|m| format!(" {}", m.0)).collect();
-            for c in &s.report.charts {
-                figures += 1;
-                let caption = format!("{}{marked}", self.caption(c, &s.runs));
-                body.push(Block::Figure(figures, Box::new(c.clone()), caption));
+            self.study_section(&mut b, k, s);
+        }
+        self.across_section(&mut b);
+        self.appendix(&mut b);
+        let summary = ranked(std::mem::take(&mut b.summary), SUMMARY);
+        let mut out = self.title_block(std::mem::take(&mut b.contents));
+        self.summary_section(&mut out, &mut b.blocks, summary);
+        out.extend(b.blocks);
+        out.push(Block::Text(format!("Made by iosurvey {} from {}.", env!("CARGO_PKG_VERSION"), self.source)));
+        out
+    }
+
+    /// Study `k`'s section: its heading, figures, tables, findings, caveats and footer.
+    fn study_section(&self, b: &mut Body, k: usize, s: &Study) {
+        let anchor = format!("study-{}", k + 1);
+        let title = format!("{}. {}", k + 1, s.title);
+        b.contents.push((2, title.clone(), anchor.clone()));
+        b.blocks.push(Block::Heading(2, title, anchor.clone()));
+        b.blocks.extend(s.report.heading.iter().map(|l| Block::Text(l.clone())));
+        let first_figure = b.figures + 1;
+        // A caveat is said once under the section's findings; each finding and figure it
+        // touches carries its mark.
+        let (study_findings, marks) = caveated(&s.report.findings);
+        let marked: String = marks.iter().map(|m| format!(" {}", m.0)).collect();
+        for c in &s.report.charts {
+            b.figures += 1;
+            let caption = format!("{}{marked}", self.caption(c, &s.runs));
+            b.blocks.push(Block::Figure(b.figures, Box::new(c.clone()), caption));
+        }
+        let said = if s.runs.is_empty() { String::new() } else { format!(" (runs {})", spans(&s.runs)) };
+        for t in s.report.tables.iter().filter(|t| !in_summary(t)) {
+            b.tables += 1;
+            // A note is said under the first table it explains, not under every one.
+            let mut t = t.clone();
+            t.notes.retain(|n| !b.said_notes.contains(n));
+            b.said_notes.extend(t.notes.iter().cloned());
+            let t = &t;
+            b.blocks.push(Block::Table(b.tables, t.clone(), format!("{}{said}", t.title)));
+        }
+        // A finding links to the figure of its op ("f800 read peaks ..." to the chart of read),
+        // else to the study's first figure, or to the study when it has none.
+        let link = |f: &Finding| {
+            let words: Vec<&str> = f.text.split_whitespace().take(3).collect();
+            let of_op = s.report.charts.iter().position(|c| words.iter().any(|w| c.title.contains(&format!(": {w} "))));
+            match (of_op, s.report.charts.is_empty()) {
+                (_, true) => anchor.clone(),
+                (Some(k), _) => format!("figure-{}", first_figure + k),
+                (None, _) => format!("figure-{first_figure}"),
             }
-            let said = if s.runs.is_empty() { String::new() } else { format!(" (runs {})", spans(&s.runs)) };
-            for t in s.report.tables.iter().filter(|t| !in_summary(t)) {
-                tables += 1;
-                // A note is said under the first table it explains, not under every one.
-                let mut t = t.clone();
-                t.notes.retain(|n| !said_notes.contains(n));
-                said_notes.extend(t.notes.iter().cloned());
-                let t = &t;
-                body.push(Block::Table(tables, t.clone(), format!("{}{said}", t.title)));
-            }
-            // A finding links to the figure of its op ("f800 read peaks ..." to the chart of read),
-            // else to the study's first figure, or to the study when it has none.
-            let link = |f: &Finding| {
-                let words: Vec<&str> = f.text.split_whitespace().take(3).collect();
-                let of_op =
-                    s.report.charts.iter().position(|c| words.iter().any(|w| c.title.contains(&format!(": {w} "))));
-                match (of_op, s.report.charts.is_empty()) {
-                    (_, true) => anchor.clone(),
-                    (Some(k), _) => format!("figure-{}", first_figure + k),
-                    (None, _) => format!("figure-{first_figure}"),
-                }
-            };
-            // A study of no run (a matrix) cites no run: the ids its findings carry are not ids
-            // that `ls` shows.
-            let cited = |f: &Finding| Finding {
-                runs: if s.runs.is_empty() { Vec::new() } else { f.runs.clone() },
-                ..f.clone()
-            };
-            let (brief, kept): (Vec<Finding>, Vec<Finding>) =
-                study_findings.into_iter().partition(|f| f.too_short.is_some());
-            let brief: Vec<guard::TooShort> = brief.into_iter().filter_map(|f| f.too_short).collect();
-            let found: Vec<(Finding, String)> = kept.iter().map(|f| (cited(f), link(f))).collect();
-            let name = s.title.split(':').next().unwrap_or(&s.title).to_string();
-            summary.extend(
-                found.iter().map(|(f, l)| (Finding { text: format!("{name}: {}", f.text), ..f.clone() }, l.clone())),
-            );
-            if !found.is_empty() {
-                body.push(Block::Findings(found));
-            }
-            if let Some(line) = too_short_said(&brief) {
-                body.push(Block::Text(line));
-            }
-            for (mark, caveat) in &marks {
-                body.push(Block::Text(format!("{mark} {name}: {caveat}.")));
-            }
-            // A footer (the `*` of possibly cached cells, a matrix's timing) means the same in
-            // every section it would close: said where it first applies, as a table's note is.
-            for line in &s.report.footer {
-                if !said_notes.contains(line) {
-                    said_notes.push(line.clone());
-                    body.push(Block::Text(line.clone()));
-                }
+        };
+        // A study of no run (a matrix) cites no run: the ids its findings carry are not ids
+        // that `ls` shows.
+        let cited =
+            |f: &Finding| Finding { runs: if s.runs.is_empty() { Vec::new() } else { f.runs.clone() }, ..f.clone() };
+        let (brief, kept): (Vec<Finding>, Vec<Finding>) =
+            study_findings.into_iter().partition(|f| f.too_short.is_some());
+        let brief: Vec<guard::TooShort> = brief.into_iter().filter_map(|f| f.too_short).collect();
+        let found: Vec<(Finding, String)> = kept.iter().map(|f| (cited(f), link(f))).collect();
+        let name = s.title.split(':').next().unwrap_or(&s.title).to_string();
+        b.summary.extend(
+            found.iter().map(|(f, l)| (Finding { text: format!("{name}: {}", f.text), ..f.clone() }, l.clone())),
+        );
+        if !found.is_empty() {
+            b.blocks.push(Block::Findings(found));
+        }
+        if let Some(line) = too_short_said(&brief) {
+            b.blocks.push(Block::Text(line));
+        }
+        for (mark, caveat) in &marks {
+            b.blocks.push(Block::Text(format!("{mark} {name}: {caveat}.")));
+        }
+        // A footer (the `*` of possibly cached cells, a matrix's timing) means the same in
+        // every section it would close: said where it first applies, as a table's note is.
+        for line in &s.report.footer {
+            if !b.said_notes.contains(line) {
+                b.said_notes.push(line.clone());
+                b.blocks.push(Block::Text(line.clone()));
             }
         }
+    }
+
+    /// What is found across the studies, when anything is: its tables and findings.
+    fn across_section(&self, b: &mut Body) {
         // A table with no rows says nothing: it is left out.
         let across: Vec<&crate::analysis::Table> = self.across.tables.iter().filter(|t| !t.rows.is_empty()).collect();
-        if !across.is_empty() || !self.across.findings.is_empty() {
-            let anchor = "across".to_string();
-            contents.push((2, "Across the studies".into(), anchor.clone()));
-            body.push(Block::Heading(2, "Across the studies".into(), anchor.clone()));
-            for t in across {
-                tables += 1;
-                body.push(Block::Table(tables, t.clone(), format!("{} (from the runs of the studies above)", t.title)));
-            }
-            let (across_findings, marks) = caveated(&self.across.findings);
-            let found: Vec<(Finding, String)> = across_findings.iter().map(|f| (f.clone(), anchor.clone())).collect();
-            // Systems set against each other lead the summary: they are what an evaluation is for.
-            summary.splice(0..0, found.iter().cloned());
-            if !found.is_empty() {
-                body.push(Block::Findings(found));
-            }
-            for (mark, caveat) in &marks {
-                body.push(Block::Text(format!("{mark} Across the studies: {caveat}.")));
-            }
+        if across.is_empty() && self.across.findings.is_empty() {
+            return;
         }
-        contents.push((2, "Appendix".into(), "appendix".into()));
-        body.push(Block::Heading(2, "Appendix".into(), "appendix".into()));
+        let anchor = "across".to_string();
+        b.contents.push((2, "Across the studies".into(), anchor.clone()));
+        b.blocks.push(Block::Heading(2, "Across the studies".into(), anchor.clone()));
+        for t in across {
+            b.tables += 1;
+            b.blocks.push(Block::Table(
+                b.tables,
+                t.clone(),
+                format!("{} (from the runs of the studies above)", t.title),
+            ));
+        }
+        let (across_findings, marks) = caveated(&self.across.findings);
+        let found: Vec<(Finding, String)> = across_findings.iter().map(|f| (f.clone(), anchor.clone())).collect();
+        // Systems set against each other lead the summary: they are what an evaluation is for.
+        b.summary.splice(0..0, found.iter().cloned());
+        if !found.is_empty() {
+            b.blocks.push(Block::Findings(found));
+        }
+        for (mark, caveat) in &marks {
+            b.blocks.push(Block::Text(format!("{mark} Across the studies: {caveat}.")));
+        }
+    }
+
+    /// The appendix: the runs, their settings and their environments.
+    fn appendix(&self, b: &mut Body) {
+        b.contents.push((2, "Appendix".into(), "appendix".into()));
+        b.blocks.push(Block::Heading(2, "Appendix".into(), "appendix".into()));
         let listed: Vec<RunRecord> =
             self.runs.iter().filter(|r| r.id.is_none_or(|id| !self.in_matrices.contains(&id))).cloned().collect();
         for t in [study::runs_table(&listed), study::settings_table(&listed), study::environment_table(&listed)]
             .into_iter()
             .filter(|t| !t.rows.is_empty())
         {
-            tables += 1;
+            b.tables += 1;
             let caption =
                 format!("{} (runs {})", t.title, spans(&listed.iter().filter_map(|r| r.id).collect::<Vec<_>>()));
-            body.push(Block::Table(tables, t, caption));
+            b.blocks.push(Block::Table(b.tables, t, caption));
         }
-        let summary = ranked(summary, SUMMARY);
+    }
+
+    /// The title, the facts, the method and the contents.
+    fn title_block(&self, contents: Vec<(u8, String, String)>) -> Vec<Block> {
+        let (mut facts, method) = study::about(&self.runs);
         let title = match &self.title {
             Some(name) => name.clone(),
             None => format!("Storage evaluation: {}", self.targets()),
         };
-        let mut facts = facts;
         if let Some(n) = self.rehearsal {
             facts.insert(0, ("scale".into(), rehearsal_said(n)));
         }
@@ -317,6 +351,12 @@ impl Paper {
         ];
         out.extend(method.into_iter().map(Block::Text));
         out.push(Block::Contents(contents));
+        out
+    }
+
+    /// The summary after `out`: the peaks' tables (numbered ahead of the studies' tables in
+    /// `body`), each study's headline, then the `summary` findings with their caveats.
+    fn summary_section(&self, out: &mut Vec<Block>, body: &mut [Block], summary: Vec<(Finding, String)>) {
         out.push(Block::Heading(2, "Summary".into(), "summary".into()));
         let ids = spans(&self.runs.iter().filter_map(|r| r.id).collect::<Vec<_>>());
         let mut first: Vec<(Table, String)> = Vec::new();
@@ -355,9 +395,6 @@ impl Paper {
         for (mark, caveat) in &marks {
             out.push(Block::Text(format!("{mark} {caveat}.")));
         }
-        out.extend(body);
-        out.push(Block::Text(format!("Made by iosurvey {} from {}.", env!("CARGO_PKG_VERSION"), self.source)));
-        out
     }
 
     /// The labels (or targets) the runs measured, for the title.

@@ -8,7 +8,7 @@ use crate::measure::{aggregate, Series, TaskTiming};
 use crate::record::{PhaseRecord, RunRecord, Status, VerifySummary};
 use crate::spec::Op;
 use rusqlite::types::Type;
-use rusqlite::{Connection, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension, Row};
 
 /// Reads a run of a v4 store back from its rows (figures recomputed from the tasks, as v4
 /// did); `None` when there is no such run.
@@ -21,23 +21,7 @@ pub(super) fn load(conn: &Connection, id: i64) -> rusqlite::Result<Option<RunRec
                     reorder_crosses_nodes FROM runs WHERE id = ?1",
             [id],
             |r| {
-                let text = |i| r.get::<_, Option<String>>(i).map(Option::unwrap_or_default);
-                let env = Environment {
-                    host: text(8)?,
-                    kernel: text(9)?,
-                    cpu_model: text(10)?,
-                    cpu_count: r.get::<_, Option<i64>>(11)?.unwrap_or(0) as usize,
-                    ram_bytes: r.get::<_, Option<i64>>(12)?.unwrap_or(0) as u64,
-                    target: text(13)?,
-                    fs_type: text(14)?,
-                    mount_source: text(15)?,
-                    mount_point: text(16)?,
-                    mount_options: text(17)?,
-                    block_device: r.get(18)?,
-                    tool_version: text(19)?,
-                    devices: Vec::new(),
-                    targets: Vec::new(),
-                };
+                let env = environment(r)?;
                 let team = (r.get::<_, Option<i64>>(20)?, r.get::<_, i64>(21)? as u64, r.get::<_, bool>(22)?);
                 Ok((
                     team,
@@ -102,6 +86,44 @@ pub(super) fn load(conn: &Connection, id: i64) -> rusqlite::Result<Option<RunRec
     }))
 }
 
+/// A v4 run's environment, from columns 8 to 19 of its row.
+fn environment(r: &Row) -> rusqlite::Result<Environment> {
+    let text = |i| r.get::<_, Option<String>>(i).map(Option::unwrap_or_default);
+    Ok(Environment {
+        host: text(8)?,
+        kernel: text(9)?,
+        cpu_model: text(10)?,
+        cpu_count: r.get::<_, Option<i64>>(11)?.unwrap_or(0) as usize,
+        ram_bytes: r.get::<_, Option<i64>>(12)?.unwrap_or(0) as u64,
+        target: text(13)?,
+        fs_type: text(14)?,
+        mount_source: text(15)?,
+        mount_point: text(16)?,
+        mount_options: text(17)?,
+        block_device: r.get(18)?,
+        tool_version: text(19)?,
+        devices: Vec::new(),
+        targets: Vec::new(),
+    })
+}
+
+/// A task's timing, from its row of v4's tasks table.
+fn task(r: &Row) -> rusqlite::Result<TaskTiming> {
+    let n = |i| r.get::<_, i64>(i).map(|v| v as u64);
+    Ok(TaskTiming {
+        task: r.get(0)?,
+        node: r.get(1)?,
+        bytes: n(2)?,
+        ops: n(3)?,
+        open_start: n(4)?,
+        xfer_start: n(5)?,
+        xfer_end: n(6)?,
+        sync_end: n(7)?,
+        close_end: n(8)?,
+        bytes_at_first_finish: n(9)?,
+    })
+}
+
 fn load_hosts(conn: &Connection, run_id: i64) -> rusqlite::Result<Vec<String>> {
     let mut stmt = conn.prepare("SELECT host FROM nodes WHERE run_id = ?1 ORDER BY node")?;
     let hosts = stmt.query_map([run_id], |r| r.get(0)).and_then(|h| h.collect())?;
@@ -155,23 +177,7 @@ fn load_phases(conn: &Connection, run_id: i64) -> rusqlite::Result<Vec<PhaseReco
             let rows: Vec<(i64, i64)> =
                 series_stmt.query_map([phase_id], |r| Ok((r.get(0)?, r.get(1)?))).and_then(|t| t.collect())?;
             (series.bytes, series.ops) = rows.into_iter().map(|(b, o)| (b as u64, o as u64)).unzip();
-            let tasks: Vec<TaskTiming> = tasks_stmt
-                .query_map([phase_id], |r| {
-                    let n = |i| r.get::<_, i64>(i).map(|v| v as u64);
-                    Ok(TaskTiming {
-                        task: r.get(0)?,
-                        node: r.get(1)?,
-                        bytes: n(2)?,
-                        ops: n(3)?,
-                        open_start: n(4)?,
-                        xfer_start: n(5)?,
-                        xfer_end: n(6)?,
-                        sync_end: n(7)?,
-                        close_end: n(8)?,
-                        bytes_at_first_finish: n(9)?,
-                    })
-                })
-                .and_then(|t| t.collect())?;
+            let tasks: Vec<TaskTiming> = tasks_stmt.query_map([phase_id], task).and_then(|t| t.collect())?;
             let op = match op.as_str() {
                 "write" => Op::Write,
                 "read" => Op::Read,

@@ -661,51 +661,7 @@ impl Merging<'_> {
                 self.done.already += 1;
                 Placed { row, number, added: false }
             }
-            None => {
-                let taken: bool = self
-                    .tx
-                    .query_row(
-                        "SELECT EXISTS (SELECT 1 FROM groups WHERE letter = ?1 AND number = ?2)",
-                        params![g.letter, g.number],
-                        |r| r.get(0),
-                    )
-                    .map_err(|e| self.at_into(e))?;
-                // Past the input's own numbers too, as ids are (`free_id`).
-                let highest = self.highest_number.get(&g.letter).copied().unwrap_or(0);
-                let number = match taken {
-                    true => self
-                        .tx
-                        .query_row(
-                            "SELECT MAX(MAX(number), ?2) + 1 FROM groups WHERE letter = ?1",
-                            params![g.letter, highest],
-                            |r| r.get(0),
-                        )
-                        .map_err(|e| self.at_into(e))?,
-                    false => g.number,
-                };
-                self.tx
-                    .execute(
-                        "INSERT INTO groups (kind, letter, number, parent, command_line, started, state, spec_json,
-                            name, label, key, uid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                        params![
-                            g.kind,
-                            g.letter,
-                            number,
-                            parent,
-                            g.command_line,
-                            g.started,
-                            g.state,
-                            g.spec,
-                            g.point[0],
-                            g.point[1],
-                            g.point[2],
-                            g.uid
-                        ],
-                    )
-                    .map_err(|e| self.at_into(e))?;
-                self.done.groups += 1;
-                Placed { row: self.tx.last_insert_rowid(), number, added: true }
-            }
+            None => self.add_group(g, parent)?,
         };
         if placed.number != g.number {
             self.done.renamed.push((format!("{}{}", g.letter, g.number), format!("{}{}", g.letter, placed.number)));
@@ -716,6 +672,54 @@ impl Merging<'_> {
         self.numbers.insert((g.letter.clone(), g.number), placed.number);
         self.groups.insert(g.id, placed);
         Ok(())
+    }
+
+    /// Adds group `g` under `parent` (a row), as its own number when that is free, else as the
+    /// next of its letter past both stores' numbers.
+    fn add_group(&mut self, g: &GroupIn, parent: Option<i64>) -> Result<Placed, StoreError> {
+        let taken: bool = self
+            .tx
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM groups WHERE letter = ?1 AND number = ?2)",
+                params![g.letter, g.number],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.at_into(e))?;
+        // Past the input's own numbers too, as ids are (`free_id`).
+        let highest = self.highest_number.get(&g.letter).copied().unwrap_or(0);
+        let number = match taken {
+            true => self
+                .tx
+                .query_row(
+                    "SELECT MAX(MAX(number), ?2) + 1 FROM groups WHERE letter = ?1",
+                    params![g.letter, highest],
+                    |r| r.get(0),
+                )
+                .map_err(|e| self.at_into(e))?,
+            false => g.number,
+        };
+        self.tx
+            .execute(
+                "INSERT INTO groups (kind, letter, number, parent, command_line, started, state, spec_json,
+                    name, label, key, uid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                params![
+                    g.kind,
+                    g.letter,
+                    number,
+                    parent,
+                    g.command_line,
+                    g.started,
+                    g.state,
+                    g.spec,
+                    g.point[0],
+                    g.point[1],
+                    g.point[2],
+                    g.uid
+                ],
+            )
+            .map_err(|e| self.at_into(e))?;
+        self.done.groups += 1;
+        Ok(Placed { row: self.tx.last_insert_rowid(), number, added: true })
     }
 
     /// Once the runs are placed: each group's state and spec (a matrix's names its cells'

@@ -109,68 +109,76 @@ pub fn text(s: &Settings, runs: &[(&Test, &RunRecord)]) -> String {
     let _ = writeln!(out, "Command line        : {}", s.command_line);
     let _ = writeln!(out, "Machine             : Linux {}", runs.first().map_or("", |(_, r)| r.env.host.as_str()));
     for (id, (test, r)) in runs.iter().enumerate() {
-        let d = data_of(r);
-        let _ = writeln!(out, "TestID              : {id}");
-        let _ = writeln!(out, "StartTime           : {}", ctime(r.started));
-        let _ = writeln!(out, "Path                : {}", r.env.target);
-        let _ = writeln!(out, "\nOptions: ");
-        let shared = d.access == Access::Shared;
-        let lines: [(&str, String); 13] = [
-            ("api", "POSIX".into()),
-            ("test filename", test.test_file.clone()),
-            ("access", if shared { "single-shared-file" } else { "file-per-process" }.into()),
-            ("type", "independent".into()),
-            ("segments", d.segments.to_string()),
-            (
-                "ordering in a file",
-                if d.pattern == crate::spec::Pattern::Sequential { "sequential" } else { "random" }.into(),
-            ),
-            ("ordering inter file", if d.reorder { "constant task offset" } else { "no tasks offsets" }.into()),
-            ("nodes", r.hosts.len().max(1).to_string()),
-            ("tasks", r.workload.tasks.to_string()),
-            ("clients per node", per_node(r).to_string()),
-            ("repetitions", r.workload.iterations.to_string()),
-            ("xfersize", crate::units::format_size(d.transfer)),
-            ("blocksize", crate::units::format_size(d.block)),
-        ];
-        for (k, v) in lines {
-            let _ = writeln!(out, "{k:<20}: {v}");
+        test_text(&mut out, id, test, r);
+    }
+    summary_text(&mut out, runs);
+    let _ = writeln!(out, "Finished            : {}", ctime(runs.last().map_or(0, |(_, r)| finished(r))));
+    out
+}
+
+/// A test's part of IOR's text: its options, a row per phase, its best figures.
+fn test_text(out: &mut String, id: usize, test: &Test, r: &RunRecord) {
+    let d = data_of(r);
+    let _ = writeln!(out, "TestID              : {id}");
+    let _ = writeln!(out, "StartTime           : {}", ctime(r.started));
+    let _ = writeln!(out, "Path                : {}", r.env.target);
+    let _ = writeln!(out, "\nOptions: ");
+    let shared = d.access == Access::Shared;
+    let lines: [(&str, String); 13] = [
+        ("api", "POSIX".into()),
+        ("test filename", test.test_file.clone()),
+        ("access", if shared { "single-shared-file" } else { "file-per-process" }.into()),
+        ("type", "independent".into()),
+        ("segments", d.segments.to_string()),
+        (
+            "ordering in a file",
+            if d.pattern == crate::spec::Pattern::Sequential { "sequential" } else { "random" }.into(),
+        ),
+        ("ordering inter file", if d.reorder { "constant task offset" } else { "no tasks offsets" }.into()),
+        ("nodes", r.hosts.len().max(1).to_string()),
+        ("tasks", r.workload.tasks.to_string()),
+        ("clients per node", per_node(r).to_string()),
+        ("repetitions", r.workload.iterations.to_string()),
+        ("xfersize", crate::units::format_size(d.transfer)),
+        ("blocksize", crate::units::format_size(d.block)),
+    ];
+    for (k, v) in lines {
+        let _ = writeln!(out, "{k:<20}: {v}");
+    }
+    let _ =
+        writeln!(out, "{:<20}: {}", "aggregate filesize", crate::units::format_size((aggregate_mib(r) * MIB) as u64));
+    out.push_str("\nResults: \n\naccess    bw(MiB/s)  IOPS       Latency(s)  block(KiB) xfer(KiB)  open(s)    wr/rd(s)   close(s)   total(s)   iter\n");
+    out.push_str("------    ---------  ----       ----------  ---------- ---------  --------   --------   --------   --------   ----\n");
+    for row in r.phases.iter().filter_map(row) {
+        let _ = write!(out, "{:<10}", row.access);
+        pp(out, row.bw_mib, " ");
+        pp(out, row.iops, " ");
+        pp(out, row.latency, "  ");
+        pp(out, d.block as f64 / 1024.0, " ");
+        pp(out, d.transfer as f64 / 1024.0, " ");
+        for t in row.times {
+            pp(out, t, " ");
         }
-        let _ = writeln!(
-            out,
-            "{:<20}: {}",
-            "aggregate filesize",
-            crate::units::format_size((aggregate_mib(r) * MIB) as u64)
-        );
-        out.push_str("\nResults: \n\naccess    bw(MiB/s)  IOPS       Latency(s)  block(KiB) xfer(KiB)  open(s)    wr/rd(s)   close(s)   total(s)   iter\n");
-        out.push_str("------    ---------  ----       ----------  ---------- ---------  --------   --------   --------   --------   ----\n");
-        for row in r.phases.iter().filter_map(row) {
-            let _ = write!(out, "{:<10}", row.access);
-            pp(&mut out, row.bw_mib, " ");
-            pp(&mut out, row.iops, " ");
-            pp(&mut out, row.latency, "  ");
-            pp(&mut out, d.block as f64 / 1024.0, " ");
-            pp(&mut out, d.transfer as f64 / 1024.0, " ");
-            for t in row.times {
-                pp(&mut out, t, " ");
-            }
-            let _ = writeln!(out, "{:<4}", row.iter);
-        }
-        for (op, name, pad) in [(Op::Write, "Write", ""), (Op::Read, "Read", " ")] {
-            let best = r
-                .phases
-                .iter()
-                .filter(|p| p.op == op)
-                .filter_map(|p| p.figures.bandwidth)
-                .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))));
-            if let Some(bw) = best {
-                let _ = writeln!(out, "Max {name}: {pad}{:.2} MiB/sec ({:.2} MB/sec)", bw / MIB, bw / 1e6);
-            }
-        }
-        if let Some(e) = &r.error {
-            let _ = writeln!(out, "ERROR: {e}");
+        let _ = writeln!(out, "{:<4}", row.iter);
+    }
+    for (op, name, pad) in [(Op::Write, "Write", ""), (Op::Read, "Read", " ")] {
+        let best = r
+            .phases
+            .iter()
+            .filter(|p| p.op == op)
+            .filter_map(|p| p.figures.bandwidth)
+            .fold(None, |a: Option<f64>, b| Some(a.map_or(b, |a| a.max(b))));
+        if let Some(bw) = best {
+            let _ = writeln!(out, "Max {name}: {pad}{:.2} MiB/sec ({:.2} MB/sec)", bw / MIB, bw / 1e6);
         }
     }
+    if let Some(e) = &r.error {
+        let _ = writeln!(out, "ERROR: {e}");
+    }
+}
+
+/// IOR's "Summary of all tests": a line per test and op.
+fn summary_text(out: &mut String, runs: &[(&Test, &RunRecord)]) {
     out.push_str("\nSummary of all tests:\n");
     let _ = writeln!(
         out,
@@ -213,8 +221,6 @@ pub fn text(s: &Settings, runs: &[(&Test, &RunRecord)]) -> String {
             );
         }
     }
-    let _ = writeln!(out, "Finished            : {}", ctime(runs.last().map_or(0, |(_, r)| finished(r))));
-    out
 }
 
 /// One op's line of IOR's summary: bandwidth (MiB/s) and operations (per second) as max, min,
