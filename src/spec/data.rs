@@ -2,7 +2,7 @@
 //! transfers, through which engine, and the rules such a shape must keep.
 
 use super::workload::declared;
-use super::{Hint, Mix, Op, Setting, SpecError, Workload};
+use super::{Hint, Mix, ObjectSizes, Op, Setting, SpecError, Workload};
 use crate::units::format_size;
 use serde::{Deserialize, Serialize};
 use std::fmt;
