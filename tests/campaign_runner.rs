@@ -288,3 +288,48 @@ fn every_points_study_is_what_its_words_mean_on_the_command_line() {
         );
     }
 }
+
+/// Plays through the library and keeps the group each point's study says it filed.
+struct KeepsGroups<'a> {
+    inner: Plays<'a, LocalTeam>,
+    groups: Vec<Option<iosurvey::record::GroupId>>,
+}
+
+impl Player for KeepsGroups<'_> {
+    fn play(&mut self, study: &Study, ctx: &Context) -> Result<Outcome, Error> {
+        let outcome = self.inner.play(study, ctx)?;
+        self.groups.push(outcome.group);
+        Ok(outcome)
+    }
+}
+
+/// Training and checkpoint points file their own group in `study::play`, as a sweep or a
+/// matrix does (the runner files none for them): the outcome names the group the store
+/// holds for the point, with the runs the point stored, and a campaign run again skips them.
+#[test]
+fn train_and_checkpoint_points_file_their_own_group_when_they_play() {
+    let tmp = tempfile::tempdir().unwrap();
+    let c = three_targets(
+        tmp.path(),
+        "own-groups",
+        "[[study]]\nname = \"unet\"\nkind = \"train\"\ntargets = [\"a\"]\nworkload = \"unet3d\"\ngenerate = true\n\
+         files = 8\nsample-bytes = \"20000\"\nsample-stdev = \"0\"\nbatch = 2\ncompute = 0.001\naccelerators = [1]\n\
+         [[study]]\nname = \"ck\"\nkind = \"checkpoint\"\ntargets = [\"b\"]\nmodel = \"llama3-8b\"\nscale = \"1/1000000\"\n\
+         checkpoints = 1\nreads = 1\ncompute = 0\ntransfer = \"4k\"\nno-drop-caches = true\nranks = [2]\n",
+    );
+    let db = tmp.path().join("store.db");
+    let mut observer = Unheard;
+    let mut keeps = KeepsGroups { inner: Plays { team: &LocalTeam, observer: &mut observer }, groups: Vec::new() };
+    let ran = runner(&c, &db).run(&LocalTeam, &mut keeps, &mut Deaf).expect("both points run");
+    assert_eq!((ran.ok, ran.failed), (2, 0));
+    let store = iosurvey::store::Store::open_existing(&db).unwrap();
+    let stored: Vec<_> = store.campaign_groups("own-groups").unwrap().into_iter().map(|(g, ..)| g).collect();
+    let said: Vec<_> = keeps.groups.iter().map(|g| g.expect("the study names its point's group")).collect();
+    assert_eq!(said, stored, "one group per point, the one each study filed");
+    for (g, name) in stored.iter().zip(["train", "checkpoint"]) {
+        let (ids, _) = store.point_made(*g).unwrap();
+        assert_eq!(ids.len(), 1, "{name}: its run kept in its group");
+        assert!(store.load(ids[0]).unwrap().name.is_some_and(|n| n.starts_with(name)), "{name}");
+    }
+    nothing_left(&c, &db, 2);
+}

@@ -568,6 +568,11 @@ fn a_checkpoint_under_mpi_is_written_by_every_rank_and_read_back_by_another_proc
     }
     let ops: Vec<&str> = run["phases"].as_array().unwrap().iter().map(|p| p["op"].as_str().unwrap()).collect();
     assert_eq!(ops, ["write", "write", "read", "read"]);
+    // The 3x rule per client: the 4 processes share one node, whose share is all 8 ranks'
+    // 2 checkpoints (224,000 bytes), said once.
+    let rule = run["tool_params"]["ckpt.cache_rule"].as_str().unwrap_or_default();
+    assert!(!rule.contains(';') && rule.contains(": 218.75 KiB of "), "{rule}");
+    assert!(rule.ends_with("kept (--no-drop-caches)"), "{rule}");
 }
 
 /// `--find-max` under mpirun: every probe runs on all 4 processes, the same probe sequence

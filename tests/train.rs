@@ -18,12 +18,24 @@ fn figures(bed: &Bed) -> serde_json::Map<String, Value> {
 }
 
 fn python(script: &str, args: &[&Path]) -> Out {
-    let out = Command::new("python3").arg("-c").arg(script).args(args).output().expect("python3 runs");
+    python_at("python3", script, args)
+}
+
+fn python_at(python: &str, script: &str, args: &[&Path]) -> Out {
+    let out = Command::new(python).arg("-c").arg(script).args(args).output().expect("python3 runs");
     common::outcome(out)
 }
 
+/// A python3 that imports numpy: the one on PATH may be a version manager's without it, while
+/// Debian's python3-numpy (which .ci/run installs) belongs to /usr/bin/python3.
+fn python_with_numpy() -> Option<&'static str> {
+    ["python3", "/usr/bin/python3"]
+        .into_iter()
+        .find(|p| Command::new(p).args(["-c", "import numpy"]).output().is_ok_and(|o| o.status.success()))
+}
+
 /// Python's zipfile opens every generated npz: two stored arrays whose CRCs check, whose
-/// .npy headers give the shape the data fills (numpy loads them where it is installed).
+/// .npy headers give the shape the data fills; then numpy loads each array with that shape.
 const NPZ_CHECK: &str = r#"
 import ast, sys, zipfile
 for path in sys.argv[1:]:
@@ -40,13 +52,11 @@ for path in sys.argv[1:]:
     for d in head["shape"]:
         n *= d
     assert (10 + hlen) % 64 == 0 and len(x) == 10 + hlen + n, (len(x), hlen, head)
-    try:
-        import numpy
-    except ImportError:
-        continue
+    import numpy
     arrays = numpy.load(path)
-    assert arrays["x"].shape == tuple(head["shape"])
-print("ok", len(sys.argv) - 1)
+    assert arrays["x"].shape == tuple(head["shape"]), (arrays["x"].shape, head)
+    assert arrays["x"].dtype == numpy.uint8 and arrays["y"].size >= 1, (arrays["x"].dtype, arrays["y"])
+print("ok", len(sys.argv) - 1, "numpy")
 "#;
 
 /// An independent TFRecord reader: every length and data CRC32C (bitwise, masked) checks,
@@ -87,16 +97,19 @@ fn kept_files(bed: &Bed, ext: &str) -> Vec<std::path::PathBuf> {
 }
 
 #[test]
-fn generated_npz_files_open_with_pythons_zipfile() {
+fn generated_npz_files_open_with_pythons_zipfile_and_numpy() {
+    let Some(python) = python_with_numpy() else {
+        return common::skip("no python3 here imports numpy (.ci/run installs Debian's python3-numpy)");
+    };
     let bed = Bed::new();
     let out = train(&bed, "--workload unet3d --generate --keep --files 6 --sample-bytes 20000 --sample-stdev 3000 --batch 2 --compute 0.001");
     assert_eq!(out.code, 0, "{}", out.stderr);
     let files = kept_files(&bed, ".npz");
     assert_eq!(files.len(), 6);
     let paths: Vec<&Path> = files.iter().map(|p| p.as_path()).collect();
-    let check = python(NPZ_CHECK, &paths);
+    let check = python_at(python, NPZ_CHECK, &paths);
     assert_eq!(check.code, 0, "{}{}", check.stdout, check.stderr);
-    assert_eq!(check.stdout.trim(), "ok 6");
+    assert_eq!(check.stdout.trim(), "ok 6 numpy");
 }
 
 #[test]
@@ -302,6 +315,32 @@ fn checkpoints_are_sharded_per_rank_read_back_shifted_and_stored_with_the_slowes
     assert_eq!(ops, ["write", "write", "write", "read", "read"]);
     let warnings = run["warnings"].to_string();
     assert!(warnings.contains("rehearsal") && warnings.contains("page cache"), "{warnings}");
+    let host = run["hosts"][0].as_str().unwrap();
+    assert!(warnings.contains(&format!("without the page cache dropped on {host}")), "{warnings}");
+    let rule = p["ckpt.cache_rule"].as_str().unwrap_or_default();
+    assert!(rule.starts_with(&format!("{host}: 328.12 KiB of ")), "3 checkpoints of 112,000 bytes: {rule}");
+    assert!(rule.ends_with("RAM (under 3x): kept (--no-drop-caches)"), "{rule}");
+}
+
+/// The 3x rule as a run applies it (as root, as CI runs): this client's share of the
+/// checkpoints, under 3x its RAM, has its page cache dropped before the first read, and the
+/// record says what the rule weighed and did, per client.
+#[test]
+fn a_checkpoint_drops_the_page_cache_by_its_clients_share_of_the_data_and_its_ram() {
+    let bed = Bed::new();
+    // llama3-8b at 1/1000000 on 2 ranks, 2 checkpoints: 224,000 bytes, all on this client.
+    let args = "--model llama3-8b --ranks 2 --scale 1/1000000 --checkpoints 2 --reads 2 --compute 0 --transfer 4k";
+    let out = bed.command("checkpoint", args);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = bed.last_run();
+    let host = run["hosts"][0].as_str().unwrap();
+    let rule = run["tool_params"]["ckpt.cache_rule"].as_str().unwrap_or_default();
+    assert!(rule.starts_with(&format!("{host}: 218.75 KiB of ")), "{rule}");
+    assert!(rule.ends_with("RAM (under 3x): dropped"), "one client, its cache dropped: {rule}");
+    let phases = run["phases"].as_array().unwrap();
+    let dropped: Vec<bool> = phases.iter().map(|p| p["caches_dropped"].as_bool().unwrap()).collect();
+    assert_eq!(dropped, [false, false, true, false], "dropped before the first read only");
+    assert!(!run["warnings"].to_string().contains("page cache"), "{}", run["warnings"]);
 }
 
 /// The data files of a directory with their sizes and modification times: what a run that
@@ -482,4 +521,80 @@ fn dlio_summaries_of_an_mlpstorage_result_directory_import_beside_iosurveys_runs
     assert!(html.contains("accelerator utilization against accelerators"), "no AU chart");
     assert!(html.contains("AU threshold 90%"), "no threshold drawn");
     assert!(html.contains("the most accelerators that reach the 90% AU is 4"), "no finding");
+}
+
+/// `compare` of the stored report of two runs, as JSON.
+fn compared(bed: &Bed, a: &str, b: &str) -> Value {
+    let out = iosurvey(&["compare", a, b, "--db", &bed.db, "--format", "json"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    serde_json::from_str(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", out.stdout))
+}
+
+/// A table's row by its first cell.
+fn row<'v>(table: &'v Value, figure: &str) -> &'v Vec<Value> {
+    let rows = table["rows"].as_array().unwrap();
+    rows.iter()
+        .map(|r| r.as_array().unwrap())
+        .find(|r| r[0] == figure)
+        .unwrap_or_else(|| panic!("no {figure}: {table}"))
+}
+
+/// Two training runs compared by their own figures, not their read phases: AU (and its
+/// spread over ranks), samples/s, read MiB/s and the step waits; the run of three epochs gives
+/// an interval over them, the run of one is said to be a single sample; the identity line
+/// names the accelerators as what differs. Two checkpoint runs likewise, by the slowest
+/// rank's throughput and duration, each checkpoint a sample.
+#[test]
+fn compare_sets_training_and_checkpoint_runs_side_by_side_by_their_own_figures() {
+    let bed = Bed::new();
+    let common = "--workload cosmoflow --files 8 --sample-bytes 64k --sample-stdev 0 --batch 1 --compute 0.001";
+    let out = train(&bed, &format!("{common} --generate --keep --accelerators 1 --epochs 3"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let first = bed.last_run()["id"].to_string();
+    let out = train(&bed, &format!("{common} --accelerators 2"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let second = bed.last_run()["id"].to_string();
+    let report = compared(&bed, &first, &second);
+    let t = &report["tables"][0];
+    let notes = t["notes"].to_string();
+    assert!(notes.contains(&format!("what differs: accelerators ({first}: 1, {second}: 2)")), "{notes}");
+    assert!(!notes.contains("target ("), "one target: {notes}");
+    let au = row(t, "AU");
+    assert_eq!(
+        (&au[1], &au[3], &au[5]),
+        (&Value::from("%"), &Value::from("3 epochs of 1 run"), &Value::from("1 run: a single sample"))
+    );
+    assert_eq!(au[9], "a single sample on a side: no interval, no verdict");
+    for figure in ["AU over ranks", "samples/s", "read", "step wait p50", "step wait p99"] {
+        row(t, figure);
+    }
+    assert_eq!(row(t, "AU over ranks")[1], "% lowest to highest");
+    assert!(row(t, "read")[2].is_string() && row(t, "read")[4].is_string(), "both sides read: {t}");
+    assert!(report["findings"].to_string().contains("threshold"), "{}", report["findings"]);
+
+    let ckpt =
+        "--model llama3-8b --scale 1/1000000 --checkpoints 3 --reads 3 --compute 0 --transfer 4k --no-drop-caches";
+    let out = bed.command("checkpoint", &format!("{ckpt} --ranks 2"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let two = bed.last_run()["id"].to_string();
+    let out = bed.command("checkpoint", &format!("{ckpt} --ranks 4"));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let four = bed.last_run()["id"].to_string();
+    let report = compared(&bed, &two, &four);
+    let t = &report["tables"][0];
+    assert!(t["notes"].to_string().contains(&format!("ranks ({two}: 2, {four}: 4)")), "{}", t["notes"]);
+    for (figure, unit, samples) in [
+        ("write, slowest rank", "GiB/s", "3 checkpoints written of 1 run"),
+        ("write duration, slowest rank", "s", "3 checkpoints written of 1 run"),
+        ("read, slowest rank", "GiB/s", "3 checkpoints read of 1 run"),
+        ("read duration, slowest rank", "s", "3 checkpoints read of 1 run"),
+        ("recovery", "s", "1 run: a single sample"),
+    ] {
+        let r = row(t, figure);
+        assert_eq!((&r[1], &r[3], &r[5]), (&Value::from(unit), &Value::from(samples), &Value::from(samples)), "{r:?}");
+    }
+    // Each side of three checkpoints has an interval, and so has the ratio.
+    let write = row(t, "write, slowest rank");
+    assert!(write[7]["value"].is_number() && write[8]["value"].is_number(), "{write:?}");
+    assert!(write[2].as_str().is_some_and(|c| c.contains('±') || c.contains(" to ")), "{write:?}");
 }

@@ -188,6 +188,10 @@ fn unlike(a: Side, fa: &[Figures], b: Side, fb: &[Figures]) -> Vec<Finding> {
 /// and the verdict in one line; workloads only one side has are listed apart, and where the
 /// two sides ran one shape differently (same label, different keys) a finding names how.
 pub fn compare(a: Side, b: Side) -> Report {
+    // Training and checkpoint runs by their own figures: AU, samples/s, the slowest rank's.
+    if let Some(report) = super::train::compare(a, b) {
+        return report;
+    }
     let (fa, fb) = (figures_by_workload(a.runs), figures_by_workload(b.runs));
     let names = Names::new(fa.iter().chain(&fb));
     let mut t = Table::new(

@@ -1,11 +1,14 @@
 //! Training runs against the accelerators they fed: iosurvey's own `train` runs and DLIO's
 //! imported summaries alike (both file `train.*`), AU and samples/s per accelerator count,
 //! one line per target and workload, the workload's AU threshold drawn across the AU chart:
-//! where a line crosses it is the most accelerators that storage feeds.
+//! where a line crosses it is the most accelerators that storage feeds. And `compare` of
+//! training or checkpoint runs by those figures (a checkpoint's by its slowest rank's), each
+//! with its interval over runs, or over one run's epochs or checkpoints.
 
 use super::study::Study;
-use super::{Cell, Chart, Finding, Report, Table};
+use super::{Cell, Chart, Finding, Report, Side, Table};
 use crate::record::{RunRecord, Status};
+use crate::spec::Op;
 use std::collections::BTreeMap;
 
 /// One run's point: its line, accelerators, AU (a fraction), samples/s, threshold.
@@ -136,6 +139,402 @@ pub fn study(runs: &[RunRecord]) -> Option<Study> {
     })
 }
 
+/// The two kinds of run compared by their own figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Train,
+    Checkpoint,
+}
+
+fn kind(r: &RunRecord) -> Option<Kind> {
+    let has = |k: &str| r.tool_params.contains_key(k);
+    match (has("train.workload"), has("ckpt.model")) {
+        (true, _) => Some(Kind::Train),
+        (false, true) => Some(Kind::Checkpoint),
+        _ => None,
+    }
+}
+
+/// Whether `compare` sets a run beside others by its own figures (a training run, iosurvey's
+/// or DLIO's, or a checkpoint run) rather than by its phases as a workload: a training run's
+/// read phase says nothing of the accelerators it fed.
+pub fn own_figures(r: &RunRecord) -> bool {
+    kind(r).is_some()
+}
+
+/// What a run measured, setting by setting, in the order the identity line says them; the
+/// target last, for a workload on two systems is what a comparison is mostly for.
+fn identity(r: &RunRecord, kind: Kind) -> Vec<(&'static str, String)> {
+    let p = |k: &str| r.tool_params.get(k).cloned().unwrap_or_else(|| "-".into());
+    let mut out = match kind {
+        Kind::Train => vec![
+            ("workload", p("train.workload")),
+            ("accelerator", p("train.accelerator")),
+            ("accelerators", p("train.accelerators")),
+            ("batch", p("train.batch")),
+            ("compute s", p("train.compute_s")),
+            ("sample bytes", p("train.sample_bytes")),
+            ("files", p("train.files")),
+            ("scale", p("train.scale")),
+        ],
+        Kind::Checkpoint => vec![
+            ("model", p("ckpt.model")),
+            ("ranks", p("ckpt.ranks")),
+            ("shards", p("ckpt.shards")),
+            ("rank bytes", p("ckpt.rank_bytes")),
+            ("checkpoints", p("ckpt.checkpoints")),
+            ("reads", p("ckpt.reads")),
+            ("shift", p("ckpt.shift")),
+            ("scale", p("ckpt.scale")),
+        ],
+    };
+    out.push(("hosts", r.hosts.len().to_string()));
+    out.push(("source", crate::record::imported_from(&r.provenance).unwrap_or("iosurvey").to_string()));
+    out.push(("target", r.label.clone().unwrap_or_else(|| r.env.target.clone())));
+    out
+}
+
+/// One figure of one run: its value, and the samples the run itself holds of it (a value
+/// per epoch, or per checkpoint).
+struct Measure {
+    figure: &'static str,
+    unit: &'static str,
+    decimals: usize,
+    value: f64,
+    within: Vec<f64>,
+    /// What the samples within are ("epochs", "checkpoints written").
+    of: &'static str,
+}
+
+/// A training run's figures: AU, samples/s, read MiB/s and the step wait, each with its
+/// epochs' values where the run stored them.
+fn train_measures(r: &RunRecord) -> Vec<Measure> {
+    let num = |k: &str| r.tool_params.get(k).and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite());
+    let list = |k: &str| -> Vec<f64> {
+        let text = r.tool_params.get(k).map_or("", String::as_str);
+        text.split(',').filter_map(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite()).collect()
+    };
+    let figures: [(&str, &str, usize, &str, f64); 5] = [
+        ("AU", "%", 1, "au", 100.0),
+        ("samples/s", "samples/s", 1, "samples_per_s", 1.0),
+        ("read", "MiB/s", 1, "read_mib_s", 1.0),
+        ("step wait p50", "ms", 3, "wait_p50_s", 1000.0),
+        ("step wait p99", "ms", 3, "wait_p99_s", 1000.0),
+    ];
+    figures
+        .into_iter()
+        .filter_map(|(figure, unit, decimals, key, times)| {
+            Some(Measure {
+                figure,
+                unit,
+                decimals,
+                value: num(&format!("train.{key}"))? * times,
+                within: list(&format!("train.epoch_{key}")).into_iter().map(|x| x * times).collect(),
+                of: "epochs",
+            })
+        })
+        .collect()
+}
+
+/// A checkpoint run's figures from its phases, each checkpoint a sample: the slowest rank's
+/// throughput and duration of each write and read (DLIO's minimum and maximum over ranks),
+/// and the recovery (the first read's duration).
+fn checkpoint_measures(r: &RunRecord) -> Vec<Measure> {
+    use crate::train::checkpoint::Phase;
+    let phases = |op: Op| -> Vec<Phase> {
+        r.phases
+            .iter()
+            .filter(|p| p.op == op && !p.tasks.is_empty())
+            .map(|p| Phase { tasks: p.tasks.clone() })
+            .collect()
+    };
+    let gib = (1u64 << 30) as f64;
+    let mut out = Vec::new();
+    for (op, of, rate, duration) in [
+        (Op::Write, "checkpoints written", "write, slowest rank", "write duration, slowest rank"),
+        (Op::Read, "checkpoints read", "read, slowest rank", "read duration, slowest rank"),
+    ] {
+        let each = phases(op);
+        if each.is_empty() {
+            continue;
+        }
+        let rates: Vec<f64> = each.iter().map(|p| p.min_rate() / gib).collect();
+        let secs: Vec<f64> = each.iter().map(Phase::max_secs).collect();
+        for (figure, unit, decimals, within) in [(rate, "GiB/s", 3, rates), (duration, "s", 3, secs)] {
+            let value = within.iter().sum::<f64>() / within.len() as f64;
+            out.push(Measure { figure, unit, decimals, value, within, of });
+        }
+        if op == Op::Read {
+            let value = each[0].max_secs();
+            out.push(Measure { figure: "recovery", unit: "s", decimals: 3, value, within: Vec::new(), of });
+        }
+    }
+    out
+}
+
+/// A side's runs of one identity.
+struct Group<'a> {
+    kind: Kind,
+    identity: Vec<(&'static str, String)>,
+    runs: Vec<&'a RunRecord>,
+}
+
+impl Group<'_> {
+    /// The identity without the target: what must agree for two groups to be set side by side.
+    fn workload(&self) -> &[(&'static str, String)] {
+        &self.identity[..self.identity.len() - 1]
+    }
+
+    fn name(&self) -> String {
+        self.runs[0].name.clone().unwrap_or_else(|| format!("{:?}", self.kind).to_lowercase())
+    }
+
+    fn measures(&self) -> Vec<Vec<Measure>> {
+        self.runs
+            .iter()
+            .map(|r| match self.kind {
+                Kind::Train => train_measures(r),
+                Kind::Checkpoint => checkpoint_measures(r),
+            })
+            .collect()
+    }
+}
+
+/// A side's completed training and checkpoint runs, by identity, in the order first seen.
+fn groups(runs: &[RunRecord]) -> Vec<Group<'_>> {
+    let mut out: Vec<Group> = Vec::new();
+    for r in runs.iter().filter(|r| r.status == Status::Ok) {
+        let Some(k) = kind(r) else { continue };
+        let identity = identity(r, k);
+        match out.iter_mut().find(|g| g.kind == k && g.identity == identity) {
+            Some(g) => g.runs.push(r),
+            None => out.push(Group { kind: k, identity, runs: vec![r] }),
+        }
+    }
+    out
+}
+
+/// A side's samples of a figure and what they are: a value per run where it has several
+/// runs, else its one run's epochs or checkpoints, else that run's one value.
+fn samples(ms: &[&Measure]) -> (Vec<f64>, String) {
+    match ms {
+        [one] if one.within.len() >= 2 => (one.within.clone(), format!("{} {} of 1 run", one.within.len(), one.of)),
+        [one] => (vec![one.value], "1 run: a single sample".into()),
+        many => (many.iter().map(|m| m.value).collect(), format!("{} runs", many.len())),
+    }
+}
+
+/// A side's mean with its 95% interval ("93.1 ± 1.2"), or as the single sample it is.
+fn with_interval(xs: &[f64], decimals: usize) -> String {
+    let mean = xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+    match crate::stats::mean_interval(xs) {
+        Some(i) => format!("{mean:.decimals$} {}", crate::stats::around(i.value, i.lo, i.hi, decimals)),
+        None if xs.len() >= 2 => format!("{mean:.decimals$} ({})", crate::stats::UNBOUNDED),
+        None => format!("{mean:.decimals$}"),
+    }
+}
+
+/// The lowest and highest rank's AU over a side's runs, in percent.
+fn rank_spread(runs: &[&RunRecord]) -> Option<String> {
+    let aus: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| r.tool_params.get("train.rank_au"))
+        .flat_map(|v| v.split(',').filter_map(|x| x.parse::<f64>().ok()).collect::<Vec<_>>())
+        .collect();
+    let lo = aus.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = aus.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (!aus.is_empty()).then(|| format!("{:.1} to {:.1}", lo * 100.0, hi * 100.0))
+}
+
+/// The identity line: the settings in which two groups differ, each side's value named.
+fn differences(a: Side, ga: &Group, b: Side, gb: &Group) -> String {
+    let said: Vec<String> = ga
+        .identity
+        .iter()
+        .zip(&gb.identity)
+        .filter(|(x, y)| x.1 != y.1)
+        .map(|((setting, x), (_, y))| format!("{setting} ({}: {x}, {}: {y})", a.name, b.name))
+        .collect();
+    match said.is_empty() {
+        true => "what differs: nothing of the workload, the accelerators, the hosts or the target".into(),
+        false => format!("what differs: {}", said.join(", ")),
+    }
+}
+
+/// Each run's measure of `figure`, where it has one.
+fn of<'m>(side: &'m [Vec<Measure>], figure: &str) -> Vec<&'m Measure> {
+    side.iter().filter_map(|run| run.iter().find(|m| m.figure == figure)).collect()
+}
+
+/// The table of one pair of groups: a row per figure, each side's mean with its interval
+/// (or said a single sample), the ratio A / B with its interval and the verdict.
+fn pair_table(a: Side, ga: &Group, b: Side, gb: &Group) -> (Table, Vec<Finding>) {
+    let (na, nb) = (ga.name(), gb.name());
+    let what = if na == nb { na } else { format!("{na} against {nb}") };
+    let mut t = Table::new(
+        format!("{} against {}: {what}", a.name, b.name),
+        &["figure", "unit", "A", "A samples", "B", "B samples", "A/B", "95% low", "95% high", "verdict"],
+    );
+    t.notes.push(differences(a, ga, b, gb));
+    let (ma, mb) = (ga.measures(), gb.measures());
+    let mut figures: Vec<(&str, &str, usize)> = Vec::new();
+    for m in ma.iter().chain(&mb).flatten() {
+        if !figures.iter().any(|f| f.0 == m.figure) {
+            figures.push((m.figure, m.unit, m.decimals));
+        }
+    }
+    let mut findings = Vec::new();
+    for (figure, unit, decimals) in figures {
+        let (sa, sb) = (of(&ma, figure), of(&mb, figure));
+        let side = |ms: &[&Measure]| match ms.is_empty() {
+            true => (Cell::Empty, Cell::text("not measured"), Vec::new()),
+            false => {
+                let (xs, said) = samples(ms);
+                (Cell::text(with_interval(&xs, decimals)), Cell::text(said), xs)
+            }
+        };
+        let ((ca, sa_said, xa), (cb, sb_said, xb)) = (side(&sa[..]), side(&sb[..]));
+        let mean = |xs: &[f64]| xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+        let ratio = (!xa.is_empty() && !xb.is_empty() && mean(&xb) > 0.0).then(|| mean(&xa) / mean(&xb));
+        let interval = crate::stats::ratio_interval(&xa, &xb);
+        let verdict = match (&interval, ratio) {
+            (_, None) => String::new(),
+            (None, Some(_)) => "a single sample on a side: no interval, no verdict".into(),
+            (Some(r), Some(_)) => match crate::stats::verdict(r) {
+                crate::stats::Verdict::Higher => format!("higher on {}", a.name),
+                crate::stats::Verdict::Lower => format!("higher on {}", b.name),
+                crate::stats::Verdict::NoDifference => "no difference beyond the noise".into(),
+            },
+        };
+        if figure == "AU" {
+            if let (Some(r), Some(i)) = (ratio, interval) {
+                findings.push(Finding {
+                    text: format!(
+                        "{what}: {}'s AU is {} times {}'s ({}): {verdict}",
+                        a.name,
+                        crate::stats::spread_text(r, i.lo, i.hi),
+                        b.name,
+                        i.method.name()
+                    ),
+                    value: r,
+                    runs: ga.runs.iter().chain(&gb.runs).filter_map(|r| r.id).collect(),
+                    ..Default::default()
+                });
+            }
+        }
+        t.rows.push(vec![
+            Cell::text(figure),
+            Cell::text(unit),
+            ca,
+            sa_said,
+            cb,
+            sb_said,
+            Cell::num(ratio, 3),
+            Cell::num(interval.map(|r| r.lo), 3),
+            Cell::num(interval.map(|r| r.hi), 3),
+            Cell::text(verdict),
+        ]);
+    }
+    if ga.kind == Kind::Train {
+        let (lo_a, lo_b) = (rank_spread(&ga.runs), rank_spread(&gb.runs));
+        if lo_a.is_some() || lo_b.is_some() {
+            let cell = |s: Option<String>| s.map_or(Cell::Empty, Cell::text);
+            let mut row = vec![Cell::text("AU over ranks"), Cell::text("% lowest to highest"), cell(lo_a)];
+            row.extend([Cell::text("every rank"), cell(lo_b), Cell::text("every rank")]);
+            row.extend([Cell::Empty, Cell::Empty, Cell::Empty, Cell::Empty]);
+            t.rows.insert(1, row);
+        }
+        findings.extend([(a, ga), (b, gb)].into_iter().filter_map(|(side, g)| threshold_finding(side, g)));
+    }
+    (t, findings)
+}
+
+/// Whether a side's mean AU reaches its workload's threshold.
+fn threshold_finding(side: Side, g: &Group) -> Option<Finding> {
+    fn num(r: &RunRecord, k: &str) -> Option<f64> {
+        r.tool_params.get(k).and_then(|v| v.parse::<f64>().ok())
+    }
+    let t = g.runs.iter().find_map(|r| num(r, "train.au_target"))?;
+    let aus: Vec<f64> = g.runs.iter().filter_map(|r| num(r, "train.au")).collect();
+    let au = aus.iter().sum::<f64>() / aus.len().max(1) as f64;
+    let verdict = if au >= t { "reaches" } else { "falls short of" };
+    Some(Finding {
+        text: format!(
+            "{}: {} at {:.1}% AU {verdict} the {:.0}% threshold ({} run{})",
+            side.name,
+            g.name(),
+            au * 100.0,
+            t * 100.0,
+            aus.len(),
+            if aus.len() == 1 { "" } else { "s" }
+        ),
+        value: au * 100.0,
+        runs: g.runs.iter().filter_map(|r| r.id).collect(),
+        ..Default::default()
+    })
+}
+
+/// Groups set side by side: those of one workload (all but the target agree), then, where a
+/// side has a single group of a kind left and so has the other, those two, the identity line
+/// naming how they differ. The rest are set apart.
+fn pairs<'g, 'r>(fa: &'g [Group<'r>], fb: &'g [Group<'r>]) -> Vec<(&'g Group<'r>, &'g Group<'r>)> {
+    let mut out: Vec<(&Group, &Group)> = Vec::new();
+    for ga in fa {
+        if let Some(gb) = fb.iter().find(|gb| gb.kind == ga.kind && gb.workload() == ga.workload()) {
+            out.push((ga, gb));
+        }
+    }
+    for k in [Kind::Train, Kind::Checkpoint] {
+        let left = |side: &'g [Group<'r>], a: bool| -> Vec<&'g Group<'r>> {
+            side.iter()
+                .filter(|g| g.kind == k && !out.iter().any(|p| std::ptr::eq(if a { p.0 } else { p.1 }, *g)))
+                .collect()
+        };
+        if let ([ga], [gb]) = (left(fa, true).as_slice(), left(fb, false).as_slice()) {
+            out.push((*ga, *gb));
+        }
+    }
+    out
+}
+
+/// `compare` of sides holding training or checkpoint runs: each pair of like runs by their
+/// own figures (see [`pair_table`]); runs of one side only set apart; the sides' other runs
+/// compared as every run is. `None` when neither side holds such a run.
+pub fn compare(a: Side, b: Side) -> Option<Report> {
+    if !a.runs.iter().chain(b.runs).any(own_figures) {
+        return None;
+    }
+    let (fa, fb) = (groups(a.runs), groups(b.runs));
+    let paired = pairs(&fa, &fb);
+    let mut report = Report::default();
+    for (ga, gb) in &paired {
+        let (t, findings) = pair_table(a, ga, b, gb);
+        report.tables.push(t);
+        report.findings.extend(findings);
+    }
+    let mut apart = Table::new("set apart: on one side only", &["side", "runs", "of", "target"]);
+    for (side, mine, first) in [(a.name, &fa, true), (b.name, &fb, false)] {
+        for g in mine.iter().filter(|g| !paired.iter().any(|p| std::ptr::eq(if first { p.0 } else { p.1 }, *g))) {
+            let target = g.identity.last().map_or(String::new(), |t| t.1.clone());
+            apart.rows.push(vec![
+                Cell::text(side),
+                Cell::Int(g.runs.len() as u64),
+                Cell::text(g.name()),
+                Cell::text(target),
+            ]);
+        }
+    }
+    if !apart.rows.is_empty() {
+        report.tables.push(apart);
+    }
+    let rest = |runs: &[RunRecord]| -> Vec<RunRecord> { runs.iter().filter(|r| !own_figures(r)).cloned().collect() };
+    let (ra, rb) = (rest(a.runs), rest(b.runs));
+    if !ra.is_empty() && !rb.is_empty() {
+        report = report.and(super::compare(Side { name: a.name, runs: &ra }, Side { name: b.name, runs: &rb }));
+    }
+    Some(report)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,5 +567,38 @@ mod tests {
         assert!((points[1].1 - 94.0).abs() < 1e-9, "the mean of a count's runs");
         assert_eq!(s.report.findings[0].value, 2.0);
         assert!(study(&[RunRecord::assemble(Default::default(), Default::default(), Default::default())]).is_none());
+    }
+
+    fn on(label: &str, r: RunRecord, epoch_au: &str) -> RunRecord {
+        let mut r = RunRecord { label: Some(label.into()), ..r };
+        r.tool_params.insert("train.epoch_au".into(), epoch_au.into());
+        r
+    }
+
+    /// One run a side: AU compared over one side's epochs, the other said a single sample, the
+    /// identity line naming the target and the accelerators; two runs a side: over runs.
+    #[test]
+    fn train_runs_are_compared_by_au_with_intervals_where_they_hold_samples() {
+        let a = [on("lustre", run(1, 4, 0.91), "0.90,0.91,0.92")];
+        let b = [on("gpfs", run(2, 8, 0.6), "0.6")];
+        let report = compare(Side { name: "a", runs: &a }, Side { name: "b", runs: &b }).expect("compared");
+        let t = &report.tables[0];
+        assert!(t.notes[0].contains("accelerators (a: 4, b: 8)"), "{:?}", t.notes);
+        assert!(t.notes[0].ends_with("target (a: lustre, b: gpfs)"), "{:?}", t.notes);
+        let au = &t.rows[0];
+        assert_eq!(au[0], Cell::text("AU"));
+        assert_eq!(au[3], Cell::text("3 epochs of 1 run"));
+        assert_eq!(au[5], Cell::text("1 run: a single sample"));
+        assert_eq!(au[9], Cell::text("a single sample on a side: no interval, no verdict"));
+        assert!(report.findings.iter().any(|f| f.text.contains("60.0% AU falls short of the 90% threshold")));
+        let a2 = [on("lustre", run(1, 4, 0.91), ""), on("lustre", run(3, 4, 0.93), "")];
+        let b2 = [on("gpfs", run(2, 4, 0.6), ""), on("gpfs", run(4, 4, 0.62), "")];
+        let report = compare(Side { name: "a", runs: &a2 }, Side { name: "b", runs: &b2 }).unwrap();
+        let au = &report.tables[0].rows[0];
+        assert_eq!((&au[3], &au[9]), (&Cell::text("2 runs"), &Cell::text("higher on a")));
+        assert!(report.tables[0].notes[0].ends_with("target (a: lustre, b: gpfs)"));
+        let none = RunRecord::assemble(Default::default(), Default::default(), Default::default());
+        let none = std::slice::from_ref(&none);
+        assert!(compare(Side { name: "a", runs: none }, Side { name: "b", runs: none }).is_none());
     }
 }

@@ -367,7 +367,7 @@ impl Runner<'_> {
             Some((why, hint)) => Err(failure(Kind::Failed, why, hint)),
             None => {
                 let ctx = self.context(&self.store, Within { campaign, point: name.clone(), unjudged });
-                self.play_filed(team, player, &self.study_of(p, self.scale), &ctx)
+                player.play(&self.study_of(p, self.scale), &ctx).and_then(|o| o.failure.map_or(Ok(()), Err))
             }
         };
         let mut env = env;
@@ -395,41 +395,6 @@ impl Runner<'_> {
             (outcome, _) => outcome,
         };
         (outcome, filed)
-    }
-
-    /// Plays a point's study in `ctx` (within its campaign). A study that files no group of
-    /// its own (training, checkpoint, the network: [`own_group`]) is played in one the
-    /// campaign begins for the point, so that the store knows the point whole or not; what it
-    /// made is kept in the group's spec (its runs' ids, the network's figures).
-    fn play_filed<T: Team>(
-        &self,
-        team: &T,
-        player: &mut dyn Player,
-        study: &Study,
-        ctx: &Context,
-    ) -> Result<(), Error> {
-        let (Some(kind), Some(within)) = (own_group(study), ctx.within.as_ref()) else {
-            return player.play(study, ctx).and_then(|o| o.failure.map_or(Ok(()), Err));
-        };
-        let start = GroupStart {
-            kind: GroupKind::Sweep,
-            parent: Some(within.campaign),
-            started: crate::units::now_unix(),
-            command_line: self.command_line.clone(),
-            spec: serde_json::json!({ "kind": kind }).to_string(),
-            point: Some(within.point.clone()),
-        };
-        let group = on_lead(team, || Ok(self.store_of(within.campaign)?.begin_group(&start)?))?;
-        let group: GroupId = share_value(team, group.as_ref());
-        let played = player.play(study, ctx);
-        let (ok, spec) = match &played {
-            // A point the hooks after it judge stays failed until they pass, as a session's
-            // group does.
-            Ok(o) => (o.failure.is_none() && !within.unjudged, Some(made_spec(kind, o))),
-            Err(_) => (false, None),
-        };
-        on_lead(team, || Ok(self.store_of(within.campaign)?.finish_group(group, ok, spec.as_deref())?))?;
-        played.and_then(|o| o.failure.map_or(Ok(()), Err))
     }
 
     /// Runs the hooks given, keeps how each ran in `kept`, and says the first failure of one
@@ -474,27 +439,6 @@ impl Runner<'_> {
         store.group(campaign).map_err(|_| gone("replaced"))?;
         Ok(store)
     }
-}
-
-/// The kind of a study that files no group of its own, which the campaign files for it.
-pub fn own_group(study: &Study) -> Option<&'static str> {
-    match study {
-        Study::Train(_) => Some("train"),
-        Study::Checkpoint(_) => Some("checkpoint"),
-        Study::Net(_) => Some("net"),
-        _ => None,
-    }
-}
-
-/// What a point of [`own_group`]'s kinds made, as its group keeps it: the ids of the runs it
-/// stored, and the network's figures.
-fn made_spec(kind: &str, o: &Outcome) -> String {
-    let runs: Vec<i64> = o.records.iter().filter_map(|r| r.id).collect();
-    let net = match &o.made {
-        crate::study::Made::Net(results) => results.as_slice(),
-        _ => &[],
-    };
-    serde_json::json!({ "kind": kind, "runs": runs, "net": net }).to_string()
 }
 
 /// How many of each identity the store holds whole, for a campaign of this name.

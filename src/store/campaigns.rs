@@ -146,9 +146,9 @@ impl Store {
         Ok(tally)
     }
 
-    /// What a point of a study that files no group of its own made, as the group the
-    /// campaign filed it in keeps it (`campaign::runner::own_group`): the ids of its runs and
-    /// the network's figures; nothing for any other group.
+    /// What a point of a study that files no group through a session made, as the point's
+    /// group keeps it (`study::point_group`): the ids of its runs and the network's figures;
+    /// nothing for any other group.
     pub fn point_made(&self, g: GroupId) -> Result<(Vec<i64>, Vec<crate::record::net::NetResult>), StoreError> {
         let spec: serde_json::Value = serde_json::from_str(&self.group(g)?.spec).unwrap_or_default();
         let runs = spec["runs"].as_array().map_or(Vec::new(), |v| v.iter().filter_map(|x| x.as_i64()).collect());

@@ -12,6 +12,7 @@ pub mod matrix;
 pub mod meta;
 pub mod net;
 pub mod play;
+pub mod point_group;
 pub mod run;
 pub mod survey;
 pub mod targets;

@@ -144,20 +144,30 @@ use crate::spec::Hint;
 use crate::store::Store;
 use crate::team::Team;
 
-/// Measures the network as asked, each figure stored on the lead as [`Made::Net`]; with
-/// `--serve`, serves TCP clients (one process, no store) until interrupted or, with
-/// `--once`, one client, each client's line said as progress.
+/// Measures the network as asked, each figure stored on the lead as [`Made::Net`] (as a
+/// campaign's point, kept in the point's own group too); with `--serve`, serves TCP clients
+/// (one process, no store) until interrupted or, with `--once`, one client, each client's
+/// line said as progress.
 pub(super) fn play<T: Team>(
     ctx: &Context,
     a: &NetArgs,
     team: &T,
     observer: &mut dyn Observer,
 ) -> Result<Outcome, Error> {
-    let done = |made| Outcome { records: Vec::new(), group: None, notes: Vec::new(), failure: None, made };
     if a.serve {
         serve(a, team, observer)?;
         return Ok(done(Made::Runs));
     }
+    let group = super::point_group::begin(ctx, team, "net")?;
+    group.finish(ctx, team, measure(ctx, a, team))
+}
+
+fn done(made: Made) -> Outcome {
+    Outcome { records: Vec::new(), group: None, notes: Vec::new(), failure: None, made }
+}
+
+/// Measures and stores the network's figures.
+fn measure<T: Team>(ctx: &Context, a: &NetArgs, team: &T) -> Result<Outcome, Error> {
     let store = on_lead(team, || Ok(Store::open(&ctx.store)?))?;
     let asked = crate::net::study::Asked {
         mode: a.mode.clone(),

@@ -368,14 +368,20 @@ fn begin<T: Team, X>(
 }
 
 /// Plays a training study: the data set generated (or checked) by the lead, then one run, or
-/// the `--find-max` probes, each stored. Under MPI every process runs `--accelerators` ranks,
-/// each reading the block of samples its team rank owns.
+/// the `--find-max` probes, each stored; as a campaign's point, in the point's own group.
+/// Under MPI every process runs `--accelerators` ranks, each reading the block of samples its
+/// team rank owns.
 pub fn play_train<T: Team>(
     ctx: &Context,
     a: &TrainArgs,
     team: &T,
     observer: &mut dyn Observer,
 ) -> Result<Outcome, Error> {
+    let group = super::point_group::begin(ctx, team, "train")?;
+    group.finish(ctx, team, train_runs(ctx, a, team, observer))
+}
+
+fn train_runs<T: Team>(ctx: &Context, a: &TrainArgs, team: &T, observer: &mut dyn Observer) -> Result<Outcome, Error> {
     let ram = clients_ram(team);
     let (sized, over) = a.sizing((team.processes(), ram))?;
     if a.drop_caches && !crate::target::cache::can_drop() {
@@ -615,9 +621,19 @@ fn per_host(k: usize, nodes: &[u32], processes: usize) -> String {
 }
 
 /// Plays a checkpoint study: written, the page cache dropped by the 3x rule, read back, one
-/// run stored. Under MPI every process runs `--ranks` ranks; a shift makes a rank read a
-/// shard another process wrote.
+/// run stored; as a campaign's point, in the point's own group. Under MPI every process runs
+/// `--ranks` ranks; a shift makes a rank read a shard another process wrote.
 pub fn play_checkpoint<T: Team>(
+    ctx: &Context,
+    a: &CheckpointArgs,
+    team: &T,
+    observer: &mut dyn Observer,
+) -> Result<Outcome, Error> {
+    let group = super::point_group::begin(ctx, team, "checkpoint")?;
+    group.finish(ctx, team, checkpoint_run(ctx, a, team, observer))
+}
+
+fn checkpoint_run<T: Team>(
     ctx: &Context,
     a: &CheckpointArgs,
     team: &T,

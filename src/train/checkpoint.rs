@@ -1,8 +1,9 @@
 //! Checkpoint I/O as MLPerf Storage's checkpointing workload: a model's state, 14 bytes per
 //! parameter (2 of weights, 12 of optimizer state), sharded evenly over ranks, each rank
 //! writing a weights file and an optimizer file per checkpoint with fsync, compute time
-//! between checkpoints; then the page cache dropped when the data is under 3x the client's
-//! RAM, and the checkpoints read back, each rank optionally reading another rank's shard.
+//! between checkpoints; then, on each client, the page cache dropped when that client's share
+//! of the data is under 3x its own RAM, and the checkpoints read back, each rank optionally
+//! reading another rank's shard.
 //! Per checkpoint the figures are the slowest rank's duration and throughput. As in
 //! mlpstorage, a study may write only (`--reads 0`, the files kept) and a later one read
 //! only (`--checkpoints 0`), on other ranks or another number of them: it finds the shards
@@ -88,7 +89,7 @@ pub struct Checkpoints {
     pub shift: usize,
     /// 1/N of the model's size: a rehearsal.
     pub scale: Option<u64>,
-    /// The client's RAM, bytes.
+    /// This process's client's RAM, bytes (each process reads its own node's).
     pub ram_bytes: u64,
 }
 
@@ -164,12 +165,83 @@ impl Checkpoints {
     pub fn read_by(&self, r: usize) -> Vec<usize> {
         (0..self.shards).filter(|j| (j + self.ranks - self.shift % self.ranks) % self.ranks == r).collect()
     }
+
+    /// The checkpoint bytes client `node` holds, `nodes` being each rank's node: what its
+    /// ranks write, or, in a study that only reads, what they read back. Its page cache can
+    /// hold no more of the checkpoints than this, whatever the other clients hold.
+    pub fn client_bytes(&self, nodes: &[u32], node: u32) -> u64 {
+        let ranks = (0..self.ranks).filter(|&r| nodes.get(r) == Some(&node));
+        let (shards, times) = match self.writes {
+            0 => (ranks.map(|r| self.read_by(r).len() as u64).sum::<u64>(), self.reads),
+            w => (ranks.count() as u64, w),
+        };
+        shards.saturating_mul(self.rank_bytes()).saturating_mul(times as u64)
+    }
+
+    /// The 3x rule on client `node` of `ram_bytes`: whether its page cache is dropped before
+    /// the reads.
+    pub fn client_needs_drop(&self, nodes: &[u32], node: u32, ram_bytes: u64) -> bool {
+        needs_drop(self.client_bytes(nodes, node), ram_bytes)
+    }
 }
 
-/// Whether the page cache is dropped before the reads: the data this client wrote is under
+/// Whether the page cache is dropped before the reads: the data this client holds is under
 /// 3x its RAM, so the page cache could serve the reads.
 pub fn needs_drop(bytes: u64, ram_bytes: u64) -> bool {
     bytes < 3u64.saturating_mul(ram_bytes)
+}
+
+/// What the 3x rule did on one client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Dropping {
+    /// Its share is 3x its RAM or more: the cache cannot serve the reads, nothing dropped.
+    NotNeeded,
+    /// Dropped.
+    Dropped,
+    /// Needed, but `--no-drop-caches` kept it.
+    Kept,
+    /// Needed, but the process is not root.
+    NotRoot,
+    /// Needed, and the drop failed.
+    Failed,
+}
+
+/// One client's share of the checkpoints, its RAM, and what the 3x rule did there.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ClientCache {
+    /// Its host name.
+    pub host: String,
+    /// The checkpoint bytes it holds ([`Checkpoints::client_bytes`]).
+    pub bytes: u64,
+    /// Its RAM.
+    pub ram_bytes: u64,
+    /// What was done.
+    pub dropping: Dropping,
+}
+
+impl ClientCache {
+    /// Whether its reads may be served by a page cache the rule should have dropped.
+    pub fn uncovered(&self) -> bool {
+        !matches!(self.dropping, Dropping::NotNeeded | Dropping::Dropped)
+    }
+
+    /// How the record says it: "host: 1.0 GiB of 64.0 GiB RAM (under 3x): dropped".
+    pub fn said(&self) -> String {
+        let rule = if needs_drop(self.bytes, self.ram_bytes) { "under 3x" } else { "3x or more" };
+        let done = match self.dropping {
+            Dropping::NotNeeded => "not dropped",
+            Dropping::Dropped => "dropped",
+            Dropping::Kept => "kept (--no-drop-caches)",
+            Dropping::NotRoot => "kept (not root)",
+            Dropping::Failed => "kept (the drop failed)",
+        };
+        format!(
+            "{}: {} of {} RAM ({rule}): {done}",
+            self.host,
+            crate::units::format_size(self.bytes),
+            crate::units::format_size(self.ram_bytes)
+        )
+    }
 }
 
 /// One phase (a checkpoint written, or read) of every rank.
@@ -201,8 +273,10 @@ pub struct Outcome {
     pub writes: Vec<Phase>,
     /// Each checkpoint's read.
     pub reads: Vec<Phase>,
-    /// Whether the page cache was dropped before the reads.
+    /// Whether the page cache was dropped on every client before the reads.
     pub dropped: bool,
+    /// The 3x rule on each client, in node order (none when nothing is read back).
+    pub clients: Vec<ClientCache>,
 }
 
 /// On the lead, before anything is written: refuses checkpoints larger than the free space,
@@ -314,6 +388,8 @@ struct RankPart {
     error: Option<String>,
     interrupted: bool,
     dropped: bool,
+    /// The 3x rule on this rank's client, from one rank of each process.
+    client: Option<ClientCache>,
 }
 
 /// Runs the study in `dir` (named in the manifest by [`prepare`]): each of `members` (this
@@ -354,10 +430,18 @@ pub fn run<M: Member>(
     let phases = |each: &dyn Fn(&RankPart) -> &Vec<TaskTiming>, n: u32| -> Vec<Phase> {
         (0..n as usize).map(|k| Phase { tasks: parts.iter().map(|p| each(p)[k]).collect() }).collect()
     };
+    // Several processes on one node each say its rule: said once.
+    let mut clients: Vec<ClientCache> = Vec::new();
+    for client in parts.iter().filter_map(|p| p.client.clone()) {
+        if !clients.iter().any(|c| c.host == client.host) {
+            clients.push(client);
+        }
+    }
     Ok(Some(Outcome {
         writes: phases(&|p| &p.writes, c.writes),
         reads: phases(&|p| &p.reads, c.reads),
         dropped: parts.iter().all(|p| p.dropped),
+        clients,
     }))
 }
 
@@ -392,12 +476,12 @@ fn rank_part<M: Member>(c: &Checkpoints, dir: &Dir, member: &M, drop: bool, cloc
             return part;
         }
     }
-    // One rank of each node's process drops its cache; the team learns whether every one did.
-    let mine = member.local_index() != 0
-        || (drop
-            && needs_drop(c.total_bytes(), c.ram_bytes)
-            && crate::target::cache::can_drop()
-            && crate::target::cache::drop_caches().is_ok());
+    // One rank of each process applies the rule on its node, to the node's share of the data
+    // and its own RAM; the team learns whether every one dropped.
+    if c.reads > 0 && member.local_index() == 0 {
+        part.client = Some(client_cache(c, member, drop));
+    }
+    let mine = member.local_index() != 0 || part.client.as_ref().is_some_and(|cl| cl.dropping == Dropping::Dropped);
     part.dropped = member.min(mine as u64) == 1;
     let shards = c.read_by(r);
     for k in 0..c.reads {
@@ -407,6 +491,21 @@ fn rank_part<M: Member>(c: &Checkpoints, dir: &Dir, member: &M, drop: bool, cloc
         }
     }
     part
+}
+
+/// The 3x rule on `member`'s client, applied.
+fn client_cache<M: Member>(c: &Checkpoints, member: &M, drop: bool) -> ClientCache {
+    let bytes = c.client_bytes(member.nodes(), member.node());
+    let dropping = match (needs_drop(bytes, c.ram_bytes), drop) {
+        (false, _) => Dropping::NotNeeded,
+        (true, false) => Dropping::Kept,
+        (true, true) if !crate::target::cache::can_drop() => Dropping::NotRoot,
+        (true, true) => match crate::target::cache::drop_caches() {
+            Ok(()) => Dropping::Dropped,
+            Err(_) => Dropping::Failed,
+        },
+    };
+    ClientCache { host: crate::env::hostname(), bytes, ram_bytes: c.ram_bytes, dropping }
 }
 
 /// The study's clock and its stop.
@@ -512,6 +611,31 @@ mod tests {
     fn caches_are_dropped_under_three_times_ram() {
         assert!(needs_drop(3 * (1 << 30) - 1, 1 << 30));
         assert!(!needs_drop(3 * (1 << 30), 1 << 30));
+    }
+
+    /// llama3-8b on 8 ranks (14 GB a shard), 10 checkpoints, on three clients of different
+    /// RAM holding 4, 2 and 2 ranks: each client weighs its own share against its own RAM.
+    #[test]
+    fn the_three_times_rule_weighs_each_clients_share_against_its_own_ram() {
+        const GIB: u64 = 1 << 30;
+        let c = eight_b(8);
+        let nodes = [0, 0, 0, 0, 1, 1, 2, 2];
+        let shares: Vec<u64> = (0..3).map(|n| c.client_bytes(&nodes, n)).collect();
+        assert_eq!(shares, [560_000_000_000, 280_000_000_000, 280_000_000_000]);
+        assert_eq!(shares.iter().sum::<u64>(), c.total_bytes());
+        // 256 GiB (3x: 824.6 GB), 64 GiB (206.2 GB), 128 GiB (412.3 GB).
+        let rams = [256 * GIB, 64 * GIB, 128 * GIB];
+        let drops: Vec<bool> = (0..3).map(|n| c.client_needs_drop(&nodes, n, rams[n as usize])).collect();
+        assert_eq!(drops, [true, false, true]);
+        // The whole checkpoint (1.12 TB) against any one client's RAM would drop on none.
+        assert!(rams.iter().all(|&ram| !needs_drop(c.total_bytes(), ram)));
+        // A study that only reads weighs what each client's ranks read: 3 ranks on two
+        // clients, rank 2 alone on client 1 reading shards 2 and 5 of 8.
+        let read = Checkpoints { ranks: 3, writes: 0, reads: 2, ..eight_b(8) };
+        assert_eq!(read.client_bytes(&[0, 0, 1], 1), 2 * 2 * 14_000_000_000);
+        assert_eq!(read.client_bytes(&[0, 0, 1], 0), 6 * 2 * 14_000_000_000);
+        // 32 GiB each (3x: 103.1 GB): client 1's 56 GB is under it, client 0's 168 GB is not.
+        assert!(read.client_needs_drop(&[0, 0, 1], 1, 32 * GIB) && !read.client_needs_drop(&[0, 0, 1], 0, 32 * GIB));
     }
 
     #[test]

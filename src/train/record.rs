@@ -112,6 +112,11 @@ pub fn run_record(
     if let Some(c) = sum.cpu_per_sample {
         put("cpu_per_sample_s", format!("{c:.9}"));
     }
+    // Each epoch's figures: the samples `compare` makes an interval of when one run is all a
+    // side has.
+    for (key, each) in epoch_figures(s, o) {
+        put(key, each.iter().map(|x| format!("{x:.6}")).collect::<Vec<_>>().join(","));
+    }
     // What DLIO's formulas take, per rank (over its epochs), so that they can be applied again
     // to the same step times from the record alone (bench/vs-dlio): compute of every step but
     // the first, and the first step's wait and compute; the wall time is each read phase's.
@@ -127,6 +132,29 @@ pub fn run_record(
     put("rank_compute_s", per_rank(&|e| e.steps.iter().skip(1).map(|x| x.compute_ns).sum()));
     put("rank_first_step_s", per_rank(&|e| e.steps.first().map_or(0, |x| x.wait_ns + x.compute_ns)));
     stored(train_name(s), w, (env, command_line, started), phases, (warnings, params))
+}
+
+/// Each epoch's AU, samples/s, read MiB/s and step waits (p50, p99), by their stored names.
+fn epoch_figures(s: &Settings, o: &Outcome) -> Vec<(&'static str, Vec<f64>)> {
+    let (mut au, mut rate, mut mib, mut p50, mut p99) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (e, ranks) in o.epochs.iter().enumerate() {
+        let f = figures::epoch(ranks, s.batch);
+        au.push(f.au);
+        rate.push(f.samples_per_sec);
+        let wall = ranks.iter().map(|r| r.wall_ns).max().unwrap_or(0);
+        let bytes: u64 = o.timings.get(e).map_or(0, |t| t.iter().map(|t| t.bytes).sum());
+        mib.push(if wall == 0 { 0.0 } else { bytes as f64 / (wall as f64 / 1e9) / (1 << 20) as f64 });
+        let one = std::slice::from_ref(ranks);
+        p50.extend(figures::wait_quantile(one, 0.5));
+        p99.extend(figures::wait_quantile(one, 0.99));
+    }
+    vec![
+        ("epoch_au", au),
+        ("epoch_samples_per_s", rate),
+        ("epoch_read_mib_s", mib),
+        ("epoch_wait_p50_s", p50),
+        ("epoch_wait_p99_s", p99),
+    ]
 }
 
 /// A training run before it has measured anything: its settings and facts, no figures. The
@@ -248,8 +276,12 @@ pub fn checkpoint_record(
     for (k, p) in o.reads.iter().enumerate() {
         phases.push(phase((Op::Read, k as u32), p.tasks.clone(), &w, &env, (o.dropped && k == 0, PageCache::Through)));
     }
-    if !o.dropped && !o.reads.is_empty() && super::checkpoint::needs_drop(c.total_bytes(), c.ram_bytes) {
-        warnings.push("checkpoints under 3x the client's RAM read back without the page cache dropped: the reads may be the cache's".into());
+    let uncovered: Vec<&str> = o.clients.iter().filter(|cl| cl.uncovered()).map(|cl| cl.host.as_str()).collect();
+    if !uncovered.is_empty() {
+        warnings.push(format!(
+            "checkpoints under 3x the client's RAM read back without the page cache dropped on {}: the reads may be the cache's",
+            uncovered.join(", ")
+        ));
     }
     if let Some(n) = c.scale {
         warnings.push(format!("rehearsal at --scale 1/{n}: the checkpoint is 1/{n} of the model's; not a result"));
@@ -266,6 +298,9 @@ pub fn checkpoint_record(
         put("read_max_duration_s", format!("{}", mean(o.reads.iter().map(|p| p.max_secs()).collect())));
         put("read_min_gib_s", format!("{}", mean(o.reads.iter().map(|p| p.min_rate() / gib).collect())));
         put("recovery_s", format!("{}", first.max_secs()));
+    }
+    if !o.clients.is_empty() {
+        put("cache_rule", o.clients.iter().map(|cl| cl.said()).collect::<Vec<_>>().join("; "));
     }
     stored(checkpoint_name(c), w, (env, command_line, started), phases, (warnings, params))
 }
