@@ -7,6 +7,7 @@
 
 pub mod batch;
 pub mod file;
+mod form;
 pub mod hooks;
 pub mod points;
 pub mod root;
