@@ -130,6 +130,10 @@ struct Item {
     line: usize,
 }
 
+/// The `[[study]]`s, each one's `targets` as written (checked with the other references),
+/// and each one's index by its name.
+type Studies = (Vec<Study>, Vec<Option<Item>>, HashMap<String, usize>);
+
 /// The `[campaign]` table, read.
 struct Head {
     name: String,
@@ -484,11 +488,7 @@ impl Reader<'_> {
     }
 
     /// The `[[study]]`s, each study's `targets` as written, and each one's index by its name.
-    #[allow(clippy::type_complexity)]
-    fn studies(
-        &self,
-        forms: Vec<Spanned<StudyForm>>,
-    ) -> Result<(Vec<Study>, Vec<Option<Item>>, HashMap<String, usize>), FileError> {
+    fn studies(&self, forms: Vec<Spanned<StudyForm>>) -> Result<Studies, FileError> {
         let mut declared = Declared::default();
         let (mut studies, mut only_of) = (Vec::with_capacity(forms.len()), Vec::with_capacity(forms.len()));
         let mut study_at = HashMap::with_capacity(forms.len());
