@@ -8,6 +8,7 @@
 pub mod ask;
 pub mod batch;
 pub mod file;
+mod form;
 pub mod hooks;
 pub mod jobs;
 pub mod points;

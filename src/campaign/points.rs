@@ -284,28 +284,10 @@ fn client_counts<T: Team>(
     cores: usize,
 ) -> Result<Vec<Option<usize>>, Error> {
     let given_tasks = given_tasks(s);
-    let Some(key) = s.kind.sweeps() else { return Ok(vec![None]) };
-    let counts = match s.settings.iter().find(|x| x.key == key) {
-        Some(set) => {
-            let counts = crate::plan::parse_counts(&set.value.as_arg()).map_err(|e| {
-                at_line(
-                    c,
-                    Some(set.line),
-                    format!("study '{}': {key}: {e}", s.name),
-                    &format!("give {key} = \"1..64:x2\""),
-                )
-            })?;
-            let mut seen = std::collections::HashSet::new();
-            if let Some(twice) = counts.iter().find(|&&n| !seen.insert(n)) {
-                return Err(at_line(
-                    c,
-                    Some(set.line),
-                    format!("study '{}': {key} names {twice} twice", s.name),
-                    &format!("name each {key} count once; repetitions = N repeats them"),
-                ));
-            }
-            counts
-        }
+    // The file's reader checked the counts: this only names them again, said as it said them.
+    let named = super::file::swept_counts(s).map_err(|(line, what, hint)| at_line(c, Some(line), what, &hint))?;
+    let counts = match named {
+        Some(counts) => counts,
         None if s.kind.swept() => vec![team.processes() * given_tasks.unwrap_or(1)],
         // The command's own default, one point.
         None => return Ok(vec![None]),
