@@ -106,7 +106,11 @@ fn objects_of_drawn_sizes_are_put_got_and_counted_at_their_own_sizes_and_repeat_
     let out = bed.iosurvey(&["compare", &id, &fixed["id"].to_string(), "--wide"]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(out.stdout.contains("object-size") && out.stdout.contains("random:1k-256k"), "{}", out.stdout);
+}
 
+#[test]
+fn object_sizes_that_cannot_be_put_whole_or_checked_are_refused_in_one_line_and_put_nothing() {
+    let Some(bed) = S3Bed::start() else { return };
     let url = bed.server.url("refused");
     let (url, dir) = (url.as_str(), bed.dir.path().join("files"));
     let cases: [(Vec<&str>, Vec<&str>); 5] = [

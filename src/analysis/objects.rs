@@ -89,10 +89,35 @@ pub(super) fn identity(a: &Workload, b: &Workload, op: &str) -> String {
 /// (files, objects), and the runs' ids.
 type Point = ((Op, u64, usize), [Vec<f64>; 2], Vec<i64>);
 
+/// The bandwidths of `runs` by op, request size and tasks, files' apart from objects', and
+/// the runs behind each: only those both kinds measured, writes first at each size.
+fn both_kinds(runs: &[&RunRecord]) -> Vec<Point> {
+    let mut points: Vec<Point> = Vec::new();
+    for r in runs {
+        let Some(d) = r.workload.data() else { continue };
+        let kind = usize::from(is_object(&r.workload));
+        for s in r.summaries() {
+            let Some(bw) = s.bandwidth.map(|b| b.mean) else { continue };
+            let at = (s.op.direction(), d.transfer, r.workload.tasks);
+            let i = match points.iter().position(|p| p.0 == at) {
+                Some(i) => i,
+                None => {
+                    points.push((at, [Vec::new(), Vec::new()], Vec::new()));
+                    points.len() - 1
+                }
+            };
+            points[i].1[kind].push(bw);
+            points[i].2.extend(r.id);
+        }
+    }
+    points.retain(|p| p.1.iter().all(|xs| !xs.is_empty()));
+    points.sort_by_key(|p| (p.0 .2, p.0 .1, p.0 .0 != Op::Write));
+    points
+}
+
 /// For each label that has completed object runs and file runs, a study whose chart draws
 /// both kinds' bandwidth per op and request size on one set of bars, and whose table holds
 /// the same numbers (each the mean over that kind's runs of the run's mean over iterations).
-#[allow(clippy::too_many_lines)] // TODO(lead): owned by another branch this session
 pub fn beside_files(runs: &[RunRecord]) -> Vec<Study> {
     let mut labels: Vec<&str> = runs.iter().filter_map(|r| r.label.as_deref()).collect();
     labels.sort_unstable();
@@ -101,29 +126,10 @@ pub fn beside_files(runs: &[RunRecord]) -> Vec<Study> {
     for label in labels {
         let mine: Vec<&RunRecord> =
             runs.iter().filter(|r| r.label.as_deref() == Some(label) && r.status == Status::Ok).collect();
-        let mut points: Vec<Point> = Vec::new();
-        for r in &mine {
-            let Some(d) = r.workload.data() else { continue };
-            let kind = usize::from(is_object(&r.workload));
-            for s in r.summaries() {
-                let Some(bw) = s.bandwidth.map(|b| b.mean) else { continue };
-                let at = (s.op.direction(), d.transfer, r.workload.tasks);
-                let i = match points.iter().position(|p| p.0 == at) {
-                    Some(i) => i,
-                    None => {
-                        points.push((at, [Vec::new(), Vec::new()], Vec::new()));
-                        points.len() - 1
-                    }
-                };
-                points[i].1[kind].push(bw);
-                points[i].2.extend(r.id);
-            }
-        }
-        points.retain(|p| p.1.iter().all(|xs| !xs.is_empty()));
+        let points = both_kinds(&mine);
         if points.is_empty() {
             continue;
         }
-        points.sort_by_key(|p| (p.0 .2, p.0 .1, p.0 .0 != Op::Write));
         let fs: Vec<&str> = mine.iter().filter(|r| !is_object(&r.workload)).map(|r| r.env.fs_type.as_str()).collect();
         let files = format!("files ({})", fs.first().copied().unwrap_or("?"));
         let mut table = Table::new(

@@ -43,7 +43,6 @@ fn point(r: &RunRecord) -> Option<Point> {
 /// The training study of `runs`, if any of them is a training run: AU and samples/s against
 /// accelerators (the mean of a count's runs), the AU threshold drawn, and per line the most
 /// accelerators whose mean AU reaches it.
-#[allow(clippy::too_many_lines)] // TODO(lead): owned by another branch this session
 pub fn study(runs: &[RunRecord]) -> Option<Study> {
     let points: Vec<Point> = runs.iter().filter_map(point).collect();
     if points.is_empty() {
@@ -89,30 +88,7 @@ pub fn study(runs: &[RunRecord]) -> Option<Study> {
         }
     }
     let ids: Vec<i64> = points.iter().map(|p| p.id).collect();
-    let mut findings = Vec::new();
-    for (line, pts) in &au_lines {
-        let Some(t) = points.iter().find(|p| p.line == *line).and_then(|p| p.threshold) else { continue };
-        let passing = pts
-            .iter()
-            .filter(|(_, au)| *au >= t * 100.0)
-            .map(|(k, _)| *k)
-            .fold(None, |m: Option<f64>, k| Some(m.map_or(k, |m| m.max(k))));
-        let runs: Vec<i64> = points.iter().filter(|p| p.line == *line).map(|p| p.id).collect();
-        findings.push(match passing {
-            Some(k) => Finding {
-                text: format!("{line}: the most accelerators that reach the {:.0}% AU is {k}", t * 100.0),
-                value: k,
-                runs,
-                ..Default::default()
-            },
-            None => Finding {
-                text: format!("{line}: no accelerator count tried reaches the {:.0}% AU", t * 100.0),
-                value: 0.0,
-                runs,
-                ..Default::default()
-            },
-        });
-    }
+    let findings = most_fed(&points, &au_lines);
     let au_chart = Chart {
         title: "Training: accelerator utilization against accelerators".into(),
         x: "accelerators".into(),
@@ -137,6 +113,36 @@ pub fn study(runs: &[RunRecord]) -> Option<Study> {
         runs: Vec::new(),
         report: Report { tables: vec![table], findings, charts: vec![au_chart, rate_chart], ..Report::default() },
     })
+}
+
+/// Per line of `au_lines` (accelerators, AU %), the most accelerators whose mean AU reaches
+/// the line's threshold, or that none tried does.
+fn most_fed(points: &[Point], au_lines: &BTreeMap<String, Vec<(f64, f64)>>) -> Vec<Finding> {
+    let mut findings = Vec::new();
+    for (line, pts) in au_lines {
+        let Some(t) = points.iter().find(|p| p.line == *line).and_then(|p| p.threshold) else { continue };
+        let passing = pts
+            .iter()
+            .filter(|(_, au)| *au >= t * 100.0)
+            .map(|(k, _)| *k)
+            .fold(None, |m: Option<f64>, k| Some(m.map_or(k, |m| m.max(k))));
+        let runs: Vec<i64> = points.iter().filter(|p| p.line == *line).map(|p| p.id).collect();
+        findings.push(match passing {
+            Some(k) => Finding {
+                text: format!("{line}: the most accelerators that reach the {:.0}% AU is {k}", t * 100.0),
+                value: k,
+                runs,
+                ..Default::default()
+            },
+            None => Finding {
+                text: format!("{line}: no accelerator count tried reaches the {:.0}% AU", t * 100.0),
+                value: 0.0,
+                runs,
+                ..Default::default()
+            },
+        });
+    }
+    findings
 }
 
 /// The two kinds of run compared by their own figures.

@@ -393,8 +393,71 @@ fn at_count(study: &Study, words: &mut Vec<String>, at: &AtCount) -> Result<Stud
 
 /// The points of the campaign in run order, each checked by its kind's declarations;
 /// refused in one line, before any is built, when they would be more than [`MAX_POINTS`].
-#[allow(clippy::too_many_lines)] // TODO(lead): owned by another branch this session
 pub fn points<T: Team>(c: &Campaign, team: &T, scale: Option<u64>) -> Result<Vec<Point>, Error> {
+    let sweeps = every_studys_counts(c, team, scale)?;
+    // The events of each study, by the target they name (None: every target of the study).
+    let mut events: HashMap<(usize, Option<usize>), Vec<usize>> = HashMap::new();
+    for (k, e) in c.events.iter().enumerate() {
+        events.entry((e.study, e.target)).or_default().push(k);
+    }
+    let keys = Keys::of(c);
+    let mut all = Vec::new();
+    let mut fired = vec![false; c.events.len()];
+    for ((si, s), counts) in c.studies.iter().enumerate().zip(sweeps) {
+        let base = study_words(c, s)?;
+        let given_tasks = given_tasks(s);
+        // A target survey is one point over all its targets, the network one point over none:
+        // each is known by the study's first target.
+        let at_targets = if s.kind.one_point() { &s.targets[..1] } else { &s.targets[..] };
+        for &t in at_targets {
+            let (words, study) = at_target(c, s, t, &base)?;
+            for &count in &counts {
+                let (clients, swept) = if s.kind.swept() { (count, None) } else { (None, count) };
+                let mut at = AtCount { threads: None, clients: None, swept, events: Vec::new() };
+                let too_few = clients.and_then(|n| clients_at(team, given_tasks, n, &mut at));
+                let clients_of = clients.unwrap_or(team.processes() * given_tasks.unwrap_or(1));
+                let mine = [None, Some(t)].iter().filter_map(|&on| events.get(&(si, on))).flatten().copied().collect();
+                at.events = events_at(c, mine, clients_of, &mut fired);
+                let mut words = words.clone();
+                let unscaled = at_count(&study, &mut words, &at)
+                    .map_err(|why| at_line(c, s.line, format!("study '{}': {why}", s.name), "see docs/campaigns.md"))?;
+                let asked = Asked { c, s, keys: &keys, base: &base, clients, swept, scale };
+                let m = measured(&asked, &unscaled, team, too_few.or_else(|| net_refusal(&study, team)))?;
+                let (argv, unscaled): (Arc<[String]>, Arc<Study>) = (words.into(), Arc::new(unscaled));
+                all.extend((0..c.repetitions).map(|repetition| Point {
+                    study: si,
+                    target: t,
+                    clients,
+                    swept,
+                    repetition,
+                    key: m.key.clone(),
+                    argv: argv.clone(),
+                    play: unscaled.clone(),
+                    what: m.what.clone(),
+                    bytes: m.bytes,
+                    refusal: m.refusal.clone(),
+                    flag: m.flag.clone(),
+                }));
+            }
+        }
+    }
+    if let Some(e) = c.events.iter().zip(&fired).find(|(_, f)| !**f).map(|(e, _)| e) {
+        return Err(at_line(
+            c,
+            e.line,
+            format!(
+                "this [[event]] matches no point of study '{}' (its target or client count)",
+                c.studies[e.study].name
+            ),
+            "give a target and a client count the study runs, or leave them out",
+        ));
+    }
+    Ok(super::ordered(all, c.order))
+}
+
+/// Each study's counts, refused in one line when the points they make would be more than
+/// [`MAX_POINTS`].
+fn every_studys_counts<T: Team>(c: &Campaign, team: &T, scale: Option<u64>) -> Result<Vec<Vec<Option<usize>>>, Error> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (mut sweeps, mut planned) = (Vec::new(), 0u64);
     for s in &c.studies {
@@ -415,107 +478,85 @@ pub fn points<T: Team>(c: &Campaign, team: &T, scale: Option<u64>) -> Result<Vec
             "split it into campaigns, or give fewer targets, client counts or repetitions",
         ));
     }
-    // The events of each study, by the target they name (None: every target of the study).
-    let mut events: HashMap<(usize, Option<usize>), Vec<usize>> = HashMap::new();
-    for (k, e) in c.events.iter().enumerate() {
-        events.entry((e.study, e.target)).or_default().push(k);
+    Ok(sweeps)
+}
+
+/// A point at `n` clients: a client is a process of a launch (a node, as the papers count
+/// them), or a thread of the one process there is. Sets `at`'s threads and clients; says why
+/// this launch cannot run it, if it cannot.
+fn clients_at<T: Team>(team: &T, given_tasks: Option<usize>, n: usize, at: &mut AtCount) -> Option<String> {
+    let threads = given_tasks.unwrap_or(if team.processes() > 1 { 1 } else { n });
+    at.threads = given_tasks.is_none().then_some(threads);
+    if n > team.processes() * threads {
+        return Some(format!("needs a launch of {n} tasks (this one has {})", team.processes() * threads));
     }
-    let keys = Keys::of(c);
-    let mut all = Vec::new();
-    let mut fired = vec![false; c.events.len()];
-    for ((si, s), counts) in c.studies.iter().enumerate().zip(sweeps) {
-        let base = study_words(c, s)?;
-        let given_tasks = given_tasks(s);
-        // A target survey is one point over all its targets, the network one point over none:
-        // each is known by the study's first target.
-        let at_targets = if s.kind.one_point() { &s.targets[..1] } else { &s.targets[..] };
-        for &t in at_targets {
-            let (words, study) = at_target(c, s, t, &base)?;
-            for &count in &counts {
-                let (clients, swept) = if s.kind.swept() { (count, None) } else { (None, count) };
-                let mut refusal = net_refusal(&study, team);
-                let mut at = AtCount { threads: None, clients: None, swept, events: Vec::new() };
-                if let Some(n) = clients {
-                    // A client is a process of a launch (a node, as the papers count them), or a
-                    // thread of the one process there is.
-                    let threads = given_tasks.unwrap_or(if team.processes() > 1 { 1 } else { n });
-                    at.threads = given_tasks.is_none().then_some(threads);
-                    if n > team.processes() * threads {
-                        refusal =
-                            Some(format!("needs a launch of {n} tasks (this one has {})", team.processes() * threads));
-                    } else if team.processes() > 1 || given_tasks.is_some() {
-                        at.clients = Some(n);
-                    }
-                }
-                let clients_of = clients.unwrap_or(team.processes() * given_tasks.unwrap_or(1));
-                let mut mine: Vec<usize> =
-                    [None, Some(t)].iter().filter_map(|&on| events.get(&(si, on))).flatten().copied().collect();
-                // In the file's order, as the events were given.
-                mine.sort_unstable();
-                for k in mine {
-                    let e = &c.events[k];
-                    if e.clients.is_none_or(|n| n == clients_of) {
-                        at.events.push(&e.event);
-                        fired[k] = true;
-                    }
-                }
-                let mut words = words.clone();
-                let unscaled = at_count(&study, &mut words, &at)
-                    .map_err(|why| at_line(c, s.line, format!("study '{}': {why}", s.name), "see docs/campaigns.md"))?;
-                let mut measured_study = unscaled.clone();
-                if let Some(by) = scale {
-                    scaled(&mut measured_study, by, clients);
-                }
-                if matches!(s.kind, Kind::Targets | Kind::Net | Kind::Train | Kind::Checkpoint) {
-                    // Checked as it will play, when the file is read, as a run's workload is: a
-                    // refusal at play would stop the campaign at that point.
-                    measured_study.validate().map_err(|e| in_study(c, s, clients.or(swept), &keys, e))?;
-                }
-                let measured =
-                    point_workload(&measured_study, clients).map_err(|e| in_study(c, s, clients, &keys, e))?;
-                let key = Arc::new(match &measured {
-                    Some(w) => PointKey::run(w, scale),
-                    None => PointKey { study: whole_key(s, &base, swept), tasks: None, scale },
-                });
-                let what: Arc<str> = measured.as_ref().map_or_else(|| sizes_of(&measured_study), |w| w.label()).into();
-                let bytes = bytes_of(&measured_study, measured.as_ref());
-                let (refusal, flag) = match (refusal, &measured) {
-                    (Some(r), _) => (Some(r), None),
-                    (None, Some(w)) => data_rule(c, w, team, scale),
-                    (None, None) => (None, None),
-                };
-                let (argv, unscaled): (Arc<[String]>, Arc<Study>) = (words.into(), Arc::new(unscaled));
-                for repetition in 0..c.repetitions {
-                    all.push(Point {
-                        study: si,
-                        target: t,
-                        clients,
-                        swept,
-                        repetition,
-                        key: key.clone(),
-                        argv: argv.clone(),
-                        play: unscaled.clone(),
-                        what: what.clone(),
-                        bytes,
-                        refusal: refusal.clone(),
-                        flag: flag.clone(),
-                    });
-                }
-            }
+    if team.processes() > 1 || given_tasks.is_some() {
+        at.clients = Some(n);
+    }
+    None
+}
+
+/// The events (indices into the campaign's) of a point at `clients_of` clients, in the file's
+/// order, as they were given; each marked as fired.
+fn events_at<'c>(c: &'c Campaign, mut mine: Vec<usize>, clients_of: usize, fired: &mut [bool]) -> Vec<&'c str> {
+    mine.sort_unstable();
+    let mut chosen = Vec::new();
+    for k in mine {
+        let e = &c.events[k];
+        if e.clients.is_none_or(|n| n == clients_of) {
+            chosen.push(e.event.as_str());
+            fired[k] = true;
         }
     }
-    if let Some(e) = c.events.iter().zip(&fired).find(|(_, f)| !**f).map(|(e, _)| e) {
-        return Err(at_line(
-            c,
-            e.line,
-            format!(
-                "this [[event]] matches no point of study '{}' (its target or client count)",
-                c.studies[e.study].name
-            ),
-            "give a target and a client count the study runs, or leave them out",
-        ));
+    chosen
+}
+
+/// Where in the campaign a point is asked for.
+struct Asked<'a> {
+    c: &'a Campaign,
+    s: &'a super::Study,
+    keys: &'a Keys,
+    base: &'a [String],
+    clients: Option<usize>,
+    swept: Option<usize>,
+    scale: Option<u64>,
+}
+
+/// What a point measures, shared by its repetitions.
+struct Measured {
+    key: Arc<PointKey>,
+    what: Arc<str>,
+    bytes: Option<u64>,
+    refusal: Option<String>,
+    flag: Option<String>,
+}
+
+/// The point's study as it will be measured (at the campaign's scale), checked as it will
+/// play, and what it is known by and refused for.
+fn measured<T: Team>(a: &Asked, unscaled: &Study, team: &T, refusal: Option<String>) -> Result<Measured, Error> {
+    let (c, s) = (a.c, a.s);
+    let mut measured_study = unscaled.clone();
+    if let Some(by) = a.scale {
+        scaled(&mut measured_study, by, a.clients);
     }
-    Ok(super::ordered(all, c.order))
+    if matches!(s.kind, Kind::Targets | Kind::Net | Kind::Train | Kind::Checkpoint) {
+        // Checked as it will play, when the file is read, as a run's workload is: a
+        // refusal at play would stop the campaign at that point.
+        measured_study.validate().map_err(|e| in_study(c, s, a.clients.or(a.swept), a.keys, e))?;
+    }
+    let measured = point_workload(&measured_study, a.clients).map_err(|e| in_study(c, s, a.clients, a.keys, e))?;
+    let key = Arc::new(match &measured {
+        Some(w) => PointKey::run(w, a.scale),
+        None => PointKey { study: whole_key(s, a.base, a.swept), tasks: None, scale: a.scale },
+    });
+    let what: Arc<str> = measured.as_ref().map_or_else(|| sizes_of(&measured_study), |w| w.label()).into();
+    let bytes = bytes_of(&measured_study, measured.as_ref());
+    let (refusal, flag) = match (refusal, &measured) {
+        (Some(r), _) => (Some(r), None),
+        (None, Some(w)) => data_rule(c, w, team, a.scale),
+        (None, None) => (None, None),
+    };
+    Ok(Measured { key, what, bytes, refusal, flag })
 }
 
 /// The points of a file asked to plan or run. At a scale the file must pass its checks at

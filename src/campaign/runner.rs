@@ -134,7 +134,6 @@ impl Runner<'_> {
     }
 
     /// Runs the points the store does not hold whole, in order, and files each.
-    #[allow(clippy::too_many_lines)] // TODO(lead): owned by another branch this session
     pub fn run<T: Team>(&self, team: &T, player: &mut dyn Player, heard: &mut dyn Heard) -> Result<Ran, Error> {
         let c = self.campaign;
         let all = &self.points;
@@ -173,14 +172,7 @@ impl Runner<'_> {
             if stopped.is_some() {
                 break;
             }
-            let eta = match k {
-                0 => String::new(),
-                _ => format!(
-                    ", ETA {}",
-                    format_duration(began.elapsed().as_secs_f64() / k as f64 * (todo.len() - k) as f64)
-                ),
-            };
-            say(format!("[{}/{}{eta}] {}", k + 1, todo.len(), said(c, p)));
+            say(format!("[{}/{}{}] {}", k + 1, todo.len(), eta(began, k, todo.len()), said(c, p)));
             let first_of_study = !todo[..k].iter().any(|q| q.study == p.study);
             let last_of_study = !todo[k + 1..].iter().any(|q| q.study == p.study);
             let edges = (first_of_study, last_of_study);
@@ -686,5 +678,14 @@ impl Runner<'_> {
             })
             .filter(|&k| seen.insert((all[k].study, all[k].target)))
             .collect())
+    }
+}
+
+/// The time the rest of `total` points will take at the pace of the `done` so far, said after
+/// a point's count (nothing before the first has run).
+fn eta(began: std::time::Instant, done: usize, total: usize) -> String {
+    match done {
+        0 => String::new(),
+        _ => format!(", ETA {}", format_duration(began.elapsed().as_secs_f64() / done as f64 * (total - done) as f64)),
     }
 }

@@ -173,7 +173,8 @@ impl Transfers<'_> {
                     Some(o) => {
                         let name = self.ctx.files.names.get(file_index).map_or("", String::as_str);
                         let sizes = &data.object_size;
-                        let layout = backends::ObjectLayout { block: data.block, sizes, seed: self.ctx.w.seed, file: name };
+                        let layout =
+                            backends::ObjectLayout { block: data.block, sizes, seed: self.ctx.w.seed, file: name };
                         b.attach_object(o, op, &layout)
                     }
                     None => b.attach(file.as_ref(), op, size),
