@@ -4,7 +4,7 @@
 //! through [`Team::share`], so every process takes the same path and nobody waits for ever.
 
 use crate::cancel::Cancel;
-use crate::engine::{self, offsets::mix, offsets::OffsetMap, DataFiles, EngineError, Execution, Progress};
+use crate::engine::{self, offsets::mix, offsets::OffsetMap, DataFiles, EngineError, Execution, PathStart, Progress};
 use crate::env;
 use crate::janitor::{self, Duty};
 use crate::kinds::{self, DataRun};
@@ -194,8 +194,15 @@ fn run_token() -> u64 {
 /// The lead's decision before a run.
 #[derive(Serialize, Deserialize)]
 enum Verdict {
-    Go { token: u64, drop_caches: bool },
+    Go { token: u64, drop_caches: bool, path_start: PathStart },
     Refused,
+}
+
+/// What the team agreed to run with ([`Verdict::Go`]).
+struct Agreed {
+    token: u64,
+    drop_caches: bool,
+    path_start: PathStart,
 }
 
 /// The lead's result after a run: the exit code every process returns (0 for success).
@@ -216,9 +223,9 @@ impl<T: Team> Runner<'_, T> {
     }
 
     /// The lead's preflight of `w` on its files `names`, as the whole team hears it: the token
-    /// to stamp data with and whether the page cache is dropped, or the lead's refusal (to
-    /// the others, a peer's).
-    fn agree(&mut self, w: &Workload, names: &[String], warnings: &mut Vec<String>) -> Result<(u64, bool), RunError> {
+    /// to stamp data with, whether the page cache is dropped and where a metadata run's item
+    /// paths start, or the lead's refusal (to the others, a peer's).
+    fn agree(&mut self, w: &Workload, names: &[String], warnings: &mut Vec<String>) -> Result<Agreed, RunError> {
         let mut refusal = None;
         let per_node = self.per_node();
         let verdict = self.lead.as_mut().map(|lead| match preflight(lead, w, names, self.space_check, per_node) {
@@ -229,7 +236,14 @@ impl<T: Team> Runner<'_, T> {
                         "--drop-caches needs root: the page cache was not dropped, reads may come from memory".into(),
                     );
                 }
-                Verdict::Go { token: w.signature.unwrap_or_else(run_token), drop_caches }
+                let (path_start, warning) = match &w.shape {
+                    Shape::Meta(meta) => {
+                        engine::path_start(meta, (0..self.site.len()).filter_map(|k| self.site.dir(k)))
+                    }
+                    Shape::Data(_) => (PathStart::default(), None),
+                };
+                warnings.extend(warning);
+                Verdict::Go { token: w.signature.unwrap_or_else(run_token), drop_caches, path_start }
             }
             Err(e) => {
                 refusal = Some(e);
@@ -237,7 +251,7 @@ impl<T: Team> Runner<'_, T> {
             }
         });
         match share_value(self.team, verdict.as_ref()) {
-            Verdict::Go { token, drop_caches } => Ok((token, drop_caches)),
+            Verdict::Go { token, drop_caches, path_start } => Ok(Agreed { token, drop_caches, path_start }),
             Verdict::Refused => Err(refusal.unwrap_or(RunError::Peer { code: 2 })),
         }
     }
@@ -254,7 +268,7 @@ impl<T: Team> Runner<'_, T> {
         });
         let region = w.data().map_or(0, |data| OffsetMap::new(data, w.tasks, w.seed).file_size());
         let mut warnings = Vec::new();
-        let (token, drop_caches) = self.agree(w, &names, &mut warnings)?;
+        let Agreed { token, drop_caches, path_start } = self.agree(w, &names, &mut warnings)?;
         if self.site.paths().iter().any(|p| p.to_str().is_none()) {
             warnings.push("a target path is not valid UTF-8: it is stored with replacement characters".into());
         }
@@ -278,7 +292,8 @@ impl<T: Team> Runner<'_, T> {
         let stop = self.lead.as_ref().and(self.watch).map(|watch| watch(progress.clone()));
         let events = (self.lead.is_some() && !w.events.is_empty())
             .then(|| crate::events::start(&w.events, progress.clone(), self.cancel.clone()));
-        let inputs = engine::RunInputs { w, files: &files, token, drop_caches, progress, cancel: self.cancel.clone() };
+        let cancel = self.cancel.clone();
+        let inputs = engine::RunInputs { w, files: &files, token, drop_caches, progress, cancel, path_start };
         let exec = engine::execute(self.team, self.threads, inputs);
         if let Some(stop) = stop {
             stop();

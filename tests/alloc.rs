@@ -52,6 +52,7 @@ fn allocations(items: u64) -> u64 {
         drop_caches: false,
         progress: Progress::new(1),
         cancel: Default::default(),
+        path_start: engine::PathStart::Slash,
     };
     let before = ALLOCATIONS.load(Relaxed);
     let exec = engine::execute(&LocalTeam, 1, inputs).unwrap();

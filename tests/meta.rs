@@ -215,22 +215,19 @@ fn items_of(n: usize) -> Vec<(String, String)> {
     names("f").chain(names("d")).collect()
 }
 
-#[test]
-fn the_default_makes_mdtests_one_call_per_item_and_op_and_relative_calls_leave_the_walk_out() {
-    if Command::new("strace").arg("-V").output().is_err() {
-        return skip("strace is not installed");
-    }
-    let bed = Bed::new();
-    let args = "--items 6 --depth 1 --branch 2";
-    let Some(calls) = strace_meta(&bed, args) else { return };
+/// Asserts that `calls` visit every item of `items_of(6)` with mdtest's one call per item and
+/// op, each on the item's whole path: from `/` when `from` is the run's root's path from `/`
+/// (the opens `openat2` refusing links only), else from the run's root, where every call
+/// starts (the opens refusing links and mounts beneath it).
+fn assert_one_call_per_item(calls: &[Call], from: Option<&str>) {
     let beneath = ["RESOLVE_BENEATH", "RESOLVE_NO_SYMLINKS", "RESOLVE_NO_XDEV"];
-    // The run's root, as each phase's check opened it: every item call starts there.
+    // The run's root, as each phase's check opened it.
     let root_fd = |k: usize| {
         let open = calls[..k].iter().rfind(|c| c.path == "iosurvey.meta" && c.name == "openat2").expect("the root");
         open.line.rsplit("= ").next().unwrap().trim().to_string()
     };
     for (name, dir) in items_of(6) {
-        let path = format!("{dir}/{name}");
+        let path = format!("{}{dir}/{name}", from.map_or(String::new(), |root| format!("{root}/")));
         let on: Vec<usize> = (0..calls.len()).filter(|&k| calls[k].path.ends_with(&name)).collect();
         let expected = match name.starts_with('f') {
             // Create and read are each one openat2 (then close), stat and remove one call.
@@ -240,17 +237,37 @@ fn the_default_makes_mdtests_one_call_per_item_and_op_and_relative_calls_leave_t
         assert_eq!(on.iter().map(|&k| calls[k].name.as_str()).collect::<Vec<_>>(), expected, "{name}");
         for k in on {
             let c = &calls[k];
-            assert_eq!(c.path, path, "the whole path from the root: {}", c.line);
-            assert!(c.line.starts_with(&format!("{}({}, ", c.name, root_fd(k))), "from the root: {}", c.line);
-            if c.name == "openat2" {
-                assert!(beneath.iter().all(|f| c.line.contains(f)), "{}", c.line);
+            assert_eq!(c.path, path, "the item's whole path: {}", c.line);
+            match (from, c.name == "openat2") {
+                (Some(_), true) => {
+                    assert!(c.line.starts_with("openat2(AT_FDCWD, "), "{}", c.line);
+                    assert!(c.line.contains("resolve=RESOLVE_NO_SYMLINKS}"), "links refused, nothing else: {}", c.line);
+                }
+                (Some(_), false) => {}
+                (None, opens) => {
+                    assert!(c.line.starts_with(&format!("{}({}, ", c.name, root_fd(k))), "from the root: {}", c.line);
+                    assert!(!opens || beneath.iter().all(|f| c.line.contains(f)), "{}", c.line);
+                }
             }
             // No walk to the item's directory around the call.
             for near in [&calls[k - 1], &calls[k + 1]] {
-                assert!(!(near.path == dir && near.line.contains("O_PATH")), "{}: {}", c.line, near.line);
+                assert!(!(near.path.ends_with(&dir) && near.line.contains("O_PATH")), "{}: {}", c.line, near.line);
             }
         }
     }
+}
+
+#[test]
+fn the_default_makes_mdtests_one_call_per_item_and_op_on_its_whole_path_and_relative_calls_leave_the_walk_out() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        return skip("strace is not installed");
+    }
+    let bed = Bed::new();
+    let args = "--items 6 --depth 1 --branch 2";
+    let Some(calls) = strace_meta(&bed, args) else { return };
+    let root = fs::canonicalize(&bed.dir).unwrap().join("iosurvey.meta");
+    assert_one_call_per_item(&calls, Some(root.to_str().unwrap()));
+    assert_eq!(bed.last_run()["warnings"], serde_json::json!([]), "every directory above the run's root is held");
     // The count: ten times the items cost ten times the calls on items, and nothing else more
     // (the checks before and after each phase cost per directory of the tree, not per item).
     let Some(more) = strace_meta(&bed, "--items 60 --depth 1 --branch 2") else { return };
@@ -272,6 +289,28 @@ fn the_default_makes_mdtests_one_call_per_item_and_op_and_relative_calls_leave_t
             on.iter().map(|c| &c.line).collect::<Vec<_>>()
         );
     }
+}
+
+#[test]
+fn under_a_directory_other_users_may_write_each_path_starts_at_the_runs_root_and_the_run_says_so() {
+    use std::os::unix::fs::PermissionsExt;
+    if Command::new("strace").arg("-V").output().is_err() {
+        return skip("strace is not installed");
+    }
+    let bed = Bed::new();
+    // Anyone could rename the target away and put a link in its place: a path from / through
+    // it could be led anywhere mid-run.
+    fs::set_permissions(bed.tmp.path(), fs::Permissions::from_mode(0o777)).unwrap();
+    let Some(calls) = strace_meta(&bed, "--items 6 --depth 1 --branch 2") else { return };
+    assert_one_call_per_item(&calls, None);
+    let run = bed.last_run();
+    let warning = run["warnings"][0].as_str().unwrap_or_default();
+    let parent = fs::canonicalize(bed.tmp.path()).unwrap();
+    for words in ["named from the run's root, held open", &format!("{} (mode 0777)", parent.display())] {
+        assert!(warning.contains(words), "{words}: {run}");
+    }
+    let show = iosurvey(&["show", &run["id"].to_string(), "--db", &bed.db]);
+    assert!(show.stdout.contains("warning: items were named from the run's root"), "show: {}", show.stdout);
 }
 
 #[test]

@@ -831,6 +831,66 @@ fn a_tree_directory_swapped_mid_phase_by_another_root_process_fails_the_run_at_t
 }
 
 #[test]
+fn a_directory_above_the_run_others_are_let_write_mid_run_fails_the_run_at_the_phases_end() {
+    use std::os::unix::fs::PermissionsExt;
+    // Each item is named by its whole path from /, which holds only while nobody but root and
+    // the run's user can rename a directory on it: another process that lets others in
+    // mid-phase fails the run at the check after the phase, and clean-up still finds the run.
+    let bed = Bed::new();
+    let child = bed.spawn_command("meta", "--items 2000000 --dirs-only --stonewall 3");
+    let tree = bed.dir.join("iosurvey.meta/u.0");
+    wait_until("items in the tree", 20, || fs::read_dir(&tree).is_ok_and(|mut d| d.next().is_some()));
+    fs::set_permissions(bed.tmp.path(), fs::Permissions::from_mode(0o777)).unwrap();
+    let out = finish(child);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    let parent = fs::canonicalize(bed.tmp.path()).unwrap();
+    for words in [&format!("{} (mode 0777) lets other users", parent.display()), "held when the run began"] {
+        assert!(out.stderr.contains(words), "{words}: {}", out.stderr);
+    }
+    let runs = bed.runs();
+    assert_eq!((runs.len(), runs[0]["status"].as_str()), (1, Some("failed")));
+    assert!(bed.entries().is_empty(), "{:?}", bed.entries());
+    assert_store_intact(&bed.db);
+}
+
+#[test]
+fn a_target_another_user_may_rename_is_walked_from_the_runs_root_so_a_link_in_its_place_leads_nowhere() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    if !is_root() {
+        return skip("becoming another user needs root");
+    }
+    let bed = Bed::new();
+    // The target's directory lets anyone rename what is in it (no sticky bit), and another
+    // user has a tree of the run's names ready, where a path from / through a link would go.
+    fs::set_permissions(bed.tmp.path(), fs::Permissions::from_mode(0o777)).unwrap();
+    let decoy = bed.tmp.path().join("decoy");
+    fs::create_dir_all(decoy.join("iosurvey.meta/u.0")).unwrap();
+    let own = |p: &Path| std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap();
+    for p in [&decoy, &decoy.join("iosurvey.meta"), &decoy.join("iosurvey.meta/u.0")] {
+        own(p);
+        fs::set_permissions(p, fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let child = bed.spawn_command("meta", "--items 2000000 --files-only --write-bytes 8 --stonewall 3");
+    let tree = bed.dir.join("iosurvey.meta/u.0");
+    wait_until("items in the tree", 20, || fs::read_dir(&tree).is_ok_and(|mut d| d.next().is_some()));
+    let moved = bed.tmp.path().join("moved");
+    let script = format!("mv {0} {1} && ln -s {2} {0}", bed.dir.display(), moved.display(), decoy.display());
+    let swap = Command::new("sh").args(["-c", &script]).uid(65534).gid(65534).output().unwrap();
+    assert!(swap.status.success(), "nobody swapped the target: {}", String::from_utf8_lossy(&swap.stderr));
+    let out = finish(child);
+    assert_eq!(out.code, 0, "the run went on in its own directory: {}", out.stderr);
+    assert!(listing(&decoy.join("iosurvey.meta/u.0")).is_empty(), "nothing made through the link");
+    assert!(listing(&moved).is_empty(), "the run cleaned up where its target went: {:?}", listing(&moved));
+    let run = bed.last_run();
+    assert_eq!(run["status"], "ok", "{run}");
+    let warning = run["warnings"][0].as_str().unwrap_or_default();
+    assert!(warning.contains("named from the run's root, held open") && warning.contains("(mode 0777)"), "{run}");
+    assert_store_intact(&bed.db);
+}
+
+#[test]
 fn another_user_can_put_no_link_directory_or_mount_in_a_metadata_runs_tree() {
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::CommandExt;

@@ -5,16 +5,20 @@
 //! allocates nothing.
 //!
 //! How a call finds its item is the workload's [`Resolve`]. By default each step is the one
-//! call mdtest makes, on the item's path from the run's root (held open): `mkdirat`,
-//! `fstatat`, `unlinkat` on `u.0/t.1/f.0.17`, and an open by `openat2` with
-//! `RESOLVE_BENEATH`, `RESOLVE_NO_SYMLINKS` and `RESOLVE_NO_XDEV`, also one call, so an open
-//! or create never goes through a link or a mount. The other calls walk the path as the kernel
-//! does: what keeps them inside is the root's mode, 0700, so that no other user can put a link
-//! or a mount point below it, and a check before and after each phase, by descriptor, that the
-//! root is still the run's own directory of mode 0700 in its place and that every directory of
-//! the tree is still the one it was, reached through no link and no mount; another root
-//! process that swaps one mid-phase fails the run at the phase's end (docs/safety.md). The
-//! relative mode holds each directory open and makes the `*at` call on the bare name.
+//! call mdtest makes, on the item's whole path from `/`, as mdtest names it: `mkdirat`,
+//! `fstatat`, `unlinkat` on `/scratch/x/iosurvey.meta/u.0/t.1/f.0.17`, and an open by
+//! `openat2` with `RESOLVE_NO_SYMLINKS`, also one call, so an open or create never goes
+//! through a link. What keeps the walk's other calls inside the run: every directory above the
+//! run's root is held (no user but root and the run's can rename or replace what it leads
+//! to, [`Dir::held_path`], checked when the run starts and before and after each phase), and
+//! the root's mode, 0700, means no other user can put a link or a mount point below it; a
+//! check before and after each phase, by descriptor, finds the root still the run's own
+//! directory of mode 0700 in its place and every directory of the tree still the one it was,
+//! reached through no link and no mount. Another root process that swaps one mid-phase fails
+//! the run at the phase's end (docs/safety.md). When a directory above the root is not held,
+//! the lead says so and each path starts at the run's root, held open (`u.0/t.1/f.0.17`, the
+//! opens with `RESOLVE_BENEATH` and `RESOLVE_NO_XDEV` too): the same calls on a shorter path.
+//! The relative mode holds each directory open and makes the `*at` call on the bare name.
 
 use super::backends::transfer_all;
 use super::data::{fill_random, Fault, Mismatch};
@@ -29,15 +33,45 @@ use crate::sys::fs::{
     self as sys, close, O_CLOEXEC, O_CREAT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_PATH, O_RDONLY, O_WRONLY,
 };
 use crate::target::dir::{euid, Dir, Kind, PRIVATE};
-use crate::target::dir::{open_dir_beneath, openat_beneath};
+use crate::target::dir::{open_dir_beneath, open_path_no_links, openat_beneath};
 use crate::team::Member;
 use std::ffi::CStr;
 use std::ffi::OsStr;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::io::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
+
+/// Where the path of each item of a path-walk run starts; the lead decides once per run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum PathStart {
+    /// At `/`: the item's whole path, as mdtest names it (every directory above the run's root
+    /// held, [`Dir::held_path`]).
+    #[default]
+    Slash,
+    /// At the run's root, held open: a directory above it could be changed by another user.
+    RunRoot,
+}
+
+/// Where a run of `meta` over `bases` (each holding the run's root, made already) names its
+/// items from, and, when not from `/`, the warning that says why: every output says it.
+pub fn path_start<'a>(meta: &Meta, bases: impl IntoIterator<Item = &'a Dir>) -> (PathStart, Option<String>) {
+    if meta.resolve != Resolve::Path {
+        return (PathStart::Slash, None);
+    }
+    let root = OsStr::new(&meta.root);
+    match bases.into_iter().find_map(|base| base.held_path(root).err()) {
+        None => (PathStart::Slash, None),
+        Some(why) => {
+            let warning = format!(
+                "items were named from the run's root, held open, not by their whole path from / as mdtest names them: \
+                 {why}; stat and open rates leave out the walk above the root"
+            );
+            (PathStart::RunRoot, Some(warning))
+        }
+    }
+}
 
 /// One task's buffers for metadata phases, made once and reused by every phase, and what its
 /// checks saw of the run's directories in the phase before.
@@ -59,8 +93,9 @@ impl MetaIo {
         let bytes = meta.write_bytes.max(meta.read_bytes) as usize;
         MetaIo {
             name: Vec::with_capacity(64),
-            // The root's name, a tree's, a name per level and the item's, with room.
-            path: Vec::with_capacity(meta.root.len() + 16 * (meta.tree.depth as usize + 2) + 64),
+            // The root's whole path (PATH_MAX at most), a tree's name, a name per level and the
+            // item's, with room: the buffer never grows in a phase.
+            path: Vec::with_capacity(4096 + meta.root.len() + 16 * (meta.tree.depth as usize + 2) + 64),
             data: vec![0; bytes],
             scratch: vec![0; if verify { bytes } else { 0 }],
             roots: Vec::new(),
@@ -86,11 +121,13 @@ pub(super) struct MetaItems<'a> {
     pub guard: Option<Result<Guard, EngineError>>,
 }
 
-/// The run's root as the check before a phase found it, and the tree's print then (`None`
-/// before the tree is made).
+/// The run's root as the check before a phase found it, the tree's print then (`None`
+/// before the tree is made), and the start of every item's path: the root's whole path from
+/// `/` with a slash (empty when paths start at the root, or in relative mode).
 pub(super) struct Guard {
     root: Dir,
     print: Option<u64>,
+    prefix: Vec<u8>,
 }
 
 /// The directory the last item was in, so that a task walks down its tree (relative mode) or
@@ -144,7 +181,8 @@ impl PhaseKind for MetaItems<'_> {
         };
         if let Some(guard) = &guard {
             let count = self.count;
-            let mut walk = Walk { kind: self, root: guard.root.raw(), clock, trace, tally: &mut tally, m };
+            let mut walk =
+                Walk { kind: self, root: guard.root.raw(), prefix: &guard.prefix, clock, trace, tally: &mut tally, m };
             if let Err((n, e)) = walk.items(0..count, deadline).map(|n| done = n) {
                 (done, error) = (n, Some(e));
             }
@@ -154,7 +192,15 @@ impl PhaseKind for MetaItems<'_> {
             // ever and the team's collectives stay paired.
             let goal = m.max(done);
             if let (Some(guard), None) = (&guard, &error) {
-                let mut walk = Walk { kind: self, root: guard.root.raw(), clock, trace, tally: &mut tally, m };
+                let mut walk = Walk {
+                    kind: self,
+                    root: guard.root.raw(),
+                    prefix: &guard.prefix,
+                    clock,
+                    trace,
+                    tally: &mut tally,
+                    m,
+                };
                 if let Err((n, e)) = walk.items(done..goal, None).map(|n| done = n) {
                     (done, error) = (n, Some(e));
                 }
@@ -218,6 +264,15 @@ impl MetaItems<'_> {
         let name = OsStr::new(&self.meta.root);
         let root = base.open_subdir(name).map_err(|e| EngineError::io("open", &base.show(name), None, e))?;
         self.check_root(&root)?;
+        let prefix = match self.paths_from_slash() {
+            true => {
+                let path = base.held_path(name).map_err(|why| self.unheld(&root, why))?;
+                let mut prefix = path.into_os_string().into_vec();
+                prefix.push(b'/');
+                prefix
+            }
+            false => Vec::new(),
+        };
         let print = match self.tree_there(false) {
             true => Some(self.tree_print(&root)?),
             false => None,
@@ -228,7 +283,7 @@ impl MetaItems<'_> {
                 return Err(self.changed(&root, "was moved or replaced since the phase before (not by this run)"));
             }
         }
-        Ok(Guard { root, print })
+        Ok(Guard { root, print, prefix })
     }
 
     /// After the phase, outside its time: the root is still the run's own, in its place, and
@@ -237,6 +292,9 @@ impl MetaItems<'_> {
         let root = guard.root;
         self.check_root(&root)?;
         let base = self.ctx.files.base(self.source);
+        if self.paths_from_slash() {
+            base.held_path(OsStr::new(&self.meta.root)).map_err(|why| self.unheld(&root, why))?;
+        }
         if !root.is_at(base, OsStr::new(&self.meta.root)) {
             let e = io::Error::other("it was moved away or replaced during the phase (not by this run)");
             return Err(EngineError::io("check", root.path(), None, e));
@@ -303,6 +361,18 @@ impl MetaItems<'_> {
         Ok(print)
     }
 
+    /// Whether each item's path starts at `/` (else at the run's root, held open).
+    fn paths_from_slash(&self) -> bool {
+        self.meta.resolve == Resolve::Path && self.ctx.path_start == PathStart::Slash
+    }
+
+    /// A directory above the run's root is not held, as it was when the run began (another
+    /// process changed it since, or this node sees another path than the lead's).
+    fn unheld(&self, root: &Dir, why: String) -> EngineError {
+        let why = format!("{why}, where it was held when the run began (checked on the lead's node)");
+        EngineError::io("check", root.path(), None, io::Error::other(why))
+    }
+
     /// A directory of the tree is not what the check before found.
     fn changed(&self, root: &Dir, what: &str) -> EngineError {
         let mut top = Vec::new();
@@ -317,6 +387,8 @@ struct Walk<'a, 'k, 'c, M: Member> {
     kind: &'a mut MetaItems<'k>,
     /// The run's root directory, held open.
     root: RawFd,
+    /// What every item's path starts with ([`Guard`]).
+    prefix: &'a [u8],
     clock: &'a TaskClock,
     trace: &'a mut PhaseTrace,
     tally: &'a mut VerifyTally,
@@ -502,9 +574,10 @@ impl<M: Member> Walk<'_, '_, '_, M> {
     }
 
     /// Where the call on the current name in tree directory `at` (`None`: the run's root)
-    /// starts, with [`Self::given`] the path it gives: in path mode the run's root and the
-    /// name's whole path from it, walked by the call itself (mdtest's one call per item); in
-    /// relative mode the directory, held open, and the bare name.
+    /// starts, with [`Self::given`] the path it gives: in path mode the name's whole path from
+    /// `/` (or from the run's root, held open, which is then where the call starts), walked by
+    /// the call itself (mdtest's one call per item); in relative mode the directory, held
+    /// open, and the bare name.
     fn target(&mut self, cursor: &mut Cursor, at: Option<u64>) -> Result<RawFd, EngineError> {
         match (self.resolve(), at) {
             (Resolve::Relative, None) => Ok(self.root),
@@ -513,9 +586,6 @@ impl<M: Member> Walk<'_, '_, '_, M> {
                 let len = self.locate(cursor, at);
                 let io = &mut *self.kind.io;
                 io.path.truncate(len);
-                if len > 0 {
-                    io.path.push(b'/');
-                }
                 io.path.extend_from_slice(&io.name);
                 Ok(self.root)
             }
@@ -530,8 +600,8 @@ impl<M: Member> Walk<'_, '_, '_, M> {
     }
 
     /// Opens (or with `O_CREAT` makes) the current name in tree directory `d`: by its whole
-    /// path from the root in one `openat2` that never goes through a link or a mount, or with
-    /// the bare name through the directory the cursor holds (relative mode).
+    /// path from `/` in one `openat2` that never goes through a link (from the run's root: nor
+    /// a mount), or with the bare name through the directory the cursor holds (relative mode).
     fn open_item(
         &mut self,
         cursor: &mut Cursor,
@@ -542,14 +612,15 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         let dir = self.target(cursor, Some(d))?;
         let opened = match self.resolve() {
             Resolve::Relative => sys::openat(dir, self.given(), flags | O_NOFOLLOW | O_CLOEXEC, 0o644),
-            Resolve::Path => openat_beneath(dir, self.given(), flags, 0o644),
+            Resolve::Path if self.prefix.is_empty() => openat_beneath(dir, self.given(), flags, 0o644),
+            Resolve::Path => open_path_no_links(self.given(), flags, 0o644),
         };
         opened.map_err(|e| self.failed(call, Some(d), e))
     }
 
-    /// Path mode: the length of the path from the root of tree directory `at` (`None`: the
-    /// root itself, empty), written at the start of `MetaIo::path` unless the cursor has it
-    /// there.
+    /// Path mode: the length of the path of tree directory `at` (`None`: the run's root)
+    /// with a closing slash, after the prefix, written at the start of `MetaIo::path` unless
+    /// the cursor has it there.
     fn locate(&mut self, cursor: &mut Cursor, at: Option<u64>) -> usize {
         if at.is_some() && cursor.at == at {
             return cursor.len;
@@ -557,8 +628,10 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         let meta = self.kind.meta;
         let path = &mut self.kind.io.path;
         path.clear();
+        path.extend_from_slice(self.prefix);
         if let Some(d) = at {
             write_tree_dir(meta.shared, self.kind.source as u64, &meta.tree, d, path);
+            path.push(b'/');
         }
         // The run's root is not kept: only the tree phases start there, once per tree.
         *cursor = Cursor { at, fd: None, len: path.len() };

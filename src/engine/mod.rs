@@ -30,6 +30,7 @@ use crate::target::site::Site;
 use crate::team::{all_agree, Member, Team};
 use data::{fill_random, Mismatch};
 pub use error::EngineError;
+pub use meta::{path_start, PathStart};
 use meta::{MetaIo, MetaItems};
 use offsets::{mix, OffsetMap};
 use phase::{drop_on_each_node, Step, TaskClock};
@@ -170,6 +171,8 @@ pub struct RunInputs<'a> {
     pub progress: Arc<Progress>,
     /// Stops the run after the current transfers.
     pub cancel: Cancel,
+    /// Where a metadata run's item paths start, as the lead found its bases ([`path_start`]).
+    pub path_start: PathStart,
 }
 
 /// What every task of this process shares.
@@ -181,6 +184,7 @@ struct Context<'a> {
     drop_caches: bool,
     progress: Arc<Progress>,
     cancel: Cancel,
+    path_start: PathStart,
 }
 
 /// What the tasks work on: data files through their map of offsets, or metadata items.
@@ -202,12 +206,12 @@ impl Work<'_> {
 /// than `w.tasks` (a sweep point): then `w.tasks` tasks chosen round-robin over nodes work
 /// and the others wait. The lead process gets the execution; the others get `None`.
 pub fn execute<T: Team>(team: &T, threads: usize, run: RunInputs) -> Option<Execution> {
-    let RunInputs { w, files, token, drop_caches, progress, cancel } = run;
+    let RunInputs { w, files, token, drop_caches, progress, cancel, path_start } = run;
     let work = match &w.shape {
         Shape::Data(data) => Work::Data(data, OffsetMap::new(data, w.tasks, w.seed)),
         Shape::Meta(meta) => Work::Meta(meta),
     };
-    let ctx = Context { w, work, files, token, drop_caches, progress, cancel };
+    let ctx = Context { w, work, files, token, drop_caches, progress, cancel, path_start };
     let gate = Gate::default();
     let (results, go, spawn_error) = std::thread::scope(|s| {
         let mut handles = Vec::with_capacity(threads);

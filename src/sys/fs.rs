@@ -15,7 +15,8 @@ use std::io::{self, IoSlice, IoSliceMut};
 use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 
 pub use libc::{
-    O_CLOEXEC, O_CREAT, O_DIRECT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_PATH, O_RDONLY, O_RDWR, O_WRONLY,
+    AT_FDCWD, O_CLOEXEC, O_CREAT, O_DIRECT, O_DIRECTORY, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_PATH, O_RDONLY, O_RDWR,
+    O_WRONLY,
 };
 
 /// What kind of entry a [`Stat`] describes.
@@ -99,11 +100,21 @@ pub(crate) fn open(path: &CStr, flags: i32) -> io::Result<OwnedFd> {
 /// `openat2` with `RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV`: opens `path` only
 /// if it lies below `dir`, reached through no link and no mount. `ENOSYS` before Linux 5.6.
 pub(crate) fn openat2_beneath(dir: RawFd, path: &CStr, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    openat2(dir, path, flags, mode, libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_XDEV)
+}
+
+/// `openat2` with `RESOLVE_NO_SYMLINKS`: opens the whole path `path` from `/` only if no
+/// component of it is a link (mounts on the way are the path's own). `ENOSYS` before Linux 5.6.
+pub(crate) fn openat2_no_links(path: &CStr, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    openat2(libc::AT_FDCWD, path, flags, mode, libc::RESOLVE_NO_SYMLINKS)
+}
+
+fn openat2(dir: RawFd, path: &CStr, flags: i32, mode: u32, resolve: u64) -> io::Result<OwnedFd> {
     // SAFETY: open_how is plain data; zero is its every field's default.
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
     how.flags = flags as u64;
     how.mode = if flags & libc::O_CREAT != 0 { u64::from(mode) } else { 0 };
-    how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_XDEV;
+    how.resolve = resolve;
     // SAFETY: path is NUL-terminated and how a properly sized open_how the kernel only reads.
     let rc = cvt(unsafe {
         libc::syscall(

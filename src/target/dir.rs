@@ -136,6 +136,18 @@ fn open_one(parent: RawFd, name: &CStr, flags: i32, mode: u32) -> io::Result<Own
     Ok(owned)
 }
 
+/// Opens the whole path `path` from `/` only if no component of it is a link: one
+/// `openat2` with `RESOLVE_NO_SYMLINKS` (a metadata item by the path mdtest would name it by,
+/// [`Dir::held_path`]). Before Linux 5.6 only the last component is guarded (`O_NOFOLLOW`).
+/// `mode` is used only with `O_CREAT`.
+pub fn open_path_no_links(path: &CStr, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    let flags = flags | O_NOFOLLOW | O_CLOEXEC;
+    match sys::openat2_no_links(path, flags, mode) {
+        Err(e) if e.raw_os_error() == Some(ENOSYS) => sys::openat(sys::AT_FDCWD, path, flags, mode),
+        opened => opened,
+    }
+}
+
 /// Opens directory `name` in `parent` as [`openat_beneath`] does.
 pub fn open_dir_beneath(parent: RawFd, name: &CStr) -> io::Result<OwnedFd> {
     openat_beneath(parent, name, O_RDONLY | O_DIRECTORY, 0)
@@ -316,6 +328,58 @@ impl Dir {
         };
         let Ok(st) = sys::fstatat(parent.raw(), &c) else { return false };
         self.id().is_ok_and(|id| id == (st.dev, st.ino))
+    }
+
+    /// The whole path from `/` of entry `entry` of this directory, when no user but root and
+    /// the one running iosurvey can change where it leads: every directory on the way, this
+    /// one too, is owned by one of them and either writable by nobody else or sticky with its
+    /// next entry owned by one of them (so nobody else can rename, remove or replace that
+    /// entry), no component is a link, and the path leads to this very directory. Otherwise
+    /// why not, naming the directory. A few `fstatat` and `open` calls: made outside any
+    /// phase's time.
+    pub fn held_path(&self, entry: &OsStr) -> Result<PathBuf, String> {
+        let trusted = |uid: u32| uid == 0 || uid == euid();
+        let failed = |what: &Path, e: io::Error| format!("{} could not be checked: {e}", what.display());
+        let slash = Path::new("/");
+        let mut at = sys::open(c"/", O_PATH | O_DIRECTORY | O_CLOEXEC).map_err(|e| failed(slash, e))?;
+        let mut shown = slash.to_path_buf();
+        let names = self.path.components().filter_map(|c| match c {
+            std::path::Component::Normal(name) => Some(name),
+            _ => None,
+        });
+        if !self.path.is_absolute() || self.path.components().count() != names.clone().count() + 1 {
+            return Err(format!("{} is not a plain path from /", self.path.display()));
+        }
+        for name in names.chain(std::iter::once(entry)) {
+            let st = sys::fstat(at.as_raw_fd()).map_err(|e| failed(&shown, e))?;
+            let c = c_name(name).map_err(|e| failed(&shown, e))?;
+            let child = sys::fstatat(at.as_raw_fd(), &c).map_err(|e| failed(&shown.join(name), e))?;
+            if !trusted(st.uid) {
+                return Err(format!("{} belongs to uid {}, who may rename what is in it", shown.display(), st.uid));
+            }
+            if st.mode & 0o022 != 0 && st.mode & 0o1000 == 0 {
+                let (dir, mode) = (shown.display(), st.mode);
+                return Err(format!("{dir} (mode {mode:04o}) lets other users rename or replace {name:?} in it"));
+            }
+            if st.mode & 0o022 != 0 && !trusted(child.uid) {
+                let (entry, uid, mode) = (shown.join(name), child.uid, st.mode);
+                return Err(format!(
+                    "{} belongs to uid {uid}, who may replace it (its directory's mode is {mode:04o})",
+                    entry.display()
+                ));
+            }
+            if child.kind != Kind::Dir {
+                return Err(format!("{} is not a directory (a link?)", shown.join(name).display()));
+            }
+            if shown == self.path && self.id().map_err(|e| failed(&shown, e))? != (st.dev, st.ino) {
+                return Err(format!("{} no longer leads to the directory the run opened", shown.display()));
+            }
+            // The path's own mounts are crossed, as the kernel's walk crosses them.
+            at = sys::openat(at.as_raw_fd(), &c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+                .map_err(|e| failed(&shown.join(name), e))?;
+            shown.push(name);
+        }
+        Ok(shown)
     }
 
     /// The directory as it was resolved when opened (for messages and records).
@@ -508,6 +572,47 @@ mod tests {
         target.remove_own("iosurvey.meta").unwrap();
         assert!(!root.exists());
         assert!(outside.join("deep/precious").exists(), "what the links point to stays");
+    }
+
+    #[test]
+    fn a_path_is_held_only_while_no_other_user_can_change_where_it_leads() {
+        use std::os::unix::fs::{chown, PermissionsExt};
+        let set = |p: &Path, m: u32| std::fs::set_permissions(p, std::fs::Permissions::from_mode(m)).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, base) = (tmp.path().join("a"), tmp.path().join("a/b"));
+        std::fs::create_dir_all(base.join("run")).unwrap();
+        let dir = Dir::open(&base).unwrap();
+        let run = OsStr::new("run");
+        let canonical = std::fs::canonicalize(&a).unwrap();
+        assert_eq!(dir.held_path(run), Ok(canonical.join("b/run")));
+        // A directory on the way that others may write: anyone could swap `b` for a link.
+        set(&a, 0o777);
+        let why = dir.held_path(run).unwrap_err();
+        assert!(why.starts_with(&format!("{} (mode 0777)", canonical.display())) && why.contains("\"b\""), "{why}");
+        // Sticky, as /tmp is: only the owner of `b` may rename it, and that is this user.
+        set(&a, 0o1777);
+        assert!(dir.held_path(run).is_ok());
+        if euid() == 0 {
+            chown(&base, Some(65534), None).unwrap();
+            let why = dir.held_path(run).unwrap_err();
+            assert!(why.contains("b belongs to uid 65534, who may replace it (its directory's mode is 1777)"), "{why}");
+            chown(&base, Some(0), None).unwrap();
+            chown(&a, Some(65534), None).unwrap();
+            let why = dir.held_path(run).unwrap_err();
+            assert!(why.contains("a belongs to uid 65534, who may rename what is in it"), "{why}");
+            chown(&a, Some(0), None).unwrap();
+        }
+        set(&a, 0o755);
+        assert!(dir.held_path(run).is_ok());
+        // The entry swapped for a link, and the directory's name given to another directory.
+        std::fs::rename(base.join("run"), base.join("away")).unwrap();
+        symlink(base.join("away"), base.join("run")).unwrap();
+        let why = dir.held_path(run).unwrap_err();
+        assert!(why.ends_with("b/run is not a directory (a link?)"), "{why}");
+        std::fs::rename(&base, a.join("moved")).unwrap();
+        std::fs::create_dir_all(base.join("run")).unwrap();
+        let why = dir.held_path(run).unwrap_err();
+        assert!(why.ends_with("b no longer leads to the directory the run opened"), "{why}");
     }
 
     #[test]
