@@ -24,7 +24,7 @@ pub(super) fn trained(
 ) -> RunRecord {
     use crate::record::train::{EpochFigures, TrainRecord, Training};
     let each = |x: f64| vec![x; epochs.len()];
-    let t = Training::Train(TrainRecord {
+    let t = Training::Train(Box::new(TrainRecord {
         workload: "unet3d".into(),
         accelerator: Some("h100".into()),
         accelerators: Some(accelerators),
@@ -46,7 +46,7 @@ pub(super) fn trained(
             wait_p99_s: each(0.0025),
         },
         ..TrainRecord::default()
-    });
+    }));
     let mut r = RunRecord::assemble(Default::default(), Default::default(), Default::default());
     (r.id, r.label, r.tool_params, r.training) = (Some(id), Some(label.into()), t.params(), Some(t));
     r

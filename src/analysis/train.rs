@@ -26,8 +26,8 @@ struct Point {
 /// A run's training figures, if it is a training run.
 fn trained(r: &RunRecord) -> Option<Cow<'_, TrainRecord>> {
     match r.training()? {
-        Cow::Borrowed(Training::Train(t)) => Some(Cow::Borrowed(t)),
-        Cow::Owned(Training::Train(t)) => Some(Cow::Owned(t)),
+        Cow::Borrowed(Training::Train(t)) => Some(Cow::Borrowed(&**t)),
+        Cow::Owned(Training::Train(t)) => Some(Cow::Owned(*t)),
         _ => None,
     }
 }
@@ -223,11 +223,15 @@ struct Measure {
     of: &'static str,
 }
 
+/// A figure of a training run: its name, unit, decimals, value, its epochs' values, and what
+/// it is multiplied by as shown.
+type Figure<'t> = (&'static str, &'static str, usize, Option<f64>, &'t [f64], f64);
+
 /// A training run's figures: AU, samples/s, read MiB/s and the step wait, each with its
 /// epochs' values where the run stored them.
 fn train_measures(t: &TrainRecord) -> Vec<Measure> {
     let e = &t.epoch;
-    let figures: [(&str, &str, usize, Option<f64>, &[f64], f64); 5] = [
+    let figures: [Figure; 5] = [
         ("AU", "%", 1, t.au, &e.au, 100.0),
         ("samples/s", "samples/s", 1, t.samples_per_s, &e.samples_per_s, 1.0),
         ("read", "MiB/s", 1, t.read_mib_s, &e.read_mib_s, 1.0),

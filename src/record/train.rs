@@ -11,14 +11,15 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Display;
 
-/// What a training study measured.
+/// What a training study measured (boxed: every run's record holds the field, most of them
+/// empty).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Training {
     /// Emulated accelerators fed from the storage (`iosurvey train`, DLIO).
-    Train(TrainRecord),
+    Train(Box<TrainRecord>),
     /// A model's checkpoint written and read back (`iosurvey checkpoint`).
-    Checkpoint(CheckpointRecord),
+    Checkpoint(Box<CheckpointRecord>),
 }
 
 /// A training run: its settings, then its figures. A setting or figure the source did not
@@ -155,10 +156,10 @@ impl Training {
     fn from_params(params: &BTreeMap<String, String>) -> Option<Training> {
         let read = Text(params);
         if let Some(workload) = params.get("train.workload") {
-            return Some(Training::Train(TrainRecord::read(workload, &read)));
+            return Some(Training::Train(Box::new(TrainRecord::read(workload, &read))));
         }
         let model = params.get("ckpt.model")?;
-        Some(Training::Checkpoint(CheckpointRecord::read(model, &read)))
+        Some(Training::Checkpoint(Box::new(CheckpointRecord::read(model, &read))))
     }
 }
 
@@ -421,8 +422,8 @@ mod tests {
     fn the_typed_figures_are_read_before_the_text_and_stored_beside_the_phases() {
         let mut r = old_record(text("train", &OLD_TEXT));
         let typed = TrainRecord { workload: "resnet50".into(), au: Some(0.5), ..TrainRecord::default() };
-        r.training = Some(Training::Train(typed.clone()));
-        assert_eq!(r.training().as_deref(), Some(&Training::Train(typed)), "the text says unet3d at 93%");
+        r.training = Some(Training::Train(Box::new(typed.clone())));
+        assert_eq!(r.training().as_deref(), Some(&Training::Train(Box::new(typed))), "the text says unet3d at 93%");
         let v = serde_json::to_value(&r).unwrap();
         assert_eq!(v["training"]["train"]["workload"], "resnet50");
         let back: RunRecord = serde_json::from_value(v).unwrap();

@@ -120,7 +120,7 @@ pub fn run_record(
         rank_first_step_s: per_rank(&|e| e.steps.first().map_or(0, |x| x.wait_ns + x.compute_ns)),
         ..train_settings(s)
     };
-    stored(train_name(s), w, (env, command_line, started), phases, (warnings, Training::Train(figures)))
+    stored(train_name(s), w, (env, command_line, started), phases, (warnings, Training::Train(Box::new(figures))))
 }
 
 /// Each epoch's AU, samples/s, read MiB/s and step waits (p50, p99).
@@ -144,7 +144,13 @@ fn epoch_figures(s: &Settings, o: &Outcome) -> EpochFigures {
 /// signal path and the janitor store it, as failed, should the process end before the run
 /// files its own record; a run that fails files it with why.
 pub fn train_skeleton(s: &Settings, facts: (Environment, String, i64)) -> RunRecord {
-    stored(train_name(s), train_workload(s), facts, Vec::new(), (Vec::new(), Training::Train(train_settings(s))))
+    stored(
+        train_name(s),
+        train_workload(s),
+        facts,
+        Vec::new(),
+        (Vec::new(), Training::Train(Box::new(train_settings(s)))),
+    )
 }
 
 fn train_name(s: &Settings) -> String {
@@ -282,7 +288,13 @@ pub fn checkpoint_record(
             .then(|| o.clients.iter().map(|cl| cl.said()).collect::<Vec<_>>().join("; ")),
         ..checkpoint_settings(c)
     };
-    stored(checkpoint_name(c), w, (env, command_line, started), phases, (warnings, Training::Checkpoint(figures)))
+    stored(
+        checkpoint_name(c),
+        w,
+        (env, command_line, started),
+        phases,
+        (warnings, Training::Checkpoint(Box::new(figures))),
+    )
 }
 
 /// A checkpoint study before it has measured anything (see [`train_skeleton`]).
@@ -292,7 +304,7 @@ pub fn checkpoint_skeleton(c: &super::checkpoint::Checkpoints, facts: (Environme
         checkpoint_workload(c),
         facts,
         Vec::new(),
-        (Vec::new(), Training::Checkpoint(checkpoint_settings(c))),
+        (Vec::new(), Training::Checkpoint(Box::new(checkpoint_settings(c)))),
     )
 }
 
