@@ -290,14 +290,18 @@ fn closing(mut e: Error, spelling: &dyn Spelling) -> Error {
     Error::silent(e.kind)
 }
 
-/// clap's message as one line (see `iosurvey::study::line::folded`), with a hint.
-fn parse_error_line(text: &str) -> String {
-    let what = iosurvey::study::line::folded(text);
-    // A value's own reader may have said what to do.
-    if what.contains("(hint:") {
-        what
-    } else {
-        format!("{what} (hint: see 'iosurvey --help')")
+/// clap's refusal as one line with a hint: a value's own parser's, as it typed it (the
+/// error's source); else clap's message folded (see `iosurvey::study::line::folded`) and the
+/// help to read.
+fn parse_error_line(e: &clap::Error) -> String {
+    use iosurvey::study::hint::{spell_for, Command};
+    use iosurvey::study::line::{folded, refusal, refused_value};
+    match refusal(e) {
+        Some(r) => {
+            let (value, flag) = refused_value(e);
+            format!("invalid value '{value}' for '{flag}': {} (hint: {})", r.what, spell_for(&r.hint, Command::Run))
+        }
+        None => format!("{} (hint: see 'iosurvey --help')", folded(&clap_text(e))),
     }
 }
 
@@ -361,7 +365,7 @@ pub fn main() -> i32 {
             return finish(Ok(()));
         }
         Err(e) => {
-            say!("iosurvey: error: {}", parse_error_line(&clap_text(&e)));
+            say!("iosurvey: error: {}", parse_error_line(&e));
             return 2;
         }
     };

@@ -120,6 +120,29 @@ pub fn clap_text(e: &clap::Error) -> String {
     }
 }
 
+/// What a value's own parser refused, with its hint still typed: clap keeps the parser's error
+/// as its source, so it is read there, never from clap's text. A size is refused by the units'
+/// own error, its hint fixed. None for clap's own errors and a parser that gives no hint.
+pub fn refusal(e: &clap::Error) -> Option<super::hint::Refusal> {
+    let source = std::error::Error::source(e)?;
+    if let Some(r) = source.downcast_ref::<super::hint::Refusal>() {
+        return Some(r.clone());
+    }
+    let size = source.downcast_ref::<crate::units::SizeError>()?;
+    Some(super::hint::Refusal::say(format!("not a size: {}", size.why), crate::units::SizeError::HINT))
+}
+
+/// The value and the flag of a value its parser refused, as typed (control characters made
+/// visible), from clap's context.
+pub fn refused_value(e: &clap::Error) -> (String, String) {
+    use clap::error::{ContextKind, ContextValue};
+    let said = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => crate::escape::visible(s).into_owned(),
+        _ => String::new(),
+    };
+    (said(ContextKind::InvalidValue), said(ContextKind::InvalidArg))
+}
+
 /// clap's message as one line: its first line with the lines that name things (the missing
 /// arguments, say) folded in, usage and tips left out.
 pub fn folded(text: &str) -> String {
