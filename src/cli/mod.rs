@@ -290,19 +290,11 @@ fn closing(mut e: Error, spelling: &dyn Spelling) -> Error {
     Error::silent(e.kind)
 }
 
-/// clap's refusal as one line with a hint: a value's own parser's, as it typed it (the
-/// error's source); else clap's message folded (see `iosurvey::study::line::folded`) and the
-/// help to read.
+/// clap's refusal as one line with a hint: a value's own parser's, typed (the error's
+/// source); else clap's message folded and the help to read.
 fn parse_error_line(e: &clap::Error) -> String {
-    use iosurvey::study::hint::{spell_for, Command};
-    use iosurvey::study::line::{folded, refusal, refused_value};
-    match refusal(e) {
-        Some(r) => {
-            let (value, flag) = refused_value(e);
-            format!("invalid value '{value}' for '{flag}': {} (hint: {})", r.what, spell_for(&r.hint, Command::Run))
-        }
-        None => format!("{} (hint: see 'iosurvey --help')", folded(&clap_text(e))),
-    }
+    use iosurvey::study::line::{folded, refused_line};
+    refused_line(e).unwrap_or_else(|| format!("{} (hint: see 'iosurvey --help')", folded(&clap_text(e))))
 }
 
 /// The command line's parser, with what the engine registry decides: every `--engine` is read

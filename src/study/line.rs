@@ -132,6 +132,15 @@ pub fn refusal(e: &clap::Error) -> Option<super::hint::Refusal> {
     Some(super::hint::Refusal::say(format!("not a size: {}", size.why), crate::units::SizeError::HINT))
 }
 
+/// A value its own parser refused, as one line in the command's flags:
+/// `invalid value 'V' for 'FLAG': WHAT (hint: HINT)`; None where [`refusal`] finds none.
+pub fn refused_line(e: &clap::Error) -> Option<String> {
+    use super::hint::{spell_for, Command};
+    let r = refusal(e)?;
+    let (value, flag) = refused_value(e);
+    Some(format!("invalid value '{value}' for '{flag}': {} (hint: {})", r.what, spell_for(&r.hint, Command::Run)))
+}
+
 /// The value and the flag of a value its parser refused, as typed (control characters made
 /// visible), from clap's context.
 pub fn refused_value(e: &clap::Error) -> (String, String) {
