@@ -1213,7 +1213,12 @@ fn the_binary_stays_thin_and_never_reads_an_error_line_back() {
         let text = fs::read_to_string(&path).unwrap();
         lines += text.lines().count();
         for (n, line) in text.lines().enumerate() {
-            assert!(!searches_for_a_hint(line), "{}:{}: an error line searched for its hint: {line}", path.display(), n + 1);
+            assert!(
+                !searches_for_a_hint(line),
+                "{}:{}: an error line searched for its hint: {line}",
+                path.display(),
+                n + 1
+            );
             assert!(
                 !line.contains("struct Failure"),
                 "{}:{}: the binary's own error type: {line}",
