@@ -5,7 +5,10 @@ use std::fs;
 use std::path::Path;
 
 /// Where a run ran.
+// serde's own code for it is made as `Environment::serialize`/`deserialize` (remote "Self"),
+// and the traits below settle `target` from `targets` around it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub struct Environment {
     /// Host name.
     pub host: String,
@@ -17,7 +20,8 @@ pub struct Environment {
     pub cpu_count: usize,
     /// Physical memory in bytes.
     pub ram_bytes: u64,
-    /// Target directory, absolute.
+    /// Target directory, absolute; for a run on several, their listing, made from `targets`
+    /// alone ([`Environment::on_several`], and again whenever a record is written or read).
     pub target: String,
     /// File system type of the mount holding the target (ext4, xfs, tmpfs, fuse.glusterfs...).
     pub fs_type: String,
@@ -35,10 +39,49 @@ pub struct Environment {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub devices: Vec<DeviceFacts>,
     /// The directories of a run on several at once (a target survey's k at once), each also
-    /// a target of its own runs; empty for a run on one (`target` names it). `target` then
-    /// joins them with '@' for the listing; this list is what is read back.
+    /// a target of its own runs; empty for a run on one (`target` names it), and in records
+    /// stored before it was kept. `target` lists them joined with '@'.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<String>,
+}
+
+impl Environment {
+    /// A run on the directories `paths` at once: the list, and the target that lists them.
+    pub fn on_several(&mut self, paths: Vec<String>) {
+        self.targets = paths;
+        self.settle();
+    }
+
+    /// `target` as `targets` lists it, where there is a list.
+    fn settle(&mut self) {
+        if let Some(listed) = self.listing() {
+            self.target = listed;
+        }
+    }
+
+    /// The one listing of several directories.
+    fn listing(&self) -> Option<String> {
+        (!self.targets.is_empty()).then(|| self.targets.join("@"))
+    }
+}
+
+impl Serialize for Environment {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.listing() {
+            Some(listed) if listed != self.target => {
+                Environment::serialize(&Environment { target: listed, ..self.clone() }, s)
+            }
+            _ => Environment::serialize(self, s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Environment {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut e = Environment::deserialize(d)?;
+        e.settle();
+        Ok(e)
+    }
 }
 
 /// What a record keeps of a device: enough to group devices by controller, port or card.
@@ -468,6 +511,33 @@ mod tests {
         assert_eq!(gone("/lustrefs/iosurvey"), None, "another directory");
         assert_eq!(gone("/mnt/old/iosurvey"), None, "a comment names nothing");
         assert_eq!(gone("/tmp/x"), None);
+    }
+
+    #[test]
+    fn a_run_on_several_directories_lists_them_from_its_list_alone() {
+        let mut e = Environment { target: "/a".into(), ..Environment::default() };
+        e.on_several(vec!["/a".into(), "/b".into()]);
+        assert_eq!((e.target.as_str(), &e.targets[..]), ("/a@/b", &["/a".to_string(), "/b".to_string()][..]));
+        // Stored and read back, the listing is the list's, whatever the record says beside it.
+        let record = |target: &str, targets: &[&str]| {
+            let mut said = serde_json::to_value(Environment::default()).unwrap();
+            said["target"] = target.into();
+            if !targets.is_empty() {
+                said["targets"] = targets.into();
+            }
+            serde_json::from_value::<Environment>(said).unwrap()
+        };
+        let back = record("/x", &["/a", "/b"]);
+        assert_eq!(back.target, "/a@/b");
+        let mut stale = e.clone();
+        stale.target = "/a".into();
+        let written = serde_json::to_value(&stale).unwrap();
+        assert_eq!(written["target"], "/a@/b");
+        // A record of a run on one, or one stored before the list, keeps its target.
+        let old = record("/t/x@/t/y", &[]);
+        assert_eq!((old.target.as_str(), old.targets.len()), ("/t/x@/t/y", 0));
+        let one = Environment { target: "/t/x".into(), ..Environment::default() };
+        assert_eq!(serde_json::to_value(&one).unwrap()["target"], "/t/x");
     }
 
     #[test]

@@ -598,3 +598,63 @@ fn compare_sets_training_and_checkpoint_runs_side_by_side_by_their_own_figures()
     assert!(write[7]["value"].is_number() && write[8]["value"].is_number(), "{write:?}");
     assert!(write[2].as_str().is_some_and(|c| c.contains('±') || c.contains(" to ")), "{write:?}");
 }
+
+/// A cell's leading number and its decimals ("93.1 ± 1.2" is 93.1 to 1 decimal).
+fn lead(cell: &Value) -> Option<(f64, i32)> {
+    let word = cell.as_str()?.split_whitespace().next()?;
+    Some((word.parse().ok()?, word.split('.').nth(1).map_or(0, |d| d.len() as i32)))
+}
+
+/// Runs filed before the record held their figures typed (their stored JSON without
+/// `training`, so `tool_params` alone) compare by the same figures as the runs filed now: the
+/// same rows, samples and verdicts, each side's value to within the text's rounding (which
+/// may make a sub-microsecond wait 0, and leave its ratio unjudged).
+#[test]
+fn runs_of_the_old_shape_compare_by_the_same_figures() {
+    let bed = Bed::new();
+    let common = "--workload cosmoflow --files 8 --sample-bytes 64k --sample-stdev 0 --batch 1 --compute 0.001";
+    let mut ids = Vec::new();
+    for more in ["--generate --keep --accelerators 1 --epochs 3", "--accelerators 2"] {
+        let out = train(&bed, &format!("{common} {more}"));
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        ids.push(bed.last_run()["id"].as_i64().unwrap());
+    }
+    let mut store = iosurvey::store::Store::open(Path::new(&bed.db)).unwrap();
+    let old: Vec<i64> = ids
+        .iter()
+        .map(|&id| {
+            let mut v = serde_json::to_value(store.load(id).unwrap()).unwrap();
+            assert!(v.as_object_mut().unwrap().remove("training").is_some(), "filed typed: {v}");
+            v["id"] = Value::Null;
+            store.save(&serde_json::from_value(v).unwrap()).unwrap()
+        })
+        .collect();
+    drop(store);
+    let (now, then) = (
+        compared(&bed, &ids[0].to_string(), &ids[1].to_string()),
+        compared(&bed, &old[0].to_string(), &old[1].to_string()),
+    );
+    let (tn, tt) = (&now["tables"][0], &then["tables"][0]);
+    assert!(
+        tt["notes"].to_string().contains(&format!("accelerators ({}: 1, {}: 2)", old[0], old[1])),
+        "{}",
+        tt["notes"]
+    );
+    let (rows_now, rows_then) = (tn["rows"].as_array().unwrap(), tt["rows"].as_array().unwrap());
+    assert_eq!(rows_then.len(), rows_now.len(), "{tt}");
+    assert!(rows_now.len() >= 6, "{tn}");
+    for (n, t) in rows_now.iter().zip(rows_then) {
+        for column in [0, 1, 3, 5] {
+            assert_eq!(n[column], t[column], "{n} against {t}");
+        }
+        // A wait the text rounds to 0 has no ratio to judge; any other, the same verdict.
+        if !t[6].is_null() {
+            assert_eq!(n[9], t[9], "{n} against {t}");
+        }
+        for column in [2, 4] {
+            let ((x, decimals), (y, _)) = (lead(&n[column]).unwrap(), lead(&t[column]).unwrap());
+            assert!((x - y).abs() <= 1.01 * 10f64.powi(-decimals) + 1e-4 * x.abs(), "{n} against {t}");
+        }
+    }
+    assert_eq!(now["findings"].as_array().map(Vec::len), then["findings"].as_array().map(Vec::len));
+}

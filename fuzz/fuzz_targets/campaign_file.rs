@@ -1,11 +1,12 @@
-//! `campaign::parse_stored`, the campaign file reader (without the check that each target's
-//! directory exists, which would read this machine's file system): never panics; what it
-//! accepts is a campaign whose references hold (every study's and event's target and study
-//! is one of the file's, each label and name given once, at least one of each); a fault's
-//! line is a line of the text; and reading the same text twice gives the same answer.
+//! `campaign::parse_unmounted`, the campaign file reader (without the check that each
+//! target's directory exists, which would read this machine's file system): never panics;
+//! what it accepts is a campaign whose references hold (every study's and event's target and
+//! study is one of the file's, each label and name given once, at least one of each); a
+//! fault's line is a line of the text; reading the same text twice gives the same answer;
+//! and the store's lenient reading (`parse_stored`) takes it too, skipping nothing.
 #![no_main]
 
-use iosurvey::campaign::parse_stored;
+use iosurvey::campaign::{parse_stored, parse_unmounted};
 use libfuzzer_sys::fuzz_target;
 use std::collections::HashSet;
 use std::path::Path;
@@ -13,8 +14,8 @@ use std::path::Path;
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let path = Path::new("c.toml");
-    let read = parse_stored(path, text);
-    assert_eq!(read, parse_stored(path, text), "{text:?} read twice differs");
+    let read = parse_unmounted(path, text);
+    assert_eq!(read, parse_unmounted(path, text), "{text:?} read twice differs");
     let lines = text.matches('\n').count() + 1;
     let c = match read {
         Err(e) => {
@@ -23,6 +24,8 @@ fuzz_target!(|data: &[u8]| {
         }
         Ok(c) => c,
     };
+    let stored = parse_stored(path, text).unwrap_or_else(|e| panic!("{text:?}: the store's reading refused {e}"));
+    assert!(stored.skipped.is_empty() && stored.campaign == c, "{text:?}: the store's reading differs");
     assert_eq!(c.text, text);
     assert!((1..=1000).contains(&c.repetitions), "{text:?}: {} repetitions", c.repetitions);
     assert!(!c.targets.is_empty() && !c.studies.is_empty(), "{text:?}");

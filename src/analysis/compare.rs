@@ -4,9 +4,11 @@
 use super::figures::{coefficient_of_variation, mean_of_samples, mean_over_iterations};
 use super::{objects, outliers};
 use super::{Cell, Finding, Report, Table};
+use crate::record::train::Training;
 use crate::record::{RunRecord, Status};
-use crate::spec::Workload;
+use crate::spec::{Shape, Workload};
 use crate::units::mib_per_s;
+use std::borrow::Cow;
 
 /// One side of a comparison: a name (ids or a label, as the user gave it) and its runs.
 #[derive(Clone, Copy)]
@@ -183,15 +185,98 @@ fn unlike(a: Side, fa: &[Figures], b: Side, fb: &[Figures]) -> Vec<Finding> {
     out
 }
 
-/// Two sides set like with like: for each workload (key and team size) and op both have,
-/// their means over runs, the ratio A / B with its interval over the runs (docs/findings.md)
-/// and the verdict in one line; workloads only one side has are listed apart, and where the
-/// two sides ran one shape differently (same label, different keys) a finding names how.
-pub fn compare(a: Side, b: Side) -> Report {
-    // Training and checkpoint runs by their own figures: AU, samples/s, the slowest rank's.
-    if let Some(report) = super::train::compare(a, b) {
-        return report;
+/// What a run is, as `compare` reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunKind {
+    /// Bytes through files (`run`, and imported IOR, fio, ...).
+    Data,
+    /// Items in trees of directories (`meta`, imported mdtest).
+    Metadata,
+    /// Bytes through an object store (the s3 engine).
+    Objects,
+    /// Emulated accelerators fed (`train`, imported DLIO).
+    Train,
+    /// A model's checkpoint written and read back (`checkpoint`).
+    Checkpoint,
+}
+
+impl RunKind {
+    /// The kind of a run.
+    pub fn of(r: &RunRecord) -> RunKind {
+        match (r.training().as_deref(), &r.workload.shape) {
+            (Some(Training::Train(_)), _) => RunKind::Train,
+            (Some(Training::Checkpoint(_)), _) => RunKind::Checkpoint,
+            (None, Shape::Meta(_)) => RunKind::Metadata,
+            (None, Shape::Data(_)) if objects::is_object(&r.workload) => RunKind::Objects,
+            (None, Shape::Data(_)) => RunKind::Data,
+        }
     }
+}
+
+/// One way of comparing two sides, and the kinds of run it reads.
+struct Comparison {
+    /// The kinds it compares, with each other as well (an object run beside a file run).
+    kinds: &'static [RunKind],
+    /// The report of two sides' runs of those kinds; `None` when it has nothing to say.
+    compare: fn(Side, Side) -> Option<Report>,
+    /// Whether it lists, set apart, its runs on one side when the other side has none of its
+    /// kinds. Either way it runs when its kinds are all that the sides hold.
+    one_sided: bool,
+}
+
+/// How each kind of run is compared, the reports joined in this order: a new kind is an
+/// entry here (or a kind added to one).
+const COMPARISONS: [Comparison; 2] = [
+    // By their own figures: AU, samples/s, the slowest rank's; a training run's read phase
+    // says nothing of the accelerators it fed.
+    Comparison { kinds: &[RunKind::Train, RunKind::Checkpoint], compare: super::train::compare, one_sided: true },
+    // By their phases' rates.
+    Comparison {
+        kinds: &[RunKind::Data, RunKind::Metadata, RunKind::Objects],
+        compare: |a, b| Some(by_phases(a, b)),
+        one_sided: false,
+    },
+];
+
+impl Comparison {
+    /// The runs of `runs` it compares: all of them borrowed, or a copy of its own.
+    fn runs_of<'r>(&self, runs: &'r [RunRecord]) -> Cow<'r, [RunRecord]> {
+        let mine = |r: &RunRecord| self.kinds.contains(&RunKind::of(r));
+        match runs.iter().all(mine) {
+            true => Cow::Borrowed(runs),
+            false => Cow::Owned(runs.iter().filter(|r| mine(r)).cloned().collect()),
+        }
+    }
+}
+
+/// Two sides set like with like, each kind of run by its own comparison ([`COMPARISONS`]),
+/// their reports joined.
+pub fn compare(a: Side, b: Side) -> Report {
+    let every = a.runs.len() + b.runs.len();
+    let mut report: Option<Report> = None;
+    for c in &COMPARISONS {
+        let (ra, rb) = (c.runs_of(a.runs), c.runs_of(b.runs));
+        let (na, nb) = (ra.len(), rb.len());
+        if !((na > 0 && nb > 0) || (c.one_sided && na + nb > 0) || na + nb == every) {
+            continue;
+        }
+        let Some(more) = (c.compare)(Side { name: a.name, runs: &ra }, Side { name: b.name, runs: &rb }) else {
+            continue;
+        };
+        report = Some(match report {
+            Some(r) => r.and(more),
+            None => more,
+        });
+    }
+    report.unwrap_or_default()
+}
+
+/// Two sides' runs compared by their phases: for each workload (key and team size) and op
+/// both have, their means over runs, the ratio A / B with its interval over the runs
+/// (docs/findings.md) and the verdict in one line; workloads only one side has are listed
+/// apart, and where the two sides ran one shape differently (same label, different keys) a
+/// finding names how.
+fn by_phases(a: Side, b: Side) -> Report {
     let (fa, fb) = (figures_by_workload(a.runs), figures_by_workload(b.runs));
     let names = Names::new(fa.iter().chain(&fb));
     let mut t = Table::new(
@@ -373,7 +458,7 @@ fn slow_system(sides: &[Side], means: &[(&str, f64, &Vec<f64>, &Figures)], workl
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::fixtures::run_at;
+    use crate::analysis::fixtures::{run_at, trained};
     use crate::analysis::sweep;
     use crate::record::fixtures;
     use crate::spec::Op;
@@ -580,5 +665,53 @@ mod tests {
             "read: b by a hair: {:?}",
             rows[1]
         );
+    }
+
+    /// Every kind is read by exactly one comparison.
+    #[test]
+    fn each_kind_of_run_has_one_comparison() {
+        use RunKind::*;
+        for kind in [Data, Metadata, Objects, Train, Checkpoint] {
+            assert_eq!(COMPARISONS.iter().filter(|c| c.kinds.contains(&kind)).count(), 1, "{kind:?}");
+        }
+        let mut meta = run_at(1, 1.0, 1.0);
+        meta.workload.shape = Shape::Meta(Default::default());
+        let ckpt = crate::record::train::Training::Checkpoint(Default::default());
+        let checkpoint = RunRecord { training: Some(ckpt), ..run_at(2, 1.0, 1.0) };
+        let kinds = [&run_at(3, 1.0, 1.0), &meta, &checkpoint, &trained(4, "x", 1, (0.9, &[], &[]))].map(RunKind::of);
+        assert_eq!(kinds, [Data, Metadata, Checkpoint, Train]);
+    }
+
+    /// Sides of mixed kinds, as `compare` has always set them: training runs by their own
+    /// figures (those of one side only set apart) and the other runs by their phases, only
+    /// when both sides hold some; where the sides hold nothing but those, by their phases.
+    #[test]
+    fn sides_of_mixed_kinds_compare_each_kind_by_its_own_figures() {
+        let titles = |r: &Report| r.tables.iter().map(|t| t.title.clone()).collect::<Vec<_>>();
+        fn side<'r>(name: &'r str, runs: &'r [RunRecord]) -> Side<'r> {
+            Side { name, runs }
+        }
+        let train = trained(1, "lustre", 4, (0.93, &[0.91, 0.95], &[0.93]));
+        let (data, more) = (run_at(2, 200.0, 100.0), run_at(3, 100.0, 50.0));
+        // Training on one side, data on the other: the training run set apart, the data run
+        // not compared with anything.
+        let report = compare(side("a", std::slice::from_ref(&train)), side("b", std::slice::from_ref(&data)));
+        assert_eq!(titles(&report), ["set apart: on one side only"]);
+        assert_eq!(report.tables[0].rows.len(), 1);
+        assert_eq!(report.tables[0].rows[0][0], Cell::text("a"));
+        // Training and data on one side, data on the other: both comparisons, training first.
+        let both = [train.clone(), data.clone()];
+        let report = compare(side("a", &both), side("b", std::slice::from_ref(&more)));
+        assert_eq!(titles(&report), ["set apart: on one side only", "a against b"]);
+        assert_eq!(report.tables[1].rows.len(), 2, "write and read");
+        // A checkpoint run against a training run: neither set beside the other.
+        let ckpt = crate::record::train::Training::Checkpoint(Default::default());
+        let checkpoint = RunRecord { training: Some(ckpt), ..run_at(4, 1.0, 1.0) };
+        let report = compare(side("a", std::slice::from_ref(&checkpoint)), side("b", std::slice::from_ref(&train)));
+        assert_eq!(titles(&report), ["set apart: on one side only"]);
+        assert_eq!(report.tables[0].rows.len(), 2);
+        // Data alone, on one side only: set apart by the phases' comparison.
+        let report = compare(side("a", std::slice::from_ref(&data)), side("b", &[]));
+        assert_eq!(titles(&report), ["a against b", "set apart: on one side only"]);
     }
 }

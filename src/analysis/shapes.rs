@@ -674,8 +674,7 @@ mod tests {
     #[test]
     fn a_run_on_several_directories_at_once_is_named_by_their_count_in_the_title_block() {
         let mut many = run(1, "all-luns", 4, 100.0);
-        many.env.targets = ["/t/lun01", "/t/lun02", "/t/lun03"].map(String::from).to_vec();
-        many.env.target = many.env.targets.join("@");
+        many.env.on_several(["/t/lun01", "/t/lun02", "/t/lun03"].map(String::from).to_vec());
         let mut one = run(2, "all-luns", 1, 100.0);
         one.env.target = "/t/lun01".into();
         let (facts, _) = super::super::study::about(&[many, one]);

@@ -7,8 +7,10 @@
 
 use super::study::Study;
 use super::{Cell, Chart, Finding, Report, Side, Table};
+use crate::record::train::{said, TrainRecord, Training};
 use crate::record::{RunRecord, Status};
 use crate::spec::Op;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// One run's point: its line, accelerators, AU (a fraction), samples/s, threshold.
@@ -21,21 +23,32 @@ struct Point {
     id: i64,
 }
 
+/// A run's training figures, if it is a training run.
+fn trained(r: &RunRecord) -> Option<Cow<'_, TrainRecord>> {
+    match r.training()? {
+        Cow::Borrowed(Training::Train(t)) => Some(Cow::Borrowed(&**t)),
+        Cow::Owned(Training::Train(t)) => Some(Cow::Owned(*t)),
+        _ => None,
+    }
+}
+
+fn finite(v: Option<f64>) -> Option<f64> {
+    v.filter(|v| v.is_finite())
+}
+
 fn point(r: &RunRecord) -> Option<Point> {
-    let get = |k: &str| r.tool_params.get(&format!("train.{k}"));
-    let num = |k: &str| get(k).and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite());
     if r.status != Status::Ok {
         return None;
     }
+    let t = trained(r)?;
     let target = r.label.clone().unwrap_or_else(|| r.env.target.clone());
-    let workload = get("workload").map_or("train", String::as_str);
     let source = if r.provenance.starts_with(crate::record::IMPORTED) { " (DLIO)" } else { "" };
     Some(Point {
-        line: format!("{workload} on {target}{source}"),
-        accelerators: num("accelerators")?,
-        au: num("au")?,
-        samples: num("samples_per_s"),
-        threshold: num("au_target"),
+        line: format!("{} on {target}{source}", t.workload),
+        accelerators: t.accelerators? as f64,
+        au: finite(t.au)?,
+        samples: finite(t.samples_per_s),
+        threshold: finite(t.au_target),
         id: r.id?,
     })
 }
@@ -152,12 +165,10 @@ enum Kind {
     Checkpoint,
 }
 
-fn kind(r: &RunRecord) -> Option<Kind> {
-    let has = |k: &str| r.tool_params.contains_key(k);
-    match (has("train.workload"), has("ckpt.model")) {
-        (true, _) => Some(Kind::Train),
-        (false, true) => Some(Kind::Checkpoint),
-        _ => None,
+fn kind(t: &Training) -> Kind {
+    match t {
+        Training::Train(_) => Kind::Train,
+        Training::Checkpoint(_) => Kind::Checkpoint,
     }
 }
 
@@ -165,33 +176,33 @@ fn kind(r: &RunRecord) -> Option<Kind> {
 /// or DLIO's, or a checkpoint run) rather than by its phases as a workload: a training run's
 /// read phase says nothing of the accelerators it fed.
 pub fn own_figures(r: &RunRecord) -> bool {
-    kind(r).is_some()
+    r.training().is_some()
 }
 
 /// What a run measured, setting by setting, in the order the identity line says them; the
 /// target last, for a workload on two systems is what a comparison is mostly for.
-fn identity(r: &RunRecord, kind: Kind) -> Vec<(&'static str, String)> {
-    let p = |k: &str| r.tool_params.get(k).cloned().unwrap_or_else(|| "-".into());
-    let mut out = match kind {
-        Kind::Train => vec![
-            ("workload", p("train.workload")),
-            ("accelerator", p("train.accelerator")),
-            ("accelerators", p("train.accelerators")),
-            ("batch", p("train.batch")),
-            ("compute s", p("train.compute_s")),
-            ("sample bytes", p("train.sample_bytes")),
-            ("files", p("train.files")),
-            ("scale", p("train.scale")),
+fn identity(r: &RunRecord, t: &Training) -> Vec<(&'static str, String)> {
+    let scale = |n: Option<u64>| said(n.map(|n| format!("1/{n}")));
+    let mut out = match t {
+        Training::Train(t) => vec![
+            ("workload", t.workload.clone()),
+            ("accelerator", said(t.accelerator.as_ref())),
+            ("accelerators", said(t.accelerators)),
+            ("batch", said(t.batch)),
+            ("compute s", said(t.compute_s)),
+            ("sample bytes", said(t.sample_bytes)),
+            ("files", said(t.files)),
+            ("scale", scale(t.scale)),
         ],
-        Kind::Checkpoint => vec![
-            ("model", p("ckpt.model")),
-            ("ranks", p("ckpt.ranks")),
-            ("shards", p("ckpt.shards")),
-            ("rank bytes", p("ckpt.rank_bytes")),
-            ("checkpoints", p("ckpt.checkpoints")),
-            ("reads", p("ckpt.reads")),
-            ("shift", p("ckpt.shift")),
-            ("scale", p("ckpt.scale")),
+        Training::Checkpoint(c) => vec![
+            ("model", c.model.clone()),
+            ("ranks", said(c.ranks)),
+            ("shards", said(c.shards)),
+            ("rank bytes", said(c.rank_bytes)),
+            ("checkpoints", said(c.checkpoints)),
+            ("reads", said(c.reads)),
+            ("shift", said(c.shift)),
+            ("scale", scale(c.scale)),
         ],
     };
     out.push(("hosts", r.hosts.len().to_string()));
@@ -212,30 +223,30 @@ struct Measure {
     of: &'static str,
 }
 
+/// A figure of a training run: its name, unit, decimals, value, its epochs' values, and what
+/// it is multiplied by as shown.
+type Figure<'t> = (&'static str, &'static str, usize, Option<f64>, &'t [f64], f64);
+
 /// A training run's figures: AU, samples/s, read MiB/s and the step wait, each with its
 /// epochs' values where the run stored them.
-fn train_measures(r: &RunRecord) -> Vec<Measure> {
-    let num = |k: &str| r.tool_params.get(k).and_then(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite());
-    let list = |k: &str| -> Vec<f64> {
-        let text = r.tool_params.get(k).map_or("", String::as_str);
-        text.split(',').filter_map(|v| v.parse::<f64>().ok()).filter(|v| v.is_finite()).collect()
-    };
-    let figures: [(&str, &str, usize, &str, f64); 5] = [
-        ("AU", "%", 1, "au", 100.0),
-        ("samples/s", "samples/s", 1, "samples_per_s", 1.0),
-        ("read", "MiB/s", 1, "read_mib_s", 1.0),
-        ("step wait p50", "ms", 3, "wait_p50_s", 1000.0),
-        ("step wait p99", "ms", 3, "wait_p99_s", 1000.0),
+fn train_measures(t: &TrainRecord) -> Vec<Measure> {
+    let e = &t.epoch;
+    let figures: [Figure; 5] = [
+        ("AU", "%", 1, t.au, &e.au, 100.0),
+        ("samples/s", "samples/s", 1, t.samples_per_s, &e.samples_per_s, 1.0),
+        ("read", "MiB/s", 1, t.read_mib_s, &e.read_mib_s, 1.0),
+        ("step wait p50", "ms", 3, t.wait_p50_s, &e.wait_p50_s, 1000.0),
+        ("step wait p99", "ms", 3, t.wait_p99_s, &e.wait_p99_s, 1000.0),
     ];
     figures
         .into_iter()
-        .filter_map(|(figure, unit, decimals, key, times)| {
+        .filter_map(|(figure, unit, decimals, value, each, times)| {
             Some(Measure {
                 figure,
                 unit,
                 decimals,
-                value: num(&format!("train.{key}"))? * times,
-                within: list(&format!("train.epoch_{key}")).into_iter().map(|x| x * times).collect(),
+                value: finite(value)? * times,
+                within: each.iter().filter(|x| x.is_finite()).map(|x| x * times).collect(),
                 of: "epochs",
             })
         })
@@ -299,7 +310,7 @@ impl Group<'_> {
         self.runs
             .iter()
             .map(|r| match self.kind {
-                Kind::Train => train_measures(r),
+                Kind::Train => trained(r).map_or_else(Vec::new, |t| train_measures(&t)),
                 Kind::Checkpoint => checkpoint_measures(r),
             })
             .collect()
@@ -310,8 +321,8 @@ impl Group<'_> {
 fn groups(runs: &[RunRecord]) -> Vec<Group<'_>> {
     let mut out: Vec<Group> = Vec::new();
     for r in runs.iter().filter(|r| r.status == Status::Ok) {
-        let Some(k) = kind(r) else { continue };
-        let identity = identity(r, k);
+        let Some(t) = r.training() else { continue };
+        let (k, identity) = (kind(&t), identity(r, &t));
         match out.iter_mut().find(|g| g.kind == k && g.identity == identity) {
             Some(g) => g.runs.push(r),
             None => out.push(Group { kind: k, identity, runs: vec![r] }),
@@ -342,11 +353,7 @@ fn with_interval(xs: &[f64], decimals: usize) -> String {
 
 /// The lowest and highest rank's AU over a side's runs, in percent.
 fn rank_spread(runs: &[&RunRecord]) -> Option<String> {
-    let aus: Vec<f64> = runs
-        .iter()
-        .filter_map(|r| r.tool_params.get("train.rank_au"))
-        .flat_map(|v| v.split(',').filter_map(|x| x.parse::<f64>().ok()).collect::<Vec<_>>())
-        .collect();
+    let aus: Vec<f64> = runs.iter().filter_map(|r| trained(r)).flat_map(|t| t.rank_au.clone()).collect();
     let lo = aus.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = aus.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     (!aus.is_empty()).then(|| format!("{:.1} to {:.1}", lo * 100.0, hi * 100.0))
@@ -457,11 +464,8 @@ fn pair_table(a: Side, ga: &Group, b: Side, gb: &Group) -> (Table, Vec<Finding>)
 
 /// Whether a side's mean AU reaches its workload's threshold.
 fn threshold_finding(side: Side, g: &Group) -> Option<Finding> {
-    fn num(r: &RunRecord, k: &str) -> Option<f64> {
-        r.tool_params.get(k).and_then(|v| v.parse::<f64>().ok())
-    }
-    let t = g.runs.iter().find_map(|r| num(r, "train.au_target"))?;
-    let aus: Vec<f64> = g.runs.iter().filter_map(|r| num(r, "train.au")).collect();
+    let t = g.runs.iter().find_map(|r| trained(r)?.au_target)?;
+    let aus: Vec<f64> = g.runs.iter().filter_map(|r| trained(r)?.au).collect();
     let au = aus.iter().sum::<f64>() / aus.len().max(1) as f64;
     let verdict = if au >= t { "reaches" } else { "falls short of" };
     Some(Finding {
@@ -503,9 +507,10 @@ fn pairs<'g, 'r>(fa: &'g [Group<'r>], fb: &'g [Group<'r>]) -> Vec<(&'g Group<'r>
     out
 }
 
-/// `compare` of sides holding training or checkpoint runs: each pair of like runs by their
-/// own figures (see [`pair_table`]); runs of one side only set apart; the sides' other runs
-/// compared as every run is. `None` when neither side holds such a run.
+/// `compare` of the training and checkpoint runs of two sides (`analysis::compare` gives
+/// each kind of run to its own comparison): each pair of like runs by their own figures (see
+/// [`pair_table`]); runs of one side only set apart; other runs passed over. `None` when
+/// neither side holds such a run.
 pub fn compare(a: Side, b: Side) -> Option<Report> {
     if !a.runs.iter().chain(b.runs).any(own_figures) {
         return None;
@@ -532,11 +537,6 @@ pub fn compare(a: Side, b: Side) -> Option<Report> {
     }
     if !apart.rows.is_empty() {
         report.tables.push(apart);
-    }
-    let rest = |runs: &[RunRecord]| -> Vec<RunRecord> { runs.iter().filter(|r| !own_figures(r)).cloned().collect() };
-    let (ra, rb) = (rest(a.runs), rest(b.runs));
-    if !ra.is_empty() && !rb.is_empty() {
-        report = report.and(super::compare(Side { name: a.name, runs: &ra }, Side { name: b.name, runs: &rb }));
     }
     Some(report)
 }
@@ -606,5 +606,60 @@ mod tests {
         let none = RunRecord::assemble(Default::default(), Default::default(), Default::default());
         let none = std::slice::from_ref(&none);
         assert!(compare(Side { name: "a", runs: none }, Side { name: "b", runs: none }).is_none());
+    }
+
+    /// The record JSON of the old shape: `training` taken out, the text in `tool_params` left.
+    fn old_shape(r: &RunRecord) -> RunRecord {
+        let mut v = serde_json::to_value(r).unwrap();
+        v.as_object_mut().unwrap().remove("training").expect("typed figures to take out");
+        serde_json::from_value(v).unwrap()
+    }
+
+    /// A run filed before the record held its figures typed compares, and charts, with the
+    /// same figures as the same run filed now.
+    #[test]
+    fn a_run_of_the_old_shape_compares_with_the_same_figures_as_its_typed_twin() {
+        use crate::analysis::fixtures::trained;
+        let a = [trained(1, "lustre", 4, (0.93, &[0.91, 0.95, 0.93], &[0.92, 0.94]))];
+        let b = [trained(2, "gpfs", 8, (0.61, &[0.6], &[0.6, 0.62])), trained(3, "gpfs", 8, (0.63, &[0.6], &[0.63]))];
+        fn side<'r>(name: &'r str, runs: &'r [RunRecord]) -> Side<'r> {
+            Side { name, runs }
+        }
+        let now = compare(side("a", &a), side("b", &b)).expect("compared");
+        let (old_a, old_b): (Vec<RunRecord>, Vec<RunRecord>) =
+            (a.iter().map(old_shape).collect(), b.iter().map(old_shape).collect());
+        assert_eq!(compare(side("a", &old_a), side("b", &old_b)).as_ref(), Some(&now));
+        let t = &now.tables[0];
+        assert_eq!(
+            (&t.rows[0][0], &t.rows[0][3], &t.rows[0][5]),
+            (&Cell::text("AU"), &Cell::text("3 epochs of 1 run"), &Cell::text("2 runs"))
+        );
+        assert_eq!((&t.rows[1][0], &t.rows[1][2]), (&Cell::text("AU over ranks"), &Cell::text("92.0 to 94.0")));
+        assert!(t.notes[0].contains("accelerators (a: 4, b: 8)"), "{:?}", t.notes);
+        let all: Vec<RunRecord> = a.iter().chain(&b).cloned().collect();
+        let old: Vec<RunRecord> = old_a.into_iter().chain(old_b).collect();
+        assert_eq!(study(&old).map(|s| s.report), study(&all).map(|s| s.report));
+    }
+
+    /// Where a run's text disagrees with its typed figures, compare says the typed ones.
+    #[test]
+    fn compare_reads_the_typed_figures_where_the_text_disagrees() {
+        use crate::analysis::fixtures::trained;
+        let mut a = trained(1, "lustre", 4, (0.93, &[0.91, 0.95, 0.93], &[0.93]));
+        for (key, said) in
+            [("au", "0.1"), ("epoch_au", "0.1,0.1,0.1"), ("accelerators", "16"), ("workload", "resnet50")]
+        {
+            a.tool_params.insert(format!("train.{key}"), said.into());
+        }
+        let b = [trained(2, "gpfs", 4, (0.6, &[0.6, 0.62], &[0.6]))];
+        let report = compare(Side { name: "a", runs: &[a] }, Side { name: "b", runs: &b }).expect("compared");
+        let t = &report.tables[0];
+        assert_eq!(t.notes[0], "what differs: target (a: lustre, b: gpfs)", "one workload, 4 accelerators a side");
+        assert!(t.rows[0][2].to_string().starts_with("93.0 "), "{:?}", t.rows[0]);
+        assert!(
+            report.findings.iter().any(|f| f.text.contains("93.0% AU reaches the 90% threshold")),
+            "{:?}",
+            report.findings
+        );
     }
 }

@@ -4,6 +4,7 @@
 
 use super::points::Launch;
 use super::{Campaign, Point};
+use crate::study::hint::Refusal;
 use crate::study::Error;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
@@ -92,16 +93,15 @@ pub struct CampaignFileArgs {
 pub struct Scale(pub u64);
 
 /// Reads `--scale 1/N`.
-pub fn scale_arg(text: &str) -> Result<Scale, String> {
+pub fn scale_arg(text: &str) -> Result<Scale, Refusal> {
     let n = text.strip_prefix("1/").and_then(|n| n.parse::<u64>().ok()).filter(|&n| n >= 1);
     match n {
-        Some(n) if n > super::MAX_SCALE => Err(format!(
-            "--scale 1/{n} divides by more than 1/{} (2^40), the smallest scale (hint: give 1/N with N at most {})",
-            super::MAX_SCALE,
-            super::MAX_SCALE
+        Some(n) if n > super::MAX_SCALE => Err(Refusal::say(
+            format!("--scale 1/{n} divides by more than 1/{} (2^40), the smallest scale", super::MAX_SCALE),
+            format!("give 1/N with N at most {}", super::MAX_SCALE),
         )),
         Some(n) => Ok(Scale(n)),
-        None => Err(format!("'{text}' is not a scale (hint: give 1/N, e.g. --scale 1/4096)")),
+        None => Err(Refusal::say(format!("'{text}' is not a scale"), "give 1/N, e.g. --scale 1/4096")),
     }
 }
 
@@ -144,7 +144,7 @@ fn only_parts(text: &str) -> Vec<String> {
 }
 
 /// Reads one `--only`.
-pub fn only_arg(text: &str) -> Result<Only, String> {
+pub fn only_arg(text: &str) -> Result<Only, Refusal> {
     let mut only = Only::default();
     for part in only_parts(text) {
         let part = part.as_str();
@@ -153,9 +153,10 @@ pub fn only_arg(text: &str) -> Result<Only, String> {
             Some(("target", v)) if !v.is_empty() => only.target.push(v.to_string()),
             Some(("nodes", v)) if v.parse::<usize>().is_ok_and(|n| n >= 1) => only.nodes.push(v.parse().unwrap_or(1)),
             _ => {
-                return Err(format!(
-                "'{part}' is not study=NAME, target=LABEL or nodes=N (hint: give --only study=seq-write,target=f800)"
-            ))
+                return Err(Refusal::say(
+                    format!("'{part}' is not study=NAME, target=LABEL or nodes=N"),
+                    "give --only study=seq-write,target=f800",
+                ))
             }
         }
     }
@@ -255,7 +256,7 @@ mod tests {
         assert_eq!(only.study, ["a,b"]);
         assert_eq!(only.target, [r"x\y"]);
         assert_eq!(only.nodes, [2]);
-        assert!(only_arg("nodes=0").unwrap_err().contains("(hint: give --only"));
+        assert!(only_arg("nodes=0").unwrap_err().to_string().contains("(hint: give --only"));
         let merged = Only::merged(&[only_arg("study=a").unwrap(), only_arg("study=b").unwrap()]).unwrap();
         assert_eq!(merged.study, ["a", "b"]);
         assert_eq!(Only::merged(&[]), None);
@@ -265,6 +266,6 @@ mod tests {
     fn a_scale_is_one_over_n_at_most_two_to_the_forty() {
         assert_eq!(scale_arg("1/4096"), Ok(Scale(4096)));
         assert!(scale_arg("1/0").is_err() && scale_arg("4096").is_err());
-        assert!(scale_arg(&format!("1/{}", super::super::MAX_SCALE + 1)).unwrap_err().contains("at most"));
+        assert!(scale_arg(&format!("1/{}", super::super::MAX_SCALE + 1)).unwrap_err().to_string().contains("at most"));
     }
 }

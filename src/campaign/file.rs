@@ -70,28 +70,74 @@ impl Value {
 
 /// Reads the text of a campaign file; every target's directory must exist.
 pub fn parse(path: &Path, text: &str) -> Result<Campaign, FileError> {
-    read(path, text, true)
+    read(path, text, Reading::File).map(|s| s.campaign)
+}
+
+/// Reads the text of a campaign file as strictly as [`parse`], its targets not looked for:
+/// they are placed elsewhere (`--root`) or not reached here.
+pub fn parse_unmounted(path: &Path, text: &str) -> Result<Campaign, FileError> {
+    read(path, text, Reading::Unmounted).map(|s| s.campaign)
 }
 
 /// Reads the text of a campaign as the store kept it, to report or count what it ran: its
-/// targets need not be mounted here.
-pub fn parse_stored(path: &Path, text: &str) -> Result<Campaign, FileError> {
-    read(path, text, false)
+/// targets need not be mounted here, and a key this version does not read is skipped and
+/// named ([`Stored::skipped`]). The iosurvey that stored it read that key; a later one may
+/// have dropped or renamed it, and the runs stored are no less there for that.
+pub fn parse_stored(path: &Path, text: &str) -> Result<Stored, FileError> {
+    read(path, text, Reading::Stored)
 }
 
-fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
+/// A campaign read back from the store.
+#[derive(Debug)]
+pub struct Stored {
+    /// The campaign, as the file reader reads its text without the keys skipped.
+    pub campaign: Campaign,
+    /// The keys skipped, each once, in the order of the text: `'key'` at the top,
+    /// `[campaign] 'key'`, `[[target]] 'key'`, `study 'NAME' 'key'`.
+    pub skipped: Vec<String>,
+}
+
+impl Stored {
+    /// The one line that says which keys were skipped, naming the campaign by `which` (`c3`);
+    /// None when none was.
+    pub fn warning(&self, which: &str) -> Option<String> {
+        (!self.skipped.is_empty()).then(|| {
+            format!(
+                "campaign {which} ('{}') as stored has keys this iosurvey does not read, skipped: {} \
+                 (hint: an earlier iosurvey ran it with them; what they set is not shown here)",
+                crate::escape::visible(&self.campaign.name),
+                self.skipped.iter().map(|k| crate::escape::visible(k)).collect::<Vec<_>>().join(", ")
+            )
+        })
+    }
+}
+
+/// Whose text is read, which decides how strictly.
+#[derive(Clone, Copy, PartialEq)]
+enum Reading {
+    /// A file the user gives, its targets mounted here.
+    File,
+    /// A file the user gives, its targets not looked for.
+    Unmounted,
+    /// The store's copy of a file some version of iosurvey ran.
+    Stored,
+}
+
+fn read(path: &Path, text: &str, reading: Reading) -> Result<Stored, FileError> {
     let r = Reader { lines: Lines::of(text), path, text };
-    let form = r.form(text)?;
+    let mut declared = Declared::default();
+    let mut skipped = Skipped::default();
+    let form = r.form(text, (reading == Reading::Stored).then_some((&mut declared, &mut skipped)))?;
     let head = r.head(form.campaign.as_ref())?;
-    let (targets, target_at) = r.targets(&form.target, mounted)?;
-    let (mut studies, only_of, study_at) = r.studies(form.study)?;
+    let (targets, target_at) = r.targets(&form.target, reading == Reading::File)?;
+    let (mut studies, only_of, study_at) = r.studies(form.study, &mut declared)?;
     let cache = form.cache.as_ref().map(|c| r.cache(c)).transpose()?.unwrap_or_default();
     let hooks = form.hooks.as_ref().map(|h| r.hooks(h)).transpose()?.unwrap_or_default();
     let batch = form.batch.as_ref().map(|b| r.batch(b)).transpose()?;
     let named = form.event.iter().map(|e| r.event(e)).collect::<Result<Vec<_>, _>>()?;
     let names = Names { targets: &targets, target_at: &target_at, study_at: &study_at };
     let events = names.check(&r, &mut studies, only_of, named)?;
-    Ok(Campaign {
+    let campaign = Campaign {
         path: path.to_path_buf(),
         text: text.to_string(),
         name: head.name,
@@ -105,7 +151,21 @@ fn read(path: &Path, text: &str, mounted: bool) -> Result<Campaign, FileError> {
         hooks,
         events,
         batch,
-    })
+    };
+    Ok(Stored { campaign, skipped: skipped.said() })
+}
+
+/// The keys a stored campaign's reading skipped, with their lines.
+#[derive(Default)]
+struct Skipped(Vec<(usize, String)>);
+
+impl Skipped {
+    /// Each key once, in the order of the text: a key of every [[target]] is said once.
+    fn said(mut self) -> Vec<String> {
+        self.0.sort();
+        let mut seen = HashSet::new();
+        self.0.into_iter().filter_map(|(_, k)| seen.insert(k.clone()).then_some(k)).collect()
+    }
 }
 
 /// The line of each byte of the text, found by binary search over the line ends, counted
@@ -229,9 +289,13 @@ impl Reader<'_> {
             .ok_or_else(|| self.at(Some(line), format!("{table} has no {key}"), &format!("give {table} a {key}")))
     }
 
-    /// The file's tables, read by serde.
-    fn form(&self, text: &str) -> Result<Form, FileError> {
-        let doc = self.document(text)?;
+    /// The file's tables, read by serde; for a stored campaign, the keys this version does
+    /// not read skipped first.
+    fn form(&self, text: &str, lenient: Option<(&mut Declared, &mut Skipped)>) -> Result<Form, FileError> {
+        let mut doc = self.document(text)?;
+        if let Some((declared, skipped)) = lenient {
+            self.skip_unknown(doc.get_mut(), &mut Vec::new(), declared, skipped);
+        }
         Form::deserialize(toml::de::Deserializer::from(doc)).map_err(|e| {
             // The document again, to say what the error points at: read twice only when
             // the file is refused.
@@ -253,6 +317,49 @@ impl Reader<'_> {
         })?;
         self.dashed(doc.as_mut(), &mut Vec::new())?;
         Ok(doc)
+    }
+
+    /// Takes out of `t` (the table at `path`) and the tables in it every key this version
+    /// does not read, naming each in `skipped`. A study's keys are its kind's; a study of a
+    /// kind this version does not have is left for the reader to refuse.
+    fn skip_unknown(&self, t: &mut DeTable, path: &mut Vec<String>, declared: &mut Declared, skipped: &mut Skipped) {
+        let study = (path.len() == 1 && path[0] == "study").then(|| study_of(t));
+        let known: Vec<&str> = match (form::keys_at(path), &study) {
+            (Some(keys), _) => keys.to_vec(),
+            (None, Some((_, Some(kind)))) => {
+                STUDY_OWN.iter().copied().chain(declared.of(*kind).iter().map(String::as_str)).collect()
+            }
+            _ => return,
+        };
+        let unknown: Vec<String> =
+            t.keys().map(|k| k.get_ref().to_string()).filter(|k| !known.contains(&k.as_str())).collect();
+        for key in unknown {
+            let Some((k, _)) = t.remove_entry(key.as_str()) else { continue };
+            let name = match &study {
+                Some((name, _)) => format!("study '{name}' '{key}'"),
+                None if path.is_empty() => format!("'{key}'"),
+                None => format!("{} '{key}'", named(path)),
+            };
+            skipped.0.push((self.line(k.span().start), name));
+        }
+        if study.is_some() {
+            return;
+        }
+        for (k, v) in t.iter_mut() {
+            path.push(k.get_ref().to_string());
+            match v.get_mut() {
+                DeValue::Table(inner) => self.skip_unknown(inner, path, declared, skipped),
+                DeValue::Array(items) => {
+                    for item in items.iter_mut() {
+                        if let DeValue::Table(inner) = item.get_mut() {
+                            self.skip_unknown(inner, path, declared, skipped);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            path.pop();
+        }
     }
 
     /// `t`'s keys, and those of the tables in it, with `_` read as `-` (`max_file` is
@@ -488,12 +595,11 @@ impl Reader<'_> {
     }
 
     /// The `[[study]]`s, each study's `targets` as written, and each one's index by its name.
-    fn studies(&self, forms: Vec<Spanned<StudyForm>>) -> Result<Studies, FileError> {
-        let mut declared = Declared::default();
+    fn studies(&self, forms: Vec<Spanned<StudyForm>>, declared: &mut Declared) -> Result<Studies, FileError> {
         let (mut studies, mut only_of) = (Vec::with_capacity(forms.len()), Vec::with_capacity(forms.len()));
         let mut study_at = HashMap::with_capacity(forms.len());
         for s in forms {
-            let (study, only) = self.study(s, &mut declared)?;
+            let (study, only) = self.study(s, declared)?;
             if study_at.insert(study.name.clone(), studies.len()).is_some() {
                 let what = format!("[[study]] name '{}' is given twice", study.name);
                 return Err(self.at(study.line, what, "give each study its own name"));
@@ -695,6 +801,16 @@ impl Reader<'_> {
         };
         Err(self.at(Some(v.line), format!("{what} '{text}' is not one of {}", names.join(", ")), &hint))
     }
+}
+
+/// The keys of a `[[study]]` that are no setting of its kind.
+const STUDY_OWN: [&str; 3] = ["name", "kind", "targets"];
+
+/// A study table's name as written (empty if it has none), and its kind, where it names one
+/// this version has.
+fn study_of(t: &DeTable) -> (String, Option<Kind>) {
+    let text = |key: &str| t.get(key).and_then(|v| v.get_ref().as_str()).map(String::from);
+    (text("name").unwrap_or_default(), text("kind").and_then(|k| Kind::from_name(&k)))
 }
 
 /// The keys a study of each kind takes, read from its command's declarations once per kind

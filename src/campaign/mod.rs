@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use batch::Batch;
-pub use file::{parse, parse_stored, FileError, Value};
+pub use file::{parse, parse_stored, parse_unmounted, FileError, Stored, Value};
 
 /// The most points a campaign may plan (studies x targets x client counts x repetitions),
 /// checked before any is built: a 2 KB file could otherwise ask for millions and take the

@@ -7,7 +7,7 @@
 use super::{Campaign, FileError, Kind, Point, MAX_POINTS};
 use crate::record::point::{PointKey, StudyKey};
 use crate::spec::{Hint, Shape, Workload};
-use crate::study::hint::{Flags, Refusal, Respelled};
+use crate::study::hint::{Flags, Respelled};
 use crate::study::{self, Error, Spelling, Study};
 use crate::team::Team;
 use crate::units::format_size;
@@ -186,16 +186,10 @@ fn read_study(c: &Campaign, s: &super::Study, words: &[String]) -> Result<Study,
         return said(format!("unknown key '{key}'"), &hint);
     }
     // A value its setting's own parser refused: the refusal is the error's source, typed.
-    let source = std::error::Error::source(&e);
-    let bad = |why: &str| {
-        let value = flag(ContextKind::InvalidValue).unwrap_or_default();
-        format!("{} = {}: {why}", named.as_deref().unwrap_or_default(), crate::escape::visible(&value))
-    };
-    if let Some(r) = source.and_then(|x| x.downcast_ref::<Refusal>()) {
-        return said(bad(&r.what), &Keys::of(c).spell(&r.hint, s.command()));
-    }
-    if let Some(r) = source.and_then(|x| x.downcast_ref::<crate::units::SizeError>()) {
-        return said(bad(&format!("not a size: {}", r.why)), crate::units::SizeError::HINT);
+    if let Some(r) = study::line::refusal(&e) {
+        let (value, _) = study::line::refused_value(&e);
+        let bad = format!("{} = {value}: {}", named.as_deref().unwrap_or_default(), r.what);
+        return said(bad, &Keys::of(c).spell(&r.hint, s.command()));
     }
     let why = crate::escape::visible(&study::line::folded(&study::line::clap_text(&e))).into_owned();
     said(why, &format!("see 'iosurvey {} --help'", s.kind.name()))
@@ -745,7 +739,7 @@ mod tests {
         let text = format!(
             "[campaign]\nname = \"t\"\n[[target]]\nlabel = \"a\"\ndir = \"/nonexistent-iosurvey/a\"\n[[study]]\n{study}"
         );
-        super::super::parse_stored(std::path::Path::new("c.toml"), &text).unwrap()
+        super::super::parse_unmounted(std::path::Path::new("c.toml"), &text).unwrap()
     }
 
     #[test]

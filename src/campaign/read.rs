@@ -21,7 +21,7 @@ pub fn read_placed(path: &Path, root: Option<&Path>) -> Result<(Campaign, Option
     let text = checked_text(path)?;
     let parsed = match root {
         None => super::parse(path, &text),
-        Some(_) => super::parse_stored(path, &text),
+        Some(_) => super::parse_unmounted(path, &text),
     };
     let mut c = parsed.map_err(|e| Error::refused(&e, &e.hint))?;
     let placed = match root {
@@ -66,18 +66,30 @@ fn checked_text(path: &Path) -> Result<String, Error> {
     Ok(text)
 }
 
-/// The campaign a name stands for: `cN` (the file as that version stored it, and the scale
-/// it ran at) or a file.
-pub fn resolve(store: &Store, which: &str) -> Result<(Campaign, Option<Scale>), Error> {
+/// A campaign a command names, read.
+pub struct Resolved {
+    /// The campaign.
+    pub campaign: Campaign,
+    /// The scale a stored version ran at.
+    pub scale: Option<Scale>,
+    /// The line that names the keys a stored version's text holds and this version skipped.
+    pub warning: Option<String>,
+}
+
+/// The campaign a name stands for: `cN` (the file as that version stored it, read leniently,
+/// and the scale it ran at) or a file.
+pub fn resolve(store: &Store, which: &str) -> Result<Resolved, Error> {
     match which.strip_prefix('c').and_then(|n| n.parse::<i64>().ok()) {
         Some(n) if !Path::new(which).exists() => {
             let row = store.group(GroupId { kind: GroupKind::Campaign, number: n })?;
             let spec: serde_json::Value = serde_json::from_str(&row.spec).unwrap_or_default();
             let text = spec["text"].as_str().unwrap_or_default();
             let path = PathBuf::from(spec["file"].as_str().unwrap_or(which));
-            let c = super::parse_stored(&path, text).map_err(|e| Error::refused(&e, &e.hint))?;
-            Ok((c, crate::store::campaigns::stored_scale(&spec).map(Scale)))
+            let stored = super::parse_stored(&path, text).map_err(|e| Error::refused(&e, &e.hint))?;
+            let warning = stored.warning(&format!("c{n}"));
+            let scale = crate::store::campaigns::stored_scale(&spec).map(Scale);
+            Ok(Resolved { campaign: stored.campaign, scale, warning })
         }
-        _ => Ok((read(Path::new(which))?, None)),
+        _ => Ok(Resolved { campaign: read(Path::new(which))?, scale: None, warning: None }),
     }
 }

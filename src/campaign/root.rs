@@ -119,7 +119,7 @@ mod tests {
     fn targets_go_under_the_root_made_0700_and_only_what_was_made_goes() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("root");
-        let mut c = crate::campaign::parse_stored(Path::new("t.toml"), FILE).unwrap();
+        let mut c = crate::campaign::parse_unmounted(Path::new("t.toml"), FILE).unwrap();
         let placed = place(&mut c, &root, true).unwrap();
         assert_eq!(c.targets.iter().map(|t| t.dir.clone()).collect::<Vec<_>>(), [root.join("a"), root.join("b")]);
         assert_eq!(placed.made(), [root.clone(), root.join("a"), root.join("b")]);
@@ -132,7 +132,7 @@ mod tests {
         assert!(!root.join("a").exists());
         assert!(root.join("b").join("left").exists());
 
-        let mut c = crate::campaign::parse_stored(Path::new("t.toml"), FILE).unwrap();
+        let mut c = crate::campaign::parse_unmounted(Path::new("t.toml"), FILE).unwrap();
         let placed = place(&mut c, &root, true).unwrap();
         assert_eq!(placed.made(), [root.join("a")], "root and b were there");
         drop(placed);
@@ -142,7 +142,7 @@ mod tests {
     #[test]
     fn a_label_that_is_no_directory_name_is_refused() {
         let text = FILE.replace("label = \"a\"", "label = \"../a\"");
-        let mut c = crate::campaign::parse_stored(Path::new("t.toml"), &text).unwrap();
+        let mut c = crate::campaign::parse_unmounted(Path::new("t.toml"), &text).unwrap();
         let e = place(&mut c, Path::new("/tmp/x"), false).unwrap_err();
         assert!(e.what.contains("cannot name a directory"), "{e:?}");
     }

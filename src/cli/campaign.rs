@@ -140,12 +140,22 @@ pub(super) fn status<T: Team>(cli: &Cli, which: &str, scale: Option<Scale>, team
     // A version whose command is gone is said as it ended; a store status may not write
     // is read as it is.
     let _ = store.settle_abandoned_campaigns();
-    let (c, stored_scale) = resolve(&store, which)?;
+    let (c, stored_scale) = resolved(&store, which, team)?;
     let all = points(&c, team, scale.or(stored_scale).map(|Scale(n)| n))?;
     if team.process() == 0 {
         out!("{}", campaign::text::status(&store, &c, &all)?);
     }
     Ok(())
+}
+
+/// The campaign `which` names and the scale a stored version ran at; the keys its stored text
+/// holds that this version skipped are said once, by the lead.
+fn resolved<T: Team>(store: &Store, which: &str, team: &T) -> Result<(Campaign, Option<Scale>), Error> {
+    let r = resolve(store, which)?;
+    if let (Some(line), 0) = (&r.warning, team.process()) {
+        say!("iosurvey: warning: {line}");
+    }
+    Ok((r.campaign, r.scale))
 }
 
 /// `report --campaign cN`: the campaign's document, written to `output`; the line that says
@@ -164,7 +174,7 @@ pub(super) fn report<T: Team>(
     }
     super::output::check(output, &cli.db, "-o")?;
     let store = Store::open_existing(&cli.db)?;
-    let (c, scale) = resolve(&store, which)?;
+    let (c, scale) = resolved(&store, which, team)?;
     let all = points(&c, team, scale.map(|Scale(n)| n))?;
     let version = iosurvey::report::campaign::Version { campaign: &c, scale, points: &all };
     let (blocks, counted) = iosurvey::report::campaign::blocks(&store, &cli.db, &version, reference, units)?;

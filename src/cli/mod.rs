@@ -290,15 +290,11 @@ fn closing(mut e: Error, spelling: &dyn Spelling) -> Error {
     Error::silent(e.kind)
 }
 
-/// clap's message as one line (see `iosurvey::study::line::folded`), with a hint.
-fn parse_error_line(text: &str) -> String {
-    let what = iosurvey::study::line::folded(text);
-    // A value's own reader may have said what to do.
-    if what.contains("(hint:") {
-        what
-    } else {
-        format!("{what} (hint: see 'iosurvey --help')")
-    }
+/// clap's refusal as one line with a hint: a value's own parser's, typed (the error's
+/// source); else clap's message folded and the help to read.
+fn parse_error_line(e: &clap::Error) -> String {
+    use iosurvey::study::line::{folded, refused_line};
+    refused_line(e).unwrap_or_else(|| format!("{} (hint: see 'iosurvey --help')", folded(&clap_text(e))))
 }
 
 /// The command line's parser, with what the engine registry decides: every `--engine` is read
@@ -361,7 +357,7 @@ pub fn main() -> i32 {
             return finish(Ok(()));
         }
         Err(e) => {
-            say!("iosurvey: error: {}", parse_error_line(&clap_text(&e)));
+            say!("iosurvey: error: {}", parse_error_line(&e));
             return 2;
         }
     };

@@ -130,9 +130,7 @@ impl Lead for Held {
     fn environment(&self, group: &[Box<dyn Lead>]) -> Environment {
         let mut e = crate::env::collect(self.0.dir().path());
         if group.len() > 1 {
-            let paths: Vec<String> = group.iter().map(|t| t.member().path().display().to_string()).collect();
-            e.target = paths.join("@");
-            e.targets = paths;
+            e.on_several(group.iter().map(|t| t.member().path().display().to_string()).collect());
         }
         e
     }

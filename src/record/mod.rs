@@ -6,6 +6,7 @@ pub mod execution;
 pub mod imported;
 pub mod net;
 pub mod point;
+pub mod train;
 
 use crate::env::{is_memory_fs, Environment};
 use crate::measure::histogram::Latency;
@@ -132,6 +133,10 @@ pub struct RunRecord {
     pub env: Environment,
     /// Every phase that ran, in order.
     pub phases: Vec<PhaseRecord>,
+    /// A training or checkpoint run's own figures (none for other runs, and for those filed
+    /// before the record held them: read them with [`RunRecord::training`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub training: Option<train::Training>,
     /// Things the reader should know (caches not dropped, ...).
     pub warnings: Vec<String>,
     /// The sweep it is a point of, if any.
@@ -500,6 +505,7 @@ impl RunRecord {
             workload: w,
             env,
             phases,
+            training: None,
             warnings: Vec::new(),
             sweep_id: None,
             hosts,

@@ -115,7 +115,7 @@ pub enum Shown {
 }
 
 /// Reads what `show` is to show: `7`, `s3`, `w2`, `m1`, `c1` or `t1`.
-pub fn shown(s: &str) -> Result<Shown, String> {
+pub fn shown(s: &str) -> Result<Shown, crate::study::hint::Refusal> {
     let (make, digits): (fn(i64) -> Shown, &str) = match s.as_bytes().first() {
         Some(b's') => (Shown::Survey, &s[1..]),
         Some(b'w') => (Shown::Sweep, &s[1..]),
@@ -125,9 +125,12 @@ pub fn shown(s: &str) -> Result<Shown, String> {
         _ => (Shown::Run, s),
     };
     digits.parse().map(make).map_err(|_| {
-        format!(
-            "'{}' is not a run id (7), a survey (s3), a sweep (w2), a matrix (m1), a campaign (c1) or a target survey (t1) (hint: 'iosurvey ls' lists them)",
-            crate::escape::visible(s)
+        crate::study::hint::Refusal::say(
+            format!(
+                "'{}' is not a run id (7), a survey (s3), a sweep (w2), a matrix (m1), a campaign (c1) or a target survey (t1)",
+                crate::escape::visible(s)
+            ),
+            "'iosurvey ls' lists them",
         )
     })
 }

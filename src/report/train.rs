@@ -1,55 +1,54 @@
 //! The lines `iosurvey train` and `iosurvey checkpoint` say for a stored run: its figures as
-//! the study stored them (`train.*`, `ckpt.*` among the run's tool parameters).
+//! the record holds them ([`RunRecord::training`]), in the forms they are stored in as text.
 
+use crate::record::train::{said, Training};
 use crate::record::RunRecord;
 
-/// A stored figure by its key, as stored, or `-`.
-fn figure<'r>(r: &'r RunRecord, key: &str) -> &'r str {
-    r.tool_params.get(key).map_or("-", String::as_str)
-}
-
 /// A training run's line: AU and whether it passed, samples/s, read rate, data wait and CPU
-/// per sample; none for a run that failed.
+/// per sample; none for a run that failed, or that is no training run.
 pub fn trained(r: &RunRecord) -> Option<String> {
     let id = r.id.unwrap_or_default();
-    let get = |k: &str| figure(r, &format!("train.{k}"));
     if r.error.is_some() {
         return None;
     }
-    let num = |k: &str| get(k).parse::<f64>().ok();
-    let pct = |k: &str| num(k).map_or("-".into(), |v| format!("{:.1}%", v * 100.0));
-    let ms = |k: &str| num(k).map_or("-".into(), |v| format!("{:.2} ms", v * 1e3));
+    let training = r.training()?;
+    let Training::Train(t) = training.as_ref() else { return None };
+    let pct = |v: Option<f64>| said(v.map(|v| format!("{:.1}%", v * 100.0)));
+    let ms = |v: Option<f64>| said(v.map(|v| format!("{:.2} ms", v * 1e3)));
     Some(format!(
         "run {id}: {} on {} x{}: AU {} ({} at {}), {} samples/s, {} MiB/s read, data wait p50 {} p99 {}, CPU {} per sample",
-        get("workload"),
-        get("accelerator"),
-        get("accelerators"),
-        pct("au"),
-        get("pass"),
-        num("au_target").map_or("-".into(), |v| format!("{:.0}%", v * 100.0)),
-        get("samples_per_s"),
-        get("read_mib_s"),
-        ms("wait_p50_s"),
-        ms("wait_p99_s"),
-        num("cpu_per_sample_s").map_or("-".into(), |c| format!("{:.1} us", c * 1e6)),
+        t.workload,
+        said(t.accelerator.as_ref()),
+        said(t.accelerators),
+        pct(t.au),
+        said(t.pass.map(|p| if p { "pass" } else { "fail" })),
+        said(t.au_target.map(|v| format!("{:.0}%", v * 100.0))),
+        said(t.samples_per_s.map(|v| format!("{v:.2}"))),
+        said(t.read_mib_s.map(|v| format!("{v:.2}"))),
+        ms(t.wait_p50_s),
+        ms(t.wait_p99_s),
+        said(t.cpu_per_sample_s.map(|c| format!("{:.1} us", c * 1e6))),
     ))
 }
 
 /// A checkpoint run's line: the slowest rank's write and read, and the recovery time.
 pub fn checkpointed(r: &RunRecord) -> String {
-    let get = |k: &str| figure(r, &format!("ckpt.{k}"));
-    let rank_bytes = get("rank_bytes").parse::<u64>().map_or("-".into(), crate::units::format_size);
+    let training = r.training();
+    let c = match training.as_deref() {
+        Some(Training::Checkpoint(c)) => c.clone(),
+        _ => Default::default(),
+    };
     format!(
         "run {}: {} checkpoints of {} on {} ranks ({} a rank): write {} s max, {} GiB/s min over ranks; read {} s max, {} GiB/s min; recovery {} s",
         r.id.unwrap_or_default(),
-        get("checkpoints"),
-        get("model"),
-        get("ranks"),
-        rank_bytes,
-        get("write_max_duration_s"),
-        get("write_min_gib_s"),
-        get("read_max_duration_s"),
-        get("read_min_gib_s"),
-        get("recovery_s"),
+        said(c.checkpoints),
+        if c.model.is_empty() { "-" } else { &c.model },
+        said(c.ranks),
+        said(c.rank_bytes.map(crate::units::format_size)),
+        said(c.write_max_duration_s),
+        said(c.write_min_gib_s),
+        said(c.read_max_duration_s),
+        said(c.read_min_gib_s),
+        said(c.recovery_s),
     )
 }

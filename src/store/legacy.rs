@@ -69,6 +69,7 @@ pub(super) fn load(conn: &Connection, id: i64) -> rusqlite::Result<Option<RunRec
         workload,
         env,
         phases: load_phases(conn, id)?,
+        training: None,
         warnings,
         sweep_id,
         hosts: load_hosts(conn, id)?,

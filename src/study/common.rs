@@ -90,11 +90,18 @@ pub fn tasks_arg(text: &str) -> Result<usize, super::hint::Refusal> {
 }
 
 /// An engine of the registry that touches no storage.
-pub fn stand_in_arg(text: &str) -> Result<crate::spec::EngineName, String> {
+pub fn stand_in_arg(text: &str) -> Result<crate::spec::EngineName, super::hint::Refusal> {
+    use super::hint::{spell_for, Command, Refusal};
     // The engine's own words, naming this flag.
-    let engine = engine_arg(text).map_err(|why| why.to_string().replace("--engine", "--stand-in"))?;
+    let engine = engine_arg(text).map_err(|r| {
+        let hint = spell_for(&r.hint, Command::Run).replace("--engine", "--stand-in");
+        Refusal::say(r.what.replace("--engine", "--stand-in"), hint)
+    })?;
     match crate::engine::backends::entry(&engine).caps.storage {
-        true => Err(format!("{text} touches storage (hint: give a test engine that touches none: null, or delay:D)")),
+        true => Err(Refusal::say(
+            format!("{text} touches storage"),
+            "give a test engine that touches none: null, or delay:D",
+        )),
         false => Ok(engine),
     }
 }

@@ -120,6 +120,38 @@ pub fn clap_text(e: &clap::Error) -> String {
     }
 }
 
+/// What a value's own parser refused, with its hint still typed: clap keeps the parser's error
+/// as its source, so it is read there, never from clap's text. A size is refused by the units'
+/// own error, its hint fixed. None for clap's own errors and a parser that gives no hint.
+pub fn refusal(e: &clap::Error) -> Option<super::hint::Refusal> {
+    let source = std::error::Error::source(e)?;
+    if let Some(r) = source.downcast_ref::<super::hint::Refusal>() {
+        return Some(r.clone());
+    }
+    let size = source.downcast_ref::<crate::units::SizeError>()?;
+    Some(super::hint::Refusal::say(format!("not a size: {}", size.why), crate::units::SizeError::HINT))
+}
+
+/// A value its own parser refused, as one line in the command's flags:
+/// `invalid value 'V' for 'FLAG': WHAT (hint: HINT)`; None where [`refusal`] finds none.
+pub fn refused_line(e: &clap::Error) -> Option<String> {
+    use super::hint::{spell_for, Command};
+    let r = refusal(e)?;
+    let (value, flag) = refused_value(e);
+    Some(format!("invalid value '{value}' for '{flag}': {} (hint: {})", r.what, spell_for(&r.hint, Command::Run)))
+}
+
+/// The value and the flag of a value its parser refused, as typed (control characters made
+/// visible), from clap's context.
+pub fn refused_value(e: &clap::Error) -> (String, String) {
+    use clap::error::{ContextKind, ContextValue};
+    let said = |kind| match e.get(kind) {
+        Some(ContextValue::String(s)) => crate::escape::visible(s).into_owned(),
+        _ => String::new(),
+    };
+    (said(ContextKind::InvalidValue), said(ContextKind::InvalidArg))
+}
+
 /// clap's message as one line: its first line with the lines that name things (the missing
 /// arguments, say) folded in, usage and tips left out.
 pub fn folded(text: &str) -> String {

@@ -123,11 +123,11 @@ pub struct CheckpointArgs {
 }
 
 /// `1/N`.
-fn scale_arg(text: &str) -> Result<u64, String> {
+fn scale_arg(text: &str) -> Result<u64, super::hint::Refusal> {
     text.strip_prefix("1/")
         .and_then(|n| n.parse::<u64>().ok())
         .filter(|&n| (1..=1 << 40).contains(&n))
-        .ok_or_else(|| format!("'{text}' is not a scale (hint: give 1/N, e.g. --scale 1/1000)"))
+        .ok_or_else(|| super::hint::Refusal::say(format!("'{text}' is not a scale"), "give 1/N, e.g. --scale 1/1000"))
 }
 
 impl From<TrainError> for Error {

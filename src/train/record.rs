@@ -1,6 +1,7 @@
 //! A training run as a stored run: a read phase per epoch (its ranks as tasks, so the read
-//! rate is the store's usual figure, with its page-cache flag), the study's figures by name
-//! in `tool_params` (`train.au`, ...), and its honesty flags as warnings.
+//! rate is the store's usual figure, with its page-cache flag), the study's figures typed
+//! (`training`) and by name in `tool_params` (`train.au`, ...), and its honesty flags as
+//! warnings.
 
 use super::emulate::Outcome;
 use super::figures;
@@ -9,9 +10,9 @@ use crate::env::Environment;
 use crate::measure::histogram::Latency;
 use crate::measure::Series;
 use crate::record::execution::{PageCache, PhaseOutcome};
+use crate::record::train::{CheckpointRecord, EpochFigures, TrainRecord, Training};
 use crate::record::{PhaseRecord, RunRecord, Status};
 use crate::spec::{Data, Op, Workload};
-use std::collections::BTreeMap;
 
 /// The figures of a run, as printed and stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,70 +99,58 @@ pub fn run_record(
         .enumerate()
         .map(|(e, tasks)| phase((Op::Read, e as u32), tasks.clone(), &w, &env, (caches_dropped && e == 0, page_cache)))
         .collect();
-    let mut params = train_params(s);
-    let mut put = |k: &str, v: String| drop(params.insert(format!("train.{k}"), v));
-    put("au", format!("{}", sum.au));
-    put("pass", if sum.pass { "pass" } else { "fail" }.into());
-    put("rank_au", sum.rank_au.iter().map(|a| format!("{a:.4}")).collect::<Vec<_>>().join(","));
-    put("samples_per_s", format!("{:.2}", sum.samples_per_sec));
-    put("read_mib_s", format!("{:.2}", sum.read_bytes_per_sec / (1 << 20) as f64));
-    if let (Some(p50), Some(p99)) = (sum.wait_p50, sum.wait_p99) {
-        put("wait_p50_s", format!("{p50:.6}"));
-        put("wait_p99_s", format!("{p99:.6}"));
-    }
-    if let Some(c) = sum.cpu_per_sample {
-        put("cpu_per_sample_s", format!("{c:.9}"));
-    }
-    // Each epoch's figures: the samples `compare` makes an interval of when one run is all a
-    // side has.
-    for (key, each) in epoch_figures(s, o) {
-        put(key, each.iter().map(|x| format!("{x:.6}")).collect::<Vec<_>>().join(","));
-    }
     // What DLIO's formulas take, per rank (over its epochs), so that they can be applied again
     // to the same step times from the record alone (bench/vs-dlio): compute of every step but
     // the first, and the first step's wait and compute; the wall time is each read phase's.
-    let per_rank = |f: &dyn Fn(&super::figures::RankEpoch) -> u64| {
-        (0..s.accelerators)
-            .map(|r| {
-                let ns: u64 = o.epochs.iter().filter_map(|e| e.get(r)).map(f).sum();
-                format!("{:.9}", ns as f64 / 1e9)
-            })
-            .collect::<Vec<_>>()
-            .join(",")
+    let per_rank = |f: &dyn Fn(&super::figures::RankEpoch) -> u64| -> Vec<f64> {
+        (0..s.accelerators).map(|r| o.epochs.iter().filter_map(|e| e.get(r)).map(f).sum::<u64>() as f64 / 1e9).collect()
     };
-    put("rank_compute_s", per_rank(&|e| e.steps.iter().skip(1).map(|x| x.compute_ns).sum()));
-    put("rank_first_step_s", per_rank(&|e| e.steps.first().map_or(0, |x| x.wait_ns + x.compute_ns)));
-    stored(train_name(s), w, (env, command_line, started), phases, (warnings, params))
+    let figures = TrainRecord {
+        au: Some(sum.au),
+        pass: Some(sum.pass),
+        rank_au: sum.rank_au,
+        samples_per_s: Some(sum.samples_per_sec),
+        read_mib_s: Some(sum.read_bytes_per_sec / (1 << 20) as f64),
+        wait_p50_s: sum.wait_p50,
+        wait_p99_s: sum.wait_p99,
+        cpu_per_sample_s: sum.cpu_per_sample,
+        // The samples `compare` makes an interval of when one run is all a side has.
+        epoch: epoch_figures(s, o),
+        rank_compute_s: per_rank(&|e| e.steps.iter().skip(1).map(|x| x.compute_ns).sum()),
+        rank_first_step_s: per_rank(&|e| e.steps.first().map_or(0, |x| x.wait_ns + x.compute_ns)),
+        ..train_settings(s)
+    };
+    stored(train_name(s), w, (env, command_line, started), phases, (warnings, Training::Train(Box::new(figures))))
 }
 
-/// Each epoch's AU, samples/s, read MiB/s and step waits (p50, p99), by their stored names.
-fn epoch_figures(s: &Settings, o: &Outcome) -> Vec<(&'static str, Vec<f64>)> {
-    let (mut au, mut rate, mut mib, mut p50, mut p99) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+/// Each epoch's AU, samples/s, read MiB/s and step waits (p50, p99).
+fn epoch_figures(s: &Settings, o: &Outcome) -> EpochFigures {
+    let mut each = EpochFigures::default();
     for (e, ranks) in o.epochs.iter().enumerate() {
         let f = figures::epoch(ranks, s.batch);
-        au.push(f.au);
-        rate.push(f.samples_per_sec);
+        each.au.push(f.au);
+        each.samples_per_s.push(f.samples_per_sec);
         let wall = ranks.iter().map(|r| r.wall_ns).max().unwrap_or(0);
         let bytes: u64 = o.timings.get(e).map_or(0, |t| t.iter().map(|t| t.bytes).sum());
-        mib.push(if wall == 0 { 0.0 } else { bytes as f64 / (wall as f64 / 1e9) / (1 << 20) as f64 });
+        each.read_mib_s.push(if wall == 0 { 0.0 } else { bytes as f64 / (wall as f64 / 1e9) / (1 << 20) as f64 });
         let one = std::slice::from_ref(ranks);
-        p50.extend(figures::wait_quantile(one, 0.5));
-        p99.extend(figures::wait_quantile(one, 0.99));
+        each.wait_p50_s.extend(figures::wait_quantile(one, 0.5));
+        each.wait_p99_s.extend(figures::wait_quantile(one, 0.99));
     }
-    vec![
-        ("epoch_au", au),
-        ("epoch_samples_per_s", rate),
-        ("epoch_read_mib_s", mib),
-        ("epoch_wait_p50_s", p50),
-        ("epoch_wait_p99_s", p99),
-    ]
+    each
 }
 
 /// A training run before it has measured anything: its settings and facts, no figures. The
 /// signal path and the janitor store it, as failed, should the process end before the run
 /// files its own record; a run that fails files it with why.
 pub fn train_skeleton(s: &Settings, facts: (Environment, String, i64)) -> RunRecord {
-    stored(train_name(s), train_workload(s), facts, Vec::new(), (Vec::new(), train_params(s)))
+    stored(
+        train_name(s),
+        train_workload(s),
+        facts,
+        Vec::new(),
+        (Vec::new(), Training::Train(Box::new(train_settings(s)))),
+    )
 }
 
 fn train_name(s: &Settings) -> String {
@@ -182,25 +171,23 @@ fn train_workload(s: &Settings) -> Workload {
     Workload { ops: vec![Op::Read], tasks: s.accelerators, seed: s.seed, ..Workload::from(data) }
 }
 
-/// The settings a training run is filed with (`train.*`), before its figures.
-fn train_params(s: &Settings) -> BTreeMap<String, String> {
-    let mut params = BTreeMap::new();
-    let mut put = |k: &str, v: String| drop(params.insert(format!("train.{k}"), v));
-    put("workload", s.model.name().into());
-    put("accelerator", s.accelerator.name().into());
-    put("accelerators", s.accelerators.to_string());
-    put("format", s.format.name().into());
-    put("batch", s.batch.to_string());
-    put("compute_s", s.compute.to_string());
-    put("steps", s.steps.to_string());
-    put("epochs", s.epochs.to_string());
-    put("files", s.files.to_string());
-    put("sample_bytes", s.sample_bytes.to_string());
-    put("au_target", s.au.to_string());
-    if let Some(n) = s.scale {
-        put("scale", format!("1/{n}"));
+/// The settings a training run is filed with, before its figures.
+fn train_settings(s: &Settings) -> TrainRecord {
+    TrainRecord {
+        workload: s.model.name().into(),
+        accelerator: Some(s.accelerator.name().into()),
+        accelerators: Some(s.accelerators),
+        format: Some(s.format.name().into()),
+        batch: Some(s.batch),
+        compute_s: Some(s.compute),
+        steps: Some(s.steps),
+        epochs: Some(s.epochs.into()),
+        files: Some(s.files),
+        sample_bytes: Some(s.sample_bytes),
+        au_target: Some(s.au),
+        scale: s.scale,
+        ..TrainRecord::default()
     }
-    params
 }
 
 /// A study's run as the store keeps every run.
@@ -209,7 +196,7 @@ fn stored(
     workload: Workload,
     (env, command_line, started): (Environment, String, i64),
     phases: Vec<PhaseRecord>,
-    (warnings, params): (Vec<String>, BTreeMap<String, String>),
+    (warnings, training): (Vec<String>, Training),
 ) -> RunRecord {
     RunRecord {
         id: None,
@@ -222,6 +209,9 @@ fn stored(
         workload,
         env,
         phases,
+        // The figures by name too, as `show`, `export` and scripts read them.
+        tool_params: training.params(),
+        training: Some(training),
         warnings,
         sweep_id: None,
         hosts: vec![crate::env::hostname()],
@@ -235,7 +225,6 @@ fn stored(
         campaign_id: None,
         targets_id: None,
         events: Vec::new(),
-        tool_params: params,
     }
 }
 
@@ -261,7 +250,7 @@ fn phase(
 }
 
 /// A checkpoint study as a stored run: a write phase per checkpoint, a read phase per
-/// checkpoint read back, and its figures by name (`ckpt.*`).
+/// checkpoint read back, and its figures typed and by name (`ckpt.*`).
 pub fn checkpoint_record(
     c: &super::checkpoint::Checkpoints,
     o: &super::checkpoint::Outcome,
@@ -286,28 +275,37 @@ pub fn checkpoint_record(
     if let Some(n) = c.scale {
         warnings.push(format!("rehearsal at --scale 1/{n}: the checkpoint is 1/{n} of the model's; not a result"));
     }
-    let mut params = checkpoint_params(c);
-    let mut put = |k: &str, v: String| drop(params.insert(format!("ckpt.{k}"), v));
     let mean = |xs: Vec<f64>| xs.iter().sum::<f64>() / xs.len().max(1) as f64;
     let gib = (1u64 << 30) as f64;
-    if !o.writes.is_empty() {
-        put("write_max_duration_s", format!("{}", mean(o.writes.iter().map(|p| p.max_secs()).collect())));
-        put("write_min_gib_s", format!("{}", mean(o.writes.iter().map(|p| p.min_rate() / gib).collect())));
-    }
-    if let Some(first) = o.reads.first() {
-        put("read_max_duration_s", format!("{}", mean(o.reads.iter().map(|p| p.max_secs()).collect())));
-        put("read_min_gib_s", format!("{}", mean(o.reads.iter().map(|p| p.min_rate() / gib).collect())));
-        put("recovery_s", format!("{}", first.max_secs()));
-    }
-    if !o.clients.is_empty() {
-        put("cache_rule", o.clients.iter().map(|cl| cl.said()).collect::<Vec<_>>().join("; "));
-    }
-    stored(checkpoint_name(c), w, (env, command_line, started), phases, (warnings, params))
+    let wrote = !o.writes.is_empty();
+    let figures = CheckpointRecord {
+        write_max_duration_s: wrote.then(|| mean(o.writes.iter().map(|p| p.max_secs()).collect())),
+        write_min_gib_s: wrote.then(|| mean(o.writes.iter().map(|p| p.min_rate() / gib).collect())),
+        read_max_duration_s: o.reads.first().map(|_| mean(o.reads.iter().map(|p| p.max_secs()).collect())),
+        read_min_gib_s: o.reads.first().map(|_| mean(o.reads.iter().map(|p| p.min_rate() / gib).collect())),
+        recovery_s: o.reads.first().map(|first| first.max_secs()),
+        cache_rule: (!o.clients.is_empty())
+            .then(|| o.clients.iter().map(|cl| cl.said()).collect::<Vec<_>>().join("; ")),
+        ..checkpoint_settings(c)
+    };
+    stored(
+        checkpoint_name(c),
+        w,
+        (env, command_line, started),
+        phases,
+        (warnings, Training::Checkpoint(Box::new(figures))),
+    )
 }
 
 /// A checkpoint study before it has measured anything (see [`train_skeleton`]).
 pub fn checkpoint_skeleton(c: &super::checkpoint::Checkpoints, facts: (Environment, String, i64)) -> RunRecord {
-    stored(checkpoint_name(c), checkpoint_workload(c), facts, Vec::new(), (Vec::new(), checkpoint_params(c)))
+    stored(
+        checkpoint_name(c),
+        checkpoint_workload(c),
+        facts,
+        Vec::new(),
+        (Vec::new(), Training::Checkpoint(Box::new(checkpoint_settings(c)))),
+    )
 }
 
 fn checkpoint_name(c: &super::checkpoint::Checkpoints) -> String {
@@ -320,20 +318,18 @@ fn checkpoint_workload(c: &super::checkpoint::Checkpoints) -> Workload {
     Workload { ops: ops.collect(), tasks: c.ranks, ..Workload::from(data) }
 }
 
-fn checkpoint_params(c: &super::checkpoint::Checkpoints) -> BTreeMap<String, String> {
-    let mut params = BTreeMap::new();
-    let mut put = |k: &str, v: String| drop(params.insert(format!("ckpt.{k}"), v));
-    put("model", c.model.name().into());
-    put("ranks", c.ranks.to_string());
-    put("shards", c.shards.to_string());
-    put("rank_bytes", c.rank_bytes().to_string());
-    put("checkpoints", c.writes.to_string());
-    put("reads", c.reads.to_string());
-    put("shift", c.shift.to_string());
-    if let Some(n) = c.scale {
-        put("scale", format!("1/{n}"));
+fn checkpoint_settings(c: &super::checkpoint::Checkpoints) -> CheckpointRecord {
+    CheckpointRecord {
+        model: c.model.name().into(),
+        ranks: Some(c.ranks),
+        shards: Some(c.shards),
+        rank_bytes: Some(c.rank_bytes()),
+        checkpoints: Some(c.writes.into()),
+        reads: Some(c.reads.into()),
+        shift: Some(c.shift),
+        scale: c.scale,
+        ..CheckpointRecord::default()
     }
-    params
 }
 
 #[cfg(test)]

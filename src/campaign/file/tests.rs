@@ -5,8 +5,9 @@ use super::*;
 const CAMPAIGN: &str = "[campaign]\nname = \"t\"\n";
 const HEAD: &str = "[campaign]\nname = \"t\"\n[[target]]\nlabel = \"a\"\ndir = \"/nonexistent-iosurvey/a\"\n";
 
+/// The file reader, its targets not looked for: the refusals here are of the file's text.
 fn read(text: &str) -> Result<Campaign, FileError> {
-    parse_stored(Path::new("c.toml"), text)
+    parse_unmounted(Path::new("c.toml"), text)
 }
 
 /// The refusal of `text`: its line, and its line as said, hint included.
@@ -110,10 +111,51 @@ fn every_example_campaign_reads_and_plans() {
     let mut read_some = 0;
     for entry in std::fs::read_dir(examples).unwrap() {
         let path = entry.unwrap().path();
-        let c = parse_stored(&path, &std::fs::read_to_string(&path).unwrap()).unwrap_or_else(|e| panic!("{e}"));
+        let c = parse_unmounted(&path, &std::fs::read_to_string(&path).unwrap()).unwrap_or_else(|e| panic!("{e}"));
         let points = crate::campaign::points::points(&c, &crate::team::local::LocalTeam, None);
         assert!(points.is_ok_and(|p| !p.is_empty()), "{}", path.display());
         read_some += 1;
     }
     assert!(read_some >= 4);
+}
+
+#[test]
+fn a_stored_campaign_skips_the_keys_this_version_does_not_read_and_names_each_once() {
+    // As an older iosurvey could have stored it: a key at the top, in [campaign], in every
+    // [[target]], in a hook's table and in a study, none of which this version reads.
+    let text = "colour = \"blue\"\n[campaign]\nname = \"t\"\nowner = \"ops\"\n\
+        [[target]]\nlabel = \"a\"\ndir = \"/nonexistent-iosurvey/a\"\nrack = 1\n\
+        [[target]]\nlabel = \"b\"\ndir = \"/nonexistent-iosurvey/b\"\nrack = 2\n\
+        [hooks]\nbefore-run = { command = \"sync\", shell = \"sh\" }\n\
+        [[study]]\nname = \"s\"\nkind = \"run\"\ntransfer = \"1m\"\nold_key = \"x\"\n";
+    let stored = parse_stored(Path::new("c.toml"), text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        stored.skipped,
+        ["'colour'", "[campaign] 'owner'", "[[target]] 'rack'", "[hooks] before-run 'shell'", "study 's' 'old-key'"]
+    );
+    // Everything else is read as the file reader reads it.
+    let c = &stored.campaign;
+    assert_eq!((c.name.as_str(), c.targets.len(), c.text.as_str()), ("t", 2, text));
+    assert_eq!(c.studies[0].settings.iter().map(|s| s.key.as_str()).collect::<Vec<_>>(), ["transfer"]);
+    assert_eq!(c.hooks.before_run.as_ref().map(|h| h.command.as_str()), Some("sync"));
+    let said = stored.warning("c3").expect("a warning");
+    assert!(said.starts_with("campaign c3 ('t') as stored has keys this iosurvey does not read"), "{said}");
+    assert!(said.contains("'colour', [campaign] 'owner', [[target]] 'rack'") && !said.contains('\n'), "{said}");
+    // A file given by the user is refused at one such key, in one line.
+    let (line, said) = refused(text);
+    assert_eq!(line, Some(4), "{said}");
+    assert!(said.contains("[campaign]: unknown key 'owner'"), "{said}");
+    // A store whose campaign skips nothing says nothing.
+    let whole = parse_stored(Path::new("c.toml"), &format!("{HEAD}[[study]]\nname = \"s\"\nkind = \"run\"\n")).unwrap();
+    assert!(whole.skipped.is_empty() && whole.warning("c1").is_none());
+}
+
+#[test]
+fn a_stored_campaign_is_still_refused_for_what_is_not_an_unknown_key() {
+    // A kind this version does not have, or a value it cannot take, is no key to skip.
+    let stored = |study: &str| parse_stored(Path::new("c.toml"), &format!("{HEAD}[[study]]\nname = \"s\"\n{study}"));
+    let e = stored("kind = \"fly\"\n").map(|_| ()).unwrap_err();
+    assert!(e.what.contains("[[study]] kind 'fly'"), "{e}");
+    let e = stored("kind = \"run\"\nclients = \"2,2\"\n").map(|_| ()).unwrap_err();
+    assert!(e.what.contains("clients names 2 twice"), "{e}");
 }
