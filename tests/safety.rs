@@ -35,10 +35,14 @@ fn spawn_until_made_behind(ffs: &FaultFs, args: &str, file: &str) -> Child {
 
 /// Starts a long metadata run of two tasks and returns once both trees hold items.
 fn spawn_meta_until_items(bed: &Bed) -> Child {
-    let child = bed.spawn_command("meta", "--items 2000000 --tasks 2 --files-only");
-    wait_until("the metadata tree", 20, || {
-        fs::read_dir(bed.dir.join("iosurvey.meta/u.1")).is_ok_and(|mut d| d.next().is_some())
-    });
+    spawn_meta_until("--items 2000000 --tasks 2 --files-only", bed, 1)
+}
+
+/// `iosurvey meta ARGS` on the bed, once task `task`'s tree holds items.
+fn spawn_meta_until(args: &str, bed: &Bed, task: usize) -> Child {
+    let child = bed.spawn_command("meta", args);
+    let tree = bed.dir.join(format!("iosurvey.meta/u.{task}"));
+    wait_until("items in the tree", 20, || fs::read_dir(&tree).is_ok_and(|mut d| d.next().is_some()));
     child
 }
 
@@ -752,9 +756,8 @@ fn a_tree_directory_swapped_for_a_link_fails_every_phase_in_either_mode_and_noth
 #[test]
 fn a_tree_directory_moved_out_and_swapped_for_a_link_mid_run_stops_the_path_walk() {
     let bed = Bed::new();
-    let child = bed.spawn_command("meta", "--items 2000000 --files-only");
+    let child = spawn_meta_until("--items 2000000 --files-only", &bed, 0);
     let tree = bed.dir.join("iosurvey.meta/u.0");
-    wait_until("items in the tree", 20, || fs::read_dir(&tree).is_ok_and(|mut d| d.next().is_some()));
     signal(&child, libc::SIGSTOP);
     wait_stopped(child.id());
     // The task's own directory leaves the target mid-phase, a link to it left in its place.
@@ -782,9 +785,8 @@ fn a_tree_directory_swapped_mid_phase_by_another_root_process_fails_the_run_at_t
     for swap in ["link", "directory", "mount"] {
         let bed = Bed::new();
         let victim = victim(&bed);
-        let child = bed.spawn_command("meta", "--items 2000000 --dirs-only --stonewall 3");
+        let child = spawn_meta_until("--items 2000000 --dirs-only --stonewall 3", &bed, 0);
         let tree = bed.dir.join("iosurvey.meta/u.0");
-        wait_until("items in the tree", 20, || fs::read_dir(&tree).is_ok_and(|mut d| d.next().is_some()));
         signal(&child, libc::SIGSTOP);
         wait_stopped(child.id());
         let outside = bed.tmp.path().join("outside");
@@ -837,9 +839,7 @@ fn a_directory_above_the_run_others_are_let_write_mid_run_fails_the_run_at_the_p
     // the run's user can rename a directory on it: another process that lets others in
     // mid-phase fails the run at the check after the phase, and clean-up still finds the run.
     let bed = Bed::new();
-    let child = bed.spawn_command("meta", "--items 2000000 --dirs-only --stonewall 3");
-    let tree = bed.dir.join("iosurvey.meta/u.0");
-    wait_until("items in the tree", 20, || fs::read_dir(&tree).is_ok_and(|mut d| d.next().is_some()));
+    let child = spawn_meta_until("--items 2000000 --dirs-only --stonewall 3", &bed, 0);
     fs::set_permissions(bed.tmp.path(), fs::Permissions::from_mode(0o777)).unwrap();
     let out = finish(child);
     assert_eq!(out.code, 1, "{}", out.stderr);
@@ -872,9 +872,7 @@ fn a_target_another_user_may_rename_is_walked_from_the_runs_root_so_a_link_in_it
         own(p);
         fs::set_permissions(p, fs::Permissions::from_mode(0o777)).unwrap();
     }
-    let child = bed.spawn_command("meta", "--items 2000000 --files-only --write-bytes 8 --stonewall 3");
-    let tree = bed.dir.join("iosurvey.meta/u.0");
-    wait_until("items in the tree", 20, || fs::read_dir(&tree).is_ok_and(|mut d| d.next().is_some()));
+    let child = spawn_meta_until("--items 2000000 --files-only --write-bytes 8 --stonewall 3", &bed, 0);
     let moved = bed.tmp.path().join("moved");
     let script = format!("mv {0} {1} && ln -s {2} {0}", bed.dir.display(), moved.display(), decoy.display());
     let swap = Command::new("sh").args(["-c", &script]).uid(65534).gid(65534).output().unwrap();

@@ -55,7 +55,9 @@ pub enum PathStart {
 }
 
 /// Where a run of `meta` over `bases` (each holding the run's root, made already) names its
-/// items from, and, when not from `/`, the warning that says why: every output says it.
+/// items from, and, when not from `/`, the warning that says why: every output says it. A
+/// `--relative` run names items from neither and checks nothing here (each phase's [`Naming`]
+/// never reads the answer).
 pub fn path_start<'a>(meta: &Meta, bases: impl IntoIterator<Item = &'a Dir>) -> (PathStart, Option<String>) {
     if meta.resolve != Resolve::Path {
         return (PathStart::Slash, None);
@@ -122,12 +124,34 @@ pub(super) struct MetaItems<'a> {
 }
 
 /// The run's root as the check before a phase found it, the tree's print then (`None`
-/// before the tree is made), and the start of every item's path: the root's whole path from
-/// `/` with a slash (empty when paths start at the root, or in relative mode).
+/// before the tree is made), and how every call of the phase names its item.
 pub(super) struct Guard {
     root: Dir,
     print: Option<u64>,
-    prefix: Vec<u8>,
+    naming: Naming,
+}
+
+/// How each call of a phase names its item: decided before the phase from `--relative` and
+/// from where the lead found that paths may start ([`PathStart`]).
+enum Naming {
+    /// The bare name, from the item's directory held open (`--relative`): no path walk.
+    Relative,
+    /// The item's path from the run's root, held open: a directory above the root is not
+    /// held, so a path from `/` could be led elsewhere.
+    FromRoot,
+    /// The item's whole path from `/`, as mdtest names it: these bytes (the root's path and a
+    /// slash) first.
+    FromSlash(Vec<u8>),
+}
+
+impl Naming {
+    /// What every item's path starts with.
+    fn prefix(&self) -> &[u8] {
+        match self {
+            Naming::FromSlash(prefix) => prefix,
+            Naming::Relative | Naming::FromRoot => &[],
+        }
+    }
 }
 
 /// The directory the last item was in, so that a task walks down its tree (relative mode) or
@@ -182,7 +206,7 @@ impl PhaseKind for MetaItems<'_> {
         if let Some(guard) = &guard {
             let count = self.count;
             let mut walk =
-                Walk { kind: self, root: guard.root.raw(), prefix: &guard.prefix, clock, trace, tally: &mut tally, m };
+                Walk { kind: self, root: guard.root.raw(), naming: &guard.naming, clock, trace, tally: &mut tally, m };
             if let Err((n, e)) = walk.items(0..count, deadline).map(|n| done = n) {
                 (done, error) = (n, Some(e));
             }
@@ -195,7 +219,7 @@ impl PhaseKind for MetaItems<'_> {
                 let mut walk = Walk {
                     kind: self,
                     root: guard.root.raw(),
-                    prefix: &guard.prefix,
+                    naming: &guard.naming,
                     clock,
                     trace,
                     tally: &mut tally,
@@ -264,14 +288,15 @@ impl MetaItems<'_> {
         let name = OsStr::new(&self.meta.root);
         let root = base.open_subdir(name).map_err(|e| EngineError::io("open", &base.show(name), None, e))?;
         self.check_root(&root)?;
-        let prefix = match self.paths_from_slash() {
-            true => {
+        let naming = match (self.meta.resolve, self.ctx.path_start) {
+            (Resolve::Relative, _) => Naming::Relative,
+            (Resolve::Path, PathStart::RunRoot) => Naming::FromRoot,
+            (Resolve::Path, PathStart::Slash) => {
                 let path = base.held_path(name).map_err(|why| self.unheld(&root, why))?;
                 let mut prefix = path.into_os_string().into_vec();
                 prefix.push(b'/');
-                prefix
+                Naming::FromSlash(prefix)
             }
-            false => Vec::new(),
         };
         let print = match self.tree_there(false) {
             true => Some(self.tree_print(&root)?),
@@ -283,7 +308,7 @@ impl MetaItems<'_> {
                 return Err(self.changed(&root, "was moved or replaced since the phase before (not by this run)"));
             }
         }
-        Ok(Guard { root, print, prefix })
+        Ok(Guard { root, print, naming })
     }
 
     /// After the phase, outside its time: the root is still the run's own, in its place, and
@@ -292,7 +317,7 @@ impl MetaItems<'_> {
         let root = guard.root;
         self.check_root(&root)?;
         let base = self.ctx.files.base(self.source);
-        if self.paths_from_slash() {
+        if matches!(guard.naming, Naming::FromSlash(_)) {
             base.held_path(OsStr::new(&self.meta.root)).map_err(|why| self.unheld(&root, why))?;
         }
         if !root.is_at(base, OsStr::new(&self.meta.root)) {
@@ -361,11 +386,6 @@ impl MetaItems<'_> {
         Ok(print)
     }
 
-    /// Whether each item's path starts at `/` (else at the run's root, held open).
-    fn paths_from_slash(&self) -> bool {
-        self.meta.resolve == Resolve::Path && self.ctx.path_start == PathStart::Slash
-    }
-
     /// A directory above the run's root is not held, as it was when the run began (another
     /// process changed it since, or this node sees another path than the lead's).
     fn unheld(&self, root: &Dir, why: String) -> EngineError {
@@ -387,8 +407,8 @@ struct Walk<'a, 'k, 'c, M: Member> {
     kind: &'a mut MetaItems<'k>,
     /// The run's root directory, held open.
     root: RawFd,
-    /// What every item's path starts with ([`Guard`]).
-    prefix: &'a [u8],
+    /// How every call names its item ([`Guard`]).
+    naming: &'a Naming,
     clock: &'a TaskClock,
     trace: &'a mut PhaseTrace,
     tally: &'a mut VerifyTally,
@@ -406,10 +426,6 @@ struct ItemWay {
 type Stopped = (u64, EngineError);
 
 impl<M: Member> Walk<'_, '_, '_, M> {
-    fn resolve(&self) -> Resolve {
-        self.kind.meta().resolve
-    }
-
     /// Visits items (or tree directories) `range` in order until done, an error, the abort
     /// flag or the deadline; returns how many are done, counted from 0.
     fn items(&mut self, range: std::ops::Range<u64>, deadline: Option<u64>) -> Result<u64, Stopped> {
@@ -579,10 +595,10 @@ impl<M: Member> Walk<'_, '_, '_, M> {
     /// the call itself (mdtest's one call per item); in relative mode the directory, held
     /// open, and the bare name.
     fn target(&mut self, cursor: &mut Cursor, at: Option<u64>) -> Result<RawFd, EngineError> {
-        match (self.resolve(), at) {
-            (Resolve::Relative, None) => Ok(self.root),
-            (Resolve::Relative, Some(d)) => self.enter(cursor, d),
-            (Resolve::Path, _) => {
+        match (self.naming, at) {
+            (Naming::Relative, None) => Ok(self.root),
+            (Naming::Relative, Some(d)) => self.enter(cursor, d),
+            (Naming::FromRoot | Naming::FromSlash(_), _) => {
                 let len = self.locate(cursor, at);
                 let io = &mut *self.kind.io;
                 io.path.truncate(len);
@@ -595,7 +611,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
     /// The name or path the call [`Self::target`] prepared gives.
     fn given(&self) -> &CStr {
         let io = &self.kind.io;
-        let given = if self.resolve() == Resolve::Path { &io.path } else { &io.name };
+        let given = if matches!(self.naming, Naming::Relative) { &io.name } else { &io.path };
         CStr::from_bytes_with_nul(given).expect("one NUL, at the end")
     }
 
@@ -610,10 +626,10 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         call: &'static str,
     ) -> Result<OwnedFd, EngineError> {
         let dir = self.target(cursor, Some(d))?;
-        let opened = match self.resolve() {
-            Resolve::Relative => sys::openat(dir, self.given(), flags | O_NOFOLLOW | O_CLOEXEC, 0o644),
-            Resolve::Path if self.prefix.is_empty() => openat_beneath(dir, self.given(), flags, 0o644),
-            Resolve::Path => open_path_no_links(self.given(), flags, 0o644),
+        let opened = match self.naming {
+            Naming::Relative => sys::openat(dir, self.given(), flags | O_NOFOLLOW | O_CLOEXEC, 0o644),
+            Naming::FromRoot => openat_beneath(dir, self.given(), flags, 0o644),
+            Naming::FromSlash(_) => open_path_no_links(self.given(), flags, 0o644),
         };
         opened.map_err(|e| self.failed(call, Some(d), e))
     }
@@ -628,7 +644,7 @@ impl<M: Member> Walk<'_, '_, '_, M> {
         let meta = self.kind.meta;
         let path = &mut self.kind.io.path;
         path.clear();
-        path.extend_from_slice(self.prefix);
+        path.extend_from_slice(self.naming.prefix());
         if let Some(d) = at {
             write_tree_dir(meta.shared, self.kind.source as u64, &meta.tree, d, path);
             path.push(b'/');

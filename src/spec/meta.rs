@@ -121,8 +121,9 @@ impl Placement {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Resolve {
-    /// Every call resolves the item's whole path from the base directory (the target's
-    /// descriptor), as applications and mdtest do: the client's path walk is measured.
+    /// Every call resolves the item's whole path from `/`, as applications and mdtest do: the
+    /// client's path walk is measured. Where a directory above the run's root could be changed
+    /// by another user, paths start at the run's root, held open, and the run says so.
     Path,
     /// Every call is relative to the item's directory, held open, with the bare name: the file
     /// system's per-item cost without the client's path walk.
@@ -184,8 +185,9 @@ pub struct Meta {
     pub bases: Vec<std::path::PathBuf>,
     /// Make each call relative to the item's directory, held open, with the bare name
     /// (fstatat, openat, mkdirat, unlinkat): the file system's per-item cost without the
-    /// client's path walk. By default each call resolves the item's whole path from the
-    /// target, as applications and mdtest do (no mdtest letter: mdtest always walks).
+    /// client's path walk. By default each call resolves the item's whole path from `/`, as
+    /// applications and mdtest do (no mdtest letter: mdtest always walks); from the run's
+    /// root, held open, where a directory above it is not held, said in every output.
     #[serde(default = "Resolve::before_the_field")]
     #[arg(
         long = "relative",
