@@ -457,12 +457,21 @@ pub(super) fn strict_schema() -> rusqlite::Result<String> {
 /// (migrating it would write iosurvey's tables among them).
 pub(super) fn schema_of(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
     let known = MIGRATIONS.len() as i64;
-    let found = match conn.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0)) {
+    // The version and the tables in one statement, so from one snapshot: read apart, another
+    // process's first run could commit a new store's schema between the two reads, and its
+    // tables would then be seen beside the version of the empty file before it.
+    let seen = conn.query_row(
+        "SELECT (SELECT user_version FROM pragma_user_version), \
+         EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table')",
+        [],
+        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, bool>(1)?)),
+    );
+    let (found, tables) = match seen {
         Err(rusqlite::Error::SqliteFailure(f, _)) if f.code == rusqlite::ErrorCode::NotADatabase => {
             return Err(StoreError::NotAStore { path: path.to_path_buf(), why: "not an SQLite database" })
         }
         Err(source) => return Err(StoreError::Sqlite { path: path.to_path_buf(), source }),
-        Ok(v) => v,
+        Ok(seen) => seen,
     };
     if found < 0 {
         // No iosurvey writes one: migrating from it would meet the tables already there.
@@ -471,9 +480,6 @@ pub(super) fn schema_of(conn: &Connection, path: &Path) -> Result<i64, StoreErro
     if found > known {
         return Err(StoreError::TooNew { path: path.to_path_buf(), found, known });
     }
-    let tables: bool = conn
-        .query_row("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table')", [], |r| r.get(0))
-        .map_err(|source| StoreError::Sqlite { path: path.to_path_buf(), source })?;
     if found == 0 && tables {
         return Err(StoreError::NotAStore {
             path: path.to_path_buf(),
