@@ -344,7 +344,6 @@ impl Store {
         let wrap = |source| StoreError::Sqlite { path: path.to_path_buf(), source };
         let mut conn = Connection::open_with_flags(path, flags).map_err(wrap)?;
         let known = MIGRATIONS.len() as i64;
-        let version = |c: &Connection| c.pragma_query_value(None, "user_version", |r| r.get::<_, i64>(0));
         let found = schema_of(&conn, path)?;
         if found < known {
             // A step may rebuild a table another points to (v10): foreign keys are off while
@@ -354,11 +353,8 @@ impl Store {
             // Create and migrate under one write lock, reading the version again inside it:
             // two first runs at once must not both create the schema.
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(wrap)?;
-            let found = version(&tx).map_err(wrap)?;
-            let fresh = found == 0
-                && !tx
-                    .query_row("SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table')", [], |r| r.get(0))
-                    .map_err(wrap)?;
+            let (found, tables) = version_and_tables(&tx).map_err(wrap)?;
+            let fresh = found == 0 && !tables;
             if fresh {
                 tx.execute_batch(&strict_schema().map_err(wrap)?).map_err(wrap)?;
             }
@@ -452,21 +448,24 @@ pub(super) fn strict_schema() -> rusqlite::Result<String> {
     Ok(schema)
 }
 
+/// The schema version of a database and whether it holds any table, in one statement, so from
+/// one snapshot: read apart, another process's first run could commit a new store's schema
+/// between the two reads, and its tables would be seen beside the empty file's version 0.
+fn version_and_tables(conn: &Connection) -> rusqlite::Result<(i64, bool)> {
+    conn.query_row(
+        "SELECT (SELECT user_version FROM pragma_user_version), \
+         EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table')",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )
+}
+
 /// The schema version of an open database, refused unless iosurvey can read it as a store:
 /// version 0 with no table is a new store, version 0 with tables another program's database
 /// (migrating it would write iosurvey's tables among them).
 pub(super) fn schema_of(conn: &Connection, path: &Path) -> Result<i64, StoreError> {
     let known = MIGRATIONS.len() as i64;
-    // The version and the tables in one statement, so from one snapshot: read apart, another
-    // process's first run could commit a new store's schema between the two reads, and its
-    // tables would then be seen beside the version of the empty file before it.
-    let seen = conn.query_row(
-        "SELECT (SELECT user_version FROM pragma_user_version), \
-         EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table')",
-        [],
-        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, bool>(1)?)),
-    );
-    let (found, tables) = match seen {
+    let (found, tables) = match version_and_tables(conn) {
         Err(rusqlite::Error::SqliteFailure(f, _)) if f.code == rusqlite::ErrorCode::NotADatabase => {
             return Err(StoreError::NotAStore { path: path.to_path_buf(), why: "not an SQLite database" })
         }
